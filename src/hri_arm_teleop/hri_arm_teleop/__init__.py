@@ -1,0 +1,1 @@
+"""Clutch-based relative 6-DoF arm teleop, keyboard teleop, multi-rate planner/controller, IK."""

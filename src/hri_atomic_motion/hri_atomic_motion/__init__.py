@@ -1,0 +1,1 @@
+"""Four-state atomic leg/base controller of the social robot."""

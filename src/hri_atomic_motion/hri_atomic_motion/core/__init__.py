@@ -1,0 +1,1 @@
+"""Pure logic: no middleware imports, injected clock."""

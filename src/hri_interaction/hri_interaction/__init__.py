@@ -1,0 +1,1 @@
+"""1 kHz Lie-group impedance/admittance controllers with passivity filters."""

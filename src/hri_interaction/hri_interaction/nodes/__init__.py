@@ -1,0 +1,1 @@
+"""Thin nodes wiring the core to topics, services and timers through hri_runtime."""

@@ -1,0 +1,1 @@
+"""PID tuning service: recorder, playback, metrics, relay auto-tuning, heuristics, reports."""

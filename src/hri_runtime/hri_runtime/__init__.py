@@ -1,0 +1,1 @@
+"""Node runtime (rclpy / Zenoh / in-process), config tree, launcher, recorder and the hri CLI."""

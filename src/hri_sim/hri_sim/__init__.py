@@ -1,0 +1,1 @@
+"""MuJoCo simulation of the arms and the social robot."""
