@@ -41,7 +41,7 @@ venv: $(VENV)/.pkgs
 
 run: venv
 	$(HRI) config check
-	$(HRI) teleop-demo $(RUN_ARGS)
+	$(HRI) sim step --robot fr3 --seconds 2
 
 test: venv
 	$(PY) -m pytest

@@ -24,5 +24,8 @@ setup(
     entry_points={
         'console_scripts': [
         ],
+        'hri.commands': [
+            'sim = hri_sim.cli:main',
+        ],
     },
 )

@@ -41,3 +41,23 @@ def fr3_xml_path() -> Path:
         "FR3 model not found: install it with `.venv/bin/pip install --no-deps franky-sim` "
         "(done by `make`), or set MENAGERIE_ROOT to a MuJoCo Menagerie checkout."
     )
+
+
+def fr3_spec():
+    """The FR3 as a ``mujoco.MjSpec`` ready to compile (or to edit: sites, actuators, sensors).
+
+    franky-sim's fr3.xml says ``meshdir="assets"`` but ships its meshes in ``assets/meshes``
+    (its own simulator rewrites the path); we point the spec at the real directory."""
+    import mujoco
+
+    path = fr3_xml_path()
+    spec = mujoco.MjSpec.from_file(str(path))
+    mesh_dir = path.parent / "meshes"
+    if mesh_dir.is_dir():
+        spec.meshdir = str(mesh_dir)
+    return spec
+
+
+def fr3_model():
+    """The compiled FR3 ``mujoco.MjModel`` as shipped (position actuators, no extras)."""
+    return fr3_spec().compile()

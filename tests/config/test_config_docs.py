@@ -1,0 +1,34 @@
+"""docs/configuration.md lists every key; every schema leaf documents itself."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from hri_runtime.config import RULES_KEY, is_leaf_spec, load_schema
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_configuration_doc_is_up_to_date():
+    result = subprocess.run([sys.executable, "-m", "hri_runtime.cli", "config", "docs", "--check"],
+                            cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_schema_leaf_has_a_doc_string():
+    missing = []
+
+    def walk(node, prefix):
+        for key, spec in node.items():
+            if key == RULES_KEY:
+                continue
+            dotted = f"{prefix}.{key}" if prefix else key
+            if is_leaf_spec(spec):
+                if not spec.get("doc"):
+                    missing.append(dotted)
+            else:
+                walk(spec, dotted)
+
+    walk(load_schema(REPO / "config"), "")
+    assert not missing, f"schema leaves without doc: {missing}"
