@@ -20,7 +20,7 @@ setup(
     maintainer_email='team@hri-teleop.dev',
     description='Clutch-based relative 6-DoF arm teleop, keyboard teleop, multi-rate planner/controller, IK.',
     license='Apache-2.0',
-    tests_require=['pytest'],
+    extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
         ],

@@ -20,7 +20,7 @@ setup(
     maintainer_email='team@hri-teleop.dev',
     description='Browser operator console and live Foxglove bridge.',
     license='Apache-2.0',
-    tests_require=['pytest'],
+    extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
         ],

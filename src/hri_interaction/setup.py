@@ -20,7 +20,7 @@ setup(
     maintainer_email='team@hri-teleop.dev',
     description='1 kHz Lie-group impedance/admittance controllers with passivity filters.',
     license='Apache-2.0',
-    tests_require=['pytest'],
+    extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
         ],

@@ -20,7 +20,7 @@ setup(
     maintainer_email='team@hri-teleop.dev',
     description='Node runtime (rclpy / Zenoh / in-process), config tree, launcher, recorder and the hri CLI.',
     license='Apache-2.0',
-    tests_require=['pytest'],
+    extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
             'hri = hri_runtime.cli:main',

@@ -20,7 +20,7 @@ setup(
     maintainer_email='team@hri-teleop.dev',
     description='MuJoCo simulation of the arms and the social robot.',
     license='Apache-2.0',
-    tests_require=['pytest'],
+    extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
         ],
