@@ -23,6 +23,13 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
+            'arm_teleop = hri_arm_teleop.nodes.arm_teleop_node:main',
+            'keyboard_teleop = hri_arm_teleop.nodes.keyboard_node:main',
+        ],
+        'hri.commands': [
+            'teleop-demo = hri_arm_teleop.demo:main',
+            'arm-emulate = hri_arm_teleop.emulate:main',
+            'teleop-keyboard = hri_arm_teleop.keyboard_demo:main',
         ],
     },
 )

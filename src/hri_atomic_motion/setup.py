@@ -23,6 +23,10 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
+            'atomic_node = hri_atomic_motion.nodes.atomic_node:main',
+        ],
+        'hri.commands': [
+            'atomic = hri_atomic_motion.cli:main',
         ],
     },
 )

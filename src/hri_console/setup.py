@@ -8,13 +8,15 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test']),
+    package_data={package_name: ['web/*']},
+    include_package_data=True,
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.yaml')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
     ],
-    install_requires=['setuptools'],
+    install_requires=['setuptools', 'websockets'],
     zip_safe=True,
     maintainer='hri_teleop team',
     maintainer_email='team@hri-teleop.dev',
@@ -23,6 +25,10 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
+        ],
+        'hri.commands': [
+            'console = hri_console.cli:main',
+            'foxglove = hri_console.foxglove_bridge:main',
         ],
     },
 )

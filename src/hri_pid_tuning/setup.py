@@ -24,5 +24,8 @@ setup(
     entry_points={
         'console_scripts': [
         ],
+        'hri.commands': [
+            'tune = hri_pid_tuning.cli:main',
+        ],
     },
 )

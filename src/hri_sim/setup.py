@@ -23,6 +23,7 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
+            'tino_sim = hri_sim.tino_node:main',
         ],
         'hri.commands': [
             'sim = hri_sim.cli:main',

@@ -1,0 +1,214 @@
+"""The multi-rate loop of seed 003: one base rate, tasks as decimations, HOLD/TRACK bridge.
+
+Per base tick k (period 1/base_rate_hz) the tasks run in a fixed order, each when
+``k % decimation == 0``: I/O (receive commands, publish state) -> planner -> controller. Defaults
+(config ``teleop.loop``): base 100 Hz, I/O 2 (50 Hz), planner 2 (50 Hz), controller 1 (100 Hz).
+Single-threaded and deterministic; the only cross-thread hand-off is ``LatestValue`` (a
+middleware callback thread writes the newest command, the planner reads it).
+
+- ``CommandPlanner`` (50 Hz): the newest absolute EE command (PoseStamped on /ee_command, or the
+  clutch target) becomes a TRACK ``TaskSpaceReference`` stamped now with horizon 0.25 s, if the
+  command is younger than ``command_max_age_s`` (1.0 s); otherwise no reference (HOLD planner).
+  The reference moves towards the command at most ``ref_max_linear_speed_m_s`` /
+  ``ref_max_angular_speed_rad_s`` (a keyboard press is an 8 mm step: without this the IK would
+  ask for 0.8 m/s in one 10 ms tick). It starts from the measured EE pose (``seed``), and after
+  a HOLD from the last reference (where the robot holds), so a far first command is approached at
+  the limit speed, never jumped to.
+- ``Bridge``: validates references (finite, proper rotation, horizon > 0) and hands the controller
+  the newest one; a missing or expired reference means HOLD. TRACK <-> HOLD transitions are
+  logged once each.
+- ``TeleopController`` (100 Hz): TRACK -> IK towards the target from the measured q; HOLD -> the
+  joint position latched at the transition (the seed commands the measured q, which lets the arm
+  sag under load one tick at a time; latching the last command holds it still).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from hri_arm_teleop.core.clutch import rate_limit_pose
+from hri_arm_teleop.core.types import (CartesianTarget, JointCommand, LatestValue, RefMode,
+                                       RobotState, TaskSpaceReference)
+
+
+@dataclass(frozen=True)
+class LoopParams:
+    base_rate_hz: float = 100.0
+    controller_decimation: int = 1
+    planner_decimation: int = 2
+    io_decimation: int = 2
+    horizon_s: float = 0.25
+    command_max_age_s: float = 1.0
+    pos_tol_m: float = 0.002
+    rot_tol_rad: float = 0.02
+    ref_max_linear_speed_m_s: float = 0.25
+    ref_max_angular_speed_rad_s: float = 1.0
+
+    @classmethod
+    def from_config(cls, section: dict) -> "LoopParams":
+        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
+
+    @property
+    def base_period_s(self) -> float:
+        return 1.0 / self.base_rate_hz
+
+    def rate_hz(self, task: str) -> float:
+        return self.base_rate_hz / getattr(self, f"{task}_decimation")
+
+
+class MultiRateLoop:
+    """Runs registered tasks as decimations of one base tick, in registration order."""
+
+    def __init__(self, base_rate_hz: float):
+        if base_rate_hz <= 0:
+            raise ValueError("base_rate_hz must be > 0")
+        self.base_period_s = 1.0 / base_rate_hz
+        self.tasks: list[tuple[str, int, Callable[[], None]]] = []
+        self.tick_count = 0
+        self.runs: dict[str, int] = {}
+
+    def add_task(self, name: str, decimation: int, fn: Callable[[], None]) -> None:
+        if int(decimation) < 1:
+            raise ValueError(f"task {name}: decimation must be >= 1")
+        self.tasks.append((name, int(decimation), fn))
+        self.runs[name] = 0
+
+    def tick(self) -> None:
+        k = self.tick_count
+        for name, dec, fn in self.tasks:
+            if k % dec == 0:
+                fn()
+                self.runs[name] += 1
+        self.tick_count += 1
+
+
+def _valid_transform(T) -> bool:
+    T = np.asarray(T)
+    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+        return False
+    R = T[:3, :3]
+    return bool(np.allclose(R.T @ R, np.eye(3), atol=1e-6) and np.linalg.det(R) > 0
+                and np.allclose(T[3], [0, 0, 0, 1]))
+
+
+class CommandPlanner:
+    """Latest absolute EE command -> TRACK reference, or None when there is none / it is stale."""
+
+    def __init__(self, params: LoopParams, clock: Callable[[], float], link_name: str,
+                 in_frame: str = "world"):
+        self.params = params
+        self._clock = clock
+        self.link_name = link_name
+        self.in_frame = in_frame
+        self.commands: LatestValue[tuple] = LatestValue()
+        self.stale_count = 0
+        self.rate_limited = 0
+        self._last_T: Optional[np.ndarray] = None
+        self._last_t: Optional[float] = None
+
+    def seed(self, base_T_ee: np.ndarray) -> None:
+        """Start the rate limit from the robot's measured EE pose (once, before any reference)."""
+        if self._last_T is None:
+            self._last_T, self._last_t = np.array(base_T_ee, dtype=float), float(self._clock())
+
+    def submit(self, base_T_target: np.ndarray, received_s: Optional[float] = None,
+               source_stamp: Optional[float] = None) -> None:
+        """Called from any thread (middleware callback): store the newest command. Its age is
+        counted from ``received_s`` (default: now on the injected clock)."""
+        self.commands.put((np.array(base_T_target, dtype=float), source_stamp),
+                          self._clock() if received_s is None else received_s)
+
+    def update(self) -> Optional[TaskSpaceReference]:
+        now = float(self._clock())
+        item, stamp = self.commands.get()
+        if item is None:
+            return None
+        T, source = item
+        if now - stamp > self.params.command_max_age_s:
+            self.stale_count += 1
+            return None
+        if self._last_T is not None:
+            T, clipped = rate_limit_pose(self._last_T, T, now - self._last_t,
+                                         self.params.ref_max_linear_speed_m_s,
+                                         self.params.ref_max_angular_speed_rad_s)
+            self.rate_limited += int(clipped)
+        self._last_T, self._last_t = T, now
+        return TaskSpaceReference(
+            stamp=now, horizon_s=self.params.horizon_s, mode=RefMode.TRACK, source_stamp=source,
+            target=CartesianTarget(T=T, link_name=self.link_name, in_frame=self.in_frame,
+                                   pos_tol_m=self.params.pos_tol_m,
+                                   rot_tol_rad=self.params.rot_tol_rad))
+
+
+class Bridge:
+    """Planner -> controller hand-off with validation, expiry and one log line per transition."""
+
+    def __init__(self, clock: Callable[[], float], logger: Optional[logging.Logger] = None):
+        self._clock = clock
+        self._log = logger or logging.getLogger(__name__)
+        self._latest: LatestValue[TaskSpaceReference] = LatestValue()
+        self.mode = RefMode.HOLD
+        self.transitions: list[tuple[float, RefMode]] = []
+        self.rejected: dict[str, int] = {}
+
+    def _reject(self, cause: str) -> None:
+        self.rejected[cause] = self.rejected.get(cause, 0) + 1
+        if self.rejected[cause] == 1:
+            self._log.warning("reference rejected (%s); further ones are only counted", cause)
+
+    def planner_tick(self, ref: Optional[TaskSpaceReference]) -> bool:
+        if ref is None:
+            return False
+        if not (np.isfinite(ref.stamp) and ref.horizon_s > 0):
+            self._reject("bad_stamp_or_horizon")
+            return False
+        if ref.mode is RefMode.TRACK and (ref.target is None or not _valid_transform(ref.target.T)):
+            self._reject("invalid_target")
+            return False
+        self._latest.put(ref, ref.stamp)
+        return True
+
+    def control_tick(self) -> Optional[TaskSpaceReference]:
+        """The reference to track now, or None (HOLD)."""
+        now = float(self._clock())
+        ref, _ = self._latest.get()
+        active = ref if (ref is not None and ref.mode is RefMode.TRACK and not ref.expired(now)) else None
+        mode = RefMode.TRACK if active is not None else RefMode.HOLD
+        if mode is not self.mode:
+            self.mode = mode
+            self.transitions.append((now, mode))
+            if mode is RefMode.TRACK:
+                self._log.info("TRACK: following the commanded end-effector pose (t=%.3f s)", now)
+            else:
+                why = "no reference" if ref is None else "reference expired (stale command)"
+                self._log.info("HOLD: %s, holding the joint position (t=%.3f s)", why, now)
+        return active
+
+
+class TeleopController:
+    """TRACK: q_des = IK(target, seed = measured q); HOLD: the q latched at the transition."""
+
+    def __init__(self, ik, clock: Callable[[], float]):
+        self.ik = ik
+        self._clock = clock
+        self._q_hold: Optional[np.ndarray] = None
+        self._q_last: Optional[np.ndarray] = None
+        self.last_ik = None
+
+    def step(self, state: RobotState, ref: Optional[TaskSpaceReference]) -> JointCommand:
+        now = float(self._clock())
+        if ref is None:
+            if self._q_hold is None:
+                self._q_hold = (self._q_last if self._q_last is not None else state.q).copy()
+            q_des = self._q_hold
+        else:
+            self._q_hold = None
+            result = self.ik.solve(ref.target.T, state.q if self._q_last is None else self._q_last)
+            self.last_ik = result
+            q_des = result.q
+        self._q_last = np.array(q_des, dtype=float)
+        return JointCommand(stamp=now, q_des=self._q_last.copy(),
+                            source_stamp=None if ref is None else ref.source_stamp)

@@ -1,0 +1,86 @@
+"""A scripted VR operator streaming controller-pose packets (v1) over real UDP.
+
+``ScriptedOperator`` turns a scenario (``SquareScenario``: a hand drawing a square with clutch
+strokes) into packets at ``packet_rate_hz``; the caller decides the time base: the lockstep demo
+calls ``send_due(t_sim)`` every tick, ``main`` streams in real time. This is the arm extension of
+``hri vr-emulate`` (hri_pulse): run it as ``hri arm-emulate`` or call ``main(argv)``.
+"""
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import time
+from typing import Optional
+
+from hri_arm_teleop.core import vr_packet as vp
+from hri_arm_teleop.core.scenario import SquareScenario
+
+
+class ScriptedOperator:
+    def __init__(self, scenario: SquareScenario, sock: socket.socket, address: tuple,
+                 packet_rate_hz: float, start_sequence: int = 0):
+        self.scenario = scenario
+        self.sock = sock
+        self.address = address
+        self.period_s = 1.0 / packet_rate_hz
+        self.sequence = start_sequence
+        self.next_t = 0.0
+        self.sent = 0
+        self.sent_wall: dict[float, float] = {}   # stamp_s -> perf_counter at send
+
+    def packet_at(self, t: float) -> bytes:
+        s = self.scenario.sample(t)
+        pose = vp.ControllerPose(sequence=self.sequence, stamp_s=t, position=tuple(s.position),
+                                 quat_xyzw=tuple(s.quat_xyzw), clutch=s.clutch,
+                                 buttons=vp.BUTTON_GRIP if s.clutch else 0,
+                                 grip=1.0 if s.clutch else 0.0)
+        return vp.encode(pose)
+
+    def send_due(self, t: float) -> int:
+        """Send every packet due at or before ``t``; returns how many were sent."""
+        n = 0
+        while self.next_t <= t + 1e-9:
+            data = self.packet_at(self.next_t)
+            self.sent_wall[self.next_t] = time.perf_counter()
+            self.sock.sendto(data, self.address)
+            self.sequence = (self.sequence + 1) % (1 << 31)
+            self.next_t += self.period_s
+            self.sent += 1
+            n += 1
+        return n
+
+    @property
+    def done(self) -> bool:
+        return self.next_t > self.scenario.duration_s
+
+
+def main(argv: Optional[list] = None) -> int:
+    from hri_runtime.config import ConfigError, load_robot_config
+
+    ap = argparse.ArgumentParser(prog="hri arm-emulate", description=__doc__)
+    ap.add_argument("--robot", default="fr3")
+    ap.add_argument("--host", default=None, help="receiver address (default: teleop.vr.bind_address)")
+    ap.add_argument("--port", type=int, default=None, help="receiver port (default: teleop.vr.port)")
+    ap.add_argument("--scenario", default="square", choices=["square"])
+    ap.add_argument("--seconds", type=float, default=None, help="stop after this long (default: the scenario)")
+    args = ap.parse_args(argv)
+    try:
+        cfg = load_robot_config(args.robot)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    t = cfg["teleop"]
+    scenario = SquareScenario.from_config(t["demo"])
+    addr = (args.host or t["vr"]["bind_address"], args.port or t["vr"]["port"])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    op = ScriptedOperator(scenario, sock, addr, t["demo"]["packet_rate_hz"])
+    print(f"streaming '{args.scenario}' to {addr[0]}:{addr[1]} for {scenario.duration_s:.1f} s "
+          f"({t['demo']['packet_rate_hz']:.0f} Hz)")
+    t0 = time.monotonic()
+    t_end = scenario.duration_s if args.seconds is None else min(args.seconds, scenario.duration_s)
+    while not op.done and time.monotonic() - t0 < t_end:
+        op.send_due(time.monotonic() - t0)
+        time.sleep(max(0.0, op.next_t - (time.monotonic() - t0)))
+    print(f"sent {op.sent} packets")
+    return 0

@@ -1,0 +1,156 @@
+"""``arm_teleop``: the multi-rate teleop loop as a node.
+
+Inputs: VR controller pose packets (UDP, ``teleop.vr``; validated, sequence-checked) and absolute
+targets on ``/ee_command`` (PoseStamped, e.g. from ``keyboard_teleop``). Robot: the MuJoCo FR3
+stepped by this node's base timer (``teleop.robot.interface: mujoco``; lockstep with the node
+clock, so it runs the same on the in-process runtime with a fake clock), or a real robot through
+ros2_control topics (``ros2``). Outputs: ``/joint_states``, ``/ee_pose``, ``/teleop/mode``.
+
+Parameters: ``robot`` (config name, default fr3), ``vr_enabled`` (bool), ``vr_port`` (int, 0 =
+config value... -1 = any free port).
+"""
+from __future__ import annotations
+
+import socket
+from typing import Optional
+
+import numpy as np
+
+from hri_arm_teleop.core.frames import pose_matrix, pose_parts
+from hri_arm_teleop.lockstep import build_pipeline
+from hri_arm_teleop.vr_link import ArmVrReceiver
+from hri_runtime import msgs
+from hri_runtime.config import load_robot_config
+from hri_runtime.node import Node, run_node
+
+
+def pose_stamped(T: np.ndarray, stamp_s: float, frame_id: str):
+    p, q = pose_parts(T)
+    sec = int(np.floor(stamp_s))
+    return msgs.new(
+        "geometry_msgs/msg/PoseStamped",
+        header=msgs.new("std_msgs/msg/Header", frame_id=frame_id,
+                        stamp=msgs.new("builtin_interfaces/msg/Time", sec=sec,
+                                       nanosec=int((stamp_s - sec) * 1e9) % 1_000_000_000)),
+        pose=msgs.new("geometry_msgs/msg/Pose",
+                      position=msgs.new("geometry_msgs/msg/Point", x=p[0], y=p[1], z=p[2]),
+                      orientation=msgs.new("geometry_msgs/msg/Quaternion", x=q[0], y=q[1], z=q[2], w=q[3])))
+
+
+def pose_from_msg(msg) -> Optional[np.ndarray]:
+    p, o = msg.pose.position, msg.pose.orientation
+    q = np.array([o.x, o.y, o.z, o.w], dtype=float)
+    pos = np.array([p.x, p.y, p.z], dtype=float)
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(pos))) or abs(np.linalg.norm(q) - 1) > 1e-3:
+        return None
+    return pose_matrix(pos, q / np.linalg.norm(q))
+
+
+def _value(param):
+    """A declared parameter's value (rclpy returns a Parameter, other backends the value)."""
+    return getattr(param, "value", param)
+
+
+def _as_bool(v) -> bool:
+    """Launch files pass strings: "false" must be False."""
+    if isinstance(v, str):
+        return v.strip().lower() in ("1", "true", "yes", "on")
+    return bool(v)
+
+
+class ArmTeleopNode(Node):
+    def __init__(self, cfg: Optional[dict] = None, **kw):
+        super().__init__("arm_teleop", **kw)
+        robot_name = str(_value(self.declare_parameter("robot", "fr3")))
+        vr_enabled = _as_bool(_value(self.declare_parameter("vr_enabled", True)))
+        vr_port = int(_value(self.declare_parameter("vr_port", 0)))
+        self.cfg = cfg if cfg is not None else load_robot_config(robot_name)
+        t = self.cfg["teleop"]
+        self.base_frame = self.cfg["frames"]["base"]
+        self.clock = lambda: self.get_clock().now_s()
+        self.period_s = 1.0 / t["loop"]["base_rate_hz"]
+        self.sim = None
+        if t["robot"]["interface"] == "mujoco":
+            from hri_arm_teleop.robot_mujoco import MujocoRobot
+
+            ctrl_period = t["loop"]["controller_decimation"] * self.period_s
+            robot = MujocoRobot.from_config(self.cfg, interpolation_s=ctrl_period)
+            self.sim = robot.sim
+            self._sim_offset = self.clock() - self.sim.time_s
+        else:
+            from hri_arm_teleop.nodes.ros2_robot import Ros2Robot
+
+            robot = Ros2Robot(self, self.cfg["joints"]["names"], t["robot"]["ros2"])
+        self.robot = robot
+        self.pipe = build_pipeline(self.cfg, robot, self.clock, logger=self._std_logger())
+        if t["robot"]["interface"] == "ros2":
+            robot.fk = self.pipe.controller.ik.fk
+        self.receiver = None
+        if vr_enabled:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            port = t["vr"]["port"] if vr_port == 0 else (0 if vr_port < 0 else vr_port)
+            sock.bind((t["vr"]["bind_address"], port))
+            self.vr_address = sock.getsockname()
+            self.receiver = ArmVrReceiver(sock, self.clock, t["vr"]["expected_rate_hz"],
+                                          t["vr"]["disconnect_timeout_s"])
+            self.get_logger().info(f"VR controller poses on udp://{self.vr_address[0]}:{self.vr_address[1]}")
+        self.create_subscription("geometry_msgs/msg/PoseStamped", t["topics"]["ee_command"],
+                                 self.on_ee_command, qos=10)
+        self.pub_js = self.create_publisher("sensor_msgs/msg/JointState", t["topics"]["joint_states"], qos=10)
+        self.pub_ee = self.create_publisher("geometry_msgs/msg/PoseStamped", t["topics"]["ee_pose"], qos=10)
+        self.pub_mode = self.create_publisher("std_msgs/msg/String", t["topics"]["mode"], qos=10)
+        self.rejected_commands = 0
+        self._last_mode = None
+        self._ticks = 0
+        self.create_timer(self.period_s, self.tick)
+
+    def _std_logger(self):
+        import logging
+
+        return logging.getLogger(f"hri_arm_teleop.{self.get_name() if hasattr(self, 'get_name') else 'arm_teleop'}")
+
+    # ------------------------------------------------------------------ callbacks
+    def on_ee_command(self, msg) -> None:
+        T = pose_from_msg(msg)
+        if T is None:
+            self.rejected_commands += 1
+            if self.rejected_commands == 1:
+                self.get_logger().warning("invalid /ee_command (NaN or non-unit quaternion) ignored; counting")
+            return
+        self.pipe.submit_ee_command(T)
+
+    def tick(self) -> None:
+        if self.receiver is not None:
+            for p in self.receiver.poll():
+                self.pipe.on_hand(p.position, p.quat_xyzw, p.clutch, source_stamp=p.stamp_s,
+                                  valid=p.tracking_valid)
+        if self.sim is None and not self.robot.has_state:
+            return  # a real robot that has not published its joint state yet
+        io_tick = self.pipe.loop.tick_count % self.pipe.params.io_decimation == 0
+        self.pipe.tick()
+        if self.sim is not None:
+            self.sim.advance(self.period_s)
+        if io_tick:
+            self.publish_state()
+
+    def publish_state(self) -> None:
+        now = self.clock()
+        st = self.robot.get_state()
+        sec = int(np.floor(now))
+        self.pub_js.publish(msgs.new(
+            "sensor_msgs/msg/JointState",
+            header=msgs.new("std_msgs/msg/Header", frame_id="",
+                            stamp=msgs.new("builtin_interfaces/msg/Time", sec=sec,
+                                           nanosec=int((now - sec) * 1e9) % 1_000_000_000)),
+            name=list(self.cfg["joints"]["names"]), position=np.asarray(st.q, float),
+            velocity=np.asarray(st.dq, float), effort=np.zeros(0)))
+        if st.base_T_ee is not None:
+            self.pub_ee.publish(pose_stamped(st.base_T_ee, now, self.base_frame))
+        mode = self.pipe.mode.value
+        if mode != self._last_mode:
+            self._last_mode = mode
+            self.pub_mode.publish(msgs.new("std_msgs/msg/String", data=mode))
+
+
+def main(argv=None):
+    run_node(ArmTeleopNode, argv)

@@ -1,0 +1,82 @@
+"""``RobotInterface`` for a real robot through ros2_control topics (on any hri_runtime backend).
+
+State: the newest ``sensor_msgs/JointState`` on ``teleop.robot.ros2.joint_states_topic``, reordered
+by joint name (a driver may publish the joints in any order, and other joints too). Command:
+``command_mode: impedance`` -> ``std_msgs/Float64MultiArray`` q_des on
+``impedance_command_topic`` (the joint impedance controller's command interface);
+``trajectory`` -> a one-point ``trajectory_msgs/JointTrajectory`` reaching q_des after
+``trajectory_time_from_start_s``. The EE pose is not known here (the controller computes FK).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+import numpy as np
+
+from hri_arm_teleop.core.robot import RobotInterface
+from hri_arm_teleop.core.types import JointCommand, RobotState
+from hri_runtime import msgs
+
+
+class Ros2Robot(RobotInterface):
+    def __init__(self, node, joint_names, ros2_cfg: dict, fk=None):
+        self.node = node
+        self.joint_names = tuple(joint_names)
+        self.cfg = ros2_cfg
+        self.fk = fk
+        self._lock = threading.Lock()
+        self._state: Optional[RobotState] = None
+        self.ignored_states = 0
+        node.create_subscription("sensor_msgs/msg/JointState", ros2_cfg["joint_states_topic"],
+                                 self._on_joint_state, qos=10)
+        if ros2_cfg["command_mode"] == "impedance":
+            self._pub = node.create_publisher("std_msgs/msg/Float64MultiArray",
+                                              ros2_cfg["impedance_command_topic"], qos=10)
+        else:
+            self._pub = node.create_publisher("trajectory_msgs/msg/JointTrajectory",
+                                              ros2_cfg["trajectory_topic"], qos=10)
+
+    def _on_joint_state(self, msg) -> None:
+        names = list(msg.name)
+        try:
+            idx = [names.index(n) for n in self.joint_names]
+        except ValueError:
+            self.ignored_states += 1  # a message for other joints (e.g. the gripper)
+            return
+        pos = np.asarray(msg.position, dtype=float)
+        vel = np.asarray(msg.velocity, dtype=float)
+        q = pos[idx]
+        dq = vel[idx] if len(vel) == len(pos) else np.zeros(len(idx))
+        if not np.all(np.isfinite(q)):
+            self.ignored_states += 1
+            return
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        T = self.fk(q) if self.fk is not None else None
+        with self._lock:
+            self._state = RobotState(stamp, q, dq, T)
+
+    @property
+    def has_state(self) -> bool:
+        with self._lock:
+            return self._state is not None
+
+    def get_state(self) -> RobotState:
+        with self._lock:
+            if self._state is None:
+                raise RuntimeError("no joint state received yet on "
+                                   f"{self.cfg['joint_states_topic']}")
+            return self._state
+
+    def send_command(self, cmd: JointCommand) -> None:
+        q = [float(x) for x in cmd.q_des]
+        if self.cfg["command_mode"] == "impedance":
+            self._pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(q)))
+            return
+        t = float(self.cfg["trajectory_time_from_start_s"])
+        sec = int(t)
+        point = msgs.new("trajectory_msgs/msg/JointTrajectoryPoint", positions=np.asarray(q),
+                         time_from_start=msgs.new("builtin_interfaces/msg/Duration", sec=sec,
+                                                  nanosec=int(round((t - sec) * 1e9))))
+        self._pub.publish(msgs.new("trajectory_msgs/msg/JointTrajectory",
+                                   joint_names=list(self.joint_names), points=[point]))

@@ -1,0 +1,41 @@
+"""``RobotInterface`` over ``hri_sim.arm_sim.ArmSim`` (MuJoCo, lockstep with simulated time)."""
+from __future__ import annotations
+
+import numpy as np
+
+from hri_arm_teleop.core.robot import RobotInterface
+from hri_arm_teleop.core.types import JointCommand, RobotState
+from hri_sim.arm_sim import ArmSim, ArmSimParams
+
+
+def start_position(cfg: dict) -> np.ndarray:
+    """``teleop.robot.start_q_deg`` when set, else the named ``teleop.robot.start_pose`` [rad]."""
+    from hri_runtime.config import named_position
+
+    r = cfg["teleop"]["robot"]
+    if r.get("start_q_deg") is not None:
+        return np.radians(np.asarray(r["start_q_deg"], dtype=float))
+    return named_position(cfg, r["start_pose"])
+
+
+class MujocoRobot(RobotInterface):
+    def __init__(self, sim: ArmSim):
+        self.sim = sim
+        self.joint_names = sim.joint_names
+        self.commands = 0
+
+    @classmethod
+    def from_config(cls, cfg: dict, interpolation_s: float) -> "MujocoRobot":
+        params = ArmSimParams.from_config(cfg["sim"]["arm"])
+        q0 = start_position(cfg)
+        sim = ArmSim(cfg["robot"]["model"], cfg["joints"]["names"], params, q0,
+                     ee_site=cfg["teleop"]["ik"]["ee_site"], interpolation_s=interpolation_s)
+        return cls(sim)
+
+    def get_state(self) -> RobotState:
+        return RobotState(stamp=self.sim.time_s, q=self.sim.q, dq=self.sim.dq,
+                          base_T_ee=self.sim.ee_pose())
+
+    def send_command(self, cmd: JointCommand) -> None:
+        self.sim.command(np.asarray(cmd.q_des, dtype=float), cmd.dq_des)
+        self.commands += 1

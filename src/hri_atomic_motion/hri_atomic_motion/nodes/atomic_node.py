@@ -1,0 +1,202 @@
+"""``atomic_node``: the four-state atomic leg/base controller of Tino as a node (issue 6).
+
+Inputs (names from ``atomic.topics``; docs/interfaces.md "Atomic motion"):
+  pulse (geometry_msgs/Twist: linear.x = state 0-3, angular.z = direction -1/0/1) from hri_pulse,
+  safe_stop (std_msgs/Bool, true = stop) from the link monitor, reset (std_msgs/Bool true),
+  leg_state (sensor_msgs/JointState, driver ``topic``: ``leg`` position = ticks, velocity = RPM;
+  ``leg_home_switch`` position = 0/1).
+Outputs: cmd_vel (Twist), leg_rpm (std_msgs/Float64, driver ``topic``), atomic_state (String JSON),
+  /diagnostics (diagnostic_msgs/DiagnosticArray; ERROR while a fault is latched).
+
+Parameters: ``robot`` (config name, default tino), ``driver`` ("" = ``atomic.node.driver``).
+The controller runs on the node's clock (sim or wall); the embedded simulation (driver ``sim``)
+is stepped in lockstep with it.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Optional
+
+import numpy as np
+from hri_runtime import msgs
+from hri_runtime.config import ConfigError, load_robot_config
+from hri_runtime.node import Node, run_node
+
+from hri_atomic_motion.core import AtomicController, AtomicParams, LegReading
+
+_log = logging.getLogger(__name__)
+OK, WARN, ERROR = 0, 1, 2
+
+
+def _value(param):
+    return getattr(param, "value", param)
+
+
+def _stamp(t_s: float):
+    sec = int(t_s // 1)
+    return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=int(round((t_s - sec) * 1e9)) % 1_000_000_000)
+
+
+def leg_state_msg(t_s: float, ticks: int, home: bool, rpm: float):
+    return msgs.new("sensor_msgs/msg/JointState",
+                    header=msgs.new("std_msgs/msg/Header", stamp=_stamp(t_s), frame_id=""),
+                    name=["leg", "leg_home_switch"], position=np.array([float(ticks), 1.0 if home else 0.0]),
+                    velocity=np.array([float(rpm), 0.0]), effort=np.zeros(0))
+
+
+def parse_leg_state(msg) -> Optional[LegReading]:
+    """JointState -> LegReading, None when malformed (names missing, non-finite, non-integer ticks)."""
+    try:
+        names = list(msg.name)
+        pos = [float(v) for v in msg.position]
+        i = names.index("leg")
+        ticks = pos[i]
+        home = pos[names.index("leg_home_switch")] > 0.5
+        vel = [float(v) for v in msg.velocity]
+        rpm = vel[i] if len(vel) > i else 0.0
+    except (ValueError, IndexError, TypeError, AttributeError):
+        return None
+    if not (abs(ticks) < 1e9 and ticks == round(ticks)):
+        return None
+    return LegReading(int(ticks), home, rpm if rpm == rpm else 0.0)
+
+
+class AtomicNode(Node):
+    def __init__(self, cfg: Optional[dict] = None, **kw):
+        super().__init__("atomic", **kw)
+        robot = str(_value(self.declare_parameter("robot", "tino")))
+        driver = str(_value(self.declare_parameter("driver", "")))
+        self.cfg = cfg if cfg is not None else load_robot_config(robot)
+        a = self.cfg["atomic"]
+        self.topics = a["topics"]
+        self.node_cfg = a["node"]
+        self.driver = driver or a["node"]["driver"]
+        try:
+            params = AtomicParams.from_config(a)
+        except (ValueError, KeyError, TypeError) as e:   # cross-key checks the schema cannot express
+            raise ConfigError(None, "atomic", "...", str(e)) from None
+        self.ctrl = AtomicController(params)
+        self.rejected_leg_state = 0
+        self._leg: Optional[LegReading] = None
+        self._leg_t: Optional[float] = None
+        self._last_fault = None
+        self._last_diag_t: Optional[float] = None
+        self.sim = self.leg_drv = self.base_drv = None
+        if self.driver == "sim":
+            from hri_sim.tino import TinoSim, TinoSimParams
+
+            from hri_atomic_motion.sim_drivers import MujocoBaseDriver, MujocoLegDriver
+
+            self.sim = TinoSim(TinoSimParams.from_config(a))
+            self.leg_drv, self.base_drv = MujocoLegDriver(self.sim), MujocoBaseDriver(self.sim)
+            self._sim_offset = self.now() - self.sim.t_s
+        elif self.driver == "serial":
+            from hri_atomic_motion.serial_driver import SerialBaseDriver, SerialLegDriver, SerialLink
+
+            link = SerialLink.open(a["serial"])
+            self.leg_drv, self.base_drv = SerialLegDriver(link), SerialBaseDriver(link)
+        T = self.topics
+        self.pub_twist = self.create_publisher("geometry_msgs/msg/Twist", T["cmd_vel"], qos=10)
+        self.pub_rpm = self.create_publisher("std_msgs/msg/Float64", T["leg_rpm"], qos=10)
+        self.pub_state = self.create_publisher("std_msgs/msg/String", T["atomic_state"], qos=10)
+        self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
+        if self.driver != "topic":
+            self.pub_leg = self.create_publisher("sensor_msgs/msg/JointState", T["leg_state"], qos=10)
+        else:
+            self.create_subscription("sensor_msgs/msg/JointState", T["leg_state"], self.on_leg_state, qos=10)
+        self.create_subscription("geometry_msgs/msg/Twist", T["pulse"], self.on_pulse, qos=10)
+        self.create_subscription("std_msgs/msg/Bool", T["safe_stop"], self.on_safe_stop, qos=10)
+        self.create_subscription("std_msgs/msg/Bool", T["reset"], self.on_reset, qos=10)
+        self.create_timer(self.node_cfg["period_s"], self.tick)
+        self.get_logger().info(f"atomic node: robot {robot}, driver {self.driver}, pulse on {T['pulse']}")
+
+    def now(self) -> float:
+        return self.get_clock().now_s()
+
+    # ------------------------------------------------------------------ callbacks
+    def on_pulse(self, msg) -> None:
+        res = self.ctrl.on_pulse(float(msg.linear.x), float(msg.angular.z), self.now())
+        if res.startswith(("rejected", "dropped")):
+            self.get_logger().warning(f"pulse {res}: state {msg.linear.x} direction {msg.angular.z}")
+
+    def on_safe_stop(self, msg) -> None:
+        if bool(msg.data):
+            self.ctrl.safe_stop(self.now())
+
+    def on_reset(self, msg) -> None:
+        if bool(msg.data) and self.ctrl.reset(self.now()):
+            self.get_logger().info("fault reset")
+
+    def on_leg_state(self, msg) -> None:
+        r = parse_leg_state(msg)
+        if r is None:
+            self.rejected_leg_state += 1
+            self.get_logger().warning("leg_state rejected (malformed)")
+            return
+        self._leg, self._leg_t = r, self.now()
+
+    # ------------------------------------------------------------------ loop
+    def _read_leg(self, t: float) -> Optional[LegReading]:
+        if self.leg_drv is not None:
+            try:
+                return self.leg_drv.read()
+            except RuntimeError:
+                return None
+        if self._leg is None or t - self._leg_t > self.node_cfg["leg_state_timeout_s"]:
+            return None
+        return self._leg
+
+    def tick(self) -> None:
+        t = self.now()
+        if self.sim is not None:      # lockstep: advance the embedded simulation to the node clock
+            n = int(round((t - self._sim_offset - self.sim.t_s) / self.sim.model.opt.timestep))
+            if n > 0:
+                self.sim.step(n)
+        r = self._read_leg(t)
+        if r is None:
+            out_rpm, v, w = 0.0, 0.0, 0.0
+            self.ctrl.counts["no_leg_state"] += 1
+        else:
+            out = self.ctrl.step(t, r.ticks, r.home_pressed)
+            out_rpm, v, w = out.leg_rpm, out.linear_m_s, out.angular_rad_s
+        if self.leg_drv is not None:
+            self.leg_drv.command_rpm(out_rpm)
+            self.base_drv.command_twist(v, w)
+            if r is not None:
+                self.pub_leg.publish(leg_state_msg(t, r.ticks, r.home_pressed, r.rpm))
+        self.pub_rpm.publish(msgs.new("std_msgs/msg/Float64", data=float(out_rpm)))
+        self.pub_twist.publish(msgs.new("geometry_msgs/msg/Twist",
+                                        linear=msgs.new("geometry_msgs/msg/Vector3", x=float(v)),
+                                        angular=msgs.new("geometry_msgs/msg/Vector3", z=float(w))))
+        st = self.ctrl.status()
+        self.pub_state.publish(msgs.new("std_msgs/msg/String", data=json.dumps(
+            {"state": st["state"], "locked": st["locked"], "fault": st["fault"], "leg_phase": st["leg_phase"],
+             "base_phase": st["base_phase"], "queue": st["queue"]})))
+        fault = self.ctrl.fault
+        if (fault != self._last_fault or self._last_diag_t is None
+                or t - self._last_diag_t >= self.node_cfg["diagnostics_period_s"]):
+            self._publish_diagnostics(t)
+            if fault != self._last_fault and fault is not None:
+                self.get_logger().error(f"fault latched: {fault.value} ({self.ctrl.faults.detail})")
+            self._last_fault = fault
+
+    def _publish_diagnostics(self, t: float) -> None:
+        st = self.ctrl.status()
+        level = ERROR if st["fault"] else (WARN if self.ctrl.counts.get("no_leg_state") and self._leg is None
+                                           and self.leg_drv is None else OK)
+        message = f"fault latched: {st['fault']} ({st['fault_detail']})" if st["fault"] else "ok"
+        values = {"state": st["state"], "locked": st["locked"], "leg_phase": st["leg_phase"],
+                  "base_phase": st["base_phase"], "queue": st["queue"], "driver": self.driver,
+                  "rejected_leg_state": self.rejected_leg_state,
+                  "fault_counts": dict(self.ctrl.faults.counts), **{f"count_{k}": v for k, v in st["counts"].items()}}
+        kv = [msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=str(v)) for k, v in values.items()]
+        status = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=level,
+                          name="atomic: leg/base controller", message=message, hardware_id="tino", values=kv)
+        self.pub_diag.publish(msgs.new("diagnostic_msgs/msg/DiagnosticArray",
+                                       header=msgs.new("std_msgs/msg/Header", stamp=_stamp(t)), status=[status]))
+        self._last_diag_t = t
+
+
+def main(argv=None):
+    run_node(AtomicNode, argv)

@@ -1,0 +1,287 @@
+"""Console wire protocol: JSON over WebSocket, typed client->server commands.
+
+Pure logic (no sockets, injected clock). Every client frame is a JSON object
+``{"type": <command>, "id": <optional int/str>, ...fields}``. :func:`parse_command`
+either returns a validated :class:`Command` or raises :class:`Rejected` with a
+machine-readable ``cause`` and a human-readable ``reason`` shown by the page.
+:class:`CommandGate` wraps parsing with per-cause rejection counters; a rejected
+frame has no side effect (it never reaches the dispatcher).
+
+Server->client frames: ``{"type": "state", "t_s": ..., "seq": n, ...snapshot}``,
+``{"type": "ack", "id": ..., "ok": true}`` and
+``{"type": "reject", "id": ..., "cause": ..., "reason": ...}``.
+"""
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+#: gain names accepted by set_gains / pid_apply
+GAIN_NAMES = ("kp", "ki", "kd")
+
+
+class Rejected(ValueError):
+    """A client frame refused, with ``cause`` (counter key) and ``reason`` (for the operator)."""
+
+    def __init__(self, cause: str, reason: str, msg_id: Any = None):
+        super().__init__(f"{cause}: {reason}")
+        self.cause = cause
+        self.reason = reason
+        self.msg_id = msg_id
+        self.command: str | None = None
+
+
+@dataclass(frozen=True)
+class ConsoleParams:
+    """Console server parameters (config section ``console``)."""
+
+    bind_host: str = "127.0.0.1"
+    port: int = 8080
+    token: str | None = None
+    max_frame_bytes: int = 65536
+    state_rate_hz: float = 10.0
+    modes: tuple = ()
+    gain_max: float = 1.0e4
+    num_joints: int = 7
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any], num_joints: int | None = None) -> "ConsoleParams":
+        return cls(
+            bind_host=str(section["bind_host"]),
+            port=int(section["port"]),
+            token=section.get("token"),
+            max_frame_bytes=int(section["max_frame_bytes"]),
+            state_rate_hz=float(section["state_rate_hz"]),
+            modes=tuple(section["modes"]),
+            gain_max=float(section["gain_max"]),
+            num_joints=int(num_joints if num_joints is not None else section.get("num_joints", 7)),
+        )
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class StartupRefused(RuntimeError):
+    """The server must not start with this configuration."""
+
+
+def check_bind(params: ConsoleParams) -> None:
+    """Refuse a non-loopback bind without a non-empty token (raises :class:`StartupRefused`)."""
+    if not is_loopback(params.bind_host) and not params.token:
+        raise StartupRefused(
+            f"console bind_host {params.bind_host!r} is not loopback: console.token must be set"
+        )
+
+
+def token_ok(params: ConsoleParams, presented: str | None) -> bool:
+    """Check a presented token (constant time). With no token configured, only loopback
+    binds exist (see :func:`check_bind`), and every client is accepted."""
+    if not params.token:
+        return True
+    if presented is None:
+        return False
+    return hmac.compare_digest(str(presented).encode(), str(params.token).encode())
+
+
+@dataclass(frozen=True)
+class Command:
+    type: str
+    id: Any
+    args: dict = field(default_factory=dict)
+
+
+def _finite(value: Any, name: str, lo: float, hi: float, msg_id: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Rejected("bad_field", f"{name} must be a number, got {type(value).__name__}", msg_id)
+    v = float(value)
+    if not math.isfinite(v):
+        raise Rejected("bad_value", f"{name} must be finite, got {value!r}", msg_id)
+    if not lo <= v <= hi:
+        raise Rejected("out_of_range", f"{name}={v:g} outside [{lo:g}, {hi:g}]", msg_id)
+    return v
+
+
+def _joint(frame: dict, params: ConsoleParams, msg_id: Any, required: bool = True) -> int | None:
+    if "joint" not in frame:
+        if required:
+            raise Rejected("missing_field", "joint is required", msg_id)
+        return None
+    j = frame["joint"]
+    if isinstance(j, bool) or not isinstance(j, int):
+        raise Rejected("bad_field", "joint must be an integer index", msg_id)
+    if not 0 <= j < params.num_joints:
+        raise Rejected("out_of_range", f"joint {j} outside [0, {params.num_joints - 1}]", msg_id)
+    return j
+
+
+def _gains(frame: dict, params: ConsoleParams, msg_id: Any) -> dict:
+    gains = frame.get("gains")
+    if not isinstance(gains, dict) or not gains:
+        raise Rejected("missing_field", "gains must be a non-empty object", msg_id)
+    out = {}
+    for name, value in gains.items():
+        if name not in GAIN_NAMES:
+            raise Rejected("bad_field", f"unknown gain {name!r} (allowed: {', '.join(GAIN_NAMES)})", msg_id)
+        out[name] = _finite(value, name, 0.0, params.gain_max, msg_id)
+    return out
+
+
+def _no_args(frame, params, msg_id):
+    return {}
+
+
+def _set_mode(frame, params, msg_id):
+    mode = frame.get("mode")
+    if not isinstance(mode, str):
+        raise Rejected("missing_field", "mode must be a string", msg_id)
+    if params.modes and mode not in params.modes:
+        raise Rejected("bad_value", f"unknown mode {mode!r} (allowed: {', '.join(params.modes)})", msg_id)
+    return {"mode": mode}
+
+
+def _set_gains(frame, params, msg_id):
+    return {"gains": _gains(frame, params, msg_id)}
+
+
+def _pid_joint(frame, params, msg_id):
+    return {"joint": _joint(frame, params, msg_id)}
+
+
+def _pid_apply(frame, params, msg_id):
+    out = {"joint": _joint(frame, params, msg_id)}
+    if "heuristic" in frame:  # apply one row of the auto-tune table
+        h = frame["heuristic"]
+        if not isinstance(h, str) or not h:
+            raise Rejected("bad_field", "heuristic must be a non-empty string", msg_id)
+        out["heuristic"] = h
+    else:
+        out["gains"] = _gains(frame, params, msg_id)
+    return out
+
+
+def _pid_save(frame, params, msg_id):
+    out = {"joint": _joint(frame, params, msg_id, required=False)}
+    return out
+
+
+#: command name -> validator(frame, params, msg_id) -> args
+VALIDATORS: dict[str, Callable] = {
+    "safe_stop": _no_args,
+    "release_stop": _no_args,
+    "set_mode": _set_mode,
+    "set_gains": _set_gains,
+    "pid_start": _pid_joint,
+    "pid_record": _pid_joint,
+    "pid_stop": _no_args,
+    "pid_reset": _no_args,
+    "pid_save": _pid_save,
+    "pid_apply": _pid_apply,
+    "pid_autotune": _pid_joint,
+    "ping": _no_args,
+}
+
+
+def parse_command(raw: str | bytes, params: ConsoleParams) -> Command:
+    """Decode and validate one client frame. Raises :class:`Rejected`."""
+    if len(raw) > params.max_frame_bytes:
+        raise Rejected("too_large", f"frame of {len(raw)} bytes > {params.max_frame_bytes}")
+    try:
+        frame = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Rejected("bad_json", f"not JSON: {exc}") from None
+    if not isinstance(frame, dict):
+        raise Rejected("not_object", "frame must be a JSON object")
+    msg_id = frame.get("id")
+    if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, (int, str))):
+        raise Rejected("bad_field", "id must be an integer or string")
+    kind = frame.get("type")
+    if not isinstance(kind, str):
+        raise Rejected("missing_type", "frame has no string 'type'", msg_id)
+    validator = VALIDATORS.get(kind)
+    if validator is None:
+        raise Rejected("unknown_type", f"unknown command {kind!r}", msg_id)
+    try:
+        return Command(kind, msg_id, validator(frame, params, msg_id))
+    except Rejected as rej:
+        rej.command = kind
+        raise
+
+
+class CommandGate:
+    """Parse frames, count rejections per cause, and dispatch accepted commands.
+
+    ``dispatch(cmd)`` is called only for valid commands; it may raise :class:`Rejected`
+    itself (e.g. the service refused) which is reported the same way. ``safe_stop`` is
+    dispatched through ``on_safe_stop`` (if given) first, so it never waits behind
+    other handlers.
+    """
+
+    def __init__(self, params: ConsoleParams, dispatch: Callable[[Command], Any],
+                 on_safe_stop: Callable[[], Any] | None = None,
+                 log: Callable[[str], Any] | None = None):
+        self.params = params
+        self.dispatch = dispatch
+        self.on_safe_stop = on_safe_stop
+        self.log = log or (lambda s: None)
+        self.rejected = Counter()
+        self.accepted = Counter()
+
+    def handle(self, raw: str | bytes) -> dict:
+        """Return the reply frame (ack or reject) for one client frame."""
+        cmd = self.parse(raw)
+        return cmd if isinstance(cmd, dict) else self.execute(cmd)
+
+    def parse(self, raw: str | bytes) -> "Command | dict":
+        """Validated command, or the reject reply (counted) for a malformed frame."""
+        try:
+            return parse_command(raw, self.params)
+        except Rejected as rej:
+            self.rejected[rej.cause] += 1
+            self.log(f"console: rejected frame ({rej.cause}): {rej.reason}")
+            reply = {"type": "reject", "id": rej.msg_id, "cause": rej.cause, "reason": rej.reason}
+            if rej.command:
+                reply["command"] = rej.command
+            return reply
+
+    def execute(self, cmd: Command) -> dict:
+        """Run a validated command (safe_stop through ``on_safe_stop``); ack or reject reply."""
+        try:
+            if cmd.type == "safe_stop" and self.on_safe_stop is not None:
+                result = self.on_safe_stop()
+            else:
+                result = self.dispatch(cmd)
+        except Rejected as rej:
+            self.rejected[rej.cause] += 1
+            self.log(f"console: {cmd.type} refused ({rej.cause}): {rej.reason}")
+            return {"type": "reject", "id": cmd.id, "command": cmd.type,
+                    "cause": rej.cause, "reason": rej.reason}
+        self.accepted[cmd.type] += 1
+        reply = {"type": "ack", "id": cmd.id, "command": cmd.type, "ok": True}
+        if result is not None:
+            reply["result"] = result
+        return reply
+
+
+def state_frame(seq: int, t_s: float, snapshot: Mapping[str, Any]) -> str:
+    """Encode a server->client state snapshot (NaN/Inf become null so browsers can parse it)."""
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+    return json.dumps({"type": "state", "seq": seq, "t_s": t_s, **clean(dict(snapshot))})

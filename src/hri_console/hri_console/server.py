@@ -1,0 +1,161 @@
+"""Console HTTP + WebSocket carrier (websockets, asyncio) with token auth.
+
+Serves the static page from ``hri_console/web/`` and a WebSocket at ``/ws``. Every
+request (page and WebSocket) must carry the token (``?token=`` query or ``X-HRI-Token``
+header) when one is configured; otherwise 401. A non-loopback bind without a token
+refuses to start (:func:`hri_console.core.protocol.check_bind`).
+
+Client frames are parsed in the receive coroutine of each connection. ``safe_stop`` is
+executed right there, as soon as its frame is read; every other command runs in order on
+one worker thread, so a slow service call never delays a safe stop or the state broadcast.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import mimetypes
+import threading
+from http import HTTPStatus
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import serve
+from websockets.datastructures import Headers
+from websockets.http11 import Response
+
+from .core.protocol import CommandGate, ConsoleParams, check_bind, state_frame, token_ok
+
+WEB_DIR = Path(str(resources.files("hri_console") / "web"))
+
+
+def _request_token(path: str, headers) -> str | None:
+    q = parse_qs(urlsplit(path).query)
+    if "token" in q:
+        return q["token"][0]
+    return headers.get("X-HRI-Token")
+
+
+def _response(status: HTTPStatus, body: bytes, ctype: str = "text/plain; charset=utf-8") -> Response:
+    return Response(status.value, status.phrase,
+                    Headers([("Content-Type", ctype), ("Content-Length", str(len(body))),
+                             ("Cache-Control", "no-store")]), body)
+
+
+class ConsoleServer:
+    """Run the console server in a background asyncio thread.
+
+    ``snapshot()`` returns the dict pushed to clients every ``1/state_rate_hz`` s.
+    """
+
+    def __init__(self, params: ConsoleParams, gate: CommandGate,
+                 snapshot: Callable[[], dict] = dict, clock: Callable[[], float] | None = None,
+                 web_dir: Path = WEB_DIR):
+        check_bind(params)
+        self.params = params
+        self.gate = gate
+        self.snapshot = snapshot
+        self.clock = clock or (lambda: 0.0)
+        self.web_dir = Path(web_dir)
+        self.refused = 0
+        self.port: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._started = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._clients: set = set()
+        self._seq = 0
+        # one worker: commands keep their order; safe_stop bypasses it (see _handler)
+        self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hri_console_cmd")
+
+    # -- HTTP -------------------------------------------------------------------
+    def _process_request(self, connection, request):
+        if not token_ok(self.params, _request_token(request.path, request.headers)):
+            self.refused += 1
+            return _response(HTTPStatus.UNAUTHORIZED, b"missing or wrong token\n")
+        path = urlsplit(request.path).path
+        if path == "/ws":
+            return None  # continue the WebSocket handshake
+        if path == "/":
+            path = "/index.html"
+        target = (self.web_dir / path.lstrip("/")).resolve()
+        if self.web_dir.resolve() not in target.parents or not target.is_file():
+            return _response(HTTPStatus.NOT_FOUND, b"not found\n")
+        ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        return _response(HTTPStatus.OK, target.read_bytes(), ctype)
+
+    # -- WebSocket ----------------------------------------------------------------
+    async def _handler(self, ws):
+        self._clients.add(ws)
+        loop = asyncio.get_running_loop()
+        pending: set = set()
+
+        async def run_in_worker(cmd):
+            reply = await loop.run_in_executor(self._worker, self.gate.execute, cmd)
+            try:
+                await ws.send(json.dumps(reply))
+            except Exception:
+                pass
+
+        try:
+            async for raw in ws:
+                cmd = self.gate.parse(raw)
+                if isinstance(cmd, dict):            # rejected: no effect
+                    await ws.send(json.dumps(cmd))
+                elif cmd.type == "safe_stop":        # inline, never behind the worker
+                    await ws.send(json.dumps(self.gate.execute(cmd)))
+                else:                                # ordered, off the event loop
+                    task = asyncio.ensure_future(run_in_worker(cmd))
+                    pending.add(task)
+                    task.add_done_callback(pending.discard)
+        except Exception:  # connection closed mid-frame: nothing to undo
+            pass
+        finally:
+            self._clients.discard(ws)
+
+    async def _broadcast(self):
+        period_s = 1.0 / self.params.state_rate_hz
+        while not self._stop.is_set():
+            if self._clients:
+                self._seq += 1
+                snap = dict(self.snapshot())
+                snap["rejected"] = dict(self.gate.rejected)
+                text = state_frame(self._seq, self.clock(), snap)
+                for ws in list(self._clients):
+                    try:
+                        await ws.send(text)
+                    except Exception:
+                        self._clients.discard(ws)
+            try:
+                await asyncio.wait_for(self._stop.wait(), period_s)
+            except asyncio.TimeoutError:
+                pass
+
+    async def _main(self):
+        self._stop = asyncio.Event()
+        async with serve(self._handler, self.params.bind_host, self.params.port,
+                         process_request=self._process_request,
+                         max_size=self.params.max_frame_bytes) as server:
+            self.port = server.sockets[0].getsockname()[1]
+            self._started.set()
+            await asyncio.gather(self._broadcast(), self._stop.wait())
+
+    def start(self, timeout_s: float = 10.0) -> int:
+        """Start in a daemon thread; returns the bound port."""
+        def run():
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self._main())
+        self._thread = threading.Thread(target=run, name="hri_console", daemon=True)
+        self._thread.start()
+        if not self._started.wait(timeout_s):
+            raise RuntimeError("console server did not start")
+        return self.port
+
+    def stop(self) -> None:
+        if self._loop and self._stop:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread:
+            self._thread.join(5.0)
+        self._worker.shutdown(wait=False, cancel_futures=True)

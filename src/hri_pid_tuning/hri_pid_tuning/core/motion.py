@@ -1,0 +1,132 @@
+"""Motions the test runner plays (seed 004 §3.2 AnimatorControl, §3.5.1 step tests).
+
+A :class:`Motion` maps motion time (s) to a set-point per joint (rad; joints it does not move are
+held at the base pose). :class:`AnimatorControl` plays a motion with a time-stretch factor:
+motion time = plant time / ``time_stretch`` (thesis ``TimeStretchFactor``: > 1 slows the motion
+down for a slow simulation).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+
+class Motion:
+    name: str = "motion"
+    duration_s: float = 0.0
+
+    def setpoints(self, t_s: float, base_pose_rad: np.ndarray, joint_names: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+@dataclass
+class StepTestMotion(Motion):
+    """Steps of ``step_deg`` of one joint from its base angle and back, with pauses
+    (thesis §4.1: one 45° step per joint; the step-test button flips the joint angle)::
+
+        base … pause_s … base+step … hold_s … base … hold_s   (× repeats)
+    """
+
+    joint: str
+    step_deg: float = 45.0
+    pause_s: float = 0.5
+    hold_s: float = 1.5
+    repeats: int = 1
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = f"step_{self.joint}"
+        self.duration_s = self.pause_s + self.repeats * 2 * self.hold_s
+
+    def offset_rad(self, t_s: float) -> float:
+        if t_s < self.pause_s:
+            return 0.0
+        k = int((t_s - self.pause_s) // self.hold_s)
+        return math.radians(self.step_deg) if k % 2 == 0 and k < 2 * self.repeats else 0.0
+
+    def setpoints(self, t_s, base_pose_rad, joint_names):
+        q = np.array(base_pose_rad, dtype=float)
+        q[list(joint_names).index(self.joint)] += self.offset_rad(t_s)
+        return q
+
+
+@dataclass
+class DanceMotion(Motion):
+    """A fast synthetic 'dance': every joint follows base + A_j sin(2π f_j t) (thesis §4.1 uses a
+    fast dance animation for the animation error)."""
+
+    amplitude_deg: Sequence[float] = ()
+    frequency_hz: Sequence[float] = ()
+    duration_s: float = 6.0
+    name: str = "dance"
+
+    def setpoints(self, t_s, base_pose_rad, joint_names):
+        a = np.radians(np.asarray(self.amplitude_deg, dtype=float))
+        f = np.asarray(self.frequency_hz, dtype=float)
+        return np.asarray(base_pose_rad, dtype=float) + a * np.sin(2 * math.pi * f * t_s)
+
+
+@dataclass
+class RecordedMotion(Motion):
+    """A recorded motion: sample times and set-points (rad) per joint, linearly interpolated
+    (``hold=True``: sample-and-hold, as a 60 Hz mocap stream would be)."""
+
+    t_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    joints: Mapping[str, np.ndarray] = field(default_factory=dict)
+    name: str = "recording"
+    hold: bool = False
+
+    def __post_init__(self) -> None:
+        self.t_s = np.asarray(self.t_s, dtype=float)
+        self.duration_s = float(self.t_s[-1] - self.t_s[0]) if len(self.t_s) else 0.0
+
+    def setpoints(self, t_s, base_pose_rad, joint_names):
+        q = np.array(base_pose_rad, dtype=float)
+        tt = self.t_s[0] + t_s
+        for i, jn in enumerate(joint_names):
+            if jn in self.joints:
+                v = np.asarray(self.joints[jn], dtype=float)
+                if self.hold:
+                    k = max(0, int(np.searchsorted(self.t_s, tt, side="right")) - 1)
+                    q[i] = v[k]
+                else:
+                    q[i] = float(np.interp(tt, self.t_s, v))
+        return q
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "t_s": self.t_s.tolist(),
+                "joints_deg": {k: np.degrees(v).tolist() for k, v in self.joints.items()}}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "RecordedMotion":
+        return cls(t_s=np.asarray(d["t_s"]), joints={k: np.radians(v) for k, v in d["joints_deg"].items()},
+                   name=d.get("name", "recording"))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "RecordedMotion":
+        return cls.from_json(json.loads(Path(path).read_text()))
+
+
+@dataclass
+class AnimatorControl:
+    """Plays a motion; ``time_stretch`` > 1 slows it down (motion time = t / stretch)."""
+
+    motion: Motion
+    time_stretch: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.time_stretch > 0:
+            raise ValueError("time_stretch must be > 0")
+
+    @property
+    def duration_s(self) -> float:
+        return self.motion.duration_s * self.time_stretch
+
+    def setpoints(self, t_s: float, base_pose_rad, joint_names) -> np.ndarray:
+        return self.motion.setpoints(t_s / self.time_stretch, base_pose_rad, joint_names)

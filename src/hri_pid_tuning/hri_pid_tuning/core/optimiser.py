@@ -1,0 +1,175 @@
+"""Gain optimiser (beyond the thesis, whose conclusion was that manual tuning beat every heuristic).
+
+Cost of a gain set on one joint, from a simulated step test (:class:`~.motion.StepTestMotion`)::
+
+    J = w_itae · ITAE + w_ov · MaxOvershoot° + w_set · settling_b        (weights from config)
+
+ITAE in deg·s² summed over the test's steps, settling within ``settling_band_deg`` (robust
+settling; a step that does not settle counts ``unsettled_penalty_s``), divergence costs
+``divergence_cost``. The optimiser evaluates every heuristic's gains, starts from the best and
+refines with Nelder–Mead in log-gain space
+``x = (ln Kp, ln(Ki + εi), ln(Kd + εd))`` (εi = Kp/Tu·eps_fraction, εd = Kp·Tu·eps_fraction keep
+a zero gain reachable), within a budget of simulated trials (heuristics included).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .metrics import Evaluation, EvaluationParams, evaluate_joint
+from .motion import StepTestMotion
+from .pid import PIDGains, PIDParams
+from .plant import JointPlant, simulate_closed_loop
+
+
+@dataclass(frozen=True)
+class OptimiserParams:
+    """``from_config`` reads ``pid_tuning.optimiser``."""
+
+    budget_trials: int = 60
+    w_itae: float = 1.0
+    w_overshoot: float = 0.05
+    w_settling: float = 1.0
+    settling_band_deg: float = 5.0
+    unsettled_penalty_s: float = 3.0
+    divergence_cost: float = 1.0e4
+    divergence_deg: float = 120.0
+    initial_step_log: float = 0.5
+    eps_fraction: float = 0.01
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any]) -> "OptimiserParams":
+        w = section.get("cost_weights", {})
+        kw = {k: v for k, v in section.items() if k in cls.__dataclass_fields__}
+        kw.update({"w_itae": w.get("itae", cls.w_itae), "w_overshoot": w.get("overshoot_deg", cls.w_overshoot),
+                   "w_settling": w.get("settling_s", cls.w_settling)})
+        return cls(**kw)
+
+
+@dataclass
+class Trial:
+    gains: PIDGains
+    cost: float
+    evaluation: Evaluation | None
+    label: str = ""
+
+
+def step_cost(evaluation: Evaluation, itae: float | None, aborted: str | None, p: OptimiserParams,
+              steps: int) -> float:
+    if aborted is not None or itae is None or evaluation.avg_absolute_error is None:
+        return p.divergence_cost
+    ov = evaluation.max_overshoot or 0.0
+    st = evaluation.avg_robust_settling_time.get(float(p.settling_band_deg))
+    st = p.unsettled_penalty_s if st is None else st
+    return p.w_itae * itae + p.w_overshoot * ov + p.w_settling * st
+
+
+class JointCostFunction:
+    """Simulates the step test on one joint and returns the cost; counts trials."""
+
+    def __init__(self, plant: JointPlant, motion: StepTestMotion, base_rad: float, params: OptimiserParams,
+                 pid_params: PIDParams | None = None, eval_params: EvaluationParams | None = None):
+        self.plant = plant
+        self.motion = motion
+        self.base_rad = base_rad
+        self.p = params
+        self.pid_params = pid_params
+        self.eval_params = eval_params or EvaluationParams()
+        self.trials: list[Trial] = []
+        self.last_trace = None
+
+    def __call__(self, gains: PIDGains, label: str = "") -> float:
+        m = self.motion
+        tr = simulate_closed_loop(self.plant, gains, lambda t: self.base_rad + m.offset_rad(t), m.duration_s,
+                                  q0_rad=self.base_rad, pid_params=self.pid_params,
+                                  divergence_rad=math.radians(self.p.divergence_deg))
+        self.last_trace = tr
+        ev = evaluate_joint(tr.t_s, tr.desired_deg, tr.measured_deg, self.eval_params) if len(tr.t_s) > 2 else None
+        cost = step_cost(ev, ev.itae if ev else None, tr.aborted, self.p, 2 * m.repeats) if ev else self.p.divergence_cost
+        self.trials.append(Trial(gains, cost, ev, label))
+        return cost
+
+
+@dataclass
+class OptimiserResult:
+    gains: PIDGains
+    cost: float
+    start_name: str
+    start_cost: float
+    heuristic_costs: dict[str, float]
+    trials: int
+    history: list[float] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gains": self.gains.to_dict(), "cost": self.cost, "start": self.start_name,
+                "start_cost": self.start_cost, "heuristic_costs": self.heuristic_costs, "trials": self.trials}
+
+
+def optimise(cost_fn: JointCostFunction, heuristics: Mapping[str, PIDGains], tu_s: float,
+             progress: Callable[[float], None] | None = None) -> OptimiserResult:
+    """Best heuristic, then Nelder–Mead within ``budget_trials`` simulations in total."""
+    p = cost_fn.p
+    budget = p.budget_trials
+    costs = {}
+    for name, g in heuristics.items():
+        if len(cost_fn.trials) >= budget:
+            break
+        costs[name] = cost_fn(g, name)
+    start_name = min(costs, key=costs.get)
+    start = heuristics[start_name]
+    eps_i = max(start.kp / tu_s * p.eps_fraction, 1e-9)
+    eps_d = max(start.kp * tu_s * p.eps_fraction, 1e-9)
+    x0 = np.log([max(start.kp, 1e-9), start.ki + eps_i, start.kd + eps_d])
+    best = {"cost": costs[start_name], "gains": start}
+    history = [best["cost"]]
+
+    def to_gains(x):
+        kp, ki, kd = np.exp(x)
+        return PIDGains(float(kp), float(max(ki - eps_i, 0.0)), float(max(kd - eps_d, 0.0)))
+
+    def f(x):
+        if len(cost_fn.trials) >= budget:
+            return best["cost"] + 1.0
+        g = to_gains(x)
+        c = cost_fn(g, "optimiser")
+        if c < best["cost"]:
+            best.update(cost=c, gains=g)
+        history.append(best["cost"])
+        if progress:
+            progress(len(cost_fn.trials) / budget)
+        return c
+
+    remaining = budget - len(cost_fn.trials)
+    if remaining > 4:
+        s = p.initial_step_log
+        # the initial simplex also tries to switch an absent I or D term on (to ~its ZN size)
+        dx_i = s if start.ki > 0 else math.log(1.0 / p.eps_fraction) * 0.5
+        dx_d = s if start.kd > 0 else math.log(1.0 / p.eps_fraction) * 0.5
+        simplex = np.array([x0, x0 + [s, 0, 0], x0 + [0, dx_i, 0], x0 + [0, 0, dx_d]])
+        minimize(f, x0, method="Nelder-Mead",
+                 options={"maxfev": remaining, "initial_simplex": simplex, "xatol": 1e-3, "fatol": 1e-4})
+    return OptimiserResult(best["gains"], best["cost"], start_name, costs[start_name], costs,
+                           len(cost_fn.trials), history)
+
+
+def grid_search(cost_fn: JointCostFunction, ku: float, tu_s: float, kp_factors, ki_factors, kd_factors,
+                progress: Callable[[float], None] | None = None) -> tuple[PIDGains, float, int]:
+    """Dense grid Kp = a·Ku, Ki = b·Ku/Tu, Kd = c·Ku·Tu (the stand-in for an expert's manual tuning)."""
+    best_g, best_c = None, math.inf
+    n = len(kp_factors) * len(ki_factors) * len(kd_factors)
+    k = 0
+    for a in kp_factors:
+        for b in ki_factors:
+            for c in kd_factors:
+                g = PIDGains(a * ku, b * ku / tu_s, c * ku * tu_s)
+                cost = cost_fn(g, "grid")
+                if cost < best_c:
+                    best_g, best_c = g, cost
+                k += 1
+                if progress and k % 20 == 0:
+                    progress(k / n)
+    return best_g, best_c, n

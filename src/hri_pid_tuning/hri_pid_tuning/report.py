@@ -1,0 +1,186 @@
+"""Outputs a person wants: progress bar, per-run JSON folder (thesis Fig. 3.8 structure, numbers
+as numbers, ISO timestamps), PNG plots, and reading a run folder back for ``hri tune report``.
+
+Run folder::
+
+    run/
+      run.json                      configuration (PidConfiguration) + run evaluation + tuning summary
+      tuning/<joint>.json           relay result, every heuristic's gains and step metrics, optimiser
+      tuning/<joint>_steps.png      step responses of every heuristic on one figure
+      <motion>/evaluation.json      all joints of that motion combined
+      <motion>/<joint>.json         PidStepData + that joint's evaluation
+      <motion>/error.png            signed error over time, every joint
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Sequence, TextIO
+
+import numpy as np
+
+from .core.metrics import Evaluation
+from .core.services import MotionResult, RunResult
+
+
+class ProgressBar:
+    """``[#####-----]  50% label`` on a terminal stream; silent when disabled."""
+
+    def __init__(self, label: str = "", width: int = 30, stream: TextIO | None = None, enabled: bool = True):
+        self.label = label
+        self.width = width
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self._last = -1
+
+    def __call__(self, fraction: float) -> None:
+        if not self.enabled:
+            return
+        pct = int(round(100 * min(max(fraction, 0.0), 1.0)))
+        if pct == self._last:
+            return
+        self._last = pct
+        n = pct * self.width // 100
+        self.stream.write(f"\r[{'#' * n}{'-' * (self.width - n)}] {pct:3d}% {self.label}")
+        if pct >= 100:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe: NaN/Inf → null, numpy → Python."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return v if math.isfinite(v) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_clean(data), indent=2))
+
+
+def export_run(run: RunResult, out: str | Path, tuning: Mapping[str, Any] | None = None, plots: bool = True) -> Path:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "run.json", {"createdTimestamp": run.created, "configuration": run.configuration,
+                                  "evaluation": run.evaluation.to_json(),
+                                  "motions": [m.motion for m in run.motions],
+                                  "tuning": dict(tuning or {})})
+    for m in run.motions:
+        d = out / _safe(m.motion)
+        write_json(d / "evaluation.json", {"createdTimestamp": m.created, "animation": m.motion,
+                                           "evaluation": m.evaluation.to_json()})
+        for j in m.samples:
+            write_json(d / f"{_safe(j)}.json", {**m.step_data_json(j), "evaluation": m.joint_evaluations[j].to_json()})
+        if plots:
+            plot_motion_error(m, d / "error.png")
+    return out
+
+
+def plot_motion_error(m: MotionResult, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    for j, s in m.samples.items():
+        t, d, y = s.arrays_deg()
+        ax[0].plot(t, d, "--", lw=0.8)
+        ax[0].plot(t, y, lw=1.2, label=j)
+        ax[1].plot(t, d - y, lw=1.0, label=j)
+    ax[0].set_ylabel("angle [deg] (dashed: set-point)")
+    ax[1].set_ylabel("signed error [deg]")
+    ax[1].set_xlabel("time [s]")
+    ax[0].legend(fontsize=7, ncol=3)
+    ax[0].set_title(f"{m.motion}: AvgAbsoluteError {m.evaluation.avg_absolute_error:.2f} deg")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def plot_heuristic_steps(joint: str, traces: Mapping[str, Any], path: Path) -> None:
+    """Step responses (``Trace``) of every heuristic on one figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5))
+    first = True
+    for name, tr in traces.items():
+        if first:
+            ax.plot(tr.t_s, tr.desired_deg, "k--", lw=1.0, label="set-point")
+            first = False
+        ax.plot(tr.t_s, tr.measured_deg, lw=1.1, label=name)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel(f"{joint} [deg]")
+    ax.set_title(f"step responses of every heuristic: {joint}")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+# ------------------------------------------------------------------------------------------------
+THESIS_COLUMNS = ("AvgAbsErr(Anim)", "AvgAbsErr(Step)", "MaxOvershoot°", "Avg5°Settling s", "Avg50%Resp s")
+
+
+def fmt(v: float | None, nd: int = 2) -> str:
+    return "–" if v is None else f"{v:.{nd}f}"
+
+
+def read_run(path: str | Path) -> dict[str, Any]:
+    """Load a run folder: ``{'run': run.json, 'motions': {name: {'evaluation': ..., 'joints': {j: eval}}}}``."""
+    path = Path(path)
+    run_file = path / "run.json"
+    if not run_file.is_file():
+        raise FileNotFoundError(f"{path} is not a run folder (no run.json)")
+    run = json.loads(run_file.read_text())
+    motions = {}
+    for m in run.get("motions", []):
+        d = path / _safe(m)
+        ev = json.loads((d / "evaluation.json").read_text())
+        joints = {}
+        for f in sorted(d.glob("*.json")):
+            if f.name == "evaluation.json":
+                continue
+            joints[f.stem] = json.loads(f.read_text())["evaluation"]
+        motions[m] = {"evaluation": ev["evaluation"], "joints": joints}
+    return {"run": run, "motions": motions}
+
+
+def report_text(path: str | Path) -> str:
+    data = read_run(path)
+    keys = ("AvgAbsoluteError", "AvgSignedError", "MaxOvershoot", "AvgSettlingTime5Degrees",
+            "Avg50PercentResponseTime", "Itae", "OscillationCount")
+    lines = [f"run {path}  created {data['run'].get('createdTimestamp')}"]
+    head = f"{'motion/joint':28s}" + "".join(f"{k[:22]:>24s}" for k in keys)
+    lines.append(head)
+    for m, md in data["motions"].items():
+        rows = [(m, md["evaluation"])] + [(f"  {j}", e) for j, e in md["joints"].items()]
+        for name, e in rows:
+            lines.append(f"{name:28s}" + "".join(f"{fmt(e.get(k)) if not isinstance(e.get(k), int) else e.get(k):>24}" for k in keys))
+    ev = data["run"]["evaluation"]
+    lines.append(f"{'RUN':28s}" + "".join(f"{fmt(ev.get(k)) if not isinstance(ev.get(k), int) else ev.get(k):>24}" for k in keys))
+    tuning = data["run"].get("tuning") or {}
+    for j, t in tuning.items():
+        r = t.get("relay", {})
+        lines.append(f"tuning {j}: relay {r.get('reason')} Ku={fmt(r.get('ku'))} Tu={fmt(r.get('tu_s'), 4)} s "
+                     f"applied={t.get('applied')}")
+    return "\n".join(lines)

@@ -1,0 +1,126 @@
+"""Wires the core services to a simulated robot from the config tree (used by the CLI, the node,
+the results generator and the bench).
+
+``TuningSession.create(robot="humanoid_arm", setup="s2")`` – the thesis's 5-joint arm in setup
+S1–S4 (``pid_tuning.setups``); ``robot="fr3"`` – the FR3's 7 joints (``config/robots/fr3.yaml``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .core.autotune import AutoTuningService, TuningData
+from .core.heuristics import HeuristicsParams, compute_all
+from .core.metrics import EvaluationParams
+from .core.motion import DanceMotion, StepTestMotion
+from .core.optimiser import JointCostFunction, OptimiserParams, optimise
+from .core.pid import PIDGains, PIDParams
+from .core.relay import RelayParams
+from .core.services import PidConfigurationStorage, TestRunner
+
+ARM_ROBOT = "humanoid_arm"
+CONFIG_ROBOT_FOR_ARM = "fr3"   # the humanoid arm has no robot file: its setups live in pid_tuning
+
+
+def load_pid_config(robot: str, config_root=None, overrides=None) -> dict:
+    from hri_runtime.config import load_robot_config
+
+    return load_robot_config(CONFIG_ROBOT_FOR_ARM if robot == ARM_ROBOT else robot,
+                             config_root=config_root, overrides=overrides)
+
+
+@dataclass
+class TuningSession:
+    robot: str
+    setup: str | None
+    cfg: dict
+    plant: Any
+    storage: PidConfigurationStorage
+    runner: TestRunner
+    autotuner: AutoTuningService
+    pid_params: PIDParams
+    eval_params: EvaluationParams
+    relay_params: RelayParams
+    heuristics: HeuristicsParams
+    optimiser_params: OptimiserParams
+    base_pose_deg: dict[str, float] = field(default_factory=dict)
+    per_robot: dict = field(default_factory=dict)   # pid_tuning.humanoid_arm or pid_tuning (per-joint items)
+
+    @classmethod
+    def create(cls, robot: str = ARM_ROBOT, setup: str | None = "s2", config_root=None, overrides=None,
+               transport: Callable[[str, PIDGains], bool] | None = None,
+               clock: Callable[[], float] | None = None) -> "TuningSession":
+        cfg = load_pid_config(robot, config_root, overrides)
+        pt = cfg["pid_tuning"]
+        relay_amp = None
+        if robot == ARM_ROBOT:
+            from hri_sim.pid_plants_mujoco import HUMANOID_ARM_JOINTS, ArmSetup, build_humanoid_arm
+
+            if setup not in pt["setups"]:
+                raise ValueError(f"unknown setup {setup!r}; known: {sorted(pt['setups'])}")
+            arm_setup = ArmSetup.from_config(setup, pt["setups"][setup])
+            plant = build_humanoid_arm(arm_setup)
+            if arm_setup.relay_amplitude_nm is not None:
+                relay_amp = dict(zip(HUMANOID_ARM_JOINTS, arm_setup.relay_amplitude_nm))
+        elif robot == "fr3":
+            from hri_sim.pid_plants_mujoco import build_fr3
+
+            pose = cfg["joints"]["named_positions_deg"]["hri_home"]
+            pl = pt.get("plant") or {}
+            plant = build_fr3(cfg["joints"]["torque_max_nm"], pose, control_period_s=pl.get("control_period_s", 0.002),
+                              measurement_delay_s=pl.get("measurement_delay_s", 0.0))
+            setup = None
+        else:
+            raise ValueError(f"no PID plant for robot {robot!r} (humanoid_arm, fr3)")
+        names = plant.joint_names
+        per_robot = pt["humanoid_arm"] if robot == ARM_ROBOT else pt
+        ig = per_robot["initial_gains"]
+        if ig is None:
+            raise ValueError(f"pid_tuning.initial_gains is not set for {robot} (config/robots/{robot}.yaml)")
+        if len(ig["kp"]) != len(names):
+            raise ValueError(f"pid_tuning.initial_gains has {len(ig['kp'])} joints, {robot} has {len(names)}")
+        pid_params = PIDParams.from_config(pt["pid"])
+        eval_params = EvaluationParams.from_config(pt["evaluation"])
+        storage = PidConfigurationStorage(names, PIDGains(0.0), transport=transport, clock=clock)
+        for j, kp, ki, kd in zip(names, ig["kp"], ig["ki"], ig["kd"]):
+            storage.set(j, PIDGains(kp, ki, kd))
+        storage.transmit_all()
+        runner = TestRunner(plant, storage, pid_params, eval_params, pt["sample_interval_s"], clock)
+        base = {j: math.degrees(q) for j, q in zip(names, plant.base_pose_rad)}
+        relay = RelayParams.from_config(pt["relay"])
+        heur = HeuristicsParams.from_config(pt["heuristics"])
+        order = [j for j in (per_robot["joint_order"] or []) if j in names] or list(names)
+        auto = AutoTuningService(lambda j, holds: plant.joint(j, holds, pid_params), storage, relay, heur,
+                                 pt["heuristics"]["default"], base, order, relay_amp)
+        return cls(robot, setup, cfg, plant, storage, runner, auto, pid_params, eval_params, relay, heur,
+                   OptimiserParams.from_config(pt["optimiser"]), base, per_robot)
+
+    # --- motions ---------------------------------------------------------------------------------
+    def step_motion(self, joint: str) -> StepTestMotion:
+        st = self.per_robot["step_test"]
+        return StepTestMotion(joint, st["step_deg"], st["pause_s"], st["hold_s"], st["repeats"])
+
+    def dance_motion(self) -> DanceMotion:
+        d = self.per_robot["dance"]
+        if d is None:
+            raise ValueError(f"pid_tuning.dance is not set for {self.robot}")
+        n = len(self.plant.joint_names)
+        amp = list(d["amplitude_deg"])[:n] + [0.0] * max(0, n - len(d["amplitude_deg"]))
+        fr = list(d["frequency_hz"])[:n] + [0.0] * max(0, n - len(d["frequency_hz"]))
+        return DanceMotion(amp, fr, d["duration_s"])
+
+    def step_motions(self) -> list[StepTestMotion]:
+        return [self.step_motion(j) for j in self.plant.joint_names]
+
+    # --- optimiser ------------------------------------------------------------------------------
+    def cost_function(self, joint: str, holds: Mapping[str, PIDGains] | None = None) -> JointCostFunction:
+        jp = self.plant.joint(joint, dict(holds or self.storage.local), self.pid_params)
+        return JointCostFunction(jp, self.step_motion(joint), math.radians(self.base_pose_deg[joint]),
+                                 self.optimiser_params, self.pid_params, self.eval_params)
+
+    def optimise_joint(self, joint: str, tuning: TuningData, progress=None):
+        cf = self.cost_function(joint)
+        return optimise(cf, tuning.heuristics, tuning.relay.tu_s, progress), cf

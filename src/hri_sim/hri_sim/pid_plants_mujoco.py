@@ -1,0 +1,259 @@
+"""MuJoCo plants for PID tuning (owner: hri_pid_tuning; issue 9).
+
+* :func:`build_humanoid_arm` – the 5-joint humanoid arm (``mjcf/humanoid_arm.xml``) in one of the
+  thesis's setups S1–S4 (seed 004 §4.1), every number from ``pid_tuning.setups.<name>``.
+* :func:`build_fr3` – the FR3 (franky-sim MJCF) with its position servos replaced by torque motors.
+* :func:`build_tino_leg` – the social robot's leg, when ``mjcf/tino.xml`` exists.
+
+:class:`MujocoMultiJointPlant` drives all actuated joints with efforts (N·m) at a control period
+``control_period_s`` (an integer number of physics steps, zero-order hold), with an optional
+measurement delay (whole control periods; the thesis's remote PIDs see the pose with latency).
+:meth:`MujocoMultiJointPlant.joint` returns a single-joint view (``JointPlant`` protocol of
+``hri_pid_tuning.core.plant``) whose other joints are held at their base pose by their own PIDs,
+as in the thesis where joints are tuned one at a time while the others keep their configuration.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+MJCF_DIR = Path(__file__).resolve().parent / "mjcf"
+HUMANOID_ARM_XML = MJCF_DIR / "humanoid_arm.xml"
+HUMANOID_ARM_JOINTS = ("shoulder_x", "shoulder_y", "shoulder_z", "elbow", "hand")
+SEGMENT_GEOMS = {"upper_arm": "upper_arm_geom", "forearm": "forearm_geom", "hand": "hand_geom"}
+
+
+class MujocoMultiJointPlant:
+    """All joints of a MuJoCo model with one motor each. Angles in rad (absolute joint angles)."""
+
+    def __init__(self, model, joint_names: Sequence[str], effort_max: Sequence[float],
+                 base_pose_rad: Sequence[float], control_period_s: float, measurement_delay_s: float = 0.0,
+                 extra_ctrl: Callable[[Any, Any], None] | None = None):
+        import mujoco
+
+        self._mj = mujoco
+        self.model = model
+        self.data = mujoco.MjData(model)
+        self.joint_names = list(joint_names)
+        self.n = len(self.joint_names)
+        jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in self.joint_names]
+        if min(jids) < 0:
+            raise ValueError(f"joint not in model: {[j for j, i in zip(self.joint_names, jids) if i < 0]}")
+        self.qadr = np.array([model.jnt_qposadr[i] for i in jids])
+        self.dadr = np.array([model.jnt_dofadr[i] for i in jids])
+        self.aid = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, j) for j in self.joint_names])
+        if self.aid.min() < 0:
+            raise ValueError("every joint needs a motor actuator named like the joint")
+        self.q_min = np.array([model.jnt_range[i][0] for i in jids])
+        self.q_max = np.array([model.jnt_range[i][1] for i in jids])
+        self.effort_max = np.asarray(effort_max, dtype=float)
+        self.base_pose_rad = np.asarray(base_pose_rad, dtype=float)
+        self.substeps = max(1, int(round(control_period_s / model.opt.timestep)))
+        self.dt_s = self.substeps * model.opt.timestep
+        self.delay_steps = int(round(measurement_delay_s / self.dt_s))
+        self.extra_ctrl = extra_ctrl
+        self._buf: deque = deque(maxlen=self.delay_steps + 1)
+        self.reset(self.base_pose_rad)
+
+    @property
+    def t_s(self) -> float:
+        return float(self.data.time)
+
+    @property
+    def q_rad(self) -> np.ndarray:
+        """Measured (possibly delayed) joint angles; NaN once the simulation diverged."""
+        if self.diverged:
+            return np.full(self.n, np.nan)
+        return self._buf[0]
+
+    @property
+    def q_true_rad(self) -> np.ndarray:
+        return self.data.qpos[self.qadr].copy()
+
+    def reset(self, q_rad: Sequence[float]) -> None:
+        mj = self._mj
+        mj.mj_resetData(self.model, self.data)
+        self.diverged = False
+        self.data.qpos[self.qadr] = np.asarray(q_rad, dtype=float)
+        mj.mj_forward(self.model, self.data)
+        q = self.q_true_rad
+        self._buf.clear()
+        for _ in range(self.delay_steps + 1):
+            self._buf.append(q.copy())
+
+    def step(self, efforts: Sequence[float]) -> None:
+        u = np.clip(np.asarray(efforts, dtype=float), -self.effort_max, self.effort_max)
+        self.data.ctrl[self.aid] = u
+        if self.extra_ctrl is not None:
+            self.extra_ctrl(self.model, self.data)
+        if self.diverged:
+            return
+        bad = self._mj.mjtWarning.mjWARN_BADQACC
+        n_bad = self.data.warning[bad].number
+        t_before = self.data.time
+        for _ in range(self.substeps):
+            self._mj.mj_step(self.model, self.data)
+        # MuJoCo resets the state (time back to 0) when the simulation becomes unstable
+        if self.data.warning[bad].number != n_bad or self.data.time < t_before:
+            self.diverged = True
+        self._buf.append(self.q_true_rad)
+
+    def joint(self, name: str, hold_gains: Mapping[str, Any], pid_params=None) -> "JointView":
+        return JointView(self, self.joint_names.index(name), hold_gains, pid_params)
+
+
+class JointView:
+    """One joint of a :class:`MujocoMultiJointPlant` as a ``JointPlant``; the other joints are
+    held at the base pose by PIDs with ``hold_gains[joint]`` (``PIDGains``) and output limits ±effort_max."""
+
+    def __init__(self, plant: MujocoMultiJointPlant, index: int, hold_gains: Mapping[str, Any], pid_params=None):
+        from dataclasses import replace
+
+        from hri_pid_tuning.core.pid import PID, PIDParams
+
+        self.plant = plant
+        self.index = index
+        self.name = plant.joint_names[index]
+        self.dt_s = plant.dt_s
+        self.effort_max = float(plant.effort_max[index])
+        self.q_min_rad = float(plant.q_min[index])
+        self.q_max_rad = float(plant.q_max[index])
+        base = pid_params or PIDParams()
+        self._holds = []
+        for i, jn in enumerate(plant.joint_names):
+            if i == index:
+                continue
+            p = replace(base, output_min=-float(plant.effort_max[i]), output_max=float(plant.effort_max[i]))
+            self._holds.append((i, PID(hold_gains[jn], p)))
+        self._u = np.zeros(plant.n)
+
+    @property
+    def t_s(self) -> float:
+        return self.plant.t_s
+
+    @property
+    def q_rad(self) -> float:
+        return float(self.plant.q_rad[self.index])
+
+    def reset(self, q_rad: float) -> None:
+        q = self.plant.base_pose_rad.copy()
+        q[self.index] = q_rad
+        self.plant.reset(q)
+        for _, pid in self._holds:
+            pid.reset()
+
+    def step(self, effort: float) -> None:
+        q = self.plant.q_rad
+        t = self.plant.t_s
+        for i, pid in self._holds:
+            self._u[i] = pid.update(self.plant.base_pose_rad[i], q[i], t)
+        self._u[self.index] = effort
+        self.plant.step(self._u)
+
+
+# ------------------------------------------------------------------------------------------------
+# builders
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ArmSetup:
+    """One of the thesis's setups (``pid_tuning.setups.<name>``); lists are per joint in
+    HUMANOID_ARM_JOINTS order."""
+
+    name: str
+    description: str
+    gravity_m_s2: float
+    effort_max_nm: tuple[float, ...]
+    frictionloss_nm: tuple[float, ...]
+    damping_nm_s_rad: tuple[float, ...]
+    armature_kg_m2: tuple[float, ...]
+    masses_kg: Mapping[str, float]
+    base_pose_deg: tuple[float, ...]
+    physics_dt_s: float
+    control_period_s: float
+    measurement_delay_s: float
+    relay_amplitude_nm: tuple[float, ...] | None = None
+
+    @classmethod
+    def from_config(cls, name: str, section: Mapping[str, Any]) -> "ArmSetup":
+        t = lambda k: tuple(float(x) for x in section[k])
+        return cls(name=name, description=str(section.get("description", "")),
+                   gravity_m_s2=float(section["gravity_m_s2"]), effort_max_nm=t("effort_max_nm"),
+                   frictionloss_nm=t("frictionloss_nm"), damping_nm_s_rad=t("damping_nm_s_rad"),
+                   armature_kg_m2=t("armature_kg_m2"), masses_kg=dict(section["masses_kg"]),
+                   base_pose_deg=t("base_pose_deg"), physics_dt_s=float(section["physics_dt_s"]),
+                   control_period_s=float(section["control_period_s"]),
+                   measurement_delay_s=float(section["measurement_delay_s"]),
+                   relay_amplitude_nm=(None if section.get("relay_amplitude_nm") is None
+                                       else t("relay_amplitude_nm")))
+
+
+def humanoid_arm_model(setup: ArmSetup):
+    """Compile the humanoid arm with the setup's gravity, masses, limits, friction."""
+    import mujoco
+
+    spec = mujoco.MjSpec.from_file(str(HUMANOID_ARM_XML))
+    spec.option.timestep = setup.physics_dt_s
+    spec.option.gravity = [0.0, 0.0, -setup.gravity_m_s2]
+    for seg, geom in SEGMENT_GEOMS.items():
+        spec.geom(geom).mass = float(setup.masses_kg[seg])
+    for i, jn in enumerate(HUMANOID_ARM_JOINTS):
+        j = spec.joint(jn)
+        j.frictionloss = setup.frictionloss_nm[i]
+        j.damping = [setup.damping_nm_s_rad[i], 0.0, 0.0]   # MuJoCo 4: damping polynomial, linear term first
+        j.armature = setup.armature_kg_m2[i]
+        a = spec.actuator(jn)
+        a.ctrlrange = [-setup.effort_max_nm[i], setup.effort_max_nm[i]]
+        a.forcerange = [-setup.effort_max_nm[i], setup.effort_max_nm[i]]
+        a.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+    return spec.compile()
+
+
+def build_humanoid_arm(setup: ArmSetup) -> MujocoMultiJointPlant:
+    model = humanoid_arm_model(setup)
+    return MujocoMultiJointPlant(model, HUMANOID_ARM_JOINTS, setup.effort_max_nm,
+                                 np.radians(setup.base_pose_deg), setup.control_period_s,
+                                 setup.measurement_delay_s)
+
+
+def build_fr3(effort_max_nm: Sequence[float], base_pose_deg: Sequence[float], control_period_s: float = 0.001,
+              measurement_delay_s: float = 0.0, physics_dt_s: float = 0.001) -> MujocoMultiJointPlant:
+    """The FR3 of ``hri_sim.models.fr3_spec()`` with torque motors on its 7 joints (gripper kept
+    on its position servo)."""
+    import mujoco
+
+    from .models import fr3_spec
+
+    spec = fr3_spec()
+    spec.option.timestep = physics_dt_s
+    names = [f"fr3_joint{i}" for i in range(1, 8)]
+    for a in list(spec.actuators):
+        if a.name in names:
+            spec.delete(a)
+    for jn, tmax in zip(names, effort_max_nm):
+        a = spec.add_actuator(name=jn, target=jn, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        a.set_to_motor()
+        a.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        a.ctrlrange = [-tmax, tmax]
+    model = spec.compile()
+    return MujocoMultiJointPlant(model, names, effort_max_nm, np.radians(base_pose_deg), control_period_s,
+                                 measurement_delay_s)
+
+
+TINO_XML = MJCF_DIR / "tino.xml"
+
+
+def build_tino_leg(leg_joints: Sequence[str], effort_max_nm: Sequence[float], base_pose_deg: Sequence[float],
+                   control_period_s: float = 0.001) -> MujocoMultiJointPlant:
+    """The social robot's leg joints; needs ``mjcf/tino.xml`` with a motor per leg joint named
+    like the joint. Raises FileNotFoundError when the model does not exist (yet)."""
+    import mujoco
+
+    if not TINO_XML.is_file():
+        raise FileNotFoundError(f"{TINO_XML} does not exist (the social robot's model is issue of hri_sim)")
+    model = mujoco.MjModel.from_xml_path(str(TINO_XML))
+    return MujocoMultiJointPlant(model, leg_joints, effort_max_nm, np.radians(base_pose_deg), control_period_s)

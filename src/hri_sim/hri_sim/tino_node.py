@@ -1,0 +1,90 @@
+"""``tino_sim``: the MuJoCo Tino (hri_sim.tino) as a node, stepped in lockstep with the node clock.
+
+Subscribes ``atomic.topics.leg_rpm`` (std_msgs/Float64, motor RPM), ``cmd_vel`` (Twist) and
+``head`` (geometry_msgs/Vector3: x pitch, y pan, z tilt, rad); publishes ``leg_state``
+(sensor_msgs/JointState: ``leg`` position = ticks, velocity = measured motor RPM;
+``leg_home_switch`` position 0/1) and ``odom`` (nav_msgs/Odometry, frame ``odom`` ->
+``{robot}_base``). A non-finite command is rejected, counted and logged; the last one is kept.
+Parameters: ``robot`` (default tino).
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+from hri_runtime import msgs
+from hri_runtime.config import load_robot_config
+from hri_runtime.node import Node, run_node
+
+from hri_sim.tino import TinoSim, TinoSimParams
+
+
+def _value(param):
+    return getattr(param, "value", param)
+
+
+class TinoSimNode(Node):
+    def __init__(self, cfg: Optional[dict] = None, **kw):
+        super().__init__("tino_sim", **kw)
+        robot = str(_value(self.declare_parameter("robot", "tino")))
+        self.cfg = cfg if cfg is not None else load_robot_config(robot)
+        a = self.cfg["atomic"]
+        T = a["topics"]
+        self.base_frame = self.cfg["frames"]["base"]
+        self.sim = TinoSim(TinoSimParams.from_config(a))
+        self._offset = self.get_clock().now_s() - self.sim.t_s
+        self.rejected = 0
+        self.pub_leg = self.create_publisher("sensor_msgs/msg/JointState", T["leg_state"], qos=10)
+        self.pub_odom = self.create_publisher("nav_msgs/msg/Odometry", T["odom"], qos=10)
+        self.create_subscription("std_msgs/msg/Float64", T["leg_rpm"], self.on_rpm, qos=10)
+        self.create_subscription("geometry_msgs/msg/Twist", T["cmd_vel"], self.on_twist, qos=10)
+        self.create_subscription("geometry_msgs/msg/Vector3", T["head"], self.on_head, qos=10)
+        self.create_timer(a["node"]["period_s"], self.tick)
+
+    def _ok(self, *vals) -> bool:
+        if all(math.isfinite(float(v)) for v in vals):
+            return True
+        self.rejected += 1
+        self.get_logger().warning(f"non-finite command rejected: {vals}")
+        return False
+
+    def on_rpm(self, msg) -> None:
+        if self._ok(msg.data):
+            self.sim.set_leg_rpm(float(msg.data))
+
+    def on_twist(self, msg) -> None:
+        if self._ok(msg.linear.x, msg.angular.z):
+            self.sim.set_twist(float(msg.linear.x), float(msg.angular.z))
+
+    def on_head(self, msg) -> None:
+        if self._ok(msg.x, msg.y, msg.z):
+            self.sim.set_head(float(msg.y), float(msg.z), float(msg.x))
+
+    def tick(self) -> None:
+        t = self.get_clock().now_s()
+        n = int(round((t - self._offset - self.sim.t_s) / self.sim.model.opt.timestep))
+        if n > 0:
+            self.sim.step(n)
+        sec = int(t // 1)
+        stamp = msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=int(round((t - sec) * 1e9)) % 1_000_000_000)
+        self.pub_leg.publish(msgs.new(
+            "sensor_msgs/msg/JointState", header=msgs.new("std_msgs/msg/Header", stamp=stamp, frame_id=""),
+            name=["leg", "leg_home_switch"],
+            position=np.array([float(self.sim.leg_ticks()), float(self.sim.home_pressed())]),
+            velocity=np.array([self.sim.leg_motor_rpm(), 0.0]), effort=np.zeros(0)))
+        x, y, yaw = self.sim.base_pose()
+        v, w = self.sim.base_twist()
+        V3, P = "geometry_msgs/msg/Vector3", "geometry_msgs/msg/Point"
+        self.pub_odom.publish(msgs.new(
+            "nav_msgs/msg/Odometry", header=msgs.new("std_msgs/msg/Header", stamp=stamp, frame_id="odom"),
+            child_frame_id=self.base_frame,
+            pose=msgs.new("geometry_msgs/msg/PoseWithCovariance", covariance=np.zeros(36), pose=msgs.new(
+                "geometry_msgs/msg/Pose", position=msgs.new(P, x=x, y=y),
+                orientation=msgs.new("geometry_msgs/msg/Quaternion", z=math.sin(yaw / 2), w=math.cos(yaw / 2)))),
+            twist=msgs.new("geometry_msgs/msg/TwistWithCovariance", covariance=np.zeros(36), twist=msgs.new(
+                "geometry_msgs/msg/Twist", linear=msgs.new(V3, x=v), angular=msgs.new(V3, z=w)))))
+
+
+def main(argv=None):
+    run_node(TinoSimNode, argv)

@@ -1,0 +1,86 @@
+"""The arm nodes on the in-process runtime: VR packets over UDP and /ee_command drive the FR3."""
+from __future__ import annotations
+
+import socket
+
+import numpy as np
+import pytest
+
+pytest.importorskip("hri_core.se3", reason="hri_core (cpp/, issue 4) is not built yet")
+
+pytest.importorskip("hri_runtime.node", reason="hri_runtime node API not installed yet")
+pytest.importorskip("hri_runtime.inproc", reason="hri_runtime in-process backend not installed yet")
+
+from hri_runtime import msgs  # noqa: E402
+from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.inproc import InprocContext  # noqa: E402
+from hri_runtime.node import Node  # noqa: E402
+
+from hri_arm_teleop.core import vr_packet as vp  # noqa: E402
+from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode, pose_from_msg, pose_stamped  # noqa: E402
+from hri_arm_teleop.nodes.keyboard_node import KeyboardTeleopNode  # noqa: E402
+
+
+class Probe(Node):
+    def __init__(self, **kw):
+        super().__init__("probe", **kw)
+        self.ee, self.modes, self.js = [], [], []
+        self.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", self.ee.append, qos=10)
+        self.create_subscription("std_msgs/msg/String", "/teleop/mode", lambda m: self.modes.append(m.data), qos=10)
+        self.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self.js.append, qos=10)
+        self.cmd = self.create_publisher("geometry_msgs/msg/PoseStamped", "/ee_command", qos=10)
+
+
+def test_ee_command_moves_the_arm_then_stale_goes_to_hold():
+    ctx = InprocContext()
+    cfg = load_robot_config("fr3")
+    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
+    probe = Probe(context=ctx)
+    ctx.spin_for(0.1)
+    assert probe.ee and probe.js
+    T0 = pose_from_msg(probe.ee[-1])
+    T1 = T0.copy()
+    T1[2, 3] += 0.03
+    for _ in range(10):  # 1 s of 10 Hz commands
+        probe.cmd.publish(pose_stamped(T1, node.get_clock().now_s(), "fr3_base"))
+        ctx.spin_for(0.1)
+    ctx.spin_for(0.5)
+    assert pose_from_msg(probe.ee[-1])[2, 3] == pytest.approx(T1[2, 3], abs=0.002)
+    assert probe.modes[:1] == ["TRACK"]
+    ctx.spin_for(1.5)  # no command for > 1.0 s + horizon
+    assert probe.modes[-1] == "HOLD"
+    assert list(probe.js[-1].name) == cfg["joints"]["names"]
+
+
+def test_vr_packets_over_udp_drive_the_clutch():
+    ctx = InprocContext()
+    node = ArmTeleopNode(cfg=load_robot_config("fr3"), context=ctx, parameters={"vr_port": -1})
+    probe = Probe(context=ctx)
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    ctx.spin_for(0.1)
+    z0 = pose_from_msg(probe.ee[-1])[2, 3]
+    for k in range(100):  # clutch held, hand rises 2 cm over 1 s (Unity +y)
+        pkt = vp.ControllerPose(k, k * 0.01, (0.0, 1.2 + 0.02 * min(k / 80, 1.0), 0.4), (0, 0, 0, 1), clutch=True)
+        tx.sendto(vp.encode(pkt), node.vr_address)
+        ctx.spin_for(0.01)
+    ctx.spin_for(0.3)
+    assert pose_from_msg(probe.ee[-1])[2, 3] - z0 == pytest.approx(0.02, abs=0.002)
+    assert node.receiver.stats.accepted >= 95
+    tx.close()
+
+
+def test_keyboard_node_publishes_from_the_current_pose_at_10_hz():
+    ctx = InprocContext()
+    cfg = load_robot_config("fr3")
+    ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
+    kb = KeyboardTeleopNode(cfg=cfg, context=ctx, use_terminal=False)
+    got = []
+    probe = Probe(context=ctx)
+    probe.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_command", got.append, qos=10)
+    ctx.spin_for(0.25)
+    n0 = len(got)
+    kb.feed(b"\x1b[A\x1b[A")  # two presses of Up: +16 mm along x
+    ctx.spin_for(1.0)
+    assert 9 <= len(got) - n0 <= 11
+    p0 = pose_from_msg(got[n0 - 1] if n0 else got[0])[:3, 3]
+    np.testing.assert_allclose(pose_from_msg(got[-1])[:3, 3] - p0, [0.016, 0, 0], atol=1e-9)

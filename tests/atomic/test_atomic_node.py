@@ -1,0 +1,108 @@
+"""The atomic node (and the tino sim node) on the in-process runtime: fake clock, no threads."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("hri_runtime.node", reason="hri_runtime node API not installed yet")
+pytest.importorskip("hri_runtime.inproc", reason="hri_runtime in-process backend not installed yet")
+
+from hri_runtime import msgs  # noqa: E402
+from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.inproc import InprocContext  # noqa: E402
+from hri_runtime.node import Node  # noqa: E402
+
+from hri_atomic_motion.nodes.atomic_node import AtomicNode, parse_leg_state  # noqa: E402
+
+
+class Operator(Node):
+    """Publishes hri_pulse's pattern and records the outputs."""
+
+    def __init__(self, topics, **kw):
+        super().__init__("operator", **kw)
+        self.twists, self.diags, self.legs, self.states = [], [], [], []
+        self.pulse_pub = self.create_publisher("geometry_msgs/msg/Twist", topics["pulse"], qos=10)
+        self.stop_pub = self.create_publisher("std_msgs/msg/Bool", topics["safe_stop"], qos=10)
+        self.reset_pub = self.create_publisher("std_msgs/msg/Bool", topics["reset"], qos=10)
+        self.create_subscription("geometry_msgs/msg/Twist", topics["cmd_vel"], self.twists.append, qos=10)
+        self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", self.diags.append, qos=10)
+        self.create_subscription("sensor_msgs/msg/JointState", topics["leg_state"], self.legs.append, qos=10)
+        self.create_subscription("std_msgs/msg/String", topics["atomic_state"], self.states.append, qos=10)
+
+    def twist(self, state, direction):
+        return msgs.new("geometry_msgs/msg/Twist", linear=msgs.new("geometry_msgs/msg/Vector3", x=float(state)),
+                        angular=msgs.new("geometry_msgs/msg/Vector3", z=float(direction)))
+
+    def pulse(self, ctx, state, direction=0):
+        for _ in range(3):
+            self.pulse_pub.publish(self.twist(state, direction))
+            ctx.spin_for(0.04)
+        self.pulse_pub.publish(self.twist(0, 0))
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return load_robot_config("tino")
+
+
+def _ticks(op):
+    return parse_leg_state(op.legs[-1]).ticks
+
+
+def test_embedded_sim_runs_states_and_faults_reach_diagnostics(cfg):
+    ctx = InprocContext()
+    node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "sim"})
+    op = Operator(cfg["atomic"]["topics"], context=ctx)
+    ctx.spin_for(0.2)
+    op.pulse(ctx, 2)
+    ctx.spin_for(2.0)
+    assert abs(_ticks(op) - cfg["atomic"]["leg"]["max_extension_ticks"]) <= 10
+    op.pulse(ctx, 3, 1)
+    ctx.spin_for(0.5)
+    assert op.twists[-1].linear.x == cfg["atomic"]["base"]["move_linear_m_s"]
+    assert op.twists[-1].angular.z == -cfg["atomic"]["base"]["move_angular_rad_s"]
+    ctx.spin_for(2.0)
+    assert abs(_ticks(op)) <= cfg["atomic"]["leg"]["tolerance_ticks"]
+    assert node.sim.base_pose()[2] == pytest.approx(-0.6 * 1.7, rel=0.03)
+    assert [c.state for c in node.ctrl.started] == [2, 3]
+    # safe-stop during a movement: latched, motor 0 / twist 0, ERROR on /diagnostics until reset
+    op.pulse(ctx, 3, 0)
+    ctx.spin_for(0.3)
+    op.stop_pub.publish(msgs.new("std_msgs/msg/Bool", data=True))
+    ctx.spin_for(0.2)
+    assert op.twists[-1].linear.x == 0.0 and node.sim.leg_rpm_cmd == 0.0
+    assert op.diags[-1].status[0].level == 2 and "link_safe_stop" in op.diags[-1].status[0].message
+    op.pulse(ctx, 1)
+    ctx.spin_for(0.5)
+    assert op.twists[-1].linear.x == 0.0 and len(node.ctrl.started) == 3
+    op.reset_pub.publish(msgs.new("std_msgs/msg/Bool", data=True))
+    ctx.spin_for(1.2)
+    assert node.ctrl.fault is None and op.diags[-1].status[0].level == 0
+
+
+def test_topic_driver_with_the_tino_sim_node(cfg):
+    from hri_sim.tino_node import TinoSimNode
+
+    ctx = InprocContext()
+    sim = TinoSimNode(cfg=cfg, context=ctx)
+    node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
+    op = Operator(cfg["atomic"]["topics"], context=ctx)
+    ctx.spin_for(0.2)
+    x0 = sim.sim.base_pose()[0]
+    op.pulse(ctx, 3, 0)
+    ctx.spin_for(2.5)
+    assert sim.sim.base_pose()[0] - x0 == pytest.approx(0.2 * 1.7, rel=0.03)
+    assert node.ctrl.started and node.ctrl.fault is None
+
+
+def test_malformed_leg_state_is_rejected(cfg):
+    ctx = InprocContext()
+    node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
+    pub = Operator(cfg["atomic"]["topics"], context=ctx)
+    bad = msgs.new("sensor_msgs/msg/JointState", name=["leg"], position=[1.5], velocity=[], effort=[])
+    p = pub.create_publisher("sensor_msgs/msg/JointState", cfg["atomic"]["topics"]["leg_state"], qos=10)
+    p.publish(bad)
+    ctx.spin_for(0.1)
+    assert node.rejected_leg_state == 1
+    pub.pulse(ctx, 3, 0)
+    ctx.spin_for(0.2)
+    assert pub.twists[-1].linear.x == 0.0      # no leg state: nothing moves

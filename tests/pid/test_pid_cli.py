@@ -1,0 +1,44 @@
+"""`hri tune` and `hri tune report` end to end on the simulated humanoid arm."""
+import json
+import subprocess
+import sys
+
+from hri_pid_tuning.cli import main
+
+
+def test_tune_one_joint_writes_run_folder(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(["--robot", "humanoid_arm", "--setup", "s1", "--joint", "hand", "--heuristic", "pd_control",
+               "--out", str(out), "--quiet"])
+    assert rc == 0
+    run = json.loads((out / "run.json").read_text())
+    assert run["tuning"]["hand"]["applied"] == "pd_control"
+    assert isinstance(run["tuning"]["hand"]["relay"]["ku"], float)
+    assert run["motions"] == ["dance", "step_hand"]
+    assert run["createdTimestamp"][4] == "-" and "T" in run["createdTimestamp"]     # ISO 8601
+    step = json.loads((out / "step_hand" / "hand.json").read_text())
+    assert step["joint"] == "hand" and step["animation"] == "step_hand"
+    assert isinstance(step["data"][0]["entry"]["desired"], float)
+    assert isinstance(step["evaluation"]["AvgAbsoluteError"], float)
+    tuning = json.loads((out / "tuning" / "hand.json").read_text())
+    assert len(tuning["heuristics"]) == 10 and "pd_control" in tuning["heuristic_steps"]
+    assert (out / "tuning" / "hand_steps.png").stat().st_size > 1000
+    assert (out / "dance" / "error.png").is_file()
+    printed = capsys.readouterr().out
+    assert "step_hand" in printed and "RUN" in printed
+    assert main(["report", str(out)]) == 0
+    assert "tuning hand: relay ok" in capsys.readouterr().out
+
+
+def test_bad_arguments_are_explained(tmp_path, capsys):
+    assert main(["--robot", "humanoid_arm", "--setup", "s9", "--out", str(tmp_path)]) == 2
+    assert "unknown setup" in capsys.readouterr().err
+    assert main(["--joint", "knee", "--out", str(tmp_path), "--quiet"]) == 2
+    assert "unknown joint" in capsys.readouterr().err
+    assert main(["--heuristic", "magic", "--out", str(tmp_path), "--quiet"]) == 2
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+
+
+def test_hri_dispatcher_knows_tune():
+    r = subprocess.run([sys.executable, "-m", "hri_runtime.cli", "--help"], capture_output=True, text=True)
+    assert "tune" in r.stdout
