@@ -28,6 +28,8 @@ $(VENV)/.deps: requirements.txt
 	$(PIP) install -q -r requirements.txt
 	# The FR3 MJCF + meshes ship in franky-sim; we read its assets, never import it.
 	$(PIP) install -q --no-deps franky-sim
+	# UR5e / iiwa14 MJCFs ship in robosuite's wheel; assets only, never imported.
+	$(PIP) install -q --no-deps robosuite
 	@touch $@
 
 # The workspace packages (editable) and the C++ core; redone when a package's metadata or
