@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 from hri_pid_tuning.experiments import run_setup
 from hri_pid_tuning.report import THESIS_COLUMNS, ProgressBar, fmt, write_json
@@ -45,6 +48,14 @@ THESIS = {
 }
 THESIS_SEVEN = ["Classic", "Pessen Integral Rule", "Some Overshoot", "No Overshoot", "P-Control", "PI-Control",
                 "PD-Control"]
+
+
+def spearman(a, b) -> float:
+    """Spearman rank correlation (average ranks for ties; inf sorts last)."""
+    from scipy.stats import rankdata
+
+    ra, rb = rankdata(a), rankdata(b)
+    return float(np.corrcoef(ra, rb)[0, 1])
 
 
 def best_per_column(rows: dict[str, tuple], names) -> list[str]:
@@ -126,6 +137,14 @@ def main(argv=None) -> int:
         doc.append("")
         doc.append("Mean rank over the five columns (best first): thesis " + " > ".join(order_th) +
                    "; ours " + " > ".join(order_us) + ".")
+        rho = spearman([r_th[n] for n in THESIS_SEVEN], [r_us[n] for n in THESIS_SEVEN])
+        col_rho = [spearman([th[n][c] for n in THESIS_SEVEN],
+                            [ours[n][c] if ours[n][c] is not None else math.inf for n in THESIS_SEVEN])
+                   for c in range(5)]
+        doc.append("")
+        doc.append(f"Rank agreement with the thesis (Spearman ρ over its seven heuristics; 1 = same order, "
+                   f"0 = unrelated, null = worst): mean rank {rho:.2f}; per column " +
+                   ", ".join(f"{c} {v:.2f}" for c, v in zip(THESIS_COLUMNS, col_rho)) + ".")
         best_h = min((n for n in ours if n not in ("Initial gains", "Optimiser")),
                      key=lambda n: mean_rank(ours, [k for k in ours])[n])
         doc.append("")

@@ -23,9 +23,11 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
+            'pid_tuning_node = hri_pid_tuning.nodes.tuning_node:main',
         ],
         'hri.commands': [
             'tune = hri_pid_tuning.cli:main',
+            'pid = hri_pid_tuning.cli:main',
         ],
     },
 )

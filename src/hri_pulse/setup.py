@@ -23,6 +23,11 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
+            'vr_interface_node = hri_pulse.nodes.vr_interface_node:main',
+            'gamepad_node = hri_pulse.nodes.gamepad_node:main',
+        ],
+        'hri.commands': [
+            'vr-emulate = hri_pulse.emulator:main',
         ],
     },
 )

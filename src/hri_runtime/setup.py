@@ -25,5 +25,12 @@ setup(
         'console_scripts': [
             'hri = hri_runtime.cli:main',
         ],
+        'hri.commands': [
+            'launch = hri_runtime.launch:main',
+            'topic = hri_runtime.topic_cli:topic_main',
+            'node = hri_runtime.topic_cli:node_main',
+            'record = hri_runtime.recording:record_main',
+            'play = hri_runtime.recording:play_main',
+        ],
     },
 )

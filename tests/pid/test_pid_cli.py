@@ -24,6 +24,16 @@ def test_tune_one_joint_writes_run_folder(tmp_path, capsys):
     assert len(tuning["heuristics"]) == 10 and "pd_control" in tuning["heuristic_steps"]
     assert (out / "tuning" / "hand_steps.png").stat().st_size > 1000
     assert (out / "dance" / "error.png").is_file()
+    # an MCAP of every test, sample for sample the same as the JSON
+    from hri_pid_tuning.report import read_motion_mcap
+    mc = read_motion_mcap(out / "step_hand" / "test.mcap")
+    assert set(mc) == {"shoulder_x", "shoulder_y", "shoulder_z", "elbow", "hand"}
+    assert len(mc["hand"]) == len(step["data"])
+    k = len(step["data"]) // 2
+    assert mc["hand"][k]["desired_deg"] == step["data"][k]["entry"]["desired"]
+    assert mc["hand"][k]["measured_deg"] == step["data"][k]["entry"]["measured"]
+    assert isinstance(mc["hand"][k]["effort"], float)
+    assert (out / "dance" / "test.mcap").is_file()
     printed = capsys.readouterr().out
     assert "step_hand" in printed and "RUN" in printed
     assert main(["report", str(out)]) == 0

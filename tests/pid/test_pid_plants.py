@@ -8,8 +8,7 @@ import pytest
 from hri_pid_tuning.core.pid import PIDGains
 from hri_pid_tuning.core.relay import RelayParams, relay_tune
 from hri_pid_tuning.session import TuningSession, load_pid_config
-from hri_sim.pid_plants_mujoco import (HUMANOID_ARM_JOINTS, TINO_XML, ArmSetup, build_humanoid_arm,
-                                       humanoid_arm_model)
+from hri_sim.pid_plants_mujoco import HUMANOID_ARM_JOINTS, ArmSetup, build_humanoid_arm, humanoid_arm_model
 
 
 @pytest.fixture(scope="module")
@@ -76,10 +75,15 @@ def test_measurement_delay(pt):
     plant.reset(plant.base_pose_rad)
     u = np.zeros(5)
     u[3] = 50.0
-    for _ in range(3):
+    true_after = []
+    for _ in range(plant.delay_steps):
         plant.step(u)
+        true_after.append(plant.q_true_rad[3])
     assert plant.q_rad[3] == pytest.approx(plant.base_pose_rad[3])    # not yet seen
     assert plant.q_true_rad[3] > plant.base_pose_rad[3]
+    plant.step(u)                                                     # one more: step 1's state arrives
+    assert plant.q_rad[3] == pytest.approx(true_after[0], abs=1e-12)
+    assert plant.q_rad[3] > plant.base_pose_rad[3]
 
 
 def test_relay_on_the_arm_finds_an_oscillation(pt):
@@ -98,9 +102,33 @@ def test_fr3_plant():
     assert ev.setpoint_changes == 2 and ev.avg_absolute_error < 20.0
 
 
-def test_tino_leg_model_absent_is_reported():
-    if TINO_XML.is_file():
-        pytest.skip("tino.xml exists: covered once its leg joints are in config")
+def test_tino_leg_relay_and_heuristics(pt):
+    """The social robot's leg (speed-controlled DC motor: the PID output is the motor speed
+    command): relay finds an oscillation, every heuristic holds a 30° step without offset (I rules)."""
+    from hri_pid_tuning.core.heuristics import HeuristicsParams, compute_all
+    from hri_pid_tuning.core.metrics import evaluate_joint
+    from hri_pid_tuning.core.plant import simulate_closed_loop
     from hri_sim.pid_plants_mujoco import build_tino_leg
+
+    leg = build_tino_leg(["leg"], [100.0], [30.0], control_period_s=0.002).joint("leg", {})
+    res = relay_tune(leg, RelayParams(amplitude=30.0, start_angle_deg=35.0, target_angle_deg=30.0,
+                                      warmup_s=1.0, duration_s=2.0, hysteresis_deg=0.05))
+    assert res.ok and len(res.peaks) >= 6 and res.ku > 0 and 0 < res.tu_s < 1.0
+    hp = HeuristicsParams.from_config(pt["heuristics"])
+    for name, g in compute_all(res.ku, res.tu_s, hp).items():
+        tr = simulate_closed_loop(leg, g, lambda t: math.radians(30.0 if t < 0.3 else 60.0), 1.5)
+        ev = evaluate_joint(tr.t_s, tr.desired_deg, tr.measured_deg)
+        assert tr.aborted is None, name
+        assert ev.settling(5.0) is not None and ev.settling(5.0) < 0.5, name
+        if g.ki > 0:
+            assert abs(ev.avg_steady_state_error) < 0.1, name
+
+
+def test_tino_leg_model_absent_is_reported(monkeypatch, tmp_path):
+    import hri_sim.pid_plants_mujoco as ppm
+    monkeypatch.setattr(ppm, "TINO_XML", tmp_path / "missing.xml")
     with pytest.raises(FileNotFoundError):
-        build_tino_leg(["leg"], [1.0], [0.0])
+        ppm.build_tino_leg(["leg"], [1.0], [0.0])
+    monkeypatch.undo()
+    with pytest.raises(ValueError):
+        ppm.build_tino_leg(["leg"], [1.0, 2.0], [0.0])

@@ -5,6 +5,8 @@ optimise, run the test motions and export a run folder; ``hri tune report RUN`` 
     hri tune --robot humanoid_arm --setup s4 --all-joints --optimise --out runs/s4
     hri tune --robot fr3 --joint fr3_joint4 --heuristic classic --out runs/fr3
     hri tune report runs/elbow
+
+``hri pid ...`` is the same command (alias).
 """
 from __future__ import annotations
 
@@ -104,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             s.storage.apply(j, res.gains)
             entry["optimiser"] = res.to_json()
             entry["applied"] = "optimiser"
-            traces["Optimiser"] = cf(res.gains, "optimiser") and cf.last_trace
+            cf(res.gains, "optimiser")
+            traces["Optimiser"] = cf.last_trace
         if plots:
             plot_heuristic_steps(j, traces, out / "tuning" / f"{j}_steps.png")
         write_json(out / "tuning" / f"{j}.json", entry)

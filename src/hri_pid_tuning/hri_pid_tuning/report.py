@@ -10,6 +10,8 @@ Run folder::
       <motion>/evaluation.json      all joints of that motion combined
       <motion>/<joint>.json         PidStepData + that joint's evaluation
       <motion>/error.png            signed error over time, every joint
+      <motion>/test.mcap            every sample of that test: one JSON message per joint and sample
+                                    on /pid/<joint> (log time = run start + motion time)
 """
 from __future__ import annotations
 
@@ -85,8 +87,59 @@ def export_run(run: RunResult, out: str | Path, tuning: Mapping[str, Any] | None
                                            "evaluation": m.evaluation.to_json()})
         for j in m.samples:
             write_json(d / f"{_safe(j)}.json", {**m.step_data_json(j), "evaluation": m.joint_evaluations[j].to_json()})
+        write_motion_mcap(m, d / "test.mcap")
         if plots:
             plot_motion_error(m, d / "error.png")
+    return out
+
+
+PID_SAMPLE_SCHEMA = {
+    "type": "object", "title": "hri_pid_tuning/PidSample",
+    "properties": {"t_s": {"type": "number"}, "desired_deg": {"type": "number"},
+                   "measured_deg": {"type": "number"}, "error_deg": {"type": "number"},
+                   "effort": {"type": ["number", "null"]}},
+}
+
+
+def write_motion_mcap(m: MotionResult, path: Path, start_ns: int | None = None) -> Path:
+    """MCAP of one test: channel ``/pid/<joint>`` (JSON, schema ``hri_pid_tuning/PidSample``), one
+    message per sample with set-point, process value, signed error (degrees) and the PID effort.
+    Log time = ``start_ns`` (default: the motion's creation timestamp) + motion time."""
+    import datetime as _dt
+
+    from mcap.writer import CompressionType, Writer
+
+    if start_ns is None:
+        try:
+            start_ns = int(_dt.datetime.fromisoformat(m.created).timestamp() * 1e9)
+        except (TypeError, ValueError):
+            start_ns = 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        w = Writer(f, compression=CompressionType.NONE)
+        w.start(profile="", library="hri_pid_tuning")
+        sid = w.register_schema("hri_pid_tuning/PidSample", "jsonschema", json.dumps(PID_SAMPLE_SCHEMA).encode())
+        for j, s in m.samples.items():
+            cid = w.register_channel(f"/pid/{j}", "json", sid, {"animation": m.motion})
+            t, d, y = s.arrays_deg()
+            eff = m.effort.get(j) or []
+            for k in range(len(t)):
+                msg = {"t_s": float(t[k]), "desired_deg": float(d[k]), "measured_deg": float(y[k]),
+                       "error_deg": float(d[k] - y[k]), "effort": float(eff[k]) if k < len(eff) else None}
+                ns = start_ns + int(round(float(t[k]) * 1e9))
+                w.add_message(cid, ns, json.dumps(msg).encode(), ns, sequence=k)
+        w.finish()
+    return path
+
+
+def read_motion_mcap(path: str | Path) -> dict[str, list[dict[str, Any]]]:
+    """Messages of a test MCAP per joint (inverse of :func:`write_motion_mcap`)."""
+    from mcap.reader import make_reader
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    with open(path, "rb") as f:
+        for _schema, channel, message in make_reader(f).iter_messages():
+            out.setdefault(channel.topic[len("/pid/"):], []).append(json.loads(message.data))
     return out
 
 

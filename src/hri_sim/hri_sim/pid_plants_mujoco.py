@@ -33,7 +33,8 @@ class MujocoMultiJointPlant:
 
     def __init__(self, model, joint_names: Sequence[str], effort_max: Sequence[float],
                  base_pose_rad: Sequence[float], control_period_s: float, measurement_delay_s: float = 0.0,
-                 extra_ctrl: Callable[[Any, Any], None] | None = None):
+                 extra_ctrl: Callable[[Any, Any], None] | None = None,
+                 actuator_names: Sequence[str] | None = None):
         import mujoco
 
         self._mj = mujoco
@@ -46,9 +47,10 @@ class MujocoMultiJointPlant:
             raise ValueError(f"joint not in model: {[j for j, i in zip(self.joint_names, jids) if i < 0]}")
         self.qadr = np.array([model.jnt_qposadr[i] for i in jids])
         self.dadr = np.array([model.jnt_dofadr[i] for i in jids])
-        self.aid = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, j) for j in self.joint_names])
-        if self.aid.min() < 0:
-            raise ValueError("every joint needs a motor actuator named like the joint")
+        acts = list(actuator_names) if actuator_names is not None else self.joint_names
+        self.aid = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in acts])
+        if len(acts) != self.n or self.aid.min() < 0:
+            raise ValueError("every joint needs an actuator (named like the joint unless actuator_names is given)")
         self.q_min = np.array([model.jnt_range[i][0] for i in jids])
         self.q_max = np.array([model.jnt_range[i][1] for i in jids])
         self.effort_max = np.asarray(effort_max, dtype=float)
@@ -247,13 +249,20 @@ def build_fr3(effort_max_nm: Sequence[float], base_pose_deg: Sequence[float], co
 TINO_XML = MJCF_DIR / "tino.xml"
 
 
-def build_tino_leg(leg_joints: Sequence[str], effort_max_nm: Sequence[float], base_pose_deg: Sequence[float],
-                   control_period_s: float = 0.001) -> MujocoMultiJointPlant:
-    """The social robot's leg joints; needs ``mjcf/tino.xml`` with a motor per leg joint named
-    like the joint. Raises FileNotFoundError when the model does not exist (yet)."""
+def build_tino_leg(leg_joints: Sequence[str] = ("leg",), effort_max: Sequence[float] = (),
+                   base_pose_deg: Sequence[float] = (), control_period_s: float = 0.001,
+                   actuator_names: Sequence[str] | None = ("leg_motor",),
+                   measurement_delay_s: float = 0.0) -> MujocoMultiJointPlant:
+    """The social robot's leg (``mjcf/tino.xml``, model of hri_sim.tino). The leg's actuator is a
+    speed-controlled DC motor driver, so the PID's output ("effort") is the motor speed command
+    (rad/s at the motor) and ``effort_max`` its limit; the plant seen by the PID is an integrator
+    with the motor lag (the atomic-motion leg hold). Raises FileNotFoundError without the model."""
     import mujoco
 
     if not TINO_XML.is_file():
         raise FileNotFoundError(f"{TINO_XML} does not exist (the social robot's model is issue of hri_sim)")
+    if len(effort_max) != len(leg_joints) or len(base_pose_deg) != len(leg_joints):
+        raise ValueError("effort_max and base_pose_deg need one value per leg joint")
     model = mujoco.MjModel.from_xml_path(str(TINO_XML))
-    return MujocoMultiJointPlant(model, leg_joints, effort_max_nm, np.radians(base_pose_deg), control_period_s)
+    return MujocoMultiJointPlant(model, leg_joints, effort_max, np.radians(base_pose_deg), control_period_s,
+                                 measurement_delay_s, actuator_names=actuator_names)

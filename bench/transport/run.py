@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""Transport benchmark: our Zenoh node layer vs raw eclipse-zenoh vs inproc, in one run.
+
+    .venv/bin/python bench/transport/run.py                 # 2000 round trips, 10 s at 1 kHz
+    .venv/bin/python bench/transport/run.py --duration 60   # the issue's 60 s zero-loss check
+
+Setup: a Zenoh router opened in this process on a free loopback port (stands in for rmw_zenohd),
+this process is the "ping" side, a child process (this script with ``--pong``) the "pong" side,
+both Zenoh clients of the router, so no GIL is shared between the two ends.
+
+* ours:  hri_runtime Node on ZenohContext: publish(msg) -> CDR + 33-byte attachment -> put;
+         subscription -> attachment/CDR checks -> executor queue -> deserialize -> callback; the
+         pong node re-publishes the message object it received (deserialize + serialize).
+* raw:   plain zenoh publishers/subscribers putting the same CDR bytes, no attachment, the echo
+         is done in zenoh's callback thread (the baseline "without our layer").
+* inproc: InprocContext (no network, no threads): serialize + deserialize + executor only.
+
+Measured per message type (64-byte String payload, 7-joint sensor_msgs/JointState):
+* round trip latency (ping -> pong -> ping), p50/p99 over --round-trips sequential exchanges;
+* paced stream at --rate-hz for --duration s: sent, received by the pong side, lost;
+* burst: --burst messages as fast as possible, received per second at the pong side.
+Ratios ours/raw are printed at the end. Timing lives here, never in tests.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import zenoh
+
+from hri_runtime import msgs
+from hri_runtime.context import QoSProfile
+from hri_runtime.inproc import InprocContext
+from hri_runtime.node import Node
+from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
+
+PING, PONG, STREAM, COUNT = "/bench/ping", "/bench/pong", "/bench/stream", "/bench/count"
+MESSAGES = {"64B String": "std_msgs/msg/String", "JointState (7)": "sensor_msgs/msg/JointState"}
+
+
+def make_msg(type_name: str, i: int = 0):
+    if type_name == "std_msgs/msg/String":
+        m = msgs.new(type_name, data="x" * 55)          # 4 header + 4 length + 55 + NUL = 64 B
+        return m
+    n = 7
+    return msgs.new(type_name, header={"stamp": {"sec": i, "nanosec": 0}, "frame_id": "fr3_link0"},
+                    name=[f"fr3_joint{k + 1}" for k in range(n)], position=[0.1 * k for k in range(n)],
+                    velocity=[0.0] * n, effort=[1.0] * n)
+
+
+def percentile(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q / 100.0 * (len(xs) - 1))))]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def raw_session(endpoint: str):
+    c = zenoh.Config()
+    c.insert_json5("mode", '"client"')
+    c.insert_json5("connect/endpoints", json.dumps([endpoint]))
+    c.insert_json5("scouting/multicast/enabled", "false")
+    return zenoh.open(c)
+
+
+def raw_key(topic: str, type_name: str) -> str:
+    # same key layout as ours (the type hash segment does not matter for the baseline)
+    return f"0{topic}/{type_name.replace('/', '_')}/raw"
+
+
+QOS = QoSProfile(depth=1000)   # no keep-last drops in the executor queue for bursts
+
+
+# ------------------------------------------------------------------------------ pong side
+def pong_ours(endpoint: str, type_name: str) -> None:
+    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint]))
+    node = Node("bench_pong", context=ctx)
+    pub = node.create_publisher(type_name, PONG, qos=QOS)
+    cpub = node.create_publisher("std_msgs/msg/UInt64", COUNT, qos=QOS)
+    state = {"n": 0}
+    node.create_subscription(type_name, PING, pub.publish, qos=QOS)
+
+    def on_stream(_m):
+        state["n"] += 1
+
+    def on_count(_m):
+        cpub.publish(msgs.new("std_msgs/msg/UInt64", data=state["n"]))
+
+    node.create_subscription(type_name, STREAM, on_stream, qos=QOS)
+    node.create_subscription("std_msgs/msg/UInt64", COUNT + "_req", on_count, qos=QOS)
+    print("ready", flush=True)
+    ctx.spin_in_background()
+    sys.stdin.read()            # until the parent closes our stdin
+    ctx.shutdown()
+    ctx.close()
+
+
+def pong_raw(endpoint: str, type_name: str) -> None:
+    s = raw_session(endpoint)
+    pub = s.declare_publisher(raw_key(PONG, type_name))
+    cpub = s.declare_publisher(raw_key(COUNT, type_name))
+    state = {"n": 0}
+    lock = threading.Lock()
+
+    def on_stream(_smp):
+        with lock:
+            state["n"] += 1
+
+    s.declare_subscriber(raw_key(PING, type_name), lambda smp: pub.put(smp.payload))
+    s.declare_subscriber(raw_key(STREAM, type_name), on_stream)
+    s.declare_subscriber(raw_key(COUNT + "_req", type_name),
+                         lambda smp: cpub.put(state["n"].to_bytes(8, "little")))
+    print("ready", flush=True)
+    sys.stdin.read()
+    s.close()
+
+
+# ------------------------------------------------------------------------------ ping side
+class _Chain:
+    """Round trips chained callback to callback: the pong callback (executor thread for ours,
+    zenoh's callback thread for raw) records the RTT and sends the next ping, as node code would."""
+
+    def round_trips(self, n: int, timeout_s: float) -> list[float]:
+        self.rtt, self.left, self.done = [], n, threading.Event()
+        self._send_ping()
+        self.done.wait(timeout_s)
+        return self.rtt
+
+    def _on_pong(self, _m) -> None:
+        self.rtt.append(time.perf_counter() - self.t0)
+        self.left -= 1
+        if self.left > 0:
+            self._send_ping()
+        else:
+            self.done.set()
+
+
+class OursPing(_Chain):
+    def __init__(self, endpoint, type_name):
+        self.ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint]))
+        self.node = Node("bench_ping", context=self.ctx)
+        self.type_name = type_name
+        self.msg = make_msg(type_name)
+        self.ping = self.node.create_publisher(type_name, PING, qos=QOS)
+        self.stream = self.node.create_publisher(type_name, STREAM, qos=QOS)
+        self.creq = self.node.create_publisher("std_msgs/msg/UInt64", COUNT + "_req", qos=QOS)
+        self.ev = threading.Event()
+        self.count = None
+        self.node.create_subscription(type_name, PONG, self._on_pong, qos=QOS)
+        self.node.create_subscription("std_msgs/msg/UInt64", COUNT, self._on_count, qos=QOS)
+        self.ctx.spin_in_background()
+
+    def _send_ping(self):
+        self.t0 = time.perf_counter()
+        self.ping.publish(self.msg)
+
+    def _on_count(self, m):
+        self.count = int(m.data)
+        self.ev.set()
+
+    def ready(self):
+        return (self.ping.get_subscription_count() >= 1 and self.stream.get_subscription_count() >= 1
+                and self.creq.get_subscription_count() >= 1)
+
+    def send_stream(self):
+        self.stream.publish(self.msg)
+
+    def received(self):
+        self.count = None
+        self.ev.clear()
+        self.creq.publish(msgs.new("std_msgs/msg/UInt64", data=0))
+        self.ev.wait(5.0)
+        return self.count
+
+    def close(self):
+        self.ctx.shutdown()
+        self.ctx.close()
+
+
+class RawPing(_Chain):
+    def __init__(self, endpoint, type_name):
+        self.s = raw_session(endpoint)
+        self.payload = msgs.serialize(make_msg(type_name), type_name)
+        self.ping = self.s.declare_publisher(raw_key(PING, type_name))
+        self.stream = self.s.declare_publisher(raw_key(STREAM, type_name))
+        self.creq = self.s.declare_publisher(raw_key(COUNT + "_req", type_name))
+        self.ev = threading.Event()
+        self.count = None
+        self.s.declare_subscriber(raw_key(PONG, type_name), self._on_pong)
+        self.s.declare_subscriber(raw_key(COUNT, type_name), self._on_count)
+
+    def _on_count(self, smp):
+        self.count = int.from_bytes(smp.payload.to_bytes(), "little")
+        self.ev.set()
+
+    def ready(self):
+        return all(p.matching_status.matching for p in (self.ping, self.stream, self.creq))
+
+    def _send_ping(self):
+        self.t0 = time.perf_counter()
+        self.ping.put(self.payload)
+
+    def send_stream(self):
+        self.stream.put(self.payload)
+
+    def received(self):
+        self.count = None
+        self.ev.clear()
+        self.creq.put(b"")
+        self.ev.wait(5.0)
+        return self.count
+
+    def close(self):
+        self.s.close()
+
+
+def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
+    child = subprocess.Popen([sys.executable, __file__, "--pong", kind, "--endpoint", endpoint,
+                              "--type", type_name], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready", "pong side did not start"
+        ping = (OursPing if kind == "ours" else RawPing)(endpoint, type_name)
+        end = time.monotonic() + 10.0
+        while not ping.ready() and time.monotonic() < end:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        ping.round_trips(50, 10.0)                     # warm-up
+        rtt = ping.round_trips(args.round_trips, 60.0)
+        lost_rt = args.round_trips - len(rtt)
+        # paced stream
+        base = ping.received()
+        period = 1.0 / args.rate_hz
+        n = int(args.duration * args.rate_hz)
+        t_start = time.perf_counter()
+        late = 0
+        for i in range(n):
+            target = t_start + i * period
+            while True:
+                now = time.perf_counter()
+                if now >= target:
+                    break
+                if target - now > 0.0015:
+                    time.sleep(target - now - 0.001)
+            if now - target > period:
+                late += 1
+            ping.send_stream()
+        t_sent = time.perf_counter() - t_start
+        time.sleep(1.0)
+        got = ping.received() - base
+        # burst
+        base = ping.received()
+        t0 = time.perf_counter()
+        for _ in range(args.burst):
+            ping.send_stream()
+        prev, got_burst = -1, 0
+        while True:                               # wait until the count stops growing
+            got_burst = ping.received() - base
+            if got_burst >= args.burst or got_burst == prev:
+                break
+            prev = got_burst
+            time.sleep(0.05)
+        t_burst = time.perf_counter() - t0
+        ping.close()
+        return {"p50_us": 1e6 * statistics.median(rtt), "p99_us": 1e6 * percentile(rtt, 99),
+                "n_rtt": len(rtt), "lost_rtt": lost_rt, "sent": n, "received": got, "lost": n - got,
+                "achieved_hz": n / t_sent, "late_sends": late,
+                "burst_sent": args.burst, "burst_received": got_burst,
+                "burst_msgs_s": got_burst / t_burst}
+    finally:
+        child.stdin.close()
+        child.wait(timeout=10)
+
+
+def run_inproc(type_name: str, args) -> dict:
+    ctx = InprocContext()
+    a, b = Node("bench_ping", context=ctx), Node("bench_pong", context=ctx)
+    pong_pub = b.create_publisher(type_name, PONG, qos=QOS)
+    b.create_subscription(type_name, PING, pong_pub.publish, qos=QOS)
+    got = {"pong": 0, "stream": 0}
+
+    def on_pong(_m):
+        got["pong"] += 1
+
+    def on_stream(_m):
+        got["stream"] += 1
+
+    a.create_subscription(type_name, PONG, on_pong, qos=QOS)
+    b.create_subscription(type_name, STREAM, on_stream, qos=QOS)
+    ping = a.create_publisher(type_name, PING, qos=QOS)
+    stream = a.create_publisher(type_name, STREAM, qos=QOS)
+    msg = make_msg(type_name)
+    rtt = []
+    for i in range(args.round_trips + 50):
+        t0 = time.perf_counter()
+        ping.publish(msg)
+        while ctx.spin_once():
+            pass
+        if i >= 50:
+            rtt.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    for _ in range(args.burst):
+        stream.publish(msg)
+        while ctx.spin_once():
+            pass
+    t_burst = time.perf_counter() - t0
+    return {"p50_us": 1e6 * statistics.median(rtt), "p99_us": 1e6 * percentile(rtt, 99),
+            "n_rtt": len(rtt), "burst_sent": args.burst, "burst_received": got["stream"],
+            "burst_msgs_s": got["stream"] / t_burst}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--round-trips", type=int, default=2000)
+    ap.add_argument("--rate-hz", type=float, default=1000.0)
+    ap.add_argument("--duration", type=float, default=10.0, help="s of the paced stream per row")
+    ap.add_argument("--burst", type=int, default=5000)
+    ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--pong", choices=["ours", "raw"], help=argparse.SUPPRESS)
+    ap.add_argument("--endpoint", help=argparse.SUPPRESS)
+    ap.add_argument("--type", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.pong:
+        (pong_ours if args.pong == "ours" else pong_raw)(args.endpoint, args.type)
+        return 0
+
+    endpoint = f"tcp/127.0.0.1:{free_port()}"
+    router = start_router([endpoint])
+    results = {}
+    try:
+        for label, type_name in MESSAGES.items():
+            size = len(msgs.serialize(make_msg(type_name), type_name))
+            for kind in ("raw", "ours"):
+                r = run_pair(kind, endpoint, type_name, args)
+                r["bytes"] = size
+                results[(label, kind)] = r
+                print(f"{label:15s} {kind:6s} p50 {r['p50_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
+                      f"{args.rate_hz:.0f} Hz x {args.duration:.0f} s: sent {r['sent']} received "
+                      f"{r['received']} lost {r['lost']} ({r['achieved_hz']:.1f} Hz sent)  "
+                      f"burst {r['burst_msgs_s']:9.0f} msg/s ({r['burst_received']}/{r['burst_sent']})",
+                      flush=True)
+            r = run_inproc(type_name, args)
+            r["bytes"] = size
+            results[(label, "inproc")] = r
+            print(f"{label:15s} inproc p50 {r['p50_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
+                  f"burst {r['burst_msgs_s']:9.0f} msg/s", flush=True)
+    finally:
+        router.close()
+
+    print()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"eclipse-zenoh {zenoh.__version__ if hasattr(zenoh, '__version__') else '?'}; "
+          f"round trips {args.round_trips}, stream {args.rate_hz:.0f} Hz x {args.duration:.0f} s, "
+          f"burst {args.burst}")
+    print()
+    print("| message | bytes | transport | RTT p50 µs | RTT p99 µs | 1 kHz sent | lost | burst msg/s |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    for (label, kind), r in results.items():
+        print(f"| {label} | {r['bytes']} | {kind} | {r['p50_us']:.0f} | {r['p99_us']:.0f} | "
+              f"{r.get('sent', '–')} | {r.get('lost', '–')} | {r['burst_msgs_s']:.0f} |")
+    print()
+    print("| message | ours/raw RTT p50 | ours/raw RTT p99 | ours/raw burst msg/s | ours adds to raw p50 |")
+    print("|---|---:|---:|---:|---:|")
+    for label in MESSAGES:
+        o, w = results[(label, "ours")], results[(label, "raw")]
+        print(f"| {label} | {o['p50_us'] / w['p50_us']:.2f} | {o['p99_us'] / w['p99_us']:.2f} | "
+              f"{o['burst_msgs_s'] / w['burst_msgs_s']:.2f} | {100 * (o['p50_us'] / w['p50_us'] - 1):+.0f}% |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({f"{k[0]}|{k[1]}": v for k, v in results.items()}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,12 @@
+"""hri_core: the compiled C++17 core (Eigen + pybind11) of hri_teleop.
+
+Submodules
+----------
+se3         SE(3)/SO(3) Lie-group toolkit, twist order (w, v), single and batch forms.
+kinematics  product-of-exponentials model (FK, space/body Jacobians, DLS IK).
+safety      SafetyChecker / SafetyLimits (limits come from the config tree).
+"""
+from . import _hri_core  # noqa: F401  (compiled extension)
+from . import kinematics, safety, se3  # noqa: F401
+
+__all__ = ["se3", "kinematics", "safety"]

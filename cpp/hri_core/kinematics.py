@@ -1,0 +1,1 @@
+"""POE kinematics (work in progress)."""

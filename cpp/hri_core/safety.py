@@ -1,0 +1,1 @@
+"""Safety checker (work in progress)."""

@@ -1,0 +1,171 @@
+// Product-of-exponentials kinematics (seed 002 appendix B).
+//
+//   T(q) = exp([S_1] q_1) ... exp([S_n] q_n) M        S_i = (w_i, v_i) space screws at q = 0
+//   J_s(q) column i = Ad(exp([S_1]q_1) ... exp([S_{i-1}]q_{i-1})) S_i     rows (w, v)
+//   J_b(q) = Ad(T(q)^-1) J_s(q)
+//   DLS IK:  xi = log(T_d T(q)^-1)  (space twist),  dq = J_s^T (J_s J_s^T + lambda^2 I)^-1 xi
+//            + (I - J^+ J) k_null (q_posture - q)   for redundant arms (n > 6)
+//   stop when |xi_w| < eps_w and |xi_v| < eps_v (table B.1), or after max_iterations.
+// Storage is fixed-capacity (kMaxDof joints): no heap allocation in fk / jacobians / ik.
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
+#include <cmath>
+
+#include "hri_core/se3.hpp"
+
+namespace hri_core::kinematics {
+
+inline constexpr int kMaxDof = 16;
+using Screws = Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::ColMajor, 6, kMaxDof>;
+using Jac = Screws;
+using VecN = Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, kMaxDof, 1>;
+using MatN = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, kMaxDof, kMaxDof>;
+using se3::Mat4;
+using se3::Mat6;
+using se3::Vec6;
+
+struct IkParams {
+  double eps_w = 0.0;         // rad, rotation tolerance |xi_w|
+  double eps_v = 0.0;         // m, translation tolerance |xi_v|
+  double damping = 0.0;       // lambda (DLS)
+  int max_iterations = 0;
+  double nullspace_gain = 0.0;  // k_null (used when n > 6 and a posture is given)
+  double step_max = 0.0;      // rad, max |dq|_inf per iteration (<= 0: unlimited)
+};
+
+struct IkResult {
+  VecN q;
+  bool success = false;
+  int iterations = 0;
+  double err_w = 0.0, err_v = 0.0;
+};
+
+class PoeModel {
+ public:
+  PoeModel() = default;
+  PoeModel(const Screws& S, const Mat4& M) : S_(S), M_(M) {}
+
+  int dof() const { return static_cast<int>(S_.cols()); }
+  const Screws& screws() const { return S_; }
+  const Mat4& home() const { return M_; }
+
+  Mat4 fk(const VecN& q) const {
+    Mat4 T = Mat4::Identity();
+    for (int i = 0; i < dof(); ++i) T = T * se3::exp(S_.col(i) * q[i]);
+    return T * M_;
+  }
+
+  /// T(q) and J_s(q) in one pass.
+  void fk_jacobian_space(const VecN& q, Mat4& T, Jac& Js) const {
+    const int n = dof();
+    Js.resize(6, n);
+    Mat4 P = Mat4::Identity();
+    for (int i = 0; i < n; ++i) {
+      Js.col(i) = ad_apply(P, S_.col(i));
+      P = P * se3::exp(S_.col(i) * q[i]);
+    }
+    T = P * M_;
+  }
+
+  Jac jacobian_space(const VecN& q) const {
+    Mat4 T;
+    Jac J;
+    fk_jacobian_space(q, T, J);
+    return J;
+  }
+
+  /// T(q) and J_b(q) = Ad(T^-1) J_s(q).
+  void fk_jacobian_body(const VecN& q, Mat4& T, Jac& Jb) const {
+    Jac Js;
+    fk_jacobian_space(q, T, Js);
+    const Mat4 Ti = se3::inverse(T);
+    Jb.resize(6, dof());
+    for (int i = 0; i < dof(); ++i) Jb.col(i) = ad_apply(Ti, Js.col(i));
+  }
+
+  Jac jacobian_body(const VecN& q) const {
+    Mat4 T;
+    Jac J;
+    fk_jacobian_body(q, T, J);
+    return J;
+  }
+
+  /// Damped least squares; q_posture / q_min / q_max may be null.
+  IkResult ik_dls(const Mat4& Td, const VecN& q0, const IkParams& p, const VecN* q_posture = nullptr,
+                  const VecN* q_min = nullptr, const VecN* q_max = nullptr) const {
+    const int n = dof();
+    IkResult r;
+    r.q = q0;
+    Mat4 T;
+    Jac J;
+    for (int it = 0;; ++it) {
+      fk_jacobian_space(r.q, T, J);
+      const Vec6 xi = se3::log(Td * se3::inverse(T));
+      r.err_w = xi.head<3>().norm();
+      r.err_v = xi.tail<3>().norm();
+      r.iterations = it;
+      if (r.err_w < p.eps_w && r.err_v < p.eps_v) {
+        r.success = true;
+        break;
+      }
+      if (it >= p.max_iterations) break;
+      Mat6 A = J * J.transpose();
+      A.diagonal().array() += p.damping * p.damping;
+      const Eigen::LDLT<Mat6> ldlt(A);
+      VecN dq = J.transpose() * ldlt.solve(xi);
+      if (q_posture && n > 6 && p.nullspace_gain != 0.0) {
+        // N = I - J^+ J, J^+ = J^T A^-1
+        const Jac AiJ = ldlt.solve(J);
+        MatN N = -J.transpose() * AiJ;
+        N.diagonal().array() += 1.0;
+        dq += N * (p.nullspace_gain * (*q_posture - r.q));
+      }
+      if (p.step_max > 0.0) {
+        const double m = dq.cwiseAbs().maxCoeff();
+        if (m > p.step_max) dq *= p.step_max / m;
+      }
+      r.q += dq;
+      if (q_min && q_max) r.q = r.q.cwiseMax(*q_min).cwiseMin(*q_max);
+    }
+    return r;
+  }
+
+  /// sqrt(det(J J^T)) (position rows only, J[3:6], when dof < 6).
+  static double manipulability(const Jac& J) {
+    if (J.cols() < 6) {
+      const Eigen::Matrix3d A = J.bottomRows<3>() * J.bottomRows<3>().transpose();
+      return std::sqrt(std::max(0.0, A.determinant()));
+    }
+    const Mat6 A = J * J.transpose();
+    return std::sqrt(std::max(0.0, A.determinant()));
+  }
+
+  /// sigma_max / sigma_min of J (inf when rank deficient).
+  static double condition_number(const Jac& J) {
+    const Mat6 A = J * J.transpose();
+    Eigen::SelfAdjointEigenSolver<Mat6> es(A, Eigen::EigenvaluesOnly);
+    const auto& ev = es.eigenvalues();
+    const double lo = ev.minCoeff(), hi = ev.maxCoeff();
+    if (!(lo > 0.0)) return std::numeric_limits<double>::infinity();
+    return std::sqrt(hi / lo);
+  }
+
+ private:
+  /// Ad_P S without forming the 6x6: (R w, p x (R w) + R v).
+  static Vec6 ad_apply(const Mat4& P, const Vec6& s) {
+    const Eigen::Matrix3d R = P.topLeftCorner<3, 3>();
+    const Eigen::Vector3d p = P.topRightCorner<3, 1>();
+    Vec6 o;
+    o.head<3>() = R * s.head<3>();
+    o.tail<3>() = p.cross(o.head<3>()) + R * s.tail<3>();
+    return o;
+  }
+
+  Screws S_;
+  Mat4 M_ = Mat4::Identity();
+};
+
+}  // namespace hri_core::kinematics

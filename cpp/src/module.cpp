@@ -1,0 +1,17 @@
+// Module init of hri_core._hri_core: one submodule per area.
+#include <pybind11/pybind11.h>
+
+namespace py = pybind11;
+
+void bind_se3(py::module_& m);
+void bind_kinematics(py::module_& m);
+void bind_safety(py::module_& m);
+void bind_interaction(py::module_& m);
+
+PYBIND11_MODULE(_hri_core, m) {
+  m.doc() = "hri_core compiled core (C++17, Eigen): se3, kinematics, safety.";
+  bind_se3(m);
+  bind_kinematics(m);
+  bind_safety(m);
+  bind_interaction(m);
+}

@@ -1,0 +1,134 @@
+// pybind11 bindings of hri_core::se3 (submodule hri_core._hri_core.se3).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "hri_core/se3.hpp"
+#include "py_batch.hpp"
+
+namespace py = pybind11;
+using namespace hri_core::py_batch;
+namespace S = hri_core::se3;
+
+namespace {
+
+// Unary: in trailing shape -> out trailing shape.
+template <int IR, int IC, int OR, int OC, class F>
+void def1(py::module_& m, const char* name, F fn, const char* doc) {
+  std::vector<ssize> tin = IC == 1 ? std::vector<ssize>{IR} : std::vector<ssize>{IR, IC};
+  std::vector<ssize> tout = OC == 1 ? std::vector<ssize>{OR} : std::vector<ssize>{OR, OC};
+  m.def(
+      name,
+      [name, fn, tin, tout](const Arr& x) {
+        return map_n<1>(name, {Arg{&x, tin}}, tout, [&](const auto& p, double* o) {
+          RowMap<OR, OC>{o} = fn(CRowMap<IR, IC>(p[0]));
+        });
+      },
+      py::arg("x"), doc);
+}
+
+}  // namespace
+
+void bind_se3(py::module_& root) {
+  py::module_ m = root.def_submodule(
+      "se3", "SE(3)/SO(3) Lie-group toolkit. Twist order (w, v), angular first. Every function "
+             "accepts a single argument or a batch (..., shape) and broadcasts single arguments.");
+
+  def1<6, 1, 4, 4>(m, "exp", [](const auto& x) { return S::exp(x); },
+                   "exp(xi: (...,6)) -> (...,4,4): T = exp(hat(xi)), xi = (w, v).");
+  def1<4, 4, 6, 1>(m, "log", [](const auto& x) { return S::log(x); },
+                   "log(T: (...,4,4)) -> (...,6): principal log, |w| <= pi, log(exp(xi)) = xi.");
+  def1<3, 1, 3, 3>(m, "so3_exp", [](const auto& x) { return S::so3_exp(x); },
+                   "so3_exp(w: (...,3)) -> (...,3,3): Rodrigues R = I + sin(th)/th W + (1-cos th)/th^2 W^2.");
+  def1<3, 3, 3, 1>(m, "so3_log", [](const auto& x) { return S::so3_log(x); },
+                   "so3_log(R: (...,3,3)) -> (...,3): rotation vector, |w| in [0, pi] (exact near 0 and pi).");
+  def1<4, 4, 4, 4>(m, "inverse", [](const auto& x) { return S::inverse(x); },
+                   "inverse(T: (...,4,4)) -> (...,4,4): [[R^T, -R^T p], [0, 1]].");
+  def1<4, 4, 6, 6>(m, "adjoint", [](const auto& x) { return S::adjoint(x); },
+                   "adjoint(T: (...,4,4)) -> (...,6,6): Ad_T = [[R, 0], [p^ R, R]], Ad_T xi = vee(T hat(xi) T^-1).");
+  def1<6, 1, 6, 6>(m, "ad", [](const auto& x) { return S::ad(x); },
+                   "ad(xi: (...,6)) -> (...,6,6): [[w^, 0], [v^, w^]], ad(a) b = Lie bracket [a, b].");
+  def1<6, 1, 6, 6>(m, "left_jacobian", [](const auto& x) { return S::left_jacobian(x); },
+                   "left_jacobian(xi: (...,6)) -> (...,6,6): J_l = sum ad^k/(k+1)! = dexp_xi; "
+                   "exp(xi + d) ~ exp(J_l d) exp(xi).");
+  def1<6, 1, 6, 6>(m, "left_jacobian_inv", [](const auto& x) { return S::left_jacobian_inv(x); },
+                   "left_jacobian_inv(xi: (...,6)) -> (...,6,6): J_l(xi)^-1 (closed form).");
+  def1<6, 1, 6, 6>(m, "right_jacobian", [](const auto& x) { return S::right_jacobian(x); },
+                   "right_jacobian(xi: (...,6)) -> (...,6,6): J_r(xi) = J_l(-xi); "
+                   "exp(xi + d) ~ exp(xi) exp(J_r d).");
+  def1<6, 1, 6, 6>(m, "right_jacobian_inv", [](const auto& x) { return S::right_jacobian_inv(x); },
+                   "right_jacobian_inv(xi: (...,6)) -> (...,6,6): J_r(xi)^-1.");
+  def1<3, 1, 3, 3>(m, "so3_left_jacobian", [](const auto& x) { return S::so3_left_jacobian(x); },
+                   "so3_left_jacobian(w: (...,3)) -> (...,3,3): I + B W + C W^2.");
+  def1<3, 1, 3, 3>(m, "so3_left_jacobian_inv", [](const auto& x) { return S::so3_left_jacobian_inv(x); },
+                   "so3_left_jacobian_inv(w: (...,3)) -> (...,3,3): I - W/2 + D W^2.");
+  def1<3, 1, 3, 3>(m, "so3_right_jacobian", [](const auto& x) { return S::so3_right_jacobian(x); },
+                   "so3_right_jacobian(w: (...,3)) -> (...,3,3): J_l(-w).");
+  def1<3, 1, 3, 3>(m, "so3_right_jacobian_inv", [](const auto& x) { return S::so3_right_jacobian_inv(x); },
+                   "so3_right_jacobian_inv(w: (...,3)) -> (...,3,3): J_l(-w)^-1.");
+  def1<4, 1, 3, 3>(m, "quat_to_rot", [](const auto& x) { return S::quat_to_rot(x); },
+                   "quat_to_rot(q: (...,4) in ROS order (x, y, z, w)) -> (...,3,3); q is normalised first.");
+  def1<3, 3, 4, 1>(m, "rot_to_quat", [](const auto& x) { return S::rot_to_quat(x); },
+                   "rot_to_quat(R: (...,3,3)) -> (...,4): unit quaternion (x, y, z, w), w >= 0.");
+
+  m.def(
+      "hat",
+      [](const Arr& x) -> py::array {
+        const ssize last = x.ndim() ? x.shape(x.ndim() - 1) : 0;
+        if (last == 3)
+          return map_n<1>("hat", {Arg{&x, {3}}}, {3, 3},
+                          [](const auto& p, double* o) { RowMap<3, 3>{o} = S::hat3(CRowMap<3, 1>(p[0])); });
+        return map_n<1>("hat", {Arg{&x, {6}}}, {4, 4},
+                        [](const auto& p, double* o) { RowMap<4, 4>{o} = S::hat6(CRowMap<6, 1>(p[0])); });
+      },
+      py::arg("x"),
+      "hat(x: (...,3) -> (...,3,3) skew matrix | (...,6) twist (w, v) -> (...,4,4) [[w^, v], [0, 0]]).");
+  m.def(
+      "vee",
+      [](const Arr& X) -> py::array {
+        const ssize last = X.ndim() ? X.shape(X.ndim() - 1) : 0;
+        if (last == 3)
+          return map_n<1>("vee", {Arg{&X, {3, 3}}}, {3},
+                          [](const auto& p, double* o) { RowMap<3, 1>{o} = S::vee3(CRowMap<3, 3>(p[0])); });
+        return map_n<1>("vee", {Arg{&X, {4, 4}}}, {6},
+                        [](const auto& p, double* o) { RowMap<6, 1>{o} = S::vee6(CRowMap<4, 4>(p[0])); });
+      },
+      py::arg("X"), "vee(X: (...,3,3) -> (...,3) | (...,4,4) -> (...,6) twist (w, v)); inverse of hat.");
+  m.def(
+      "left_jacobian_dot",
+      [](const Arr& xi, const Arr& xid) {
+        return map_n<2>("left_jacobian_dot", {Arg{&xi, {6}}, Arg{&xid, {6}}}, {6, 6}, [](const auto& p, double* o) {
+          RowMap<6, 6>{o} = S::left_jacobian_dot(CRowMap<6, 1>(p[0]), CRowMap<6, 1>(p[1]));
+        });
+      },
+      py::arg("xi"), py::arg("xi_dot"),
+      "left_jacobian_dot(xi: (...,6), xi_dot: (...,6)) -> (...,6,6): d/dt J_l(xi(t)) = "
+      "directional derivative of dexp_xi along xi_dot (seed 002 app. H, D_lambda term).");
+  m.def(
+      "so3_left_jacobian_dot",
+      [](const Arr& w, const Arr& wd) {
+        return map_n<2>("so3_left_jacobian_dot", {Arg{&w, {3}}, Arg{&wd, {3}}}, {3, 3},
+                        [](const auto& p, double* o) {
+                          RowMap<3, 3>{o} = S::so3_left_jacobian_dot(CRowMap<3, 1>(p[0]), CRowMap<3, 1>(p[1]));
+                        });
+      },
+      py::arg("w"), py::arg("w_dot"), "so3_left_jacobian_dot(w: (...,3), w_dot: (...,3)) -> (...,3,3).");
+  m.def(
+      "compose",
+      [](const Arr& A, const Arr& B) {
+        return map_n<2>("compose", {Arg{&A, {4, 4}}, Arg{&B, {4, 4}}}, {4, 4}, [](const auto& p, double* o) {
+          RowMap<4, 4>{o} = CRowMap<4, 4>(p[0]) * CRowMap<4, 4>(p[1]);
+        });
+      },
+      py::arg("A"), py::arg("B"), "compose(A: (...,4,4), B: (...,4,4)) -> (...,4,4): A @ B.");
+  m.def(
+      "interpolate",
+      [](const Arr& T0, const Arr& T1, const Arr& s) {
+        return map_n<3>("interpolate", {Arg{&T0, {4, 4}}, Arg{&T1, {4, 4}}, Arg{&s, {}}}, {4, 4},
+                        [](const auto& p, double* o) {
+                          RowMap<4, 4>{o} = S::interpolate(CRowMap<4, 4>(p[0]), CRowMap<4, 4>(p[1]), *p[2]);
+                        });
+      },
+      py::arg("T0"), py::arg("T1"), py::arg("s"),
+      "interpolate(T0: (...,4,4), T1: (...,4,4), s: float | (N,)) -> (...,4,4): "
+      "T0 exp(s log(T0^-1 T1)); s = 0 -> T0, s = 1 -> T1.");
+}

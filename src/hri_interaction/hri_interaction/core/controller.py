@@ -1,0 +1,359 @@
+"""The 1 kHz interaction controller: modes, validated inputs, safety gate, hold-last semantics.
+
+One ``tick(state, dt)`` = read state → (wrench filter → admittance) → reference → impedance τ →
+safety gate (finite, torque limits) → command. Inputs arrive as *latest values* (seed §12: a
+single-slot buffer, "reuse last" on an upper-layer stall):
+
+- ``set_reference(world_T_d)``: non-finite, non-rigid or jumping (> ``max_pose_step_m``) → rejected,
+  counted, the last reference is held;
+- ``set_wrench(F_body)``: non-finite or beyond ``max_force_n`` / ``max_torque_nm`` → rejected,
+  counted, the admittance holds (λ kept, λ̇ = 0) until a valid wrench arrives;
+- ``set_impedance_gains(K, D)``: non-SPD → rejected; valid gains are blended convexly from the
+  current ones over ``blend_s`` (SPD throughout, no torque jump);
+- ``request_mode(mode, state)``: validated; the new controller is seeded from the old state and
+  the admittance twist is bounded by the tightened ``switch.settle_*`` bounds for ``settle_s``.
+
+Modes (seed §12 "Modes"): every mode tracks T_ref = T_d exp(λ) with one shared admittance state
+(λ, λ̇); they differ in the wrench that drives it: ADMITTANCE the full (filtered) wrench, HYBRID
+S ⊙ wrench with S = diag(compliant_axes) (the other axes stay stiff at T_d), IMPEDANCE none, so an
+admittance displacement left from a previous mode decays under its own M, D, K. A switch
+therefore never moves the reference (seeded, torque-continuous); only the settle bound applies.
+``freeze(reason)`` (a safety flag) holds reference and admittance until ``release()``.
+A non-finite state or a singular Jacobian never yields a NaN torque: the last finite command is
+held (state) or the admittance is held and ``singular`` flagged with σ_min (no division by J_b).
+"""
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from hri_interaction.core.admittance import AdmittanceParams, LieAdmittance
+from hri_interaction.core.impedance import (ImpedanceParams, cartesian_impedance_torque,
+                                            lie_impedance_torque, sigma_min)
+from hri_interaction.core.passivity import PassivityParams, make_filter
+from hri_interaction.core.spd import GainError, blend, validate_spd
+
+MODES = ("impedance", "admittance", "hybrid")
+LAWS = ("lie", "cartesian")
+
+
+@dataclass(frozen=True)
+class InteractionParams:
+    rate_hz: float
+    mode: str
+    gravity_compensation: bool
+    coriolis_compensation: bool
+    impedance: ImpedanceParams
+    admittance: AdmittanceParams
+    passivity: PassivityParams
+    compliant_axes: np.ndarray
+    blend_s: float
+    settle_s: float
+    settle_max_linear_m_s: float
+    settle_max_angular_rad_s: float
+    max_linear_m_s: float
+    max_angular_rad_s: float
+    max_force_n: float
+    max_torque_nm: float
+    max_pose_step_m: float
+    singular_sigma_min: float
+    torque_max_nm: Optional[np.ndarray] = None
+
+    @classmethod
+    def from_config(cls, section: dict, torque_max_nm=None) -> "InteractionParams":
+        """From ``cfg["interaction"]`` (+ ``cfg["joints"]["torque_max_nm"]``); raises ValueError
+        (GainError for a non-SPD gain) naming the key."""
+        mode = str(section["mode"])
+        if mode not in MODES:
+            raise ValueError(f"interaction.mode must be one of {MODES}, got {mode!r}")
+        sw, lim = section["switch"], section["limits"]
+
+        def pos(path, v):
+            v = float(v)
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"interaction.{path} must be finite and > 0, got {v}")
+            return v
+
+        def nonneg(path, v):
+            v = float(v)
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"interaction.{path} must be finite and >= 0, got {v}")
+            return v
+
+        axes = np.asarray(section["hybrid"]["compliant_axes"], dtype=float)
+        if axes.shape != (6,) or not np.all((axes == 0) | (axes == 1)):
+            raise ValueError("interaction.hybrid.compliant_axes needs 6 values in {0, 1}")
+        tmax = None if torque_max_nm is None else np.asarray(torque_max_nm, dtype=float)
+        return cls(
+            rate_hz=pos("rate_hz", section["rate_hz"]), mode=mode,
+            gravity_compensation=bool(section["gravity_compensation"]),
+            coriolis_compensation=bool(section["impedance"]["coriolis_compensation"]),
+            impedance=ImpedanceParams.from_config(section["impedance"]),
+            admittance=AdmittanceParams.from_config(section["admittance"]),
+            passivity=PassivityParams.from_config(section["passivity"]),
+            compliant_axes=axes, blend_s=nonneg("blend_s", section["blend_s"]),
+            settle_s=nonneg("switch.settle_s", sw["settle_s"]),
+            settle_max_linear_m_s=pos("switch.settle_max_linear_m_s", sw["settle_max_linear_m_s"]),
+            settle_max_angular_rad_s=pos("switch.settle_max_angular_rad_s", sw["settle_max_angular_rad_s"]),
+            max_linear_m_s=pos("limits.max_linear_m_s", lim["max_linear_m_s"]),
+            max_angular_rad_s=pos("limits.max_angular_rad_s", lim["max_angular_rad_s"]),
+            max_force_n=pos("limits.max_force_n", lim["max_force_n"]),
+            max_torque_nm=pos("limits.max_torque_nm", lim["max_torque_nm"]),
+            max_pose_step_m=pos("limits.max_pose_step_m", lim["max_pose_step_m"]),
+            singular_sigma_min=pos("limits.singular_sigma_min", lim["singular_sigma_min"]),
+            torque_max_nm=tmax)
+
+
+@dataclass
+class ArmState:
+    """What one tick reads: joint state, EE pose/twist/Jacobian (body frame) and model terms."""
+    q: np.ndarray
+    dq: np.ndarray
+    world_T_ee: np.ndarray
+    body_twist: np.ndarray       # (ω, v) in the EE frame
+    body_jacobian: np.ndarray    # (6, n)
+    gravity: np.ndarray          # (n,) g(q), the torque that holds the arm against gravity
+    coriolis: np.ndarray         # (n,) c(q, dq)
+
+
+@dataclass
+class TickResult:
+    tau: np.ndarray
+    world_T_ref: np.ndarray
+    flags: frozenset = field(default_factory=frozenset)
+    sigma_min: float = float("nan")
+
+
+def _finite(*arrays) -> bool:
+    return all(np.all(np.isfinite(a)) for a in arrays)
+
+
+def _is_rigid(T: np.ndarray) -> bool:
+    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+        return False
+    R = T[:3, :3]
+    return (np.abs(R.T @ R - np.eye(3)).max() < 1e-6 and abs(np.linalg.det(R) - 1.0) < 1e-6
+            and np.allclose(T[3], [0, 0, 0, 1]))
+
+
+class InteractionController:
+    """Stateful, one per loop; not thread-safe (as the seed's controllers)."""
+
+    def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
+                 law: str = "lie", logger: Optional[logging.Logger] = None):
+        if law not in LAWS:
+            raise ValueError(f"law must be one of {LAWS}")
+        self.p = params
+        self.law = law
+        self.n = int(n_joints)
+        self.log = logger or logging.getLogger("hri_interaction")
+        T = np.asarray(world_T_d, float)
+        if not _is_rigid(T):
+            raise ValueError("initial reference must be a finite rigid transform")
+        self.world_T_d = T.copy()
+        self.mode = params.mode
+        self.admittance = LieAdmittance(params.admittance)
+        self.filter = make_filter(params.passivity)
+        self.wrench = np.zeros(6)
+        self.wrench_ok = True
+        self.K = params.impedance.stiffness.copy()
+        self.D = params.impedance.damping.copy()
+        self._blend_from = (self.K, self.D)
+        self._blend_to = (self.K, self.D)
+        self._blend_t = 0.0
+        self._blend_total = 0.0
+        self.time_s = 0.0
+        self._settle_until = -1.0
+        self.frozen_reason: Optional[str] = None
+        self.rejected: Counter = Counter()
+        self.events: Counter = Counter()
+        self.last_tau = np.zeros(self.n)
+        self.last_ref = T.copy()
+        self.last_flags: frozenset = frozenset()
+
+    # ------------------------------------------------------------------ inputs (latest values)
+    def _reject(self, cause: str, why: str) -> bool:
+        self.rejected[cause] += 1
+        if self.rejected[cause] in (1, 10, 100, 1000) or self.rejected[cause] % 10000 == 0:
+            self.log.warning("interaction: rejected %s (%s), count %d", cause, why, self.rejected[cause])
+        return False
+
+    def set_reference(self, world_T_d) -> bool:
+        T = np.asarray(world_T_d, float)
+        if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+            return self._reject("reference_nonfinite", "non-finite or malformed pose; holding the last")
+        if not _is_rigid(T):
+            return self._reject("reference_not_rigid", "rotation not orthonormal; holding the last")
+        step = float(np.linalg.norm(T[:3, 3] - self.world_T_d[:3, 3]))
+        if step > self.p.max_pose_step_m:
+            return self._reject("reference_jump", f"jump {step:.3f} m > {self.p.max_pose_step_m} m")
+        self.world_T_d = T.copy()
+        return True
+
+    def set_wrench(self, wrench_body) -> bool:
+        w = np.asarray(wrench_body, float)
+        if w.shape != (6,) or not np.all(np.isfinite(w)):
+            self.wrench_ok = False
+            return self._reject("wrench_nonfinite", "NaN/Inf wrench; admittance holds")
+        if np.linalg.norm(w[3:]) > self.p.max_force_n or np.linalg.norm(w[:3]) > self.p.max_torque_nm:
+            self.wrench_ok = False
+            return self._reject("wrench_too_large", f"|f| {np.linalg.norm(w[3:]):.1f} N beyond limits")
+        self.wrench = w.copy()
+        self.wrench_ok = True
+        return True
+
+    def set_impedance_gains(self, K, D) -> bool:
+        try:
+            K = validate_spd(K, "stiffness")
+            D = validate_spd(D, "damping")
+        except GainError as exc:
+            return self._reject("gains_invalid", str(exc))
+        self._blend_from = (self.K.copy(), self.D.copy())
+        self._blend_to = (K, D)
+        self._blend_t = 0.0
+        self._blend_total = self.p.blend_s
+        if self._blend_total <= 0:
+            self.K, self.D = K, D
+        self.events["gain_change"] += 1
+        return True
+
+    def set_admittance_params(self, params: AdmittanceParams) -> bool:
+        """Admittance gains act on λ̈ only: λ and T_mod stay continuous, so no blend is needed."""
+        self.admittance.set_params(params)
+        self.events["admittance_gain_change"] += 1
+        return True
+
+    def request_mode(self, mode: str, state: ArmState) -> bool:
+        if mode not in MODES:
+            return self._reject("mode_invalid", f"unknown mode {mode!r}")
+        if self.frozen_reason is not None:
+            return self._reject("mode_switch_refused", f"frozen: {self.frozen_reason}")
+        if not _finite(state.q, state.dq, state.world_T_ee, state.body_twist):
+            return self._reject("mode_switch_refused", "state not finite")
+        if mode == self.mode:
+            return True
+        # Seeding: the admittance state (λ, λ̇) is shared by every mode, so the reference
+        # T_d exp(λ) and its twist are continuous across the switch (no torque jump); the load the
+        # old mode held stays in the inner loop and is handed over at the admittance's own rate.
+        self.filter.reset()
+        self.events[f"switch_{self.mode}_to_{mode}"] += 1
+        self.log.info("interaction: mode %s -> %s", self.mode, mode)
+        self.mode = mode
+        self._settle_until = self.time_s + self.p.settle_s
+        return True
+
+    def freeze(self, reason: str) -> None:
+        if self.frozen_reason is None:
+            self.log.warning("interaction: frozen (%s)", reason)
+            self.events["freeze"] += 1
+        self.frozen_reason = reason
+        self.admittance.lam_dot[:] = 0.0
+
+    def release(self) -> None:
+        self.frozen_reason = None
+
+    # ------------------------------------------------------------------ the tick
+    def _gains(self, dt: float):
+        if self._blend_total > 0 and self._blend_t < self._blend_total:
+            self._blend_t = min(self._blend_total, self._blend_t + dt)
+            a = self._blend_t / self._blend_total
+            self.K = blend(self._blend_from[0], self._blend_to[0], a)
+            self.D = blend(self._blend_from[1], self._blend_to[1], a)
+        return self.K, self.D
+
+    def _bound_twist(self, flags: set) -> None:
+        settling = self.time_s < self._settle_until
+        lin = self.p.settle_max_linear_m_s if settling else self.p.max_linear_m_s
+        ang = self.p.settle_max_angular_rad_s if settling else self.p.max_angular_rad_s
+        if settling:
+            flags.add("settling")
+        V = self.admittance.twist()
+        s = 1.0
+        nw, nv = float(np.linalg.norm(V[:3])), float(np.linalg.norm(V[3:]))
+        if nw > ang:
+            s = min(s, ang / nw)
+        if nv > lin:
+            s = min(s, lin / nv)
+        if s < 1.0:
+            self.admittance.lam_dot *= s
+            flags.add("twist_bounded")
+            self.events["twist_bounded_settle" if settling else "twist_bounded"] += 1
+
+    def reference(self) -> np.ndarray:
+        """The pose the torque law tracks, in every mode: T_d exp(λ)."""
+        lam = self.admittance.lam
+        if not np.any(lam):
+            return self.world_T_d.copy()
+        return self.world_T_d @ self.admittance.se3.exp(lam)
+
+    def tick(self, state: ArmState, dt: float) -> TickResult:
+        flags: set = set()
+        self.time_s += dt
+        if not (_finite(state.q, state.dq, state.world_T_ee, state.body_twist, state.body_jacobian,
+                        state.gravity, state.coriolis) and dt > 0 and math.isfinite(dt)):
+            self._reject("state_nonfinite", "non-finite joint state; holding the last command")
+            flags |= {"hold", "state_invalid"}
+            self.last_flags = frozenset(flags)
+            return TickResult(self.last_tau.copy(), self.last_ref.copy(), self.last_flags)
+        smin = sigma_min(state.body_jacobian)
+        singular = smin < self.p.singular_sigma_min
+        if singular:
+            flags.add("singular")
+            self.events["singular_ticks"] += 1
+        hold_adm = self.frozen_reason is not None or not self.wrench_ok or singular
+        if self.frozen_reason is not None:
+            flags |= {"frozen", "hold"}
+        if not self.wrench_ok:
+            flags |= {"wrench_invalid", "hold"}
+        # admittance: driven by the filtered wrench in admittance/hybrid, free decay in impedance
+        if hold_adm:
+            self.admittance.lam_dot[:] = 0.0
+        else:
+            if self.mode == "admittance":
+                w = self.wrench
+            elif self.mode == "hybrid":
+                w = self.wrench * self.p.compliant_axes
+            else:
+                w = np.zeros(6)
+            w_safe = self.filter.filter(w, self.admittance.lam_dot, dt)
+            if np.any(self.admittance.lam) or np.any(self.admittance.lam_dot) or np.any(w_safe):
+                self.admittance.step(w_safe, dt)
+                self._bound_twist(flags)
+        T_ref = self.reference()
+        V_ref = self.admittance.body_twist() if np.any(self.admittance.lam_dot) else None
+        K, D = self._gains(dt)
+        ff = (state.gravity if self.p.gravity_compensation else 0.0) + \
+            (state.coriolis if self.p.coriolis_compensation else 0.0)
+        ff = np.broadcast_to(np.asarray(ff, float), (self.n,))
+        if self.law == "lie":
+            tau = lie_impedance_torque(state.world_T_ee, state.body_twist, state.body_jacobian, ff,
+                                       T_ref, K, D, V_ref)
+        else:
+            tau = cartesian_impedance_torque(state.world_T_ee, state.body_twist, state.body_jacobian,
+                                             ff, T_ref, K, D)
+        if not np.all(np.isfinite(tau)):
+            self._reject("torque_nonfinite", "controller produced NaN; holding the last command")
+            flags |= {"hold", "torque_invalid"}
+            tau = self.last_tau.copy()
+        if self.p.torque_max_nm is not None:
+            clipped = np.clip(tau, -self.p.torque_max_nm, self.p.torque_max_nm)
+            if np.any(clipped != tau):
+                flags.add("torque_clamped")
+                self.events["torque_clamped"] += 1
+            tau = clipped
+        self.last_tau = tau
+        self.last_ref = T_ref
+        self.last_flags = frozenset(flags)
+        return TickResult(tau, T_ref, self.last_flags, smin)
+
+    def diagnostics(self) -> dict:
+        return {"mode": self.mode, "time_s": self.time_s, "frozen": self.frozen_reason,
+                "flags": sorted(self.last_flags), "rejected": dict(self.rejected),
+                "events": dict(self.events), "lambda": self.admittance.lam.tolist(),
+                "energy_j": self.filter.energy_j, "energy_violations": self.filter.violations,
+                "stiffness_diag": np.diag(self.K).tolist()}

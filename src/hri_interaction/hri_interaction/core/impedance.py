@@ -1,0 +1,97 @@
+"""Torque controllers (ITorqueController of seed 002 table 12.4): joint state, reference, K, D → τ.
+
+Lie-group PD impedance (seed Eq 12.1–12.2), twist order (ω, v), body frame of the end effector:
+
+    e  = Log(T_d⁻¹ T)^∨                          (pose error, body frame)
+    ė  = V_b − Ad_{T⁻¹ T_d} V_d                  (body twist error; V_d = reference body twist)
+    F  = −K e − D ė                              (body wrench)
+    τ  = J_bᵀ F + g(q)                           (g: gravity (+ Coriolis) feed-forward, ADDED)
+
+The gravity sign is pinned by the MuJoCo hold test (+qfrc_bias; the opposite sign sags ~cm).
+No inverse of J_b or of Λ = (J_b M⁻¹ J_bᵀ)⁻¹ is formed, so a singular arm is reported by the
+caller (σ_min(J_b) < threshold), never divided through.
+
+Classical Cartesian impedance (Hogan; seed L2696, without inertia shaping), world frame at the
+end-effector point:  τ = J_wᵀ [K (x_d − x) + D (ẋ_d − ẋ)] + g,  orientation error = Log(R_d Rᵀ)
+(space-frame rotation vector), J_w = [J_ω; J_v] the world-aligned geometric Jacobian.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from hri_interaction.core.spd import validate_spd
+
+
+def _se3():
+    from hri_core import se3
+
+    return se3
+
+
+@dataclass(frozen=True)
+class ImpedanceParams:
+    stiffness: np.ndarray   # (6, 6) SPD, body frame, (ω, v)
+    damping: np.ndarray     # (6, 6) SPD
+
+    @classmethod
+    def from_config(cls, section: dict) -> "ImpedanceParams":
+        """From ``cfg["interaction"]["impedance"]`` (``*_full`` overrides ``*_diag``)."""
+        k = section.get("stiffness_full") or section["stiffness_diag"]
+        d = section.get("damping_full") or section["damping_diag"]
+        return cls.make(k, d)
+
+    @classmethod
+    def make(cls, stiffness, damping) -> "ImpedanceParams":
+        return cls(stiffness=validate_spd(stiffness, "impedance stiffness"),
+                   damping=validate_spd(damping, "impedance damping"))
+
+
+def pose_error(world_T_ee: np.ndarray, world_T_ref: np.ndarray) -> np.ndarray:
+    """e = Log(T_ref⁻¹ T)^∨ (body frame)."""
+    se3 = _se3()
+    return se3.log(se3.inverse(world_T_ref) @ world_T_ee)
+
+
+def lie_impedance_wrench(world_T_ee, body_twist, world_T_ref, K, D,
+                         ref_body_twist: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+    """(F_body, e): F = −K e − D ė."""
+    se3 = _se3()
+    ref_T_ee = se3.inverse(world_T_ref) @ world_T_ee
+    e = se3.log(ref_T_ee)
+    e_dot = np.asarray(body_twist, float)
+    if ref_body_twist is not None:
+        e_dot = e_dot - se3.adjoint(se3.inverse(ref_T_ee)) @ ref_body_twist
+    return -K @ e - D @ e_dot, e
+
+
+def lie_impedance_torque(world_T_ee, body_twist, body_jacobian, bias, world_T_ref, K, D,
+                         ref_body_twist=None) -> np.ndarray:
+    """τ = J_bᵀ(−K e − D ė) + g(q)."""
+    F, _ = lie_impedance_wrench(world_T_ee, body_twist, world_T_ref, K, D, ref_body_twist)
+    return np.asarray(body_jacobian, float).T @ F + np.asarray(bias, float)
+
+
+def cartesian_impedance_torque(world_T_ee, body_twist, body_jacobian, bias, world_T_ref, K, D,
+                               ref_twist_world=None) -> np.ndarray:
+    """Classical world-frame Cartesian impedance (split R³ × SO(3) error)."""
+    se3 = _se3()
+    R = world_T_ee[:3, :3]
+    Rd = world_T_ref[:3, :3]
+    e_rot = se3.so3_log(Rd @ R.T)
+    e_pos = world_T_ref[:3, 3] - world_T_ee[:3, 3]
+    Jb = np.asarray(body_jacobian, float)
+    Jw = np.vstack([R @ Jb[:3], R @ Jb[3:]])            # world-aligned, at the EE point
+    V = np.asarray(body_twist, float)
+    vel = np.r_[R @ V[:3], R @ V[3:]]
+    if ref_twist_world is not None:
+        vel = vel - ref_twist_world
+    F = K @ np.r_[e_rot, e_pos] - D @ vel
+    return Jw.T @ F + np.asarray(bias, float)
+
+
+def sigma_min(body_jacobian: np.ndarray) -> float:
+    """Smallest singular value of J_b (translation rows scaled as given, m vs rad)."""
+    return float(np.linalg.svd(np.asarray(body_jacobian, float), compute_uv=False)[-1])

@@ -1,0 +1,209 @@
+"""Wrench preprocessors between the wrench source and the admittance (seed 002 §13, L3204–3210).
+
+All filters share ``filter(w, lam_dot, dt) -> w_safe`` and account the energy that flows through
+the port (w_safe, λ̇) into the admittance, per tick:
+
+    E_k = E_{k-1} + Δt · λ̇_kᵀ w_safe,k          (J; λ̇ in the admittance's own coordinates)
+
+- :class:`Passthrough` ("baseline"): w_safe = w, observer only.
+- :class:`PassivityFilter`: single-port passivity observer + controller (Hannaford & Ryu /
+  Anderson & Spong) on the seed's observer E = ∫ λ̇ᵀ w_safe. E < E_floor means the port has
+  drawn more energy out of the admittance than it ever put in (the admittance acting as a source
+  for the channel). With e = E_{k-1} + Δt λ̇ᵀw the controller removes exactly the deficit along λ̇:
+
+      α = (E_floor − e) / (Δt ‖λ̇‖²) ≥ 0,    w_safe = w + α λ̇,   so E_k = E_floor,
+
+  i.e. it cancels the component of w that extracts energy (never more), and counts the energy it
+  withheld in ``dissipated_j``. For a passive admittance driven from rest E ≥ 0 always, so with
+  E_floor = 0 the controller never acts (the seed's observation: "the load never triggers the
+  PC"); it acts after energy-injecting events (seeded state, stiffness increases).
+- :class:`TDPCFilter`: the same per DoF (E_i ≥ E_floor/6, α_i, w_i + α_i λ̇_i).
+- :class:`WaveVariableTransform`: the seed's "single-side approximation" of Niemeyer–Slotine,
+  equivalent at zero channel delay to constant added damping  w_safe = w − b ⊙ λ̇ (passive for any
+  Δt ≥ 0); wave variables u = (b λ̇ + w)/√(2b), v = (b λ̇ − w)/√(2b) are exposed for diagnostics.
+
+``violations`` counts ticks where the energy after the filter is below ``E_floor`` (for the
+passivity family the controller makes this impossible unless λ̇ = 0 while E < E_floor).
+
+:class:`DelayJitter` replays a wrench stream through a lognormal per-sample delay (seed: mean
+137 ms, std 78.76 ms, moment-matched), latest-value semantics: a sample older than the newest
+delivered one is dropped (lock-free queue that "drops rather than blocks").
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+FILTERS = ("none", "passivity", "tdpc", "wave")
+_EPS_V2 = 1e-18
+
+
+@dataclass(frozen=True)
+class PassivityParams:
+    filter: str
+    energy_floor_j: float
+    wave_damping: np.ndarray  # (6,)
+
+    @classmethod
+    def from_config(cls, section: dict) -> "PassivityParams":
+        """From ``cfg["interaction"]["passivity"]``."""
+        f = str(section["filter"])
+        if f not in FILTERS:
+            raise ValueError(f"interaction.passivity.filter must be one of {FILTERS}, got {f!r}")
+        b = np.asarray(section["wave_damping"], dtype=float)
+        if b.shape != (6,) or not np.all(np.isfinite(b)) or np.any(b <= 0):
+            raise ValueError("interaction.passivity.wave_damping needs 6 finite values > 0")
+        e = float(section["energy_floor_j"])
+        if not math.isfinite(e):
+            raise ValueError("interaction.passivity.energy_floor_j must be finite")
+        return cls(filter=f, energy_floor_j=e, wave_damping=b)
+
+
+class WrenchFilter:
+    """Base: energy observer over the port (w_safe, λ̇)."""
+
+    name = "baseline"
+
+    def __init__(self, energy_floor_j: float = 0.0):
+        self.energy_floor_j = float(energy_floor_j)
+        self.reset()
+
+    def reset(self) -> None:
+        self.energy_j = 0.0
+        self.dissipated_j = 0.0
+        self.violations = 0
+        self.min_energy_j = 0.0
+
+    def _shape(self, w: np.ndarray, lam_dot: np.ndarray, dt: float) -> np.ndarray:
+        return w
+
+    def filter(self, w: np.ndarray, lam_dot: np.ndarray, dt: float) -> np.ndarray:
+        w_safe = self._shape(np.asarray(w, float), np.asarray(lam_dot, float), float(dt))
+        self._account(w_safe, lam_dot, dt)
+        return w_safe
+
+    def _account(self, w_safe, lam_dot, dt) -> None:
+        self.energy_j = self._energy_after(w_safe, lam_dot, dt)
+        self.min_energy_j = min(self.min_energy_j, self.energy_j)
+        if self.energy_j < self.energy_floor_j - 1e-12:
+            self.violations += 1
+
+    def _energy_after(self, w_safe, lam_dot, dt) -> float:
+        return self.energy_j + dt * float(np.dot(lam_dot, w_safe))
+
+
+class Passthrough(WrenchFilter):
+    name = "baseline"
+
+
+class PassivityFilter(WrenchFilter):
+    """Single-port PO/PC."""
+
+    name = "passivity"
+
+    def _shape(self, w, lam_dot, dt):
+        e_next = self.energy_j + dt * float(np.dot(lam_dot, w))
+        v2 = float(np.dot(lam_dot, lam_dot))
+        if e_next < self.energy_floor_j and v2 > _EPS_V2 and dt > 0:
+            alpha = (self.energy_floor_j - e_next) / (dt * v2)
+            self.dissipated_j += alpha * v2 * dt
+            return w + alpha * lam_dot
+        return w
+
+
+class TDPCFilter(WrenchFilter):
+    """Per-DoF time-domain passivity observer/controller."""
+
+    name = "tdpc"
+
+    def reset(self) -> None:
+        super().reset()
+        self.energy_dof_j = np.zeros(6)
+
+    def _shape(self, w, lam_dot, dt):
+        e_next = self.energy_dof_j + dt * lam_dot * w
+        floor = self.energy_floor_j / 6.0
+        out = w.copy()
+        v2 = lam_dot * lam_dot
+        act = (e_next < floor) & (v2 > _EPS_V2) & (dt > 0)
+        if np.any(act):
+            alpha = np.where(act, (floor - e_next) / np.where(act, dt * v2, 1.0), 0.0)
+            out = w + alpha * lam_dot
+            self.dissipated_j += float(np.sum(alpha * v2 * dt))
+        self.energy_dof_j = self.energy_dof_j + dt * lam_dot * out
+        return out
+
+
+class WaveVariableTransform(WrenchFilter):
+    """Constant added damping w − b ⊙ λ̇ (zero-delay wave transform)."""
+
+    name = "wave"
+
+    def __init__(self, wave_damping: np.ndarray, energy_floor_j: float = 0.0):
+        self.b = np.asarray(wave_damping, dtype=float)
+        super().__init__(energy_floor_j)
+
+    def _shape(self, w, lam_dot, dt):
+        d = self.b * lam_dot
+        self.dissipated_j += float(np.dot(lam_dot, d)) * dt
+        return w - d
+
+    def wave_variables(self, w: np.ndarray, lam_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """u = (b λ̇ + w)/√(2b), v = (b λ̇ − w)/√(2b)."""
+        s = np.sqrt(2.0 * self.b)
+        return (self.b * lam_dot + w) / s, (self.b * lam_dot - w) / s
+
+
+def make_filter(params: PassivityParams, kind: Optional[str] = None) -> WrenchFilter:
+    kind = params.filter if kind is None else kind
+    if kind == "none":
+        return Passthrough(params.energy_floor_j)
+    if kind == "passivity":
+        return PassivityFilter(params.energy_floor_j)
+    if kind == "tdpc":
+        return TDPCFilter(params.energy_floor_j)
+    if kind == "wave":
+        return WaveVariableTransform(params.wave_damping, params.energy_floor_j)
+    raise ValueError(f"unknown wrench filter {kind!r} (expected one of {FILTERS})")
+
+
+def lognormal_from_moments(mean: float, std: float) -> tuple[float, float]:
+    """(μ, σ) of ln X for a lognormal X with the given mean and std (moment matching)."""
+    if mean <= 0:
+        raise ValueError("lognormal mean must be > 0")
+    sigma2 = math.log(1.0 + (std / mean) ** 2)
+    return math.log(mean) - 0.5 * sigma2, math.sqrt(sigma2)
+
+
+class DelayJitter:
+    """Per-sample lognormal delay with latest-value delivery (out-of-order samples dropped)."""
+
+    def __init__(self, mean_s: float, std_s: float, rng: np.random.Generator):
+        self.mu, self.sigma = lognormal_from_moments(mean_s, std_s)
+        self.rng = rng
+        self._pending: list[tuple[float, float, np.ndarray]] = []  # (arrival, sent, value)
+        self._newest_sent = -math.inf
+        self.value: Optional[np.ndarray] = None
+        self.dropped = 0
+        self.delays: deque = deque(maxlen=100000)
+
+    def push(self, t_sent: float, value: np.ndarray) -> None:
+        d = float(self.rng.lognormal(self.mu, self.sigma))
+        self.delays.append(d)
+        heapq.heappush(self._pending, (t_sent + d, t_sent, np.array(value, dtype=float)))
+
+    def get(self, t: float, default: np.ndarray) -> np.ndarray:
+        """The newest (by send time) sample that has arrived by ``t``; ``default`` before any."""
+        while self._pending and self._pending[0][0] <= t:
+            _, sent, val = heapq.heappop(self._pending)
+            if sent > self._newest_sent:
+                self._newest_sent = sent
+                self.value = val
+            else:
+                self.dropped += 1
+        return default if self.value is None else self.value

@@ -1,0 +1,120 @@
+"""Lockstep MuJoCo harness: the FR3 with torque motors, one controller tick per physics step.
+
+- model: ``hri_sim.models.load_fr3(actuation="torque", add_ft_sensor=True)`` with the physics step
+  = 1 / ``interaction.rate_hz`` (1 ms);
+- state for the controller (frames as in :mod:`hri_interaction.core.controller`):
+  world_T_ee of the site, J_b = [Rᵀ J_ω; Rᵀ J_v] (from ``mj_jacSite``, world-aligned at the site),
+  V_b = J_b q̇, g(q) = ``mj_rne`` at q̇ = 0, c = ``qfrc_bias`` − g;
+- external "human" wrench: ``push(force_world, torque_world)`` sets ``xfrc_applied`` on the
+  body of the site so that the force acts *at the site point* (moment r × f added);
+- the wrench the controller sees is that applied wrench in the EE frame (an ideal, tared wrist
+  F/T sensor); ``ft_sensor()`` returns the raw MuJoCo force/torque sensor for comparison.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from hri_interaction.core.controller import ArmState, InteractionController, InteractionParams
+
+
+class Fr3Sim:
+    def __init__(self, rate_hz: float, q0_rad: Sequence[float], ee_site: str = "attachment_site",
+                 joint_names: Optional[Sequence[str]] = None):
+        import mujoco
+        from hri_sim.models import FR3_ARM_JOINTS, load_fr3
+
+        self.mj = mujoco
+        self.model = load_fr3(actuation="torque", add_ft_sensor=True, timestep_s=1.0 / rate_hz)
+        self.data = mujoco.MjData(self.model)
+        names = tuple(joint_names or FR3_ARM_JOINTS)
+        jids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
+        self.qadr = np.array([self.model.jnt_qposadr[j] for j in jids])
+        self.vadr = np.array([self.model.jnt_dofadr[j] for j in jids])
+        self.aadr = np.array([mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_ACTUATOR, n) for n in names])
+        self.site = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, ee_site)
+        if self.site < 0:
+            raise ValueError(f"site {ee_site!r} not in the FR3 model")
+        self.body = int(self.model.site_bodyid[self.site])
+        self.n = len(names)
+        self.data.qpos[self.qadr] = np.asarray(q0_rad, float)
+        mujoco.mj_forward(self.model, self.data)
+        self._jacp = np.zeros((3, self.model.nv))
+        self._jacr = np.zeros((3, self.model.nv))
+        self._g = np.zeros(self.model.nv)
+        self.applied_force_world = np.zeros(3)
+        self.applied_torque_world = np.zeros(3)
+
+    @property
+    def time_s(self) -> float:
+        return float(self.data.time)
+
+    def ee_pose(self) -> np.ndarray:
+        T = np.eye(4)
+        T[:3, :3] = self.data.site_xmat[self.site].reshape(3, 3)
+        T[:3, 3] = self.data.site_xpos[self.site]
+        return T
+
+    def state(self) -> ArmState:
+        mj, m, d = self.mj, self.model, self.data
+        T = self.ee_pose()
+        R = T[:3, :3]
+        mj.mj_jacSite(m, d, self._jacp, self._jacr, self.site)
+        Jb = np.vstack([R.T @ self._jacr[:, self.vadr], R.T @ self._jacp[:, self.vadr]])
+        dq = d.qvel[self.vadr].copy()
+        saved = d.qvel.copy()
+        d.qvel[:] = 0.0
+        mj.mj_rne(m, d, 0, self._g)
+        d.qvel[:] = saved
+        g = self._g[self.vadr].copy()
+        return ArmState(q=d.qpos[self.qadr].copy(), dq=dq, world_T_ee=T, body_twist=Jb @ dq,
+                        body_jacobian=Jb, gravity=g, coriolis=d.qfrc_bias[self.vadr] - g)
+
+    def push(self, force_world=(0, 0, 0), torque_world=(0, 0, 0)) -> None:
+        """External wrench on the EE acting at the site point (world frame)."""
+        self.applied_force_world = np.asarray(force_world, float)
+        self.applied_torque_world = np.asarray(torque_world, float)
+
+    def wrench_body(self) -> np.ndarray:
+        """The applied wrench in the EE frame, (moment, force) — the ideal tared F/T reading."""
+        R = self.data.site_xmat[self.site].reshape(3, 3)
+        return np.r_[R.T @ self.applied_torque_world, R.T @ self.applied_force_world]
+
+    def ft_sensor(self) -> np.ndarray:
+        return self.data.sensordata[:6].copy()
+
+    def step(self, tau: np.ndarray) -> None:
+        d = self.data
+        r = d.site_xpos[self.site] - d.xipos[self.body]
+        d.xfrc_applied[self.body, :3] = self.applied_force_world
+        d.xfrc_applied[self.body, 3:] = self.applied_torque_world + np.cross(r, self.applied_force_world)
+        d.ctrl[self.aadr] = tau
+        self.mj.mj_step(self.model, d)
+
+
+class LockstepLoop:
+    """One controller tick per physics step; the controller's wrench is the sim's applied wrench."""
+
+    def __init__(self, params: InteractionParams, q0_rad, ee_site="attachment_site", law="lie",
+                 wrench_source: str = "applied"):
+        self.sim = Fr3Sim(params.rate_hz, q0_rad, ee_site)
+        self.dt = 1.0 / params.rate_hz
+        self.ctrl = InteractionController(params, self.sim.ee_pose(), self.sim.n, law=law)
+        self.wrench_source = wrench_source
+        self.last = None
+
+    def tick(self):
+        st = self.sim.state()
+        if self.wrench_source == "applied":
+            self.ctrl.set_wrench(self.sim.wrench_body())
+        res = self.ctrl.tick(st, self.dt)
+        self.sim.step(res.tau)
+        self.last = res
+        return res
+
+    def run(self, seconds: float, each=None):
+        for _ in range(int(round(seconds / self.dt))):
+            res = self.tick()
+            if each is not None:
+                each(self, res)

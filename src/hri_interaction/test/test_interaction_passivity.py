@@ -1,0 +1,100 @@
+"""Wrench preprocessors: PO/PC, per-DoF TDPC, wave-variable damping, lognormal delay injector."""
+import math
+
+import numpy as np
+import pytest
+
+from hri_interaction.core.passivity import (DelayJitter, PassivityFilter, PassivityParams,
+                                            Passthrough, TDPCFilter, WaveVariableTransform,
+                                            lognormal_from_moments, make_filter)
+
+
+def active_port(n=500, seed=0):
+    """A port that returns energy: w opposes λ̇ (λ̇ᵀw < 0 on average)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        v = rng.normal(size=6)
+        yield -2.0 * v + 0.5 * rng.normal(size=6), v
+
+
+def test_baseline_observes_and_counts_violations_of_an_active_port():
+    f = Passthrough(0.0)
+    for w, v in active_port():
+        assert np.array_equal(f.filter(w, v, 1e-3), w)
+    assert f.energy_j < 0 and f.violations > 0
+
+
+@pytest.mark.parametrize("cls", [PassivityFilter, TDPCFilter])
+def test_passivity_controller_keeps_energy_at_the_floor(cls):
+    f = cls(0.0)
+    for w, v in active_port():
+        out = f.filter(w, v, 1e-3)
+        assert np.all(np.isfinite(out))
+        assert f.energy_j >= -1e-12
+    assert f.violations == 0
+    assert f.dissipated_j > 0
+
+
+def test_pc_acts_only_along_the_velocity_and_only_by_the_deficit():
+    f = PassivityFilter(0.0)
+    w, v = np.array([-1.0, 0.7, 0, 0, 0, 0]), np.array([1.0, 0, 0, 0, 0, 0])
+    out = f.filter(w, v, 1e-3)
+    alpha = (0.0 - (1e-3 * -1.0)) / (1e-3 * 1.0)
+    assert np.allclose(out, w + alpha * v) and alpha >= 0
+    assert out[1] == w[1]                 # the component orthogonal to λ̇ is untouched
+    assert f.energy_j == pytest.approx(0.0, abs=1e-15)
+
+
+def test_pc_is_inactive_for_a_passive_load():
+    f = PassivityFilter(0.0)
+    v = np.zeros(6)
+    for k in range(100):
+        w = np.r_[0, 0, 0, 0, 0, -5.0]
+        assert np.array_equal(f.filter(w, v, 1e-3), w)
+        v = v + np.r_[0, 0, 0, 0, 0, -1e-3]
+    assert f.dissipated_j == 0.0 and f.energy_j > 0
+
+
+def test_tdpc_acts_per_dof():
+    f = TDPCFilter(0.0)
+    w = np.array([1.0, -1.0, 0, 0, 0, 0])
+    v = np.array([1.0, 1.0, 0, 0, 0, 0])   # dof 0 absorbs, dof 1 generates
+    out = f.filter(w, v, 1e-3)
+    assert out[0] == w[0] and out[1] != w[1]
+    assert np.all(f.energy_dof_j >= -1e-15)
+
+
+def test_wave_transform_is_constant_damping_and_passive():
+    b = np.array([2, 2, 2, 60, 60, 60.0])
+    f = WaveVariableTransform(b, 0.0)
+    w, v = np.array([0, 0, 0, 0, 0, -5.0]), np.array([0, 0, 0, 0, 0, 0.01])
+    assert np.allclose(f.filter(w, v, 1e-3), w - b * v)
+    u, s = f.wave_variables(w, v)
+    assert np.allclose(0.5 * (u ** 2 - s ** 2), v * w)   # power = ½(u² − v²) per DoF
+    assert f.dissipated_j == pytest.approx(60 * 0.01 ** 2 * 1e-3)
+
+
+def test_params_from_config_validate():
+    good = {"filter": "wave", "energy_floor_j": 0.0, "wave_damping": [1] * 6}
+    assert isinstance(make_filter(PassivityParams.from_config(good)), WaveVariableTransform)
+    with pytest.raises(ValueError, match="filter"):
+        PassivityParams.from_config({**good, "filter": "magic"})
+    with pytest.raises(ValueError, match="wave_damping"):
+        PassivityParams.from_config({**good, "wave_damping": [1, 1, 1, 1, 1, -1]})
+
+
+def test_lognormal_injector_matches_the_seed_moments_and_drops_out_of_order():
+    mu, sigma = lognormal_from_moments(0.137, 0.07876)
+    assert sigma == pytest.approx(0.534, abs=1e-3) and mu + math.log(1000) == pytest.approx(4.777, abs=1e-3)  # digest: μ = 4.777 (ms)
+    inj = DelayJitter(0.137, 0.07876, np.random.default_rng(0))
+    out = []
+    for k in range(20000):
+        inj.push(k * 1e-3, np.array([k * 1e-3]))
+        out.append(inj.get(k * 1e-3, np.array([-1.0]))[0])
+    d = np.array(inj.delays)
+    assert d.mean() == pytest.approx(0.137, rel=0.03) and d.std() == pytest.approx(0.07876, rel=0.05)
+    sent = np.array(out)
+    assert np.all(np.diff(sent) >= 0)             # latest value only, never older than before
+    assert inj.dropped > 0
+    lag = np.arange(20000) * 1e-3 - sent
+    assert 0 < np.median(lag[1000:]) < 0.137      # latest-of-many arrives earlier than the mean

@@ -1,0 +1,125 @@
+"""Packet codecs: the carrier-agnostic ``PacketCodec`` protocol and the Unity command packet.
+
+A codec turns one datagram (bytes) into a typed packet or raises ``PacketRejected(cause)``;
+``LinkReceiver`` counts the causes. Any codec with ``decode``/``sequence``/``causes`` plugs into
+``LinkReceiver`` (the arm teleop's controller-pose packet uses the same receiver).
+
+Unity command packet (seed 000), 32 bytes, ``struct '<fffiiffi'`` (little-endian, no padding):
+
+    head_pitch f32, head_pan f32, head_tilt f32, base_state i32 (0..3), base_angular i32 (-1/0/1),
+    audio_volume f32, audio_orientation f32, message_order i32 (0 .. 2^31-1)
+
+The seed's prose calls the volume an integer, its format string makes it a float: the format
+string wins (documented in docs/protocols.md "Pulse").
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol, Tuple
+
+UNITY_FORMAT = "<fffiiffi"
+_UNITY = struct.Struct(UNITY_FORMAT)
+_isfinite = math.isfinite
+_SIZE = _UNITY.size
+
+
+class PacketRejected(Exception):
+    """A datagram that is not a valid packet; ``cause`` is a short counter key."""
+
+    def __init__(self, cause: str, detail: str = ""):
+        super().__init__(f"{cause}: {detail}" if detail else cause)
+        self.cause = cause
+        self.detail = detail
+
+
+class PacketCodec(Protocol):
+    """What ``LinkReceiver`` needs from a packet format."""
+
+    causes: Tuple[str, ...]   # every rejection cause ``decode`` can raise (counters start at 0)
+
+    def decode(self, data: bytes) -> Any:
+        """bytes -> packet, or raise ``PacketRejected``."""
+
+    def sequence(self, packet: Any) -> int:
+        """The packet's sequence number (0 .. modulus-1)."""
+
+
+class UnityPacket(NamedTuple):
+    head_pitch: float         # deg (Unity euler angles)
+    head_pan: float           # deg
+    head_tilt: float          # deg
+    base_state: int           # 0..3
+    base_angular: int         # -1, 0, 1
+    audio_volume: float       # 0..audio_volume_max (float on the wire)
+    audio_orientation: float  # deg
+    message_order: int        # 0 .. 2^31-1
+
+
+@dataclass(frozen=True)
+class PacketParams:
+    size_bytes: int
+    base_state_max: int
+    base_angular_max: int
+    head_abs_max_deg: float
+    audio_volume_max: float
+    audio_orientation_abs_max_deg: float
+
+    @classmethod
+    def from_config(cls, section: dict) -> "PacketParams":
+        s = section["packet"] if "packet" in section else section
+        return cls(size_bytes=int(s["size_bytes"]), base_state_max=int(s["base_state_max"]),
+                   base_angular_max=int(s["base_angular_max"]),
+                   head_abs_max_deg=float(s["head_abs_max_deg"]),
+                   audio_volume_max=float(s["audio_volume_max"]),
+                   audio_orientation_abs_max_deg=float(s["audio_orientation_abs_max_deg"]))
+
+
+class UnityCodec:
+    """Validating codec of the 32-byte Unity packet. Causes, in the order they are checked:
+
+    ``bad_size`` (len != 32), ``unpack_error`` (struct failed; cannot happen at the right size, kept
+    for the contract), ``non_finite`` (NaN/Inf in a float), ``head_out_of_range``,
+    ``bad_state`` (base_state outside 0..3), ``bad_angular`` (outside -1..1),
+    ``audio_out_of_range``, ``bad_sequence`` (message_order < 0).
+    """
+
+    causes = ("bad_size", "unpack_error", "non_finite", "head_out_of_range", "bad_state",
+              "bad_angular", "audio_out_of_range", "bad_sequence")
+
+    def __init__(self, params: PacketParams):
+        if params.size_bytes != _UNITY.size:
+            raise ValueError(f"pulse.packet.size_bytes {params.size_bytes} != struct size {_UNITY.size}")
+        self.p = params
+
+    @staticmethod
+    def encode(pkt: UnityPacket) -> bytes:
+        return _UNITY.pack(*pkt)
+
+    @staticmethod
+    def sequence(pkt: UnityPacket) -> int:
+        return pkt.message_order
+
+    def decode(self, data) -> UnityPacket:
+        if len(data) != _SIZE:
+            raise PacketRejected("bad_size", f"{len(data)} bytes, expected {_SIZE}")
+        try:
+            hp, hn, ht, st, ang, vol, ori, seq = _UNITY.unpack(data)
+        except struct.error as exc:  # pragma: no cover - size already checked
+            raise PacketRejected("unpack_error", str(exc)) from None
+        p = self.p
+        if not (_isfinite(hp) and _isfinite(hn) and _isfinite(ht) and _isfinite(vol) and _isfinite(ori)):
+            raise PacketRejected("non_finite", "NaN/Inf in a float field")
+        lim = p.head_abs_max_deg
+        if abs(hp) > lim or abs(hn) > lim or abs(ht) > lim:
+            raise PacketRejected("head_out_of_range", f"head ({hp:.3g}, {hn:.3g}, {ht:.3g}) deg beyond ±{lim}")
+        if st < 0 or st > p.base_state_max:
+            raise PacketRejected("bad_state", f"base_state {st} not in 0..{p.base_state_max}")
+        if abs(ang) > p.base_angular_max:
+            raise PacketRejected("bad_angular", f"base_angular {ang} not in ±{p.base_angular_max}")
+        if vol < 0.0 or vol > p.audio_volume_max or abs(ori) > p.audio_orientation_abs_max_deg:
+            raise PacketRejected("audio_out_of_range", f"volume {vol:.3g}, orientation {ori:.3g}")
+        if seq < 0:
+            raise PacketRejected("bad_sequence", f"message_order {seq} < 0")
+        return UnityPacket(hp, hn, ht, st, ang, vol, ori, seq)

@@ -1,0 +1,143 @@
+"""``LinkReceiver``: one receiving link = codec + sequence tracker + health monitor + peer policy.
+
+Carrier-agnostic: a carrier (UDP socket, ZeroMQ SUB, a test) hands ``(data, peer)`` to
+``handle``; ``peer`` is ``(host, port)`` for UDP or any string/tuple. The codec is injected
+(``PacketCodec``: ``decode``/``sequence``/``causes``), so the same receiver serves the Unity
+command packet (hri_pulse) and the controller-pose packet (hri_arm_teleop).
+
+Per datagram, in this order (cheap checks first, so a flood from a stranger costs no decoding):
+  1. allow-list (``not_allowed``), 2. peer lock (``foreign_peer``: while a peer is connected,
+  packets from another host are dropped), 3. decode (codec causes), 4. sequence
+  (``duplicate``, ``stale``, ``restart_pending``), then the packet is accepted: health updated,
+  peer locked. Every drop is counted by cause in ``rejected``; the first of each cause and then at
+  most one per ``log_period_s`` is logged with the reason.
+``update(now)`` runs the disconnection timeout: on ``"disconnected"`` the sequence tracker is
+reset (a restarted headset app is accepted) and the peer lock released.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, Tuple, Type
+
+from hri_pulse.core.codec import PacketCodec, PacketRejected
+from hri_pulse.core.health import HealthMonitor, HealthParams
+from hri_pulse.core.sequence import ACCEPTED, GAP, RESTART, SequenceParams, SequenceTracker
+
+SEQUENCE_CAUSES = ("duplicate", "stale", "restart_pending")
+PEER_CAUSES = ("not_allowed", "foreign_peer")
+
+
+@dataclass(frozen=True)
+class LinkParams:
+    peer_lock: bool = True
+    allow_list: Tuple[str, ...] = ()
+    log_period_s: float = 1.0      # rate limit of per-cause reject logs (not from the seed)
+
+    @classmethod
+    def from_config(cls, section: dict) -> "LinkParams":
+        s = section["link"] if "link" in section else section
+        return cls(peer_lock=bool(s["peer_lock"]), allow_list=tuple(str(a) for a in s["allow_list"]))
+
+
+def _host(peer: Any) -> Any:
+    return peer[0] if isinstance(peer, tuple) else peer
+
+
+class LinkReceiver:
+    def __init__(self, codec: PacketCodec, clock: Callable[[], float],
+                 sequence: SequenceParams, health: HealthParams,
+                 link: LinkParams = LinkParams(), logger: Optional[logging.Logger] = None,
+                 name: str = "link", reject_exceptions: Tuple[Type[Exception], ...] = (PacketRejected,)):
+        self.codec = codec
+        self.clock = clock
+        self.lp = link
+        self.name = name
+        self.log = logger or logging.getLogger(f"hri_pulse.{name}")
+        self.tracker = SequenceTracker(sequence)
+        self.health = HealthMonitor(health, start_s=clock())
+        self._reject_exc = reject_exceptions
+        self._allow = frozenset(link.allow_list)
+        self.owner: Any = None          # (host, port) of the locked peer
+        self.received = 0
+        self.accepted = 0
+        self.rejected: Dict[str, int] = {c: 0 for c in (*PEER_CAUSES, *codec.causes, *SEQUENCE_CAUSES)}
+        self._next_log: Dict[str, float] = {}
+        self.last_event: Optional[str] = None
+
+    # ------------------------------------------------------------------ helpers
+    def _limited(self, key: str, now_s: float) -> bool:
+        """True at most once per ``log_period_s`` per key (floods never flood the log)."""
+        nxt = self._next_log.get(key)
+        if nxt is None or now_s >= nxt:
+            self._next_log[key] = now_s + self.lp.log_period_s
+            return True
+        return False
+
+    def _reject(self, cause: str, detail: str, now_s: float) -> None:
+        self.rejected[cause] = self.rejected.get(cause, 0) + 1
+        if self._limited(cause, now_s):
+            self.log.warning(f"{self.name}: packet dropped ({cause}): {detail} [{self.rejected[cause]} so far]")
+
+    @property
+    def rejected_total(self) -> int:
+        return sum(self.rejected.values())
+
+    # ------------------------------------------------------------------ per datagram
+    def handle(self, data: bytes, peer: Any = None, now_s: Optional[float] = None):
+        """One datagram -> the decoded packet if accepted, else None (counted by cause)."""
+        if now_s is None:
+            now_s = self.clock()
+        self.received += 1
+        host = _host(peer)
+        if self._allow and host not in self._allow:
+            self._reject("not_allowed", f"source {peer} not in the allow-list", now_s)
+            return None
+        owner = self.owner
+        if self.lp.peer_lock and owner is not None and host != _host(owner) and self.health.connected:
+            self._reject("foreign_peer", f"source {peer} while {owner} holds the link", now_s)
+            return None
+        try:
+            pkt = self.codec.decode(data)
+        except self._reject_exc as exc:
+            self._reject(getattr(exc, "cause", type(exc).__name__), str(exc), now_s)
+            return None
+        verdict = self.tracker.check(self.codec.sequence(pkt))
+        if verdict not in ACCEPTED:
+            self._reject(verdict, f"message order {self.codec.sequence(pkt)} after {self.tracker.last}", now_s)
+            return None
+        if verdict == GAP and self._limited("gap_" + self.tracker.last_gap.severity, now_s):
+            g = self.tracker.last_gap
+            fn = {"minor": self.log.debug, "moderate": self.log.info, "major": self.log.warning}[g.severity]
+            fn(f"{self.name}: order gap ({g.severity}): expected {g.expected}, received {g.received} "
+               f"({g.missing} lost)")
+        elif verdict == RESTART:
+            self.log.warning(f"{self.name}: sender restarted (message order back to "
+                             f"{self.codec.sequence(pkt)}): sequence re-based")
+        self.accepted += 1
+        self.owner = peer
+        ev = self.health.on_receive(now_s)
+        if ev is not None:
+            self.last_event = ev
+            what = "headset RECONNECTED" if ev == "reconnected" else "headset connected"
+            self.log.info(f"{self.name}: {what}: peer {peer} (message order {self.codec.sequence(pkt)})")
+        return pkt
+
+    # ------------------------------------------------------------------ periodic
+    def update(self, now_s: Optional[float] = None) -> Optional[str]:
+        """Timeout check; returns "disconnected" once (caller publishes the safe stop)."""
+        if now_s is None:
+            now_s = self.clock()
+        ev = self.health.update(now_s)
+        if ev == "disconnected":
+            self.last_event = ev
+            self.tracker.reset()
+            silent = now_s - (self.health.last_rx_s or now_s)
+            self.log.error(f"{self.name}: headset DISCONNECTED ({silent:.1f} s without a valid packet "
+                           f"from {self.owner}): safe stop")
+            self.owner = None
+        return ev
+
+    def counters(self) -> dict:
+        return {"received": self.received, "accepted": self.accepted,
+                "rejected": dict(self.rejected), **{f"seq_{k}": v for k, v in self.tracker.c.as_dict().items()}}

@@ -1,0 +1,136 @@
+"""Sequence tracking of a packet stream with wrapping counters (seed 000, "message ordering").
+
+Counter space: 0 .. M-1 with M = ``modulus`` (2^31). With ``last`` the newest accepted number,
+``expected = (last + 1) mod M`` and ``d = (seq - expected) mod M``:
+
+* ``d < M/2``: the packet is ahead. ``d = 0`` in order; ``d > 0`` a gap of ``d`` lost packets,
+  classified minor (1 .. minor_gap_max), major (>= major_gap_min) or moderate (between).
+* otherwise it is behind by ``b = (last - seq) mod M``: ``b = 0`` a duplicate, else stale
+  (reordered/late). Neither is ever accepted, so neither can produce a command.
+
+Restart of the sender (Unity app restarted -> counter starts again near 0): a packet behind by at
+least ``restart_min_backjump`` (far more than any reordering) is a restart *candidate*; after
+``restart_confirm_packets`` candidates numbered consecutively the tracker re-baselines on the
+newest one and accepts it (the earlier candidates stay dropped: a single replayed old packet can
+never reset the tracker). ``reset()`` (on reconnection after a timeout) forgets ``last`` so the
+next packet is accepted whatever its number.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+FIRST, OK, GAP, DUPLICATE, STALE, RESTART_PENDING, RESTART = (
+    "first", "ok", "gap", "duplicate", "stale", "restart_pending", "restart")
+ACCEPTED = frozenset((FIRST, OK, GAP, RESTART))
+
+
+@dataclass(frozen=True)
+class SequenceParams:
+    modulus: int
+    minor_gap_max: int
+    major_gap_min: int
+    restart_confirm_packets: int
+    restart_min_backjump: int
+
+    @classmethod
+    def from_config(cls, section: dict) -> "SequenceParams":
+        s = section["sequence"] if "sequence" in section else section
+        return cls(modulus=int(s["modulus"]), minor_gap_max=int(s["minor_gap_max"]),
+                   major_gap_min=int(s["major_gap_min"]),
+                   restart_confirm_packets=int(s["restart_confirm_packets"]),
+                   restart_min_backjump=int(s["restart_min_backjump"]))
+
+
+@dataclass
+class GapInfo:
+    expected: int
+    received: int
+    missing: int
+    severity: str   # minor | moderate | major
+
+
+@dataclass
+class SequenceCounters:
+    accepted: int = 0
+    duplicates: int = 0
+    stale: int = 0
+    gaps_minor: int = 0
+    gaps_moderate: int = 0
+    gaps_major: int = 0
+    lost: int = 0          # sum of missing packets over all gaps
+    restarts: int = 0
+    resets: int = 0
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class SequenceTracker:
+    def __init__(self, params: SequenceParams):
+        if params.major_gap_min <= params.minor_gap_max:
+            raise ValueError("sequence.major_gap_min must be > minor_gap_max")
+        self.p = params
+        self._half = params.modulus // 2
+        self.last: Optional[int] = None
+        self.last_gap: Optional[GapInfo] = None
+        self.c = SequenceCounters()
+        self._cand_last: Optional[int] = None
+        self._cand_run = 0
+
+    def reset(self) -> None:
+        """Forget the stream (reconnection): the next packet is accepted as the new baseline."""
+        self.last = None
+        self._cand_last, self._cand_run = None, 0
+        self.c.resets += 1
+
+    def check(self, seq: int) -> str:
+        """Classify ``seq`` and update the state; accepted verdicts are in ``ACCEPTED``."""
+        M = self.p.modulus
+        last = self.last
+        if last is None:
+            self.last = seq % M
+            self.c.accepted += 1
+            return FIRST
+        expected = last + 1
+        if expected == M:
+            expected = 0
+        d = (seq - expected) % M
+        if d < self._half:
+            self._cand_run = 0
+            self.last = seq
+            self.c.accepted += 1
+            if d == 0:
+                return OK
+            if d <= self.p.minor_gap_max:
+                sev = "minor"
+                self.c.gaps_minor += 1
+            elif d >= self.p.major_gap_min:
+                sev = "major"
+                self.c.gaps_major += 1
+            else:
+                sev = "moderate"
+                self.c.gaps_moderate += 1
+            self.c.lost += d
+            self.last_gap = GapInfo(expected, seq, d, sev)
+            return GAP
+        back = (last - seq) % M
+        if back == 0:
+            self.c.duplicates += 1
+            return DUPLICATE
+        if back >= self.p.restart_min_backjump:
+            if self._cand_run and self._cand_last is not None and seq == (self._cand_last + 1) % M:
+                self._cand_run += 1
+            else:
+                self._cand_run = 1
+            self._cand_last = seq
+            if self._cand_run >= self.p.restart_confirm_packets:
+                self._cand_run = 0
+                self.last = seq
+                self.c.restarts += 1
+                self.c.accepted += 1
+                return RESTART
+            self.c.stale += 1
+            return RESTART_PENDING
+        self.c.stale += 1
+        return STALE

@@ -1,0 +1,149 @@
+"""``gamepad_node``: gamepad -> the same 3-cycle pulses as the VR path (seed 000: gamepad testing
+represents VR behaviour exactly: same ``RisingEdge``, same ``PulseGenerator``, same topic).
+
+Source ``pulse.gamepad.source``: ``joy`` (``sensor_msgs/Joy`` on ``pulse.topics.joy`` from the
+standard ``joy`` node) or ``evdev`` (Linux input device whose name contains
+``pulse.gamepad.device_name``; python-evdev imported lazily). A missing device or library is one
+clear log line and a retry every ``retry_period_s`` - never a crash. Parameters: ``robot``,
+``source`` ("" = config).
+Out: ``/base_cmd`` (geometry_msgs/Twist) at ``pulse.pulse.rate_hz``, ``/pulse/command_head``.
+"""
+from __future__ import annotations
+
+from typing import Optional, Set
+
+from hri_runtime import msgs
+from hri_runtime.config import load_robot_config
+from hri_runtime.node import Node, run_node
+
+from hri_pulse.core import GamepadMapper, GamepadParams, PulseGenerator, PulseParams
+from hri_pulse.nodes.vr_interface_node import stamp
+
+
+def _v(p):
+    return getattr(p, "value", p)
+
+
+class EvdevSource:
+    """Pressed-button set from a Linux evdev device; ``poll()`` is non-blocking."""
+
+    def __init__(self, device_name: str, key_names: dict, log):
+        self.device_name = device_name
+        self.key_names = key_names          # button name -> evdev key name
+        self.log = log
+        self.dev = None
+        self.pressed: Set[str] = set()
+        self._codes = {}
+
+    def open(self) -> bool:
+        try:
+            import evdev  # type: ignore
+        except ImportError:
+            self.log.error("gamepad: python-evdev is not installed (pip install evdev); retrying")
+            return False
+        try:
+            for path in evdev.list_devices():
+                d = evdev.InputDevice(path)
+                if self.device_name.lower() in d.name.lower():
+                    self.dev = d
+                    self._codes = {evdev.ecodes.ecodes[k]: n for n, k in self.key_names.items()
+                                   if k in evdev.ecodes.ecodes}
+                    self.log.info(f"gamepad: using {d.name} at {path}")
+                    return True
+        except OSError as exc:
+            self.log.error(f"gamepad: cannot list input devices ({exc}); retrying")
+            return False
+        self.log.error(f"gamepad: no input device named like '{self.device_name}' (pulse.gamepad.device_name); retrying")
+        return False
+
+    def poll(self) -> Optional[Set[str]]:
+        """New pressed set, or None if nothing changed; raises OSError when the device is gone."""
+        changed = False
+        while True:
+            ev = self.dev.read_one()
+            if ev is None:
+                break
+            if ev.type == 1 and ev.code in self._codes:      # EV_KEY
+                name = self._codes[ev.code]
+                (self.pressed.add if ev.value else self.pressed.discard)(name)
+                changed = True
+        return set(self.pressed) if changed else None
+
+
+class GamepadNode(Node):
+    def __init__(self, **kw):
+        super().__init__("gamepad", **kw)
+        robot = _v(self.declare_parameter("robot", "tino"))
+        src = str(_v(self.declare_parameter("source", "")))
+        cfg = load_robot_config(robot)["pulse"]
+        T = cfg["topics"]
+        g = cfg["gamepad"]
+        self.source = src or g["source"]
+        self.mapper = GamepadMapper(GamepadParams.from_config(cfg))
+        self.pulse = PulseGenerator(PulseParams.from_config(cfg), start_s=self.now())
+        self.pub_cmd = self.create_publisher("geometry_msgs/msg/Twist", T["base_cmd"], qos=10)
+        self.pub_chead = self.create_publisher("geometry_msgs/msg/Vector3Stamped", T["command_head"], qos=10)
+        self.commands = 0
+        self.published = 0
+        self.evdev: Optional[EvdevSource] = None
+        self.retry_period_s = float(g["retry_period_s"])
+        self._next_retry = self.now()
+        if self.source == "joy":
+            self.create_subscription("sensor_msgs/msg/Joy", T["joy"], self.on_joy, qos=10)
+        else:
+            self.evdev = EvdevSource(g["device_name"], g["evdev_buttons"], self.get_logger())
+        self.create_timer(cfg["node"]["tick_period_s"], self.tick)
+        self.get_logger().info(f"gamepad: source {self.source}, pulses on {T['base_cmd']}")
+
+    def now(self) -> float:
+        return self.get_clock().now_s()
+
+    def on_joy(self, msg) -> None:
+        pressed = self.mapper.pressed_from_joy(list(msg.buttons))
+        if pressed is None:
+            self.get_logger().warning("gamepad: Joy message with too few buttons (ignored)", throttle_duration_sec=5.0)
+            return
+        self.on_buttons(pressed)
+
+    def on_buttons(self, pressed) -> None:
+        now = self.now()
+        cmd = self.mapper.update(pressed)
+        if cmd is not None and self.pulse.request(cmd, now):
+            self.commands += 1
+        self._emit(now)
+
+    def _emit(self, now: float) -> None:
+        for e in self.pulse.due(now):
+            self.pub_cmd.publish(msgs.new("geometry_msgs/msg/Twist",
+                                          linear=msgs.new("geometry_msgs/msg/Vector3", x=float(e.state)),
+                                          angular=msgs.new("geometry_msgs/msg/Vector3", z=float(e.direction))))
+            self.published += 1
+            if e.index == 0 and e.command is not None:
+                self.pub_chead.publish(msgs.new(
+                    "geometry_msgs/msg/Vector3Stamped",
+                    header=msgs.new("std_msgs/msg/Header", stamp=stamp(e.t_s), frame_id="head"),
+                    vector=msgs.new("geometry_msgs/msg/Vector3")))
+
+    def tick(self) -> None:
+        now = self.now()
+        if self.evdev is not None:
+            if self.evdev.dev is None:
+                if now >= self._next_retry:
+                    self._next_retry = now + self.retry_period_s
+                    self.evdev.open()
+            else:
+                try:
+                    pressed = self.evdev.poll()
+                except OSError as exc:
+                    self.get_logger().error(f"gamepad: device lost ({exc}); idle, retrying")
+                    self.evdev.dev = None
+                    self.pulse.cancel(now)
+                    pressed = None
+                if pressed is not None:
+                    self.on_buttons(pressed)
+                    return
+        self._emit(now)
+
+
+def main(argv=None):
+    return run_node(GamepadNode, argv)

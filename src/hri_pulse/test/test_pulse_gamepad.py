@@ -1,0 +1,37 @@
+import pytest
+from hri_pulse.core import Command, GamepadMapper, GamepadParams
+
+
+@pytest.fixture
+def gm(pulse_section):
+    return GamepadMapper(GamepadParams.from_config(pulse_section))
+
+
+@pytest.mark.parametrize("button,state", [("x", 1), ("y", 2), ("b", 3)])
+def test_face_buttons(gm, button, state):
+    assert gm.update({button}) == Command(state, 0)
+    assert gm.update({button}) is None            # held: no repeat
+    assert gm.update(set()) is None
+    assert gm.update({button}) == Command(state, 0)
+
+
+def test_a_is_idle(gm):
+    assert gm.update({"a"}) == Command(0, 0)
+    assert gm.update({"a"}) is None
+
+
+@pytest.mark.parametrize("shoulder,direction", [("lb", -1), ("rb", 1)])
+def test_shoulder_adds_direction(gm, shoulder, direction):
+    assert gm.update({shoulder}) is None           # shoulder alone: no command
+    assert gm.update({shoulder, "b"}) == Command(3, direction)
+
+
+def test_two_states_at_once_are_ambiguous(gm):
+    assert gm.update({"x", "y"}) is None and gm.ambiguous == 1
+
+
+def test_joy_indices_and_short_array(gm):
+    pressed = gm.pressed_from_joy([0, 0, 1, 0, 0, 1, 0, 0])   # X + RB on the Xbox layout
+    assert pressed == {"x", "rb"}
+    assert gm.update(pressed) == Command(1, 1)
+    assert gm.pressed_from_joy([1]) is None and gm.bad_joy == 1

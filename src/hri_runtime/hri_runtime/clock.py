@@ -1,0 +1,76 @@
+"""Node clocks: ROS time from the backend (wall time, or the fake clock of InprocContext), or
+simulated time from ``/clock`` (rosgraph_msgs/msg/Clock) when the parameter ``use_sim_time`` is
+true. ``now_s()`` is float seconds; ``now()`` a Time with integer nanoseconds (as rclpy)."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Time", "Clock", "SimClock"]
+
+
+@dataclass(frozen=True, order=True)
+class Time:
+    nanoseconds: int
+
+    @classmethod
+    def from_s(cls, t_s: float) -> "Time":
+        return cls(int(round(t_s * 1e9)))
+
+    @property
+    def s(self) -> float:
+        return self.nanoseconds * 1e-9
+
+    def seconds_nanoseconds(self) -> tuple[int, int]:
+        return divmod(self.nanoseconds, 1_000_000_000)
+
+    def to_msg(self):
+        """builtin_interfaces/msg/Time."""
+        from . import msgs
+
+        sec, nsec = self.seconds_nanoseconds()
+        return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=nsec)
+
+    @classmethod
+    def from_msg(cls, m) -> "Time":
+        return cls(int(m.sec) * 1_000_000_000 + int(m.nanosec))
+
+
+class Clock:
+    """ROS time of the backend: ``source()`` returns seconds (wall time, or a fake clock)."""
+
+    is_sim = False
+
+    def __init__(self, source: Callable[[], float]):
+        self._source = source
+
+    def now_s(self) -> float:
+        return self._source()
+
+    def now(self) -> Time:
+        return Time.from_s(self.now_s())
+
+
+class SimClock(Clock):
+    """Simulated time: the last ``/clock`` value received (0.0 until the first one).
+
+    ``listeners`` are called (on the executor thread) after every change, so timers on this
+    clock fire when simulated time passes their deadline."""
+
+    is_sim = True
+
+    def __init__(self):
+        self._t_ns = 0
+        self._lock = threading.Lock()
+        self.listeners: list[Callable[[], None]] = []
+        super().__init__(lambda: self._t_ns * 1e-9)
+
+    def set_ns(self, t_ns: int) -> None:
+        with self._lock:
+            self._t_ns = int(t_ns)
+        for fn in list(self.listeners):
+            fn()
+
+    def now(self) -> Time:
+        return Time(self._t_ns)

@@ -1,0 +1,533 @@
+"""Backend interface (``Context``), the executor every backend shares, QoS, and the default context.
+
+What a backend implements (subclass ``ThreadedContext`` for a real transport such as Zenoh or
+rclpy: it brings the executor thread, wall-clock timers, spin/shutdown; the backend only moves
+bytes). Every payload is CDR bytes with the 4-byte header (``hri_runtime.msgs``); the Node layer
+serializes and deserializes, the backend never sees a message object.
+
+    class MyContext(ThreadedContext):
+        kind = "zenoh"
+        def create_publisher(self, node, topic, type_name, qos) -> RawPublisher
+            # topic: fully qualified, remapped ('/ns/chatter'); type_name 'pkg/msg/T'
+            # returns an object with .publish(data: bytes) and .destroy()
+            #   (optionally .get_subscription_count() -> int)
+        def create_subscription(self, node, topic, type_name, qos, deliver) -> Handle
+            # call deliver(data: bytes, meta: dict | None) for every sample, from ANY thread
+            # (it only queues: keep-last depth and the callback run on the executor thread).
+            # Handle has .destroy()
+        def create_service(self, node, name, srv_type, qos, on_request) -> Handle
+            # srv_type 'pkg/srv/X'; for every request call on_request(data: bytes, respond)
+            # from any thread; respond(response_data: bytes) is called later (from the
+            # executor thread) exactly once, or never if the request was malformed.
+        def create_client(self, node, name, srv_type, qos) -> RawClient
+            # .call(data, on_response, on_error): send request bytes; later call
+            #   on_response(response_bytes) or on_error(exception), from any thread.
+            # .service_is_ready() -> bool, .destroy()
+        # optional overrides:
+        def now_s(self) -> float            # ROS time of the backend (default wall time)
+        def add_node(self, node) / remove_node(self, node)   # e.g. liveliness tokens
+        def graph(self) -> Graph            # node names, topics and types (hri node/topic list)
+        def close(self)                     # release the session (after shutdown)
+
+``Context`` attributes every backend has: ``executor`` (an ``Executor``), ``ros_args``
+(``params.RosArgs`` applied to every node created on it, as rclpy's context arguments),
+``nodes`` (list). Nodes never touch transport threads: everything a backend hands over goes
+through ``deliver``/``on_request``/``on_response``, which queue work for the executor.
+
+Selection (``get_default_context``): ``HRI_TRANSPORT=auto|rclpy|zenoh|inproc``; auto = rclpy
+if importable, else zenoh. Backends are imported lazily: ``hri_runtime.zenoh_backend.ZenohContext``
+and ``hri_runtime.rclpy_backend.RclpyContext``.
+"""
+from __future__ import annotations
+
+import heapq  # noqa: F401  (kept for backends that schedule their own deadlines)
+import logging
+import os
+import threading
+import time
+import traceback
+from abc import ABC, abstractmethod
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from .params import RosArgs
+
+__all__ = ["QoSProfile", "qos_profile", "QOS_DEFAULT", "QOS_SENSOR_DATA", "QOS_LATCHED",
+           "QOS_CLOCK", "Context", "ThreadedContext", "Executor", "Graph", "get_default_context",
+           "set_default_context", "reset_default_context", "TransportUnavailableError"]
+
+log = logging.getLogger("hri.runtime")
+
+
+# --------------------------------------------------------------------------- QoS
+
+@dataclass(frozen=True)
+class QoSProfile:
+    """ROS 2 QoS subset. depth: keep-last N (history='keep_all' ignores it)."""
+    depth: int = 10
+    reliability: str = "reliable"          # reliable | best_effort
+    durability: str = "volatile"           # volatile | transient_local
+    history: str = "keep_last"             # keep_last | keep_all
+
+    def __post_init__(self):
+        if self.reliability not in ("reliable", "best_effort"):
+            raise ValueError(f"QoS reliability {self.reliability!r}: reliable | best_effort")
+        if self.durability not in ("volatile", "transient_local"):
+            raise ValueError(f"QoS durability {self.durability!r}: volatile | transient_local")
+        if self.history not in ("keep_last", "keep_all"):
+            raise ValueError(f"QoS history {self.history!r}: keep_last | keep_all")
+        if self.history == "keep_last" and int(self.depth) < 1:
+            raise ValueError(f"QoS depth {self.depth} must be >= 1 for keep_last")
+
+    @property
+    def transient_local(self) -> bool:
+        return self.durability == "transient_local"
+
+    @property
+    def queue_len(self) -> Optional[int]:
+        return None if self.history == "keep_all" else int(self.depth)
+
+
+QOS_DEFAULT = QoSProfile()
+QOS_SENSOR_DATA = QoSProfile(depth=5, reliability="best_effort")
+QOS_LATCHED = QoSProfile(depth=1, durability="transient_local")
+QOS_CLOCK = QoSProfile(depth=1, reliability="best_effort")
+
+_PRESETS = {"default": QOS_DEFAULT, "sensor_data": QOS_SENSOR_DATA, "latched": QOS_LATCHED,
+            "transient_local": QOS_LATCHED, "clock": QOS_CLOCK, "services_default": QOS_DEFAULT}
+
+
+def qos_profile(qos: Any) -> QoSProfile:
+    """int depth | QoSProfile | dict of QoSProfile fields | preset name | rclpy-like object."""
+    if qos is None:
+        return QOS_DEFAULT
+    if isinstance(qos, QoSProfile):
+        return qos
+    if isinstance(qos, bool):
+        raise ValueError(f"QoS {qos!r}: give a depth, a QoSProfile, a dict or a preset name")
+    if isinstance(qos, int):
+        return QoSProfile(depth=qos)
+    if isinstance(qos, str):
+        try:
+            return _PRESETS[qos]
+        except KeyError:
+            raise ValueError(f"unknown QoS preset {qos!r} (known: {sorted(_PRESETS)})") from None
+    if isinstance(qos, dict):
+        return QoSProfile(**qos)
+    # rclpy QoSProfile duck typing (enum .name in upper case)
+    try:
+        def nm(x):
+            return getattr(x, "name", str(x)).lower()
+        return QoSProfile(depth=int(qos.depth), reliability=nm(qos.reliability),
+                          durability=nm(qos.durability), history=nm(qos.history))
+    except Exception as e:
+        raise ValueError(f"cannot interpret QoS {qos!r}: {e}") from None
+
+
+# --------------------------------------------------------------------------- executor
+
+class SubQueue:
+    """Per-subscription keep-last queue (the executor holds one ready token per queued item)."""
+    __slots__ = ("callback", "maxlen", "items", "dropped", "active")
+
+    def __init__(self, callback: Callable[[Any], None], maxlen: Optional[int]):
+        self.callback = callback
+        self.maxlen = maxlen
+        self.items: deque = deque()
+        self.dropped = 0
+        self.active = True
+
+
+class Timer:
+    """A periodic timer on a clock (wall/fake or sim). Fires at start + k*period; when late by
+    several periods it fires once and skips the missed ones (as rcl)."""
+
+    def __init__(self, executor: "Executor", period_s: float, callback: Callable[[], None], clock,
+                 owner=None):
+        if not (period_s > 0.0):
+            raise ValueError(f"timer period must be > 0 s, got {period_s!r}")
+        self.executor = executor
+        self.period_ns = max(1, int(round(period_s * 1e9)))
+        self.callback = callback
+        self.clock = clock
+        self.owner = owner
+        self.next_ns = clock.now().nanoseconds + self.period_ns
+        self._canceled = False
+        self.seq = executor._next_seq()
+
+    @property
+    def timer_period_ns(self) -> int:
+        return self.period_ns
+
+    def cancel(self) -> None:
+        self._canceled = True
+
+    def is_canceled(self) -> bool:
+        return self._canceled
+
+    def reset(self) -> None:
+        self._canceled = False
+        self.next_ns = self.clock.now().nanoseconds + self.period_ns
+        self.executor.wake()
+
+    def time_until_next_call_s(self) -> float:
+        return (self.next_ns - self.clock.now().nanoseconds) * 1e-9
+
+    def _due(self) -> bool:
+        return not self._canceled and self.clock.now().nanoseconds >= self.next_ns
+
+    def _fire(self) -> None:
+        now = self.clock.now().nanoseconds
+        self.next_ns += self.period_ns
+        if self.next_ns <= now:  # late by whole periods: skip them
+            missed = (now - self.next_ns) // self.period_ns + 1
+            self.next_ns += missed * self.period_ns
+        self.callback()
+
+
+class Executor:
+    """Work queue shared by every backend: subscription queues, posted callbacks, timers.
+
+    Thread safety: ``enqueue``/``post`` may be called from any thread; ``run_one`` only from
+    the one executor thread. Order: queued work first (FIFO over all subscriptions), then due
+    timers in (deadline, creation) order.
+
+    ``on_error(exc, where)``: what to do when a user callback raises (inproc: re-raise so tests
+    see it; threaded: log with traceback and continue)."""
+
+    def __init__(self, wake: Callable[[], None] | None = None,
+                 on_error: Callable[[BaseException, str], None] | None = None):
+        self._lock = threading.Lock()
+        self._ready: deque = deque()
+        self.timers: list[Timer] = []
+        self._wake = wake or (lambda: None)
+        self.on_error = on_error
+        self._seq = 0
+        self.callbacks_run = 0
+        self.thread_id: Optional[int] = None
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def wake(self) -> None:
+        self._wake()
+
+    def post(self, fn: Callable[[], None]) -> None:
+        with self._lock:
+            self._ready.append(fn)
+        self._wake()
+
+    def enqueue(self, q: SubQueue, item: Any) -> None:
+        """Queue item for q: keep-last maxlen drops the oldest (counted in q.dropped)."""
+        with self._lock:
+            if not q.active:
+                return
+            if q.maxlen is not None and len(q.items) >= q.maxlen:
+                q.items.popleft()
+                q.dropped += 1
+                q.items.append(item)      # the dropped item's ready token delivers this one
+                return
+            q.items.append(item)
+            self._ready.append(q)
+        self._wake()
+
+    def add_timer(self, t: Timer) -> Timer:
+        with self._lock:
+            self.timers.append(t)
+        self._wake()
+        return t
+
+    def remove_timer(self, t: Timer) -> None:
+        t.cancel()
+        with self._lock:
+            if t in self.timers:
+                self.timers.remove(t)
+
+    def has_ready(self) -> bool:
+        return bool(self._ready)
+
+    def _pop(self):
+        with self._lock:
+            while self._ready:
+                tok = self._ready.popleft()
+                if isinstance(tok, SubQueue):
+                    if tok.items:
+                        item = tok.items.popleft()
+                        if tok.active:
+                            return tok.callback, (item,)
+                    continue
+                return tok, ()
+        return None, ()
+
+    def _run(self, fn, args, where: str) -> None:
+        self.callbacks_run += 1
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001
+            if self.on_error is None:
+                raise
+            self.on_error(e, where)
+
+    def next_due_timer(self) -> Optional[Timer]:
+        best = None
+        for t in list(self.timers):
+            if t._due() and (best is None or (t.next_ns, t.seq) < (best.next_ns, best.seq)):
+                best = t
+        return best
+
+    def run_one(self) -> bool:
+        """Run one piece of ready work (queued item first, else the earliest due timer)."""
+        fn, args = self._pop()
+        if fn is not None:
+            self._run(fn, args, "callback")
+            return True
+        t = self.next_due_timer()
+        if t is not None:
+            self._run(t._fire, (), "timer")
+            return True
+        return False
+
+    def next_deadline_ns(self, sim: bool = False) -> Optional[int]:
+        """Earliest deadline among active timers on non-sim clocks (sim=False) or all."""
+        ds = [t.next_ns for t in self.timers if not t._canceled and (sim or not t.clock.is_sim)]
+        return min(ds) if ds else None
+
+
+# --------------------------------------------------------------------------- graph
+
+@dataclass
+class Graph:
+    nodes: list[str] = field(default_factory=list)                       # fully qualified
+    topics: dict[str, set] = field(default_factory=dict)                 # fqn -> {types}
+    services: dict[str, set] = field(default_factory=dict)
+    publishers: dict[str, list[str]] = field(default_factory=dict)       # topic -> [node fqn]
+    subscribers: dict[str, list[str]] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- interface
+
+class TransportUnavailableError(RuntimeError):
+    """The selected backend cannot be used (module missing, rclpy not installed, ...)."""
+
+
+class Context(ABC):
+    """Backend interface: see the module docstring for what a backend must implement."""
+
+    kind = "abstract"
+
+    def __init__(self) -> None:
+        self.ros_args = RosArgs()
+        self.nodes: list = []
+        self._shutdown = threading.Event()
+        self.executor = self._make_executor()
+
+    # ---- executor / life cycle (ThreadedContext and InprocContext implement these)
+    @abstractmethod
+    def _make_executor(self) -> Executor: ...
+
+    @abstractmethod
+    def spin(self, timeout_s: Optional[float] = None) -> None:
+        """Run callbacks until shutdown() (or for timeout_s)."""
+
+    @abstractmethod
+    def wait_future(self, future, timeout_s: Optional[float]) -> bool:
+        """Block until future is done (inproc: spin; threaded: wait). True if done."""
+
+    def shutdown(self) -> None:
+        self._shutdown.set()
+        self.executor.wake()
+
+    def ok(self) -> bool:
+        return not self._shutdown.is_set()
+
+    def close(self) -> None:
+        """Release transport resources (after shutdown)."""
+
+    # ---- clock
+    def now_s(self) -> float:
+        return time.time()
+
+    # ---- graph bookkeeping
+    def add_node(self, node) -> None:
+        self.nodes.append(node)
+
+    def remove_node(self, node) -> None:
+        if node in self.nodes:
+            self.nodes.remove(node)
+
+    def graph(self) -> Graph:
+        """Local graph (this process); network backends override with discovery."""
+        g = Graph()
+        for n in self.nodes:
+            g.nodes.append(n.get_fully_qualified_name())
+            for p in n._publishers:
+                g.topics.setdefault(p.topic_name, set()).add(p.msg_type)
+                g.publishers.setdefault(p.topic_name, []).append(n.get_fully_qualified_name())
+            for s in n._subscriptions:
+                g.topics.setdefault(s.topic_name, set()).add(s.msg_type)
+                g.subscribers.setdefault(s.topic_name, []).append(n.get_fully_qualified_name())
+            for s in n._services:
+                g.services.setdefault(s.srv_name, set()).add(s.srv_type)
+        return g
+
+    # ---- transport (bytes only)
+    @abstractmethod
+    def create_publisher(self, node, topic: str, type_name: str, qos: QoSProfile): ...
+
+    @abstractmethod
+    def create_subscription(self, node, topic: str, type_name: str, qos: QoSProfile,
+                            deliver: Callable[[bytes, Optional[dict]], None]): ...
+
+    @abstractmethod
+    def create_service(self, node, name: str, srv_type: str, qos: QoSProfile,
+                       on_request: Callable[[bytes, Callable[[bytes], None]], None]): ...
+
+    @abstractmethod
+    def create_client(self, node, name: str, srv_type: str, qos: QoSProfile): ...
+
+
+class ThreadedContext(Context):
+    """Base of real-transport backends: one executor thread (the one calling ``spin``, or the
+    background thread of ``spin_in_background``); wall-clock timers; sim-clock timers fire when
+    /clock messages advance the node clock. A user callback that raises is logged with its
+    traceback and counted (``callback_errors``); the executor keeps running."""
+
+    kind = "threaded"
+    max_wait_s = 0.1   # longest sleep between checks of the shutdown flag
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._kick = False
+        self.callback_errors = 0
+        super().__init__()
+        self._bg: Optional[threading.Thread] = None
+
+    def _make_executor(self) -> Executor:
+        return Executor(wake=self._notify, on_error=self._on_error)
+
+    def _notify(self) -> None:
+        with self._cond:
+            self._kick = True
+            self._cond.notify_all()
+
+    def _on_error(self, exc: BaseException, where: str) -> None:
+        self.callback_errors += 1
+        log.error("exception in %s (executor keeps running):\n%s", where,
+                  "".join(traceback.format_exception(exc)))
+
+    def spin(self, timeout_s: Optional[float] = None) -> None:
+        ex = self.executor
+        me = threading.get_ident()
+        if ex.thread_id not in (None, me):
+            raise RuntimeError("this context is already spinning on another thread")
+        ex.thread_id = me
+        end = None if timeout_s is None else time.monotonic() + timeout_s
+        try:
+            while self.ok():
+                if end is not None and time.monotonic() >= end:
+                    return
+                if ex.run_one():
+                    continue
+                dl = ex.next_deadline_ns()
+                wait = self.max_wait_s
+                if dl is not None:
+                    wait = min(wait, max(0.0, dl * 1e-9 - self.now_s()))
+                if end is not None:
+                    wait = min(wait, max(0.0, end - time.monotonic()))
+                with self._cond:
+                    if not self._kick and wait > 0:
+                        self._cond.wait(wait)
+                    self._kick = False
+        finally:
+            ex.thread_id = None
+
+    def spin_in_background(self) -> threading.Thread:
+        """Start the executor on a daemon thread (for CLIs and tests that block elsewhere)."""
+        if self._bg is None or not self._bg.is_alive():
+            self._bg = threading.Thread(target=self.spin, name=f"hri-{self.kind}-executor", daemon=True)
+            self._bg.start()
+        return self._bg
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        self._notify()
+        if self._bg is not None and self._bg.is_alive() and threading.get_ident() != self._bg.ident:
+            self._bg.join(timeout=2.0)
+
+    def wait_future(self, future, timeout_s: Optional[float]) -> bool:
+        tid = self.executor.thread_id
+        if tid == threading.get_ident():
+            raise RuntimeError("call() from a callback would deadlock the executor; "
+                               "use call_async() and a done callback")
+        if tid is not None:          # another thread spins: just wait
+            return future.wait(timeout_s)
+        end = None if timeout_s is None else time.monotonic() + timeout_s
+        while not future.done() and self.ok():   # nobody spins: spin here until done
+            rem = None if end is None else end - time.monotonic()
+            if rem is not None and rem <= 0:
+                break
+            self.spin(timeout_s=self.max_wait_s if rem is None else min(self.max_wait_s, rem))
+        return future.done()
+
+
+# --------------------------------------------------------------------------- selection
+
+_default: Optional[Context] = None
+_default_lock = threading.Lock()
+
+BACKENDS = {
+    "zenoh": ("hri_runtime.zenoh_backend", "ZenohContext"),
+    "rclpy": ("hri_runtime.rclpy_backend", "RclpyContext"),
+    "inproc": ("hri_runtime.inproc", "InprocContext"),
+}
+
+
+def transport_name(env: Optional[dict] = None) -> str:
+    """HRI_TRANSPORT resolved: auto -> rclpy if importable, else zenoh."""
+    import importlib.util
+
+    env = os.environ if env is None else env
+    t = (env.get("HRI_TRANSPORT") or "auto").strip().lower()
+    if t not in ("auto", *BACKENDS):
+        raise TransportUnavailableError(
+            f"HRI_TRANSPORT={t!r} is not one of auto|rclpy|zenoh|inproc")
+    if t == "auto":
+        t = "rclpy" if importlib.util.find_spec("rclpy") is not None else "zenoh"
+    return t
+
+
+def make_context(kind: Optional[str] = None) -> Context:
+    import importlib
+
+    kind = kind or transport_name()
+    mod_name, cls_name = BACKENDS[kind]
+    try:
+        mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        if e.name == mod_name:
+            raise TransportUnavailableError(
+                f"HRI_TRANSPORT={kind}: backend module {mod_name} does not exist yet "
+                f"(set HRI_TRANSPORT=inproc for a single process)") from None
+        raise TransportUnavailableError(f"HRI_TRANSPORT={kind}: {e}") from e
+    return getattr(mod, cls_name)()
+
+
+def get_default_context() -> Context:
+    """The process-wide context of the selected backend (created on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None or not _default.ok():
+            _default = make_context()
+        return _default
+
+
+def set_default_context(ctx: Optional[Context]) -> None:
+    global _default
+    with _default_lock:
+        _default = ctx
+
+
+def reset_default_context() -> None:
+    set_default_context(None)

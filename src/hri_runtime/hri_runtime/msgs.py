@@ -1,0 +1,300 @@
+"""ROS 2 messages without ROS: the rosbags Jazzy type store and its CDR codec.
+
+One message representation for every backend (inproc, zenoh, rclpy): rosbags dataclasses.
+Every message crosses a backend as CDR bytes exactly as rmw writes them:
+
+    payload = encapsulation header (4 bytes) + XCDR1 body
+    header  = 00 01 00 00   (CDR little endian; 00 00 00 00 = big endian, accepted on decode)
+    body    = fields in declaration order, each aligned to min(size, 8) bytes counted from the
+              end of the header; no trailing padding; an empty message carries one dummy byte.
+
+    >>> serialize(new("std_msgs/msg/String", data="hello"), "std_msgs/msg/String").hex()
+    '000100000600000068656c6c6f00'
+
+Type names: "pkg/msg/Type", "pkg/Type" (taken as msg), "pkg/srv/Type" (a service: its two
+messages are "pkg/srv/Type_Request" and "pkg/srv/Type_Response").
+
+API: ``new``, ``get``, ``serialize``, ``deserialize``, ``definition``, ``normalize``,
+``srv_types``, ``is_srv``, ``register_msg``, ``register_srv``, ``typestore``, ``type_name_of``.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys.store import Nodetype
+
+__all__ = [
+    "DecodeError", "EncodeError", "UnknownTypeError", "new", "get", "serialize", "deserialize",
+    "definition", "normalize", "srv_types", "is_srv", "register_msg", "register_srv", "typestore",
+    "type_name_of", "CDR_LE_HEADER",
+]
+
+CDR_LE_HEADER = b"\x00\x01\x00\x00"
+
+
+class UnknownTypeError(KeyError):
+    """A type name that is not in the type store (message or service)."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the sentence readable
+        return str(self.args[0]) if self.args else "unknown type"
+
+
+class DecodeError(ValueError):
+    """Bytes that are not a valid CDR payload of the given type."""
+
+
+class EncodeError(ValueError):
+    """A message that cannot be serialized as the given type."""
+
+
+# Standard services that rosbags' message store does not carry (it holds messages only).
+_STANDARD_SRVS = {
+    "std_srvs/srv/Empty": "---\n",
+    "std_srvs/srv/Trigger": "---\nbool success\nstring message\n",
+    "std_srvs/srv/SetBool": "bool data\n---\nbool success\nstring message\n",
+    "example_interfaces/srv/AddTwoInts": "int64 a\nint64 b\n---\nint64 sum\n",
+    "example_interfaces/srv/SetBool": "bool data\n---\nbool success\nstring message\n",
+    "example_interfaces/srv/Trigger": "---\nbool success\nstring message\n",
+}
+
+_lock = threading.Lock()
+_store = get_typestore(Stores.ROS2_JAZZY)
+_srvs: dict[str, str] = {}
+
+_INT_TYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "byte", "char", "octet"}
+_FLOAT_TYPES = {"float32", "float64"}
+_NP_DTYPES = {
+    "bool": np.bool_, "byte": np.uint8, "char": np.uint8, "octet": np.uint8,
+    "int8": np.int8, "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16,
+    "int32": np.int32, "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64,
+    "float32": np.float32, "float64": np.float64,
+}
+
+
+def typestore():
+    """The process-wide rosbags type store (Jazzy + the services registered here)."""
+    return _store
+
+
+def normalize(type_name: str) -> str:
+    """'pkg/Type' -> 'pkg/msg/Type'; 'pkg/msg/Type', 'pkg/srv/Type(_Request)' unchanged;
+    'pkg::msg::Type' and DDS names 'pkg::msg::dds_::Type_' are accepted too."""
+    if not isinstance(type_name, str) or not type_name:
+        raise UnknownTypeError(f"type name must be a non-empty string, got {type_name!r}")
+    t = type_name.strip()
+    if "::" in t:
+        parts = [p for p in t.split("::") if p != "dds_"]
+        if len(parts) == 3 and parts[2].endswith("_") and "dds_" in t:
+            parts[2] = parts[2][:-1]
+        t = "/".join(parts)
+    parts = t.strip("/").split("/")
+    if len(parts) == 2:
+        return f"{parts[0]}/msg/{parts[1]}"
+    if len(parts) == 3 and parts[1] in ("msg", "srv", "action"):
+        return "/".join(parts)
+    raise UnknownTypeError(f"'{type_name}' is not a ROS type name (expected 'pkg/msg/Type' or 'pkg/Type')")
+
+
+def is_srv(type_name: str) -> bool:
+    t = normalize(type_name)
+    return t.split("/")[1] == "srv" and not t.endswith(("_Request", "_Response", "_Event"))
+
+
+def register_msg(type_name: str, text: str) -> None:
+    """Add a message definition (.msg text) to the type store, e.g. for hri_interfaces."""
+    t = normalize(type_name)
+    with _lock:
+        _store.register(get_types_from_msg(text, t))
+
+
+def register_srv(type_name: str, text: str) -> None:
+    """Add a service definition (.srv text: request '---' response)."""
+    t = normalize(type_name)
+    if "---" not in text:
+        raise ValueError(f"service definition of {t} has no '---' separator")
+    req, resp = text.split("---", 1)
+    with _lock:
+        types = {}
+        pkg, _, name = t.split("/")
+        for part, suffix in ((req, "_Request"), (resp, "_Response")):
+            # rosbags would file 'pkg/srv/X' under 'pkg/srv/msg/X': parse as msg, re-key as srv
+            for key, val in get_types_from_msg(part, f"{pkg}/msg/{name}{suffix}").items():
+                types[key.replace(f"{pkg}/msg/{name}{suffix}", t + suffix)] = val
+        _store.register(types)
+        _srvs[t] = text
+
+
+for _name, _text in _STANDARD_SRVS.items():
+    register_srv(_name, _text)
+
+
+def srv_types(type_name: str) -> tuple[str, str]:
+    """('pkg/srv/X_Request', 'pkg/srv/X_Response') of the service 'pkg/srv/X'."""
+    t = normalize(type_name)
+    if t.split("/")[1] != "srv":
+        raise UnknownTypeError(f"'{type_name}' is not a service type (expected 'pkg/srv/Type')")
+    if t not in _srvs:
+        raise UnknownTypeError(
+            f"unknown service type '{t}' (known: {', '.join(sorted(_srvs))}; add one with msgs.register_srv)")
+    return t + "_Request", t + "_Response"
+
+
+def get(type_name: str):
+    """The rosbags dataclass of a message type."""
+    t = normalize(type_name)
+    try:
+        return _store.types[t]
+    except KeyError:
+        raise UnknownTypeError(f"unknown message type '{t}' (not in the ROS 2 Jazzy type store; "
+                               f"add it with msgs.register_msg)") from None
+
+
+def _fielddefs(t: str):
+    try:
+        return _store.fielddefs[t][1]
+    except KeyError:
+        raise UnknownTypeError(f"unknown message type '{t}'") from None
+
+
+def _zero(desc) -> Any:
+    kind, rest = desc
+    if kind == Nodetype.BASE:
+        prim = rest[0]
+        if prim == "string" or prim == "wstring":
+            return ""
+        if prim == "bool":
+            return False
+        if prim in _FLOAT_TYPES:
+            return 0.0
+        return 0
+    if kind == Nodetype.NAME:
+        return new(rest)
+    if kind == Nodetype.ARRAY:
+        sub, n = rest
+        if sub[0] == Nodetype.BASE and sub[1][0] in _NP_DTYPES:
+            return np.zeros(n, dtype=_NP_DTYPES[sub[1][0]])
+        return [_zero(sub) for _ in range(n)]
+    if kind == Nodetype.SEQUENCE:
+        sub = rest[0]
+        if sub[0] == Nodetype.BASE and sub[1][0] in _NP_DTYPES:
+            return np.zeros(0, dtype=_NP_DTYPES[sub[1][0]])
+        return []
+    raise UnknownTypeError(f"unsupported field kind {kind}")
+
+
+def _coerce(desc, value, where: str) -> Any:
+    """Accept python lists for primitive arrays, dicts for nested messages."""
+    kind, rest = desc
+    if kind == Nodetype.NAME:
+        if isinstance(value, dict):
+            return new(rest, **value)
+        return value
+    if kind in (Nodetype.ARRAY, Nodetype.SEQUENCE):
+        sub = rest[0]
+        if sub[0] == Nodetype.BASE and sub[1][0] in _NP_DTYPES:
+            arr = np.asarray(value, dtype=_NP_DTYPES[sub[1][0]])
+            if arr.ndim != 1:
+                raise EncodeError(f"{where}: expected a 1-D array, got shape {arr.shape}")
+            if kind == Nodetype.ARRAY and arr.shape[0] != rest[1]:
+                raise EncodeError(f"{where}: fixed array of length {rest[1]}, got {arr.shape[0]}")
+            return arr
+        if sub[0] == Nodetype.NAME:
+            return [_coerce(sub, v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return list(value)
+    return value
+
+
+def new(type_name: str, **fields):
+    """A message of ``type_name``; missing fields get zero defaults (recursively: nested
+    messages built, numbers 0, strings '', arrays empty or zero-filled for fixed size).
+    Primitive arrays may be given as lists (converted to numpy), nested messages as dicts."""
+    t = normalize(type_name)
+    cls = get(t)
+    defs = _fielddefs(t)
+    names = {n for n, _ in defs}
+    unknown = set(fields) - names
+    if unknown:
+        raise TypeError(f"{t} has no field(s) {sorted(unknown)}; fields: {[n for n, _ in defs]}")
+    kw = {}
+    for name, desc in defs:
+        if name in fields:
+            kw[name] = _coerce(desc, fields[name], f"{t}.{name}")
+        else:
+            kw[name] = _zero(desc)
+    return cls(**kw)
+
+
+def type_name_of(msg) -> str:
+    """The 'pkg/msg/Type' name of a rosbags message instance."""
+    t = getattr(msg, "__msgtype__", None)
+    if not isinstance(t, str):
+        raise EncodeError(f"{type(msg).__name__} is not a ROS message")
+    return t
+
+
+def _coerce_deep(msg, t: str) -> None:
+    for name, desc in _fielddefs(t):
+        v = getattr(msg, name)
+        if desc[0] == Nodetype.NAME:
+            if isinstance(v, dict):
+                setattr(msg, name, new(desc[1], **v))
+            else:
+                _coerce_deep(v, desc[1])
+        elif desc[0] in (Nodetype.ARRAY, Nodetype.SEQUENCE):
+            nv = _coerce(desc, v, f"{t}.{name}")
+            if desc[1][0][0] == Nodetype.NAME:
+                for item in nv:
+                    _coerce_deep(item, desc[1][0][1])
+            setattr(msg, name, nv)
+
+
+def serialize(msg, type_name: str | None = None) -> bytes:
+    """CDR little endian with the 4-byte header, as ros2/rmw write it."""
+    t = normalize(type_name) if type_name else type_name_of(msg)
+    got = getattr(msg, "__msgtype__", None)
+    if got != t:
+        raise EncodeError(f"message is a {got or type(msg).__name__}, expected {t}")
+    try:
+        return bytes(_store.serialize_cdr(msg, t))
+    except Exception:  # lists for numpy arrays, dicts for messages: coerce once and retry
+        try:
+            _coerce_deep(msg, t)
+            return bytes(_store.serialize_cdr(msg, t))
+        except EncodeError:
+            raise
+        except Exception as e:
+            raise EncodeError(f"cannot serialize {t}: {type(e).__name__}: {e}") from e
+
+
+def deserialize(data: bytes | bytearray | memoryview, type_name: str):
+    """Message from CDR bytes (either endianness). Raises DecodeError on any malformed input."""
+    t = normalize(type_name)
+    get(t)
+    buf = bytes(data)
+    if len(buf) < 4:
+        raise DecodeError(f"{t}: payload of {len(buf)} bytes is shorter than the 4-byte CDR header")
+    if buf[0] != 0 or buf[1] not in (0, 1):
+        raise DecodeError(f"{t}: bad CDR encapsulation header {buf[:4].hex()} (expected 00 01 or 00 00)")
+    try:
+        return _store.deserialize_cdr(buf, t)
+    except Exception as e:
+        raise DecodeError(f"{t}: malformed CDR ({type(e).__name__}: {e})") from e
+
+
+def definition(type_name: str) -> str:
+    """Message definition text in the ros2msg format MCAP uses (dependencies appended after
+    '=====' separators, as rosbag2 writes it). For a service: the .srv text."""
+    t = normalize(type_name)
+    if is_srv(t):
+        srv_types(t)
+        return _srvs[t]
+    get(t)
+    return _store.generate_msgdef(t, ros_version=2)[0]
+
+
+def rihs01(type_name: str) -> str:
+    """RIHS01 type hash string of a message type (services: see the zenoh wire module)."""
+    return _store.hash_rihs01(normalize(type_name))

@@ -1,0 +1,642 @@
+"""The Node API: one node code on every backend (inproc, zenoh, rclpy).
+
+    from hri_runtime.node import Node, run_node
+    class Foo(Node):
+        def __init__(self, **kw):
+            super().__init__("foo", **kw)        # kw: context=, namespace=, parameters=, remap=
+            self.pub = self.create_publisher("geometry_msgs/msg/Twist", "cmd_vel", qos=10)
+            self.create_subscription("std_msgs/msg/String", "chatter", self.on_msg, qos=10)
+            self.create_service("std_srvs/srv/Trigger", "~/reset", self.on_reset)
+            self.cli = self.create_client("std_srvs/srv/Trigger", "/other/reset")
+            self.create_timer(0.04, self.tick)
+            self.declare_parameter("rate_hz", 25.0, {"range": (1.0, 1000.0)})
+    def main(argv=None): run_node(Foo, argv)
+
+Messages are rosbags dataclasses (``hri_runtime.msgs``); every backend carries CDR bytes, so
+``publish`` serializes and delivery deserializes (a malformed payload is dropped, counted in
+``node.rejected`` per (endpoint, cause) and logged once per cause, rate limited).
+
+Names: node names and topic/service names are validated at creation (``InvalidNameError``);
+relative names get the namespace, ``~`` the node's fully qualified name, remaps apply after
+(see ``hri_runtime.names``). Parameters: ``parameters=`` overrides (and params files / ``-p``
+from ``--ros-args``) apply on ``declare_parameter``; types and ranges are enforced
+(``ParameterError``). ``use_sim_time`` (declared by every node): the clock follows ``/clock``.
+
+The backend interface is ``hri_runtime.context.Context`` (what a backend must implement is
+written in its module docstring).
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import time
+from typing import Any, Callable, Optional
+
+from . import msgs
+from .clock import Clock, SimClock, Time
+from .context import (QOS_CLOCK, Context, QoSProfile, SubQueue, Timer, TransportUnavailableError,
+                      get_default_context, qos_profile, set_default_context)
+from .names import InvalidNameError, fqn, resolve, validate_namespace, validate_node_name
+from .params import (Parameter, ParameterDescriptor, ParameterError, ParameterNotDeclaredError,
+                     RosArgs, SetParametersResult, check_value, param_type_of, parse_ros_args)
+
+__all__ = ["Node", "run_node", "Future", "Publisher", "Subscription", "Service", "Client",
+           "ServiceUnavailableError", "get_default_context", "set_default_context", "Context",
+           "QoSProfile", "Parameter", "ParameterDescriptor", "ParameterError",
+           "ParameterNotDeclaredError", "InvalidNameError", "Time"]
+
+_reject_interval_cache: list[float] = []
+
+
+def reject_log_interval_s() -> float:
+    """``runtime.node.reject_log_interval_s`` of config/_defaults.yaml (read once)."""
+    if not _reject_interval_cache:
+        from . import config as cfgmod
+
+        data = cfgmod.read_yaml(cfgmod.find_config_root() / cfgmod.DEFAULTS_FILE)
+        _reject_interval_cache.append(float(data["runtime"]["node"]["reject_log_interval_s"]))
+    return _reject_interval_cache[0]
+
+
+class ServiceUnavailableError(RuntimeError):
+    """No server for a service call (inproc: immediately; network backends: on timeout)."""
+
+
+# --------------------------------------------------------------------------- future
+
+class Future:
+    """Result of ``Client.call_async``: done(), result(), exception(), add_done_callback(fn),
+    wait(timeout_s). Done callbacks run on the executor thread (where the future completes)."""
+
+    def __init__(self) -> None:
+        self._ev = threading.Event()
+        self._result: Any = None
+        self._exc: Optional[BaseException] = None
+        self._callbacks: list[Callable[["Future"], None]] = []
+        self._lock = threading.Lock()
+
+    def done(self) -> bool:
+        return self._ev.is_set()
+
+    def result(self) -> Any:
+        """The response (None while pending); raises the exception if the call failed."""
+        if self._exc is not None:
+            raise self._exc
+        return self._result
+
+    def exception(self) -> Optional[BaseException]:
+        return self._exc
+
+    def wait(self, timeout_s: Optional[float] = None) -> bool:
+        return self._ev.wait(timeout_s)
+
+    def _complete(self) -> None:
+        with self._lock:
+            cbs, self._callbacks = self._callbacks, []
+            self._ev.set()
+        for fn in cbs:
+            fn(self)
+
+    def set_result(self, value: Any) -> None:
+        if self.done():
+            return
+        self._result = value
+        self._complete()
+
+    def set_exception(self, exc: BaseException) -> None:
+        if self.done():
+            return
+        self._exc = exc
+        self._complete()
+
+    def add_done_callback(self, fn: Callable[["Future"], None]) -> None:
+        with self._lock:
+            if not self._ev.is_set():
+                self._callbacks.append(fn)
+                return
+        fn(self)
+
+
+# --------------------------------------------------------------------------- endpoints
+
+class Publisher:
+    def __init__(self, node: "Node", raw, topic: str, msg_type: str, qos: QoSProfile):
+        self.node, self._raw, self.topic_name, self.msg_type, self.qos = node, raw, topic, msg_type, qos
+        self.published = 0
+
+    @property
+    def topic(self) -> str:
+        return self.topic_name
+
+    def publish(self, msg) -> None:
+        """Publish a message of this publisher's type (or ready CDR bytes, as rclpy allows)."""
+        if isinstance(msg, (bytes, bytearray, memoryview)):
+            data = bytes(msg)
+        else:
+            data = msgs.serialize(msg, self.msg_type)
+        self.published += 1
+        self._raw.publish(data)
+
+    def get_subscription_count(self) -> int:
+        f = getattr(self._raw, "get_subscription_count", None)
+        return int(f()) if f else -1
+
+    def destroy(self) -> None:
+        self._raw.destroy()
+        if self in self.node._publishers:
+            self.node._publishers.remove(self)
+
+
+class Subscription:
+    def __init__(self, node: "Node", topic: str, msg_type: str, callback, qos: QoSProfile, raw: bool):
+        self.node, self.topic_name, self.msg_type, self.callback, self.qos = node, topic, msg_type, callback, qos
+        self.raw = raw
+        self.received = 0
+        self.queue = SubQueue(self._on_item, qos.queue_len)
+        self._handle = None
+
+    @property
+    def topic(self) -> str:
+        return self.topic_name
+
+    @property
+    def dropped(self) -> int:
+        """Messages dropped by keep-last (queue full before the executor took them)."""
+        return self.queue.dropped
+
+    def _deliver(self, data: bytes, meta: Optional[dict] = None) -> None:  # any thread
+        self.node.context.executor.enqueue(self.queue, (data, meta))
+
+    def _on_item(self, item) -> None:  # executor thread
+        data, _meta = item
+        self.received += 1
+        if self.raw:
+            self.callback(data)
+            return
+        try:
+            msg = msgs.deserialize(data, self.msg_type)
+        except msgs.DecodeError as e:
+            self.node._reject(self.topic_name, "malformed_cdr", str(e))
+            return
+        self.callback(msg)
+
+    def destroy(self) -> None:
+        self.queue.active = False
+        if self._handle is not None:
+            self._handle.destroy()
+        if self in self.node._subscriptions:
+            self.node._subscriptions.remove(self)
+
+
+class Service:
+    def __init__(self, node: "Node", srv_type: str, name: str, callback, qos: QoSProfile):
+        self.node, self.srv_type, self.srv_name, self.callback, self.qos = node, srv_type, name, callback, qos
+        self.req_type, self.resp_type = msgs.srv_types(srv_type)
+        self._handle = None
+        self.handled = 0
+
+    def _on_request(self, data: bytes, respond: Callable[[bytes], None]) -> None:  # any thread
+        self.node.context.executor.post(lambda: self._handle_request(data, respond))
+
+    def _handle_request(self, data: bytes, respond) -> None:  # executor thread
+        try:
+            req = msgs.deserialize(data, self.req_type)
+        except msgs.DecodeError as e:
+            self.node._reject(self.srv_name, "malformed_cdr", str(e))
+            return
+        resp = msgs.new(self.resp_type)
+        out = self.callback(req, resp)
+        if out is None:
+            self.node._reject(self.srv_name, "callback_returned_none",
+                              "service callback returned None; sending the default response")
+            out = resp
+        self.handled += 1
+        respond(msgs.serialize(out, self.resp_type))
+
+    def destroy(self) -> None:
+        if self._handle is not None:
+            self._handle.destroy()
+        if self in self.node._services:
+            self.node._services.remove(self)
+
+
+class Client:
+    def __init__(self, node: "Node", srv_type: str, name: str, raw, qos: QoSProfile):
+        self.node, self.srv_type, self.srv_name, self._raw, self.qos = node, srv_type, name, raw, qos
+        self.req_type, self.resp_type = msgs.srv_types(srv_type)
+
+    def service_is_ready(self) -> bool:
+        return bool(self._raw.service_is_ready())
+
+    def wait_for_service(self, timeout_s: Optional[float] = None) -> bool:
+        ctx = self.node.context
+        end = None if timeout_s is None else time.monotonic() + timeout_s
+        while not self.service_is_ready():
+            if getattr(ctx, "kind", "") == "inproc":
+                return False           # nothing can appear without the test creating it
+            if end is not None and time.monotonic() >= end:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def call_async(self, request) -> Future:
+        data = msgs.serialize(request, self.req_type) if not isinstance(request, (bytes, bytearray)) \
+            else bytes(request)
+        fut = Future()
+        ex = self.node.context.executor
+
+        def on_response(resp: bytes) -> None:  # any thread
+            ex.post(lambda: self._complete(fut, resp))
+
+        def on_error(exc: BaseException) -> None:
+            ex.post(lambda: fut.set_exception(exc))
+
+        self._raw.call(data, on_response, on_error)
+        return fut
+
+    def _complete(self, fut: Future, data: bytes) -> None:
+        try:
+            fut.set_result(msgs.deserialize(data, self.resp_type))
+        except msgs.DecodeError as e:
+            self.node._reject(self.srv_name, "malformed_cdr", str(e))
+            fut.set_exception(e)
+
+    def call(self, request, timeout_s: Optional[float] = None):
+        """Blocking call: the response, or TimeoutError / the call's exception. Never from a
+        callback of the same context (it would deadlock; inproc spins the fake clock)."""
+        fut = self.call_async(request)
+        if not self.node.context.wait_future(fut, timeout_s):
+            raise TimeoutError(f"service {self.srv_name}: no response within {timeout_s} s")
+        return fut.result()
+
+    def destroy(self) -> None:
+        self._raw.destroy()
+        if self in self.node._clients:
+            self.node._clients.remove(self)
+
+
+# --------------------------------------------------------------------------- logger
+
+class NodeLogger:
+    """rclpy-like logger: debug/info/warn/warning/error/fatal(msg, once=False,
+    throttle_duration_sec=None). Python logging underneath, logger 'hri.<node fqn>'."""
+
+    def __init__(self, name: str, clock: Callable[[], float] = time.monotonic):
+        self.name = name
+        self._log = logging.getLogger("hri" + name.replace("/", "."))
+        self._once: set = set()
+        self._last: dict = {}
+        self._clock = clock
+
+    def get_child(self, suffix: str) -> "NodeLogger":
+        return NodeLogger(f"{self.name}.{suffix}", self._clock)
+
+    def set_level(self, level) -> None:
+        self._log.setLevel(level if isinstance(level, int) else str(level).upper())
+
+    def _emit(self, level: int, msg: str, once: bool = False, throttle_duration_sec=None,
+              **_ignored) -> bool:
+        key = (level, str(msg))
+        if once:
+            if key in self._once:
+                return False
+            self._once.add(key)
+        if throttle_duration_sec:
+            now = self._clock()
+            last = self._last.get(key)
+            if last is not None and now - last < throttle_duration_sec:
+                return False
+            self._last[key] = now
+        self._log.log(level, "[%s] %s", self.name, msg)
+        return True
+
+    def debug(self, msg, **kw):
+        return self._emit(logging.DEBUG, msg, **kw)
+
+    def info(self, msg, **kw):
+        return self._emit(logging.INFO, msg, **kw)
+
+    def warn(self, msg, **kw):
+        return self._emit(logging.WARNING, msg, **kw)
+
+    warning = warn
+
+    def error(self, msg, **kw):
+        return self._emit(logging.ERROR, msg, **kw)
+
+    def fatal(self, msg, **kw):
+        return self._emit(logging.CRITICAL, msg, **kw)
+
+
+# --------------------------------------------------------------------------- node
+
+class Node:
+    def __init__(self, name: str, context: Optional[Context] = None, namespace: str = "",
+                 parameters: Optional[dict] = None, remap: Optional[dict] = None, **_ignored):
+        ctx = context if context is not None else get_default_context()
+        self.context = ctx
+        args: RosArgs = getattr(ctx, "ros_args", None) or RosArgs()
+        remaps = dict(args.remaps)
+        remaps.update(remap or {})
+        name = remaps.pop("__node", None) or remaps.pop("__name", None) or args.node_name or name
+        namespace = remaps.pop("__ns", None) or args.namespace or namespace
+        self._name = validate_node_name(name)
+        self._namespace = validate_namespace(namespace)
+        self._fqn = fqn(self._namespace, self._name)
+        self._remaps = remaps
+        self._overrides: dict[str, Any] = args.parameters_for(self._name, self._fqn)
+        self._overrides.update(parameters or {})
+        self._params: dict[str, Parameter] = {}
+        self._descriptors: dict[str, ParameterDescriptor] = {}
+        self._param_callbacks: list[Callable[[list[Parameter]], SetParametersResult]] = []
+        self._publishers: list[Publisher] = []
+        self._subscriptions: list[Subscription] = []
+        self._services: list[Service] = []
+        self._clients: list[Client] = []
+        self._timers: list[Timer] = []
+        self.rejected: dict[tuple[str, str], int] = {}
+        self._reject_logged: dict[tuple[str, str], float] = {}
+        self._logger = NodeLogger(self._fqn)
+        if args.log_level:
+            self._logger.set_level(args.log_level)
+        self._clock: Clock = Clock(ctx.now_s)
+        use_sim = self.declare_parameter("use_sim_time", False).value
+        if use_sim:
+            self._clock = SimClock()
+            self.create_subscription("rosgraph_msgs/msg/Clock", "/clock", self._on_clock, qos=QOS_CLOCK)
+        ctx.add_node(self)
+        self._destroyed = False
+
+    # ---- identity
+    def get_name(self) -> str:
+        return self._name
+
+    def get_namespace(self) -> str:
+        return self._namespace
+
+    def get_fully_qualified_name(self) -> str:
+        return self._fqn
+
+    def resolve_topic_name(self, topic: str, kind: str = "topic") -> str:
+        return resolve(topic, self._name, self._namespace, self._remaps, kind)
+
+    resolve_service_name = resolve_topic_name
+
+    # ---- bad input
+    def _reject(self, endpoint: str, cause: str, detail: str = "") -> None:
+        """Count a rejected input per (endpoint, cause); log the first and then at most one
+        line per runtime.node.reject_log_interval_s with the running count."""
+        key = (endpoint, cause)
+        n = self.rejected.get(key, 0) + 1
+        self.rejected[key] = n
+        now = time.monotonic()
+        last = self._reject_logged.get(key)
+        if last is None or now - last >= reject_log_interval_s():
+            self._reject_logged[key] = now
+            self._logger.warn(f"dropped input on {endpoint} ({cause}, {n} so far): {detail}")
+
+    def rejected_count(self, endpoint: Optional[str] = None, cause: Optional[str] = None) -> int:
+        return sum(n for (e, c), n in self.rejected.items()
+                   if (endpoint is None or e == endpoint) and (cause is None or c == cause))
+
+    # ---- endpoints
+    def create_publisher(self, msg_type: str, topic: str, qos: Any = 10) -> Publisher:
+        t = msgs.normalize(msg_type)
+        msgs.get(t)
+        name = self.resolve_topic_name(topic)
+        q = qos_profile(qos)
+        raw = self.context.create_publisher(self, name, t, q)
+        pub = Publisher(self, raw, name, t, q)
+        self._publishers.append(pub)
+        return pub
+
+    def create_subscription(self, msg_type: str, topic: str, callback: Callable, qos: Any = 10,
+                            raw: bool = False) -> Subscription:
+        """callback(msg) on the executor thread; raw=True gives the CDR bytes instead."""
+        t = msgs.normalize(msg_type)
+        msgs.get(t)
+        name = self.resolve_topic_name(topic)
+        q = qos_profile(qos)
+        sub = Subscription(self, name, t, callback, q, raw)
+        self._subscriptions.append(sub)
+        sub._handle = self.context.create_subscription(self, name, t, q, sub._deliver)
+        return sub
+
+    def create_service(self, srv_type: str, name: str, callback: Callable, qos: Any = 10) -> Service:
+        """callback(request, response) -> response, on the executor thread."""
+        t = msgs.normalize(srv_type)
+        full = self.resolve_topic_name(name, "service")
+        q = qos_profile(qos)
+        srv = Service(self, t, full, callback, q)
+        srv._handle = self.context.create_service(self, full, t, q, srv._on_request)
+        self._services.append(srv)
+        return srv
+
+    def create_client(self, srv_type: str, name: str, qos: Any = 10) -> Client:
+        t = msgs.normalize(srv_type)
+        msgs.srv_types(t)
+        full = self.resolve_topic_name(name, "service")
+        q = qos_profile(qos)
+        raw = self.context.create_client(self, full, t, q)
+        cli = Client(self, t, full, raw, q)
+        self._clients.append(cli)
+        return cli
+
+    def create_timer(self, period_s: float, callback: Callable[[], None], clock: Optional[Clock] = None) -> Timer:
+        """callback() every period_s seconds of the node's clock (sim time if use_sim_time)."""
+        t = Timer(self.context.executor, float(period_s), callback, clock or self._clock, owner=self)
+        self._timers.append(t)
+        return self.context.executor.add_timer(t)
+
+    def destroy_timer(self, t: Timer) -> None:
+        self.context.executor.remove_timer(t)
+        if t in self._timers:
+            self._timers.remove(t)
+
+    def destroy_publisher(self, p: Publisher) -> None:
+        p.destroy()
+
+    def destroy_subscription(self, s: Subscription) -> None:
+        s.destroy()
+
+    def destroy_service(self, s: Service) -> None:
+        s.destroy()
+
+    def destroy_client(self, c: Client) -> None:
+        c.destroy()
+
+    # ---- clock / logger
+    def get_clock(self) -> Clock:
+        return self._clock
+
+    def _on_clock(self, msg) -> None:
+        self._clock.set_ns(Time.from_msg(msg.clock).nanoseconds)
+
+    def get_logger(self) -> NodeLogger:
+        return self._logger
+
+    # ---- parameters
+    def declare_parameter(self, name: str, default: Any = None, descriptor: Any = None,
+                          ignore_override: bool = False) -> Parameter:
+        """Declare with a default; an override (parameters=, params file, -p) replaces it.
+        descriptor: dict/ParameterDescriptor with type, range=(lo, hi[, step]), read_only,
+        description. Type from the default when not given. Raises ParameterError (wrong type,
+        out of range) and ParameterError if already declared."""
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"invalid parameter name {name!r}")
+        if name in self._params:
+            raise ParameterError(f"parameter '{name}' is already declared on {self._fqn}")
+        desc = ParameterDescriptor.coerce(descriptor)
+        if desc.type is None and default is not None:
+            desc.type = param_type_of(default)
+        value = default
+        if not ignore_override and name in self._overrides:
+            value = self._overrides[name]
+        if value is not None:
+            try:
+                value = check_value(name, value, desc)
+            except ParameterError as e:
+                src = "override" if value is not default else "default"
+                raise ParameterError(f"{self._fqn}: {e} ({src})") from None
+        p = Parameter(name, value, desc.type or "")
+        self._params[name] = p
+        self._descriptors[name] = desc
+        return p
+
+    def declare_parameters(self, namespace: str, parameters: list) -> list[Parameter]:
+        out = []
+        for item in parameters:
+            n, *rest = item
+            full = f"{namespace}.{n}" if namespace else n
+            out.append(self.declare_parameter(full, *rest))
+        return out
+
+    def has_parameter(self, name: str) -> bool:
+        return name in self._params
+
+    def get_parameter(self, name: str) -> Parameter:
+        try:
+            return self._params[name]
+        except KeyError:
+            raise ParameterNotDeclaredError(f"parameter '{name}' is not declared on {self._fqn}") from None
+
+    def get_parameter_or(self, name: str, alternative: Any = None) -> Parameter:
+        return self._params.get(name, Parameter(name, alternative))
+
+    def get_parameters(self, names: list[str]) -> list[Parameter]:
+        return [self.get_parameter(n) for n in names]
+
+    def get_parameter_descriptor(self, name: str) -> ParameterDescriptor:
+        self.get_parameter(name)
+        return self._descriptors[name]
+
+    def add_on_set_parameters_callback(self, fn: Callable[[list[Parameter]], SetParametersResult]) -> None:
+        self._param_callbacks.append(fn)
+
+    def set_parameters(self, params: list[Parameter]) -> list[SetParametersResult]:
+        return [self._set_one(p) for p in params]
+
+    def set_parameter(self, name: str, value: Any) -> SetParametersResult:
+        return self._set_one(Parameter(name, value))
+
+    def _set_one(self, p: Parameter) -> SetParametersResult:
+        if p.name not in self._params:
+            return SetParametersResult(False, f"parameter '{p.name}' is not declared")
+        desc = self._descriptors[p.name]
+        if desc.read_only:
+            return SetParametersResult(False, f"parameter '{p.name}' is read-only")
+        try:
+            value = check_value(p.name, p.value, desc)
+        except ParameterError as e:
+            return SetParametersResult(False, str(e))
+        new = Parameter(p.name, value, desc.type or param_type_of(value))
+        for cb in self._param_callbacks:
+            r = cb([new])
+            if r is not None and not r.successful:
+                return r
+        self._params[p.name] = new
+        return SetParametersResult(True)
+
+    # ---- life cycle
+    def destroy_node(self) -> None:
+        if self._destroyed:
+            return
+        self._destroyed = True
+        for t in list(self._timers):
+            self.destroy_timer(t)
+        for c in list(self._clients):
+            c.destroy()
+        for s in list(self._services):
+            s.destroy()
+        for s in list(self._subscriptions):
+            s.destroy()
+        for p in list(self._publishers):
+            p.destroy()
+        self.context.remove_node(self)
+
+
+# --------------------------------------------------------------------------- run_node
+
+def _setup_logging(level: Optional[str]) -> None:
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(stream=sys.stderr, format="[%(levelname)s] [%(created).3f] %(message)s")
+    root.setLevel((level or "INFO").upper())
+
+
+def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
+             context: Optional[Context] = None) -> int:
+    """Parse the ``--ros-args`` subset, build the node on the default context (HRI_TRANSPORT),
+    spin until SIGINT/SIGTERM, destroy cleanly. Returns the exit code (2 on bad arguments,
+    parameters or names, with one clear line on stderr instead of a traceback)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parse_ros_args(argv)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    _setup_logging(args.log_level)
+    try:
+        ctx = context if context is not None else get_default_context()
+    except TransportUnavailableError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    ctx.ros_args = args
+    try:
+        node = node_class(context=ctx)
+    except (ParameterError, InvalidNameError, msgs.UnknownTypeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        ctx.shutdown()
+        ctx.close()
+        return 2
+    except Exception as e:
+        if type(e).__name__ == "ConfigError":
+            print(f"error: {e}", file=sys.stderr)
+            ctx.shutdown()
+            ctx.close()
+            return 2
+        raise
+
+    def on_signal(signum, _frame):
+        node.get_logger().info(f"signal {signum}: shutting down")
+        ctx.shutdown()
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            old[s] = signal.signal(s, on_signal)
+    try:
+        ctx.spin()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        try:
+            node.destroy_node()
+        finally:
+            ctx.shutdown()
+            ctx.close()
+    return 0

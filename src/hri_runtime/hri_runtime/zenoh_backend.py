@@ -1,0 +1,690 @@
+"""Zenoh backend of hri_runtime, wire compatible with ROS 2's ``rmw_zenoh_cpp``.
+
+A ROS 2 machine with ``RMW_IMPLEMENTATION=rmw_zenoh_cpp`` connected to the same Zenoh router
+sees every node, publisher, subscription, service and client created here (``ros2 node list``,
+``ros2 topic echo``) because the bytes are rmw_zenoh's (see ``hri_runtime.wire`` and
+``/work/shared/spec/ros2-wire.md``):
+
+* one Zenoh session per context (``mode: client`` of the router by default; ``peer`` as rmw_zenoh),
+  ``timestamping`` on (TRANSIENT_LOCAL caches), multicast scouting off;
+* a publisher puts CDR bytes (4-byte header) on ``<domain>/<topic>/<pkg>::msg::dds_::<T>_/RIHS01_<hash>``
+  with the 33-byte attachment (sequence number from 1, source timestamp in ns, 16-byte GID);
+  TRANSIENT_LOCAL publishers are ``zenoh.ext`` AdvancedPublishers with ``cache.max_samples=depth``,
+  ``publisher_detection`` and, when RELIABLE, a sporadic heartbeat;
+* a subscription listens on ``<domain>/<topic>/*/*``: samples of another type or hash, without a
+  valid attachment or without a CDR header are dropped, counted per cause (``drops``) and
+  logged once per cause and interval – never raised into Zenoh's threads; TRANSIENT_LOCAL
+  subscriptions are AdvancedSubscribers (``detect_late_publishers``, history = depth);
+* services are queryables declared ``complete=True``; the reply carries the request's sequence
+  number and client GID with a fresh timestamp; clients ``get`` with target ALL_COMPLETE and
+  consolidation NONE;
+* liveliness tokens ``@ros2_lv/...`` for every node and endpoint; the context keeps a graph
+  cache from ``@ros2_lv/<domain>/**`` (``graph()``, ``get_subscription_count()``,
+  ``service_is_ready()``).
+
+Zenoh callbacks never run user code: they validate and hand the bytes to ``deliver`` /
+``on_request`` / ``on_response``, which queue work for the context's one executor thread
+(``context.ThreadedContext``), so callbacks of a node run on one thread as in rclpy.
+
+``start_router(endpoints)`` opens a session in router mode (what ``hri launch`` starts when no
+router answers on ``runtime.zenoh.router_listen_endpoints``; it stands in for ``rmw_zenohd``).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from . import wire
+from .context import Graph, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
+
+log = logging.getLogger("hri.runtime.zenoh")
+
+__all__ = ["ZenohParams", "ZenohContext", "start_router", "router_answers", "session_config",
+           "DropStats"]
+
+
+_ZENOH = None
+
+
+def _zenoh():
+    global _ZENOH
+    if _ZENOH is None:
+        try:
+            import zenoh
+            import zenoh.ext  # noqa: F401  (AdvancedPublisher/Subscriber, TRANSIENT_LOCAL)
+        except ImportError as e:  # pragma: no cover - eclipse-zenoh is a hard dependency
+            raise TransportUnavailableError(
+                "HRI_TRANSPORT=zenoh needs eclipse-zenoh>=1.4,<2 (pip install eclipse-zenoh)") from e
+        _ZENOH = zenoh
+    return _ZENOH
+
+
+# --------------------------------------------------------------------------------------------
+# parameters
+@dataclass(frozen=True)
+class ZenohParams:
+    """The ``runtime`` config section (``config/_defaults.yaml``, schema ``config/schema/runtime.yaml``)."""
+
+    domain_id: int
+    mode: str
+    connect_endpoints: tuple[str, ...]
+    listen_endpoints: tuple[str, ...]
+    router_listen_endpoints: tuple[str, ...]
+    humble: bool
+    multicast_scouting: bool
+    service_timeout_s: float
+    transient_local_heartbeat_s: float
+    drop_log_interval_s: float
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "ZenohParams":
+        """From a whole robot config (``cfg["runtime"]``) or the ``runtime`` section itself."""
+        sec = cfg.get("runtime", cfg)
+        z = sec["zenoh"]
+
+        def endpoints(v) -> tuple[str, ...]:
+            if isinstance(v, str):      # env override given as 'tcp/a:1,tcp/b:2'
+                v = [p.strip() for p in v.split(",") if p.strip()]
+            return tuple(str(p) for p in v)
+
+        p = cls(domain_id=int(sec["domain_id"]), mode=str(z["mode"]),
+                connect_endpoints=endpoints(z["connect_endpoints"]),
+                listen_endpoints=endpoints(z["listen_endpoints"]),
+                router_listen_endpoints=endpoints(z["router_listen_endpoints"]),
+                humble=bool(z["humble"]), multicast_scouting=bool(z["multicast_scouting"]),
+                service_timeout_s=float(z["service_timeout_s"]),
+                transient_local_heartbeat_s=float(z["transient_local_heartbeat_s"]),
+                drop_log_interval_s=float(z["drop_log_interval_s"]))
+        if p.mode not in ("client", "peer"):
+            raise ValueError(f"runtime.zenoh.mode {p.mode!r}: client | peer")
+        if not 0 <= p.domain_id <= 232:
+            raise ValueError(f"runtime.domain_id {p.domain_id}: 0..232")
+        return p
+
+    @classmethod
+    def defaults(cls, config_root: str | Path | None = None) -> "ZenohParams":
+        """The ``runtime`` section of ``config/_defaults.yaml`` (environment expanded), for
+        contexts created without a robot config (``HRI_TRANSPORT=zenoh`` default context)."""
+        from . import config as cfgmod
+
+        root = Path(config_root) if config_root else cfgmod.find_config_root()
+        path = root / cfgmod.DEFAULTS_FILE
+        data = cfgmod.read_yaml(path)
+        sec = cfgmod._expand_env(data["runtime"], lambda _p: str(path), ("runtime",))
+        return cls.from_config(sec)
+
+    def with_(self, **kw) -> "ZenohParams":
+        for k in ("connect_endpoints", "listen_endpoints", "router_listen_endpoints"):
+            if k in kw and isinstance(kw[k], str):
+                kw[k] = (kw[k],)
+            elif k in kw:
+                kw[k] = tuple(kw[k])
+        return replace(self, **kw)
+
+
+def session_config(params: ZenohParams, mode: str | None = None,
+                   listen: tuple[str, ...] | None = None) -> dict:
+    """The Zenoh session configuration (as a dict of ``insert_json5`` paths -> values).
+
+    client: connect to ``connect_endpoints``; peer: also listen on ``listen_endpoints``
+    (loopback by default); router: listen on ``router_listen_endpoints``."""
+    mode = mode or params.mode
+    out: dict[str, Any] = {
+        "mode": mode,
+        "scouting/multicast/enabled": params.multicast_scouting,
+        "timestamping/enabled": True,
+    }
+    if mode == "router":
+        out["listen/endpoints"] = list(listen if listen is not None else params.router_listen_endpoints)
+    else:
+        out["connect/endpoints"] = list(params.connect_endpoints)
+        if mode == "peer":
+            out["listen/endpoints"] = list(listen if listen is not None else params.listen_endpoints)
+    return out
+
+
+def _open(conf: dict):
+    zenoh = _zenoh()
+    c = zenoh.Config()
+    for k, v in conf.items():
+        c.insert_json5(k, json.dumps(v))
+    return zenoh.open(c)
+
+
+def start_router(endpoints: list[str] | tuple[str, ...] | str | None = None,
+                 params: ZenohParams | None = None):
+    """Open a Zenoh session in router mode listening on ``endpoints`` (default
+    ``runtime.zenoh.router_listen_endpoints``, loopback ``tcp/127.0.0.1:7447``). Returns the
+    session; ``close()`` it to stop the router. Raises TransportUnavailableError when the
+    endpoint cannot be bound (e.g. a router already listens there: see :func:`router_answers`)."""
+    params = params or ZenohParams.defaults()
+    if isinstance(endpoints, str):
+        endpoints = (endpoints,)
+    conf = session_config(params, "router", tuple(endpoints) if endpoints else None)
+    try:
+        session = _open(conf)
+    except Exception as e:  # zenoh.ZError: bind failure
+        raise TransportUnavailableError(
+            f"cannot start a Zenoh router on {conf['listen/endpoints']}: {e}") from e
+    log.info("zenoh router %s listening on %s", session.zid(), conf["listen/endpoints"])
+    return session
+
+
+def router_answers(endpoint: str, timeout_s: float) -> bool:
+    """True if something accepts TCP connections at a ``tcp/<host>:<port>`` endpoint."""
+    proto, _, addr = endpoint.partition("/")
+    if proto != "tcp" or ":" not in addr:
+        return False
+    host, _, port = addr.rpartition(":")
+    host = host.strip("[]")
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# drop accounting
+class DropStats:
+    """Dropped samples of one endpoint, counted per cause; each cause is logged at most once
+    per ``interval_s`` (with the count so far)."""
+
+    def __init__(self, where: str, interval_s: float):
+        self.where = where
+        self.interval_s = interval_s
+        self.counts: Counter = Counter()
+        self._last_log: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def drop(self, cause: str, detail: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self.counts[cause] += 1
+            n = self.counts[cause]
+            last = self._last_log.get(cause)
+            due = last is None or now - last >= self.interval_s
+            if due:
+                self._last_log[cause] = now
+        if due:
+            log.warning("%s: dropped a sample (%s): %s [%d dropped for this cause]",
+                        self.where, cause, detail, n)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def _reliability(zenoh, qos: QoSProfile):
+    return zenoh.Reliability.BEST_EFFORT if qos.reliability == "best_effort" else zenoh.Reliability.RELIABLE
+
+
+def _congestion(zenoh, qos: QoSProfile):
+    # rmw_zenoh: KEEP_ALL + RELIABLE blocks, everything else drops under congestion
+    if qos.history == "keep_all" and qos.reliability == "reliable":
+        return zenoh.CongestionControl.BLOCK
+    return zenoh.CongestionControl.DROP
+
+
+def _wire_qos(qos: QoSProfile) -> wire.QoSProfile:
+    return wire.QoSProfile(reliability=qos.reliability, durability=qos.durability,
+                           history=qos.history, depth=int(qos.depth))
+
+
+def _depth(qos: QoSProfile) -> int:
+    return int(qos.depth) if qos.history == "keep_last" else wire.RMW_ZENOH_DEFAULT_DEPTH
+
+
+def _direct(fn):
+    """Run a Zenoh callback directly on Zenoh's thread (``indirect=False``): ours only validate
+    and queue, so the extra Python thread hop zenoh-python adds by default is pure latency."""
+    return _zenoh().handlers.Callback(fn, indirect=False)
+
+
+def _bytes(z) -> bytes | None:
+    return None if z is None else z.to_bytes()
+
+
+# --------------------------------------------------------------------------------------------
+# entities
+@dataclass
+class _NodeEntity:
+    nid: int
+    namespace: str
+    name: str
+    token_key: str
+    token: Any
+
+
+class _Endpoint:
+    kind: wire.EntityKind
+
+    def __init__(self, ctx: "ZenohContext", node, name: str, type_name: str, qos: QoSProfile):
+        self.ctx = ctx
+        ne = ctx._node_entity(node)
+        self.node_entity = ne
+        self.name = name
+        self.type_name = type_name
+        self.qos = qos
+        self.type_hash = ctx.type_hash(type_name)
+        self.key = wire.topic_keyexpr(ctx.params.domain_id, name, type_name, self.type_hash)
+        self.eid = ctx._next_id()
+        self.token_key = wire.endpoint_token(
+            ctx.params.domain_id, ctx.zid, ne.nid, self.eid, self.kind, ne.namespace, ne.name,
+            name, type_name, self.type_hash, _wire_qos(qos))
+        self.gid = wire.gid_from_token(self.token_key)
+        self.drops = DropStats(f"{self.kind.name.lower()} {name} [{type_name}]",
+                               ctx.params.drop_log_interval_s)
+        self._token = None
+        self._destroyed = False
+
+    def _declare_token(self) -> None:
+        self._token = self.ctx.session.liveliness().declare_token(self.token_key)
+        self.ctx._endpoints.add(self)
+
+    def destroy(self) -> None:
+        if self._destroyed:
+            return
+        self._destroyed = True
+        self.ctx._endpoints.discard(self)
+        for obj in (self._token, getattr(self, "_z", None)):
+            if obj is not None:
+                try:
+                    obj.undeclare()
+                except Exception:  # noqa: BLE001 - session already closed
+                    pass
+
+
+class ZenohPublisher(_Endpoint):
+    kind = wire.EntityKind.PUBLISHER
+
+    def __init__(self, ctx, node, topic, type_name, qos):
+        super().__init__(ctx, node, topic, type_name, qos)
+        zenoh = _zenoh()
+        self._lock = threading.Lock()
+        self._seq = 0
+        self.published = 0
+        common = dict(reliability=_reliability(zenoh, qos), congestion_control=_congestion(zenoh, qos))
+        if qos.durability == "transient_local":
+            miss = None
+            if qos.reliability == "reliable":
+                miss = zenoh.ext.MissDetectionConfig(
+                    heartbeat=None, sporadic_heartbeat=ctx.params.transient_local_heartbeat_s)
+            self._z = zenoh.ext.declare_advanced_publisher(
+                ctx.session, self.key, cache=zenoh.ext.CacheConfig(max_samples=_depth(qos)),
+                publisher_detection=True, sample_miss_detection=miss, **common)
+        else:
+            self._z = ctx.session.declare_publisher(self.key, **common)
+        self._declare_token()
+
+    def publish(self, data: bytes) -> None:
+        """Put CDR bytes with the attachment (sequence numbers from 1, per publisher)."""
+        if self._destroyed:
+            raise RuntimeError(f"publisher on {self.name} was destroyed")
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+        self._z.put(data, attachment=wire.pack_attachment(seq, time.time_ns(), self.gid))
+        self.published += 1
+
+    def get_subscription_count(self) -> int:
+        return self.ctx._count(wire.EntityKind.SUBSCRIPTION, self.name)
+
+
+class ZenohSubscription(_Endpoint):
+    kind = wire.EntityKind.SUBSCRIPTION
+
+    def __init__(self, ctx, node, topic, type_name, qos, deliver):
+        super().__init__(ctx, node, topic, type_name, qos)
+        zenoh = _zenoh()
+        self._deliver = deliver
+        self._dds_type = wire.dds_type_name(type_name)
+        self.received = 0
+        # any type/hash on this topic, so that mismatches are counted instead of unseen
+        self.selector = f"{ctx.params.domain_id}/{wire.strip_slashes(topic)}/*/*"
+        if qos.durability == "transient_local":
+            recovery = zenoh.ext.RecoveryConfig(heartbeat=True) if qos.reliability == "reliable" else None
+            self._z = zenoh.ext.declare_advanced_subscriber(
+                ctx.session, self.selector, _direct(self._on_sample),
+                history=zenoh.ext.HistoryConfig(detect_late_publishers=True, max_samples=_depth(qos)),
+                recovery=recovery, subscriber_detection=True)
+        else:
+            self._z = ctx.session.declare_subscriber(self.selector, _direct(self._on_sample))
+        self._declare_token()
+
+    def _on_sample(self, sample) -> None:
+        """Zenoh thread: validate, then hand over to the executor queue. Never raises."""
+        try:
+            if self._destroyed or sample.kind == _zenoh().SampleKind.DELETE:
+                return
+            key = str(sample.key_expr)
+            type_seg, hash_seg = key.rsplit("/", 2)[-2:]
+            if type_seg != self._dds_type:
+                raise wire.WireError("type_mismatch",
+                                     f"type {type_seg} on {self.name}, expected {self._dds_type}")
+            if hash_seg != self.type_hash:
+                raise wire.WireError("hash_mismatch",
+                                     f"type hash {hash_seg} on {self.name}, expected {self.type_hash}")
+            att = wire.unpack_attachment(_bytes(sample.attachment))
+            payload = sample.payload.to_bytes()
+            wire.check_cdr_payload(payload)
+        except wire.WireError as e:
+            self.drops.drop(e.cause, str(e))
+            return
+        except Exception as e:  # noqa: BLE001 - nothing may escape into zenoh's thread
+            self.drops.drop("internal", f"{type(e).__name__}: {e}")
+            return
+        self.received += 1
+        try:
+            self._deliver(payload, {"sequence_number": att.sequence_number,
+                                    "source_timestamp_ns": att.source_timestamp_ns,
+                                    "publisher_gid": att.gid, "key": key})
+        except Exception as e:  # noqa: BLE001
+            self.drops.drop("deliver_failed", f"{type(e).__name__}: {e}")
+
+
+class ZenohService(_Endpoint):
+    kind = wire.EntityKind.SERVICE
+
+    def __init__(self, ctx, node, name, srv_type, qos, on_request):
+        super().__init__(ctx, node, name, srv_type, qos)
+        self._on_request = on_request
+        self.requests = 0
+        self._z = ctx.session.declare_queryable(self.key, _direct(self._on_query), complete=True)
+        self._declare_token()
+
+    def _on_query(self, query) -> None:
+        """Zenoh thread: validate the request, queue it; the reply (request's sequence number
+        and client GID, fresh timestamp) is sent when the node's handler responds."""
+        try:
+            att = wire.unpack_attachment(_bytes(query.attachment))
+            payload = _bytes(query.payload)
+            if payload is None:
+                raise wire.WireError("no_payload", "request without payload")
+            wire.check_cdr_payload(payload)
+        except wire.WireError as e:
+            self.drops.drop(e.cause, str(e))
+            self._finish(query, error=f"malformed request: {e}")
+            return
+        except Exception as e:  # noqa: BLE001
+            self.drops.drop("internal", f"{type(e).__name__}: {e}")
+            self._finish(query, error="internal error")
+            return
+        self.requests += 1
+        done = threading.Event()
+
+        def respond(response: bytes) -> None:
+            if done.is_set():
+                return
+            done.set()
+            try:
+                query.reply(self.key, response, attachment=wire.pack_attachment(
+                    att.sequence_number, time.time_ns(), att.gid))
+            except Exception as e:  # noqa: BLE001 - client gone, session closed
+                self.drops.drop("reply_failed", f"{type(e).__name__}: {e}")
+            finally:
+                self._finish(query)
+
+        try:
+            self._on_request(payload, respond)
+        except Exception as e:  # noqa: BLE001
+            self.drops.drop("deliver_failed", f"{type(e).__name__}: {e}")
+            self._finish(query, error="internal error")
+
+    @staticmethod
+    def _finish(query, error: str | None = None) -> None:
+        try:
+            if error is not None:
+                query.reply_err(error.encode())
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            query.drop()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class ServiceCallError(RuntimeError):
+    """A service call that got no valid reply (timeout, no server, error reply)."""
+
+
+class ZenohClient(_Endpoint):
+    kind = wire.EntityKind.CLIENT
+
+    def __init__(self, ctx, node, name, srv_type, qos):
+        super().__init__(ctx, node, name, srv_type, qos)
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._z = None
+        self._declare_token()
+
+    def call(self, data: bytes, on_response: Callable[[bytes], None],
+             on_error: Callable[[BaseException], None]) -> int:
+        """Send the request; exactly one of on_response(bytes) / on_error(exc) is called later
+        (from a Zenoh thread; the Node layer queues it). Returns the sequence number."""
+        zenoh = _zenoh()
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+        state = {"done": False}
+        lock = threading.Lock()
+
+        def finish(fn, arg) -> None:
+            with lock:
+                if state["done"]:
+                    return
+                state["done"] = True
+            fn(arg)
+
+        def on_reply(reply) -> None:
+            try:
+                sample = reply.ok
+                if sample is None:
+                    err = reply.err
+                    msg = err.payload.to_bytes().decode(errors="replace") if err is not None else "?"
+                    self.drops.drop("error_reply", msg)
+                    finish(on_error, ServiceCallError(f"service {self.name} replied with an error: {msg}"))
+                    return
+                att = wire.unpack_attachment(_bytes(sample.attachment))
+                if att.sequence_number != seq or att.gid != self.gid:
+                    raise wire.WireError("foreign_reply",
+                                         f"reply for seq {att.sequence_number}, expected {seq}")
+                payload = sample.payload.to_bytes()
+                wire.check_cdr_payload(payload)
+            except wire.WireError as e:
+                self.drops.drop(e.cause, str(e))
+                return
+            except Exception as e:  # noqa: BLE001
+                self.drops.drop("internal", f"{type(e).__name__}: {e}")
+                return
+            finish(on_response, payload)
+
+        def on_final() -> None:
+            finish(on_error, ServiceCallError(
+                f"no valid reply from service {self.name} [{self.type_name}] within "
+                f"{self.ctx.params.service_timeout_s} s (is a server running?)"))
+
+        try:
+            self.ctx.session.get(
+                self.key, zenoh.handlers.Callback(on_reply, on_final), payload=data,
+                attachment=wire.pack_attachment(seq, time.time_ns(), self.gid),
+                target=zenoh.QueryTarget.ALL_COMPLETE, consolidation=zenoh.ConsolidationMode.NONE,
+                timeout=self.ctx.params.service_timeout_s)
+        except Exception as e:  # noqa: BLE001
+            finish(on_error, ServiceCallError(f"request to {self.name} failed: {e}"))
+        return seq
+
+    def service_is_ready(self) -> bool:
+        return self.ctx._count(wire.EntityKind.SERVICE, self.name, self.type_name) > 0
+
+
+# --------------------------------------------------------------------------------------------
+# context
+class ZenohContext(ThreadedContext):
+    """rmw_zenoh-compatible backend (see module docstring). One Zenoh session per context."""
+
+    kind = "zenoh"
+
+    def __init__(self, params: ZenohParams | None = None, *, config: dict | None = None,
+                 typestore=None, session=None):
+        self.params = params or (ZenohParams.from_config(config) if config else ZenohParams.defaults())
+        if typestore is None:
+            from . import msgs
+            typestore = msgs.typestore()
+        self.typestore = typestore
+        self._ids = 0
+        self._ids_lock = threading.Lock()
+        self._node_entities: dict[int, _NodeEntity] = {}
+        self._endpoints: set = set()
+        self._hashes: dict[str, str] = {}
+        self._graph_lock = threading.Lock()
+        self._graph_tokens: dict[str, wire.LivelinessEntity] = {}
+        self.graph_drops = DropStats("liveliness", self.params.drop_log_interval_s)
+        self._own_session = session is None
+        if session is None:
+            conf = session_config(self.params)
+            try:
+                session = _open(conf)
+            except Exception as e:  # noqa: BLE001 - zenoh.ZError
+                raise TransportUnavailableError(
+                    f"no Zenoh router reachable at {list(self.params.connect_endpoints)} ({e}); "
+                    f"start one (`hri launch` does, or `ros2 run rmw_zenoh_cpp rmw_zenohd`) or set "
+                    f"runtime.zenoh.connect_endpoints / HRI_ZENOH_CONNECT") from e
+        self.session = session
+        self.zid = str(session.zid())
+        self._graph_sub = session.liveliness().declare_subscriber(
+            wire.liveliness_selector(self.params.domain_id), self._on_token, history=True)
+        super().__init__()
+        log.info("zenoh session %s (%s, domain %d, %s) connected to %s", self.zid,
+                 self.params.mode, self.params.domain_id, "humble" if self.params.humble else "jazzy+",
+                 list(self.params.connect_endpoints))
+
+    # ---- ids, hashes
+    def _next_id(self) -> int:
+        with self._ids_lock:
+            v = self._ids
+            self._ids += 1
+            return v
+
+    def type_hash(self, type_name: str) -> str:
+        h = self._hashes.get(type_name)
+        if h is None:
+            h = wire.type_hash(type_name, self.typestore, humble=self.params.humble)
+            self._hashes[type_name] = h
+        return h
+
+    # ---- nodes
+    def _node_entity(self, node) -> _NodeEntity:
+        ne = self._node_entities.get(id(node))
+        if ne is None:
+            ns = node.get_namespace() if hasattr(node, "get_namespace") else "/"
+            name = node.get_name()
+            nid = self._next_id()
+            key = wire.node_token(self.params.domain_id, self.zid, nid, ns or "/", name)
+            ne = _NodeEntity(nid, ns or "/", name, key, self.session.liveliness().declare_token(key))
+            self._node_entities[id(node)] = ne
+        return ne
+
+    def add_node(self, node) -> None:
+        super().add_node(node)
+        self._node_entity(node)
+
+    def remove_node(self, node) -> None:
+        super().remove_node(node)
+        ne = self._node_entities.pop(id(node), None)
+        if ne is not None:
+            try:
+                ne.token.undeclare()
+            except Exception:  # noqa: BLE001
+                pass
+
+    # ---- transport
+    def create_publisher(self, node, topic, type_name, qos):
+        return ZenohPublisher(self, node, topic, type_name, qos_profile(qos))
+
+    def create_subscription(self, node, topic, type_name, qos, deliver):
+        return ZenohSubscription(self, node, topic, type_name, qos_profile(qos), deliver)
+
+    def create_service(self, node, name, srv_type, qos, on_request):
+        return ZenohService(self, node, name, srv_type, qos_profile(qos), on_request)
+
+    def create_client(self, node, name, srv_type, qos):
+        return ZenohClient(self, node, name, srv_type, qos_profile(qos))
+
+    # ---- graph (liveliness tokens of this domain, ours included)
+    def _on_token(self, sample) -> None:
+        key = str(sample.key_expr)
+        try:
+            if sample.kind == _zenoh().SampleKind.DELETE:
+                with self._graph_lock:
+                    self._graph_tokens.pop(key, None)
+                return
+            ent = wire.parse_token(key)
+        except wire.WireError as e:
+            self.graph_drops.drop(e.cause, str(e))
+            return
+        except Exception as e:  # noqa: BLE001
+            self.graph_drops.drop("internal", f"{type(e).__name__}: {e}")
+            return
+        with self._graph_lock:
+            self._graph_tokens[key] = ent
+
+    def entities(self) -> list[wire.LivelinessEntity]:
+        with self._graph_lock:
+            return list(self._graph_tokens.values())
+
+    def _count(self, kind: wire.EntityKind, name: str, type_name: str | None = None) -> int:
+        dds = wire.dds_type_name(type_name) if type_name else None
+        return sum(1 for e in self.entities()
+                   if e.kind is kind and e.topic == name and (dds is None or e.dds_type == dds))
+
+    def graph(self) -> Graph:
+        g = Graph()
+        for e in sorted(self.entities(), key=lambda e: (e.node_fqn, e.kind.value, e.topic or "")):
+            if e.kind is wire.EntityKind.NODE:
+                if e.node_fqn not in g.nodes:
+                    g.nodes.append(e.node_fqn)
+                continue
+            tn = e.type_name
+            if e.kind in (wire.EntityKind.PUBLISHER, wire.EntityKind.SUBSCRIPTION):
+                g.topics.setdefault(e.topic, set()).add(tn)
+                side = g.publishers if e.kind is wire.EntityKind.PUBLISHER else g.subscribers
+                side.setdefault(e.topic, []).append(e.node_fqn)
+            elif e.kind is wire.EntityKind.SERVICE:
+                g.services.setdefault(e.topic, set()).add(tn)
+        return g
+
+    def drop_counts(self) -> dict[str, dict[str, int]]:
+        """Per endpoint (``'<kind> <name> [<type>]'``) the dropped samples per cause."""
+        out = {ep.drops.where: dict(ep.drops.counts) for ep in list(self._endpoints) if ep.drops.counts}
+        if self.graph_drops.counts:
+            out[self.graph_drops.where] = dict(self.graph_drops.counts)
+        return out
+
+    # ---- life cycle
+    def close(self) -> None:
+        if not self._shutdown.is_set():
+            self.shutdown()
+        for ep in list(self._endpoints):
+            ep.destroy()
+        for node_id in list(self._node_entities):
+            ne = self._node_entities.pop(node_id)
+            try:
+                ne.token.undeclare()
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            self._graph_sub.undeclare()
+        except Exception:  # noqa: BLE001
+            pass
+        if self._own_session and not self.session.is_closed():
+            self.session.close()

@@ -1,0 +1,102 @@
+"""End to end over real UDP: `hri vr-emulate` plans -> real socket -> vr_interface_node (inproc
+runtime, simulated clock) -> /base_cmd, /link/safe_stop, /diagnostics."""
+from hri_pulse import emulator
+from hri_pulse.core.feedback import decode_pose, decode_skeleton
+
+
+
+
+def expected_sequence(plan):
+    ids = plan.delivered_actions()
+    return [(plan.actions[i].state, plan.actions[i].angular) for i in ids], ids
+
+
+def test_loss_dup_reorder_every_delivered_action_exactly_once(rig, pulse_cfg, send_plan):
+    ctx, node, rec, hs = rig
+    sc = {"duration_s": 24.0, "every_s": 0.6,
+          "impairments": {"loss": 0.3, "duplicate": 0.1, "reorder": 0.1, "jitter_s": 0.01, "garbage": 0.05}}
+    plan = emulator.plan(sc, pulse_cfg["emulator"], seed=7)
+    send_plan(ctx, node, hs, plan, 25.0)
+    exp, ids = expected_sequence(plan)
+    pulses = rec.pulses()
+    assert len(plan.actions) >= 35
+    assert len(ids) < len(plan.actions)                # the impairments did remove some actions
+    assert [(s, d) for _, s, d, _ in pulses] == exp    # each delivered action once, in order
+    assert all(n == 3 for *_, n in pulses)             # exactly three messages per action
+    lr = node.core.link
+    assert lr.rejected["duplicate"] > 0 and lr.rejected["stale"] > 0 and lr.rejected["bad_size"] > 0
+    assert lr.received == lr.accepted + lr.rejected_total
+    # pulse timing on the simulated clock: 40 ms apart, idle after the third
+    t_first = pulses[0][0]
+    msgs = [m for m in rec.cmd if t_first - 1e-9 <= m[0] <= t_first + 0.125]
+    assert [round(m[0] - t_first, 6) for m in msgs] == [0.0, 0.04, 0.08, 0.12]
+    assert msgs[-1][1] == 0
+
+
+def test_unity_restart_mid_session(rig, pulse_cfg, send_plan):
+    ctx, node, rec, hs = rig
+    sc = {"duration_s": 10.0, "every_s": 0.7, "impairments": {"restart_at_s": [5.0], "restart_gap_s": 0.3}}
+    plan = emulator.plan(sc, pulse_cfg["emulator"], seed=1)
+    send_plan(ctx, node, hs, plan, 10.5)
+    exp, ids = expected_sequence(plan)
+    assert [(s, d) for _, s, d, _ in rec.pulses()] == exp
+    assert any(plan.actions[i].epoch == 1 for i in ids)     # actions after the restart executed
+    assert node.core.link.tracker.c.restarts == 1
+    assert not any(v for _, v in rec.stop)                   # 0.3 s gap: no safe stop
+
+
+def test_link_death_safe_stop_within_timeout_plus_one_period_then_reconnect(rig, pulse_cfg, send_plan):
+    ctx, node, rec, hs = rig
+    plan = emulator.plan({"duration_s": 3.0, "every_s": 0.7, "impairments": {"stop_at_s": 2.0}},
+                         pulse_cfg["emulator"], seed=2)
+    t0 = ctx.now_s()
+    send_plan(ctx, node, hs, plan, 7.0)
+    last_sent = t0 + max(d.t_s for d in plan.datagrams)
+    stops = [(t, v) for t, v in rec.stop]
+    assert stops[0][1] is False                               # connected
+    t_stop = next(t for t, v in stops if v)
+    timeout = pulse_cfg["health"]["disconnect_timeout_s"]
+    period = 1.0 / pulse_cfg["pulse"]["rate_hz"]
+    assert timeout < t_stop - last_sent <= timeout + period
+    assert all(s == 0 for t, s, _ in rec.cmd if t >= t_stop - 1e-9)   # idle from the stop on
+    diag = rec.diag[-1].status[0]
+    assert diag.level == 2 and "disconnected" in diag.message
+    # the headset comes back (a restarted app, counter from 0): reconnection clears the stop
+    plan2 = emulator.plan({"duration_s": 2.0, "actions": [{"at_s": 0.5, "state": 3, "angular": -1}]},
+                          pulse_cfg["emulator"], seed=3)
+    send_plan(ctx, node, hs, plan2, 2.0)
+    assert rec.stop[-1][1] is False
+    assert rec.pulses()[-1][1:] == (3, -1, 3)
+
+
+def test_flood_from_another_host_does_not_block_pulses(rig, pulse_cfg, send_plan):
+    ctx, node, rec, hs = rig
+    sc = {"duration_s": 4.0, "every_s": 0.5,
+          "impairments": {"flood": {"at_s": 1.0, "duration_s": 1.0, "rate_pps": 50000, "source": "127.0.0.2"}}}
+    plan = emulator.plan(sc, pulse_cfg["emulator"], seed=4)
+    send_plan(ctx, node, hs, plan, 4.5)
+    exp, _ = expected_sequence(plan)
+    pulses = rec.pulses()
+    assert [(s, d) for _, s, d, _ in pulses] == exp and all(n == 3 for *_, n in pulses)
+    lr = node.core.link
+    assert lr.rejected["foreign_peer"] > 10_000              # flood seen and dropped by cause
+    assert lr.owner[0] == "127.0.0.1"
+    # the 25 Hz stream kept its rhythm during the flood
+    ts = [t for t, *_ in rec.cmd]
+    gaps = [b - a for a, b in zip(ts, ts[1:])]
+    assert max(gaps) <= 0.04 + 1e-6
+
+
+def test_feedback_packets_and_diagnostics(rig, pulse_cfg, send_plan):
+    ctx, node, rec, hs = rig
+    plan = emulator.plan({"duration_s": 3.0, "actions": []}, pulse_cfg["emulator"], seed=5)
+    send_plan(ctx, node, hs, plan, 3.0)
+    poses = [decode_pose(d) for d in hs.feedback if d[:4] == b"TNPO"]
+    skels = [decode_skeleton(d) for d in hs.feedback if d[:4] == b"TNSK"]
+    rate = pulse_cfg["health"]["pose_send_rate_hz"]
+    assert abs(len(poses) - 3.0 * rate) <= 2 and abs(len(skels) - 3.0 * rate) <= 2
+    assert [p[0] for p in poses] == sorted(p[0] for p in poses)
+    st = rec.diag[-1].status[0]
+    vals = {kv.key: kv.value for kv in st.values}
+    assert st.name == "hri_pulse: vr link" and vals["connected"] == "True"
+    assert float(vals["receive_rate_hz"]) > 20.0

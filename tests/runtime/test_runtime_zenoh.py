@@ -1,0 +1,332 @@
+"""Zenoh backend against a real Zenoh router (router-mode session opened in-process on a free
+loopback port, standing in for rmw_zenohd) and real client sessions. A plain ``zenoh`` session
+plays the foreign ROS 2 peer: it sees exactly the keys, tokens and bytes rmw_zenoh would.
+
+No wall-clock assertions: ``wait_until`` only bounds how long a condition may take to hold."""
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import zenoh
+
+from hri_runtime import msgs, wire
+from hri_runtime.context import QOS_LATCHED, TransportUnavailableError
+from hri_runtime.node import Node
+from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers, start_router
+
+STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
+ADD_TWO_INTS_HASH = "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a"
+WAIT_S = 10.0
+
+
+def wait_until(pred, timeout_s=WAIT_S, step_s=0.01):
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step_s)
+    return pred()
+
+
+def raw_sees_token(raw, *fragments):
+    """The foreign session (through the router) knows a liveliness token containing all
+    fragments, so the router also knows the entity declared before that token."""
+    replies = raw.liveliness().get("@ros2_lv/**", timeout=1.0)
+    return any(r.ok is not None and all(f in str(r.ok.key_expr) for f in fragments) for r in replies)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def router():
+    ep = f"tcp/127.0.0.1:{free_port()}"
+    r = start_router([ep])
+    yield ep
+    r.close()
+
+
+@pytest.fixture
+def make_ctx(router):
+    made = []
+
+    def make(**kw):
+        params = ZenohParams.defaults().with_(connect_endpoints=[router], **kw)
+        ctx = ZenohContext(params)
+        ctx.spin_in_background()
+        made.append(ctx)
+        return ctx
+
+    yield make
+    for c in made:
+        c.shutdown()
+        c.close()
+
+
+@pytest.fixture
+def raw(router):
+    """A plain zenoh client session: the foreign peer."""
+    c = zenoh.Config()
+    c.insert_json5("mode", '"client"')
+    c.insert_json5("connect/endpoints", f'["{router}"]')
+    c.insert_json5("scouting/multicast/enabled", "false")
+    s = zenoh.open(c)
+    yield s
+    s.close()
+
+
+def test_defaults_listen_on_loopback_only():
+    p = ZenohParams.defaults()
+    assert p.router_listen_endpoints == ("tcp/127.0.0.1:7447",) or "HRI_ZENOH_ROUTER_LISTEN" in os.environ
+    assert all("127.0.0.1" in e for e in p.listen_endpoints)
+    assert p.mode == "client" and p.multicast_scouting is False
+
+
+def test_pubsub_roundtrip_with_attachment(make_ctx):
+    a, b = make_ctx(), make_ctx()
+    talker = Node("talker", context=a)
+    listener = Node("listener", context=b)
+    got, metas = [], []
+    sub = listener.create_subscription("std_msgs/msg/String", "chatter", lambda m: got.append(m.data))
+    handle = sub._handle  # the backend's subscription: record the meta it hands to the node
+    real_deliver = handle._deliver
+    handle._deliver = lambda data, meta: (metas.append(meta), real_deliver(data, meta))
+    pub = talker.create_publisher("std_msgs/msg/String", "chatter")
+    assert wait_until(lambda: pub.get_subscription_count() == 1)
+    for i in range(5):
+        pub.publish(msgs.new("std_msgs/msg/String", data=f"hello {i}"))
+    assert wait_until(lambda: len(got) == 5)
+    assert got == [f"hello {i}" for i in range(5)]
+    assert [m["sequence_number"] for m in metas] == [1, 2, 3, 4, 5]
+    assert {m["publisher_gid"] for m in metas} == {pub._raw.gid}
+    assert all(m["source_timestamp_ns"] > 1_600_000_000 * 10**9 for m in metas)
+    assert metas[0]["key"] == "0/chatter/std_msgs::msg::dds_::String_/" + STRING_HASH
+    assert a.drop_counts() == {} and b.drop_counts() == {}
+
+
+def test_foreign_peer_sees_exact_key_payload_and_attachment(make_ctx, raw):
+    ctx = make_ctx()
+    node = Node("talker", context=ctx, namespace="robot1")
+    seen = []
+    s = raw.declare_subscriber("0/**", lambda smp: seen.append(
+        (str(smp.key_expr), smp.payload.to_bytes(), smp.attachment.to_bytes())))
+    pub = node.create_publisher("std_msgs/msg/String", "chatter")
+    assert wait_until(lambda: pub._raw._z.matching_status.matching)   # the raw subscriber is known
+    pub.publish(msgs.new("std_msgs/msg/String", data="hello"))
+    pub.publish(msgs.new("std_msgs/msg/String", data="hello"))
+    assert wait_until(lambda: len(seen) == 2)
+    s.undeclare()
+    key, payload, att = seen[0]
+    assert key == "0/robot1/chatter/std_msgs::msg::dds_::String_/" + STRING_HASH
+    assert payload == bytes.fromhex("000100000600000068656c6c6f00")
+    assert len(att) == 33 and att[:8] == (1).to_bytes(8, "little") and att[16] == 0x10
+    assert seen[1][2][:8] == (2).to_bytes(8, "little")
+    assert att[17:] == pub._raw.gid == seen[1][2][17:]
+
+
+def test_liveliness_tokens_have_the_rmw_zenoh_format(make_ctx, raw):
+    tokens = {}
+
+    def on_token(smp):
+        tokens[str(smp.key_expr)] = smp.kind
+
+    lsub = raw.liveliness().declare_subscriber("@ros2_lv/**", on_token, history=True)
+    ctx = make_ctx()
+    node = Node("talker", context=ctx, namespace="robot1")
+    node.create_publisher("std_msgs/msg/String", "chatter", qos=7)
+    node.create_subscription("std_msgs/msg/String", "/rosout_like", lambda m: None, qos=QOS_LATCHED)
+    node.create_service("example_interfaces/srv/AddTwoInts", "add_two_ints", lambda q, r: r)
+    node.create_client("example_interfaces/srv/AddTwoInts", "/other/add_two_ints")
+    z = ctx.zid
+    ent = {n: ctx._node_entities[id(node)].nid for n in ["nid"]}["nid"]
+    eids = sorted(ep.eid for ep in ctx._endpoints)
+    expected = {
+        f"@ros2_lv/0/{z}/{ent}/{ent}/NN/%/%robot1/talker",
+        f"@ros2_lv/0/{z}/{ent}/{eids[0]}/MP/%/%robot1/talker/%robot1%chatter/std_msgs::msg::dds_::String_/{STRING_HASH}/::,7:,:,:,,",
+        f"@ros2_lv/0/{z}/{ent}/{eids[1]}/MS/%/%robot1/talker/%rosout_like/std_msgs::msg::dds_::String_/{STRING_HASH}/:1:,1:,:,:,,",
+        f"@ros2_lv/0/{z}/{ent}/{eids[2]}/SS/%/%robot1/talker/%robot1%add_two_ints/example_interfaces::srv::dds_::AddTwoInts_/{ADD_TWO_INTS_HASH}/::,10:,:,:,,",
+        f"@ros2_lv/0/{z}/{ent}/{eids[3]}/SC/%/%robot1/talker/%other%add_two_ints/example_interfaces::srv::dds_::AddTwoInts_/{ADD_TWO_INTS_HASH}/::,10:,:,:,,",
+    }
+    assert wait_until(lambda: expected <= {k for k, v in tokens.items() if v == zenoh.SampleKind.PUT})
+    ours = {k for k in tokens if f"/{z}/" in k}
+    assert ours == expected
+    # rmw_zenoh's parser accepts every one of them
+    assert all(wire.parse_token(k) for k in ours)
+    # and they go away with the node
+    node.destroy_node()
+    assert wait_until(lambda: all(tokens[k] == zenoh.SampleKind.DELETE for k in expected))
+    lsub.undeclare()
+
+
+def test_graph_discovery_across_sessions(make_ctx):
+    a, b = make_ctx(), make_ctx()
+    n = Node("cam", context=a, namespace="robot1")
+    n.create_publisher("sensor_msgs/msg/JointState", "joint_states")
+    n.create_service("std_srvs/srv/Trigger", "~/reset", lambda q, r: r)
+    assert wait_until(lambda: "/robot1/cam" in b.graph().nodes and "/robot1/joint_states" in b.graph().topics
+                      and "/robot1/cam/reset" in b.graph().services)
+    g = b.graph()
+    assert g.topics["/robot1/joint_states"] == {"sensor_msgs/msg/JointState"}
+    assert g.publishers["/robot1/joint_states"] == ["/robot1/cam"]
+    assert g.services["/robot1/cam/reset"] == {"std_srvs/srv/Trigger"}
+
+
+def test_service_round_trip(make_ctx):
+    a, b = make_ctx(), make_ctx()
+    server = Node("adder", context=a)
+
+    def add(req, resp):
+        resp.sum = req.a + req.b
+        return resp
+
+    server.create_service("example_interfaces/srv/AddTwoInts", "add_two_ints", add)
+    client_node = Node("asker", context=b)
+    cli = client_node.create_client("example_interfaces/srv/AddTwoInts", "add_two_ints")
+    assert cli.wait_for_service(WAIT_S)
+    for x in range(3):
+        resp = cli.call(msgs.new("example_interfaces/srv/AddTwoInts_Request", a=x, b=40), timeout_s=WAIT_S)
+        assert resp.sum == x + 40
+    assert cli._raw._seq == 3
+
+
+def test_service_reply_echoes_sequence_number_and_client_gid(make_ctx, raw):
+    ctx = make_ctx()
+    server = Node("adder", context=ctx)
+    server.create_service("example_interfaces/srv/AddTwoInts", "add_two_ints",
+                          lambda q, r: msgs.new("example_interfaces/srv/AddTwoInts_Response", sum=q.a + q.b))
+    key = "0/add_two_ints/example_interfaces::srv::dds_::AddTwoInts_/" + ADD_TWO_INTS_HASH
+    req = msgs.serialize(msgs.new("example_interfaces/srv/AddTwoInts_Request", a=2, b=3))
+    gid = bytes(range(16))
+    assert wait_until(lambda: raw_sees_token(raw, f"/{ctx.zid}/", "/SS/%/%/adder/%add_two_ints/"))
+    replies = list(raw.get(key, payload=req, attachment=wire.pack_attachment(77, time.time_ns(), gid),
+                           target=zenoh.QueryTarget.ALL_COMPLETE,
+                           consolidation=zenoh.ConsolidationMode.NONE, timeout=WAIT_S))
+    assert len(replies) == 1 and replies[0].ok is not None
+    rep = replies[0].ok
+    assert str(rep.key_expr) == key
+    assert msgs.deserialize(rep.payload.to_bytes(), "example_interfaces/srv/AddTwoInts_Response").sum == 5
+    seq, ts, rgid = wire.unpack_attachment(rep.attachment.to_bytes())
+    assert (seq, rgid) == (77, gid) and ts > 0
+    # a request without attachment is refused with an error reply and counted
+    bad = list(raw.get(key, payload=req, target=zenoh.QueryTarget.ALL_COMPLETE,
+                       consolidation=zenoh.ConsolidationMode.NONE, timeout=WAIT_S))
+    assert len(bad) == 1 and bad[0].err is not None
+    assert ctx.drop_counts()["service /add_two_ints [example_interfaces/srv/AddTwoInts]"] == {"no_attachment": 1}
+
+
+def test_call_without_server_fails_cleanly(make_ctx):
+    ctx = make_ctx(service_timeout_s=0.5)
+    n = Node("asker", context=ctx)
+    cli = n.create_client("std_srvs/srv/Trigger", "/nobody/here")
+    assert not cli.service_is_ready()
+    fut = cli.call_async(msgs.new("std_srvs/srv/Trigger_Request"))
+    assert fut.wait(WAIT_S)
+    assert fut.exception() is not None and "no valid reply" in str(fut.exception())
+
+
+def test_garbage_on_the_data_key_is_counted_and_the_subscriber_survives(make_ctx, raw):
+    ctx = make_ctx()
+    node = Node("listener", context=ctx)
+    got = []
+    node.create_subscription("std_msgs/msg/String", "garbage_chatter", lambda m: got.append(m.data))
+    key = "0/garbage_chatter/std_msgs::msg::dds_::String_/" + STRING_HASH
+    assert wait_until(lambda: raw_sees_token(raw, f"/{ctx.zid}/", "/MS/%/%/listener/%garbage_chatter/"))
+    good_att = wire.pack_attachment(1, time.time_ns(), bytes(16))
+    raw.put(key, b"\x00\x01\x00\x00\x06\x00\x00\x00hello\x00")                # no attachment
+    raw.put(key, b"\x00\x01\x00\x00\x06\x00\x00\x00hello\x00", attachment=b"short")
+    raw.put(key, b"this is not CDR", attachment=good_att)                   # no CDR header
+    raw.put(key, b"\x00\x01\x00\x00\xff\xff\xff\x7fhel", attachment=good_att)  # CDR header, bad body
+    raw.put("0/garbage_chatter/std_msgs::msg::dds_::String_/RIHS01_" + "0" * 64, msgs.serialize(
+        msgs.new("std_msgs/msg/String", data="wrong hash")), attachment=good_att)
+    raw.put("0/garbage_chatter/std_msgs::msg::dds_::Bool_/" + STRING_HASH, b"\x00\x01\x00\x00\x01",
+            attachment=good_att)
+    raw.put(key, msgs.serialize(msgs.new("std_msgs/msg/String", data="still alive")), attachment=good_att)
+    assert wait_until(lambda: got == ["still alive"] and node.rejected_count() == 1)
+    drops = ctx.drop_counts()["subscription /garbage_chatter [std_msgs/msg/String]"]
+    assert drops == {"no_attachment": 1, "bad_attachment": 1, "bad_cdr_header": 1,
+                     "hash_mismatch": 1, "type_mismatch": 1}
+    assert node.rejected == {("/garbage_chatter", "malformed_cdr"): 1}
+
+
+def test_late_joining_transient_local_subscriber_gets_the_cached_sample(make_ctx):
+    a = make_ctx()
+    pub_node = Node("map_server", context=a)
+    pub = pub_node.create_publisher("std_msgs/msg/String", "map_name", qos=QOS_LATCHED)
+    pub.publish(msgs.new("std_msgs/msg/String", data="old"))
+    pub.publish(msgs.new("std_msgs/msg/String", data="latched"))
+    b = make_ctx()                       # joins after the publications
+    got = []
+    Node("late", context=b).create_subscription("std_msgs/msg/String", "map_name",
+                                                lambda m: got.append(m.data), qos=QOS_LATCHED)
+    assert wait_until(lambda: got == ["latched"])
+    pub.publish(msgs.new("std_msgs/msg/String", data="live"))
+    assert wait_until(lambda: got == ["latched", "live"])
+
+
+def test_humble_mode_puts_type_hash_not_supported(make_ctx, raw):
+    ctx = make_ctx(humble=True)
+    seen = []
+    s = raw.declare_subscriber("0/humble_chatter/**", lambda smp: seen.append(str(smp.key_expr)))
+    pub = Node("talker", context=ctx).create_publisher("std_msgs/msg/String", "humble_chatter")
+    got = []
+    Node("listener", context=ctx).create_subscription("std_msgs/msg/String", "humble_chatter",
+                                                      lambda m: got.append(m.data))
+    assert wait_until(lambda: pub.get_subscription_count() == 1)
+    pub.publish(msgs.new("std_msgs/msg/String", data="hi"))
+    assert wait_until(lambda: seen and got == ["hi"])
+    assert seen[0] == "0/humble_chatter/std_msgs::msg::dds_::String_/TypeHashNotSupported"
+    s.undeclare()
+
+
+def test_router_helpers(router):
+    assert router_answers(router, 1.0)
+    with pytest.raises(TransportUnavailableError):
+        start_router([router])                  # the port is taken by the running router
+    closed = f"tcp/127.0.0.1:{free_port()}"
+    assert not router_answers(closed, 1.0)
+    with pytest.raises(TransportUnavailableError) as e:
+        ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[closed]))
+    assert "no Zenoh router" in str(e.value)
+
+
+TALKER = """
+import sys
+from hri_runtime import msgs
+from hri_runtime.node import Node, run_node
+class Talker(Node):
+    def __init__(self, **kw):
+        super().__init__("proc_talker", **kw)
+        self.pub = self.create_publisher("std_msgs/msg/String", "proc_chatter", qos=QOS)
+        self.n = 0
+        self.create_timer(0.02, self.tick)
+    def tick(self):
+        self.n += 1
+        self.pub.publish(msgs.new("std_msgs/msg/String", data=f"msg {self.n}"))
+from hri_runtime.context import QOS_DEFAULT as QOS
+sys.exit(run_node(Talker, sys.argv[1:]))
+"""
+
+
+def test_separate_process_talker_seen_by_name_and_data(make_ctx, router):
+    ctx = make_ctx()
+    got = []
+    Node("listener", context=ctx).create_subscription("std_msgs/msg/String", "/ns1/proc_chatter",
+                                                      lambda m: got.append(m.data))
+    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{router}]")
+    proc = subprocess.Popen([sys.executable, "-c", TALKER, "--ros-args", "-r", "__ns:=/ns1"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(lambda: "/ns1/proc_talker" in ctx.graph().nodes, 30.0), proc.stderr.read() if proc.poll() is not None else ""
+        assert wait_until(lambda: len(got) >= 3, 30.0)
+        assert all(m.startswith("msg ") for m in got)
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 0, err
+    assert wait_until(lambda: "/ns1/proc_talker" not in ctx.graph().nodes)
