@@ -43,7 +43,10 @@ venv: $(VENV)/.pkgs
 
 run: venv
 	$(HRI) config check
-	$(HRI) sim step --robot fr3 --seconds 2
+	# The main scenario: a scripted VR operator over real UDP drives the simulated FR3 through
+	# the clutch teleop (a 20 cm square in 3 strokes), then the social robot's atomic movements.
+	$(HRI) teleop-demo $(RUN_ARGS)
+	$(HRI) atomic demo
 
 test: venv
 	$(PY) -m pytest

@@ -9,7 +9,7 @@ import sys
 from glob import glob
 from pathlib import Path
 
-from pybind11.setup_helpers import Pybind11Extension, build_ext
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import find_packages, setup
 
 package_name = 'hri_core'
@@ -28,6 +28,9 @@ def eigen_include_dirs():
             return [c]
     raise RuntimeError('Eigen not found: pip install cmeel-eigen or apt install libeigen3-dev')
 
+
+# Compile the translation units in parallel (NPY_NUM_BUILD_JOBS overrides the job count).
+ParallelCompile('NPY_NUM_BUILD_JOBS', default=2).install()
 
 sources = sorted(os.path.relpath(p, HERE) for p in glob(str(HERE / 'src' / '*.cpp')))
 ext = Pybind11Extension(

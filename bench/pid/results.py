@@ -28,24 +28,14 @@ OUT = ROOT / "docs" / "pid-tuning-results.md"
 MARK = "<!-- manual comment -->"
 
 # seed 004 §4.1 tables (digest §4): AvgAbsErr(Anim), AvgAbsErr(Step), MaxOvershoot, Avg5°Settling, Avg50%Resp
-THESIS = {
-    "s1": {"Manual Tuning": (4.59, 2.2, 14.96, 2.45, 0.72), "Classic": (9.41, 3.66, 8.55, 5.53, 1.35),
-           "No Overshoot": (14.35, 6.57, 15.45, 9.5, 2.67), "P-Control": (15.23, 8.39, 47.44, 12.08, 0.68),
-           "PD-Control": (8.39, 3.01, 1.07, 3.62, 1.38), "Pessen Integral Rule": (10.63, 3.9, 9.59, 6.22, 1.47),
-           "PI-Control": (25.04, 13.74, 73.08, 14.45, 1.18), "Some Overshoot": (14.53, 6.58, 15.39, 9.77, 2.75)},
-    "s2": {"Manual Tuning": (3.74, 2.27, 12.19, 1.71, 0.82), "Classic": (7.46, 3, 11.69, 3.71, 1.03),
-           "No Overshoot": (13.35, 5.1, 11.85, 7.85, 1.76), "P-Control": (3.84, 3.17, 29.06, 7.91, 0.75),
-           "PD-Control": (6.56, 2.49, 1.05, 2.22, 1.02), "Pessen Integral Rule": (8.46, 3.09, 12.21, 5.2, 1.1),
-           "PI-Control": (5.89, 4.29, 41.64, 9.9, 0.73), "Some Overshoot": (13.15, 4.99, 11.21, 8.14, 1.78)},
-    "s3": {"Manual Tuning": (4.74, 3.12, 24.18, 2.31, 1.04), "Classic": (8.72, 3.72, 8.04, 5.71, 1.26),
-           "No Overshoot": (14.25, 5.83, 11.43, 8.57, 2.25), "P-Control": (10.56, 4.67, 38.17, 7.58, 0.89),
-           "PD-Control": (7.78, 3.05, 0.69, 2.82, 1.23), "Pessen Integral Rule": (9.71, 3.76, 8.98, 5.86, 1.39),
-           "PI-Control": (15.23, 9.76, 56.93, 12.37, 1.5), "Some Overshoot": (14.07, 5.66, 11.04, 8.45, 2.17)},
-    "s4": {"Manual Tuning": (4.11, 2.04, 6.7, 1.29, 0.76), "Classic": (9.51, 4.04, 14.76, 6.68, 1.34),
-           "No Overshoot": (14.33, 7.48, 11.31, 9.09, 4.01), "P-Control": (3.12, 2.95, 27.58, 6.76, 0.74),
-           "PD-Control": (8.36, 4.09, 16.28, 4.47, 1.37), "Pessen Integral Rule": (10.28, 4.36, 22.44, 7.23, 1.29),
-           "PI-Control": (3.54, 3.88, 36.8, 8.38, 0.75), "Some Overshoot": (14.51, 7.08, 11.62, 10.89, 1.96)},
-}
+def _load_thesis() -> dict:
+    import yaml
+
+    d = yaml.safe_load((Path(__file__).resolve().parent / "thesis_tables.yaml").read_text())
+    return {s: {n: tuple(v) for n, v in t.items()} for s, t in d["setups"].items()}
+
+
+THESIS = _load_thesis()
 THESIS_SEVEN = ["Classic", "Pessen Integral Rule", "Some Overshoot", "No Overshoot", "P-Control", "PI-Control",
                 "PD-Control"]
 

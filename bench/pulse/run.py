@@ -64,9 +64,11 @@ class Sink(Node):
         self.t_first = None
         self.want = None
         self.ev = threading.Event()
+        self.times = []
         self.create_subscription("geometry_msgs/msg/Twist", CFG["topics"]["base_cmd"], self.on_cmd, qos=100)
 
     def on_cmd(self, m):
+        self.times.append(time.perf_counter())
         if self.want is not None and int(m.linear.x) == self.want and self.t_first is None:
             self.t_first = time.perf_counter()
             self.ev.set()
@@ -101,7 +103,27 @@ def lat_ours_inproc(n):
 
 
 # ---------------------------------------------------------------------- latency: ours zenoh
-def lat_ours_zenoh(n):
+def _flooder(port, seconds, pps, q):
+    """Another host (127.0.0.2) sends random 32-byte datagrams at ``pps``, paced in 5 ms bursts."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.2", 0))
+    junk = [os.urandom(32) for _ in range(1000)]
+    burst = max(1, int(pps * 0.005))
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(burst):
+            try:
+                s.sendto(junk[n % 1000], ("127.0.0.1", port))
+            except OSError:
+                pass
+            n += 1
+        delay = t0 + n / pps - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+    q.put((n, time.perf_counter() - t0))
+
+
+def lat_ours_zenoh(n, flood_pps=0.0):
     from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -121,6 +143,14 @@ def lat_ours_zenoh(n):
     dst = ("127.0.0.1", node.port)
     period = 1.0 / CFG["pulse"]["rate_hz"]
     seq, out = 0, []
+    flood = None
+    if flood_pps:
+        fq = mp.Queue()
+        est_s = (n + 3) * (CFG["pulse"]["debounce_s"] + period) + 1.0
+        flood = mp.Process(target=_flooder, args=(node.port, est_s, flood_pps, fq))
+        flood.start()
+        time.sleep(0.3)
+    sink.times.clear()
     for i in range(n + 3):
         state = 1 + i % 3
         tx.sendto(FMT.pack(0, 0, 0, 0, 0, 50.0, 0.0, seq), dst)
@@ -133,6 +163,15 @@ def lat_ours_zenoh(n):
         seq += 1
         if sink.ev.wait(1.0) and i >= 3:
             out.append(sink.t_first - t0)
+    gaps = [b - a for a, b in zip(sink.times, sink.times[1:])]
+    extra = {"interval_p50_ms": 1e3 * pct(gaps, 50), "interval_p99_ms": 1e3 * pct(gaps, 99),
+             "interval_max_ms": 1e3 * max(gaps), "foreign_dropped": node.core.link.rejected["foreign_peer"],
+             "accepted": node.core.link.accepted}
+    if flood is not None:
+        flood.join()
+        sent, dur = fq.get()
+        extra["flood_pps"] = sent / dur
+    out = (out, extra)
     tx.close()
     ca.shutdown()
     cb.shutdown()
@@ -326,15 +365,22 @@ def main(argv=None):
     ap.add_argument("--naive-samples", type=int, default=60)
     ap.add_argument("--rate-seconds", type=float, default=2.0)
     ap.add_argument("--skip-zenoh", action="store_true")
+    ap.add_argument("--flood-pps", type=float, default=50_000.0)
+    ap.add_argument("--zenoh-only", action="store_true", help="only the Zenoh (+ flood) latency section")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     print(f"# pulse bench  {platform.node()}  python {platform.python_version()}  cpus {os.cpu_count()}")
-    rows = [summary("ours inproc (event drain)", lat_ours_inproc(a.samples))]
+    rows = [] if a.zenoh_only else [summary("ours inproc (event drain)", lat_ours_inproc(a.samples))]
     if not a.skip_zenoh:
         try:
-            rows.append(summary("ours zenoh (waker+executor)", lat_ours_zenoh(a.zenoh_samples)))
+            lat, ex = lat_ours_zenoh(a.zenoh_samples)
+            rows.append(summary("ours zenoh (waker+executor)", lat))
+            latf, exf = lat_ours_zenoh(a.zenoh_samples, a.flood_pps)
+            rows.append(summary(f"ours zenoh + {a.flood_pps / 1000:g}k pps flood", latf))
+            flood_rows = [("zenoh, no flood", ex), (f"zenoh, flood from 127.0.0.2", exf)]
         except Exception as exc:  # noqa: BLE001
             print(f"zenoh section skipped: {exc}")
+            flood_rows = []
     rows.append(summary("naive seed-style (25 Hz timer)", lat_naive(a.naive_samples)))
     print("\n## packet-in -> first pulse message out (ms)")
     print(f"{'path':34s} {'n':>5s} {'p50':>8s} {'p99':>8s} {'max':>8s}")
@@ -344,6 +390,15 @@ def main(argv=None):
     for r in rows[:-1]:
         print(f"ratio naive/{r['name'].split(' (')[0]}: p50 x{nv['p50_ms'] / r['p50_ms']:.1f}, "
               f"p99 x{nv['p99_ms'] / r['p99_ms']:.1f}")
+    if not a.skip_zenoh and flood_rows:
+        print("\n## /base_cmd stream at the subscriber (25 Hz timer = 40 ms) and the flood")
+        for name, e in flood_rows:
+            print(f"{name:30s} interval p50 {e['interval_p50_ms']:.2f} p99 {e['interval_p99_ms']:.2f} "
+                  f"max {e['interval_max_ms']:.2f} ms; owner packets accepted {e['accepted']}, "
+                  f"foreign dropped {e['foreign_dropped']:,d}"
+                  + (f", flood sent {e['flood_pps']:,.0f} pps" if 'flood_pps' in e else ""))
+    if a.zenoh_only:
+        return 0
     pk = make_stream(200_000)
     co, cn = rate_core_ours(pk), rate_core_naive(pk)
     print("\n## sustained rate, in-process (packets/s through validation + sequence + pulse logic)")

@@ -44,7 +44,7 @@ def realtime(cfg, seconds: float) -> np.ndarray:
     pipe = build_pipeline(cfg, robot, clock)
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.bind(("127.0.0.1", 0))
-    receiver = ArmVrReceiver(rx, clock, t["vr"]["expected_rate_hz"], t["vr"]["disconnect_timeout_s"])
+    receiver = ArmVrReceiver(rx, clock, cfg)
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     op = ScriptedOperator(SquareScenario.from_config(t["demo"]), tx, rx.getsockname(),
                           t["demo"]["packet_rate_hz"])

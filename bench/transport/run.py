@@ -13,6 +13,8 @@ both Zenoh clients of the router, so no GIL is shared between the two ends.
          pong node re-publishes the message object it received (deserialize + serialize).
 * raw:   plain zenoh publishers/subscribers putting the same CDR bytes, no attachment, the echo
          is done in zenoh's callback thread (the baseline "without our layer").
+* raw+hop: raw, but every received sample is handed to one worker thread first (what any
+         executor with rclpy's one-thread semantics must do): separates that cost from ours.
 * inproc: InprocContext (no network, no threads): serialize + deserialize + executor only.
 
 Measured per message type (64-byte String payload, 7-joint sensor_msgs/JointState):
@@ -24,6 +26,7 @@ Ratios ours/raw are printed at the end. Timing lives here, never in tests.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import platform
@@ -107,7 +110,23 @@ def pong_ours(endpoint: str, type_name: str) -> None:
     ctx.close()
 
 
-def pong_raw(endpoint: str, type_name: str) -> None:
+def _hop(fn):
+    """Control: hand every sample to one worker thread (what an executor does, nothing else)."""
+    import queue
+    q = queue.SimpleQueue()
+
+    def worker():
+        while True:
+            item = q.get()
+            if item is None:
+                return
+            fn(item)
+
+    threading.Thread(target=worker, daemon=True).start()
+    return lambda smp: q.put(smp.payload.to_bytes())
+
+
+def pong_raw(endpoint: str, type_name: str, hop: bool = False) -> None:
     s = raw_session(endpoint)
     pub = s.declare_publisher(raw_key(PONG, type_name))
     cpub = s.declare_publisher(raw_key(COUNT, type_name))
@@ -118,7 +137,10 @@ def pong_raw(endpoint: str, type_name: str) -> None:
         with lock:
             state["n"] += 1
 
-    s.declare_subscriber(raw_key(PING, type_name), lambda smp: pub.put(smp.payload))
+    if hop:
+        s.declare_subscriber(raw_key(PING, type_name), _hop(pub.put))
+    else:
+        s.declare_subscriber(raw_key(PING, type_name), lambda smp: pub.put(smp.payload))
     s.declare_subscriber(raw_key(STREAM, type_name), on_stream)
     s.declare_subscriber(raw_key(COUNT + "_req", type_name),
                          lambda smp: cpub.put(state["n"].to_bytes(8, "little")))
@@ -190,7 +212,7 @@ class OursPing(_Chain):
 
 
 class RawPing(_Chain):
-    def __init__(self, endpoint, type_name):
+    def __init__(self, endpoint, type_name, hop: bool = False):
         self.s = raw_session(endpoint)
         self.payload = msgs.serialize(make_msg(type_name), type_name)
         self.ping = self.s.declare_publisher(raw_key(PING, type_name))
@@ -198,7 +220,7 @@ class RawPing(_Chain):
         self.creq = self.s.declare_publisher(raw_key(COUNT + "_req", type_name))
         self.ev = threading.Event()
         self.count = None
-        self.s.declare_subscriber(raw_key(PONG, type_name), self._on_pong)
+        self.s.declare_subscriber(raw_key(PONG, type_name), _hop(self._on_pong) if hop else self._on_pong)
         self.s.declare_subscriber(raw_key(COUNT, type_name), self._on_count)
 
     def _on_count(self, smp):
@@ -232,7 +254,7 @@ def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
                              text=True)
     try:
         assert child.stdout.readline().strip() == "ready", "pong side did not start"
-        ping = (OursPing if kind == "ours" else RawPing)(endpoint, type_name)
+        ping = OursPing(endpoint, type_name) if kind == "ours" else RawPing(endpoint, type_name, kind == "raw+hop")
         end = time.monotonic() + 10.0
         while not ping.ready() and time.monotonic() < end:
             time.sleep(0.01)
@@ -328,12 +350,15 @@ def main(argv=None) -> int:
     ap.add_argument("--duration", type=float, default=10.0, help="s of the paced stream per row")
     ap.add_argument("--burst", type=int, default=5000)
     ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--pong", choices=["ours", "raw"], help=argparse.SUPPRESS)
+    ap.add_argument("--pong", choices=["ours", "raw", "raw+hop"], help=argparse.SUPPRESS)
     ap.add_argument("--endpoint", help=argparse.SUPPRESS)
     ap.add_argument("--type", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.pong:
-        (pong_ours if args.pong == "ours" else pong_raw)(args.endpoint, args.type)
+        if args.pong == "ours":
+            pong_ours(args.endpoint, args.type)
+        else:
+            pong_raw(args.endpoint, args.type, hop=args.pong == "raw+hop")
         return 0
 
     endpoint = f"tcp/127.0.0.1:{free_port()}"
@@ -342,11 +367,11 @@ def main(argv=None) -> int:
     try:
         for label, type_name in MESSAGES.items():
             size = len(msgs.serialize(make_msg(type_name), type_name))
-            for kind in ("raw", "ours"):
+            for kind in ("raw", "raw+hop", "ours"):
                 r = run_pair(kind, endpoint, type_name, args)
                 r["bytes"] = size
                 results[(label, kind)] = r
-                print(f"{label:15s} {kind:6s} p50 {r['p50_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
+                print(f"{label:15s} {kind:7s} p50 {r['p50_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
                       f"{args.rate_hz:.0f} Hz x {args.duration:.0f} s: sent {r['sent']} received "
                       f"{r['received']} lost {r['lost']} ({r['achieved_hz']:.1f} Hz sent)  "
                       f"burst {r['burst_msgs_s']:9.0f} msg/s ({r['burst_received']}/{r['burst_sent']})",
@@ -361,7 +386,8 @@ def main(argv=None) -> int:
 
     print()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"eclipse-zenoh {zenoh.__version__ if hasattr(zenoh, '__version__') else '?'}; "
+          f"eclipse-zenoh {importlib.metadata.version('eclipse-zenoh')}, load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
           f"round trips {args.round_trips}, stream {args.rate_hz:.0f} Hz x {args.duration:.0f} s, "
           f"burst {args.burst}")
     print()
@@ -371,12 +397,14 @@ def main(argv=None) -> int:
         print(f"| {label} | {r['bytes']} | {kind} | {r['p50_us']:.0f} | {r['p99_us']:.0f} | "
               f"{r.get('sent', '–')} | {r.get('lost', '–')} | {r['burst_msgs_s']:.0f} |")
     print()
-    print("| message | ours/raw RTT p50 | ours/raw RTT p99 | ours/raw burst msg/s | ours adds to raw p50 |")
-    print("|---|---:|---:|---:|---:|")
+    print("| message | ours/raw RTT p50 | ours/raw RTT p99 | ours/raw burst msg/s | ours adds to raw p50 "
+          "| ours/(raw+hop) RTT p50 |")
+    print("|---|---:|---:|---:|---:|---:|")
     for label in MESSAGES:
-        o, w = results[(label, "ours")], results[(label, "raw")]
+        o, w, h = results[(label, "ours")], results[(label, "raw")], results[(label, "raw+hop")]
         print(f"| {label} | {o['p50_us'] / w['p50_us']:.2f} | {o['p99_us'] / w['p99_us']:.2f} | "
-              f"{o['burst_msgs_s'] / w['burst_msgs_s']:.2f} | {100 * (o['p50_us'] / w['p50_us'] - 1):+.0f}% |")
+              f"{o['burst_msgs_s'] / w['burst_msgs_s']:.2f} | {100 * (o['p50_us'] / w['p50_us'] - 1):+.0f}% "
+              f"| {o['p50_us'] / h['p50_us']:.2f} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({f"{k[0]}|{k[1]}": v for k, v in results.items()}, f, indent=1)

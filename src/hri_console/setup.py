@@ -25,6 +25,8 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
+            'console_node = hri_console.nodes.console_node:main',
+            'foxglove_node = hri_console.nodes.foxglove_node:main',
         ],
         'hri.commands': [
             'console = hri_console.cli:main',

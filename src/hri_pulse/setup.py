@@ -14,13 +14,13 @@ setup(
         ('share/' + package_name + '/launch', glob('launch/*.launch.yaml')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
     ],
-    install_requires=['setuptools'],
+    install_requires=['setuptools', 'numpy', 'PyYAML', 'pyzmq'],
     zip_safe=True,
     maintainer='hri_teleop team',
     maintainer_email='team@hri-teleop.dev',
     description='VR (Unity UDP) and gamepad input, 3-cycle command pulses, link-health monitor.',
     license='Apache-2.0',
-    extras_require={'test': ['pytest']},
+    extras_require={'test': ['pytest', 'hypothesis'], 'evdev': ['evdev']},
     entry_points={
         'console_scripts': [
             'vr_interface_node = hri_pulse.nodes.vr_interface_node:main',

@@ -46,7 +46,7 @@ def test_ee_command_moves_the_arm_then_stale_goes_to_hold():
         ctx.spin_for(0.1)
     ctx.spin_for(0.5)
     assert pose_from_msg(probe.ee[-1])[2, 3] == pytest.approx(T1[2, 3], abs=0.002)
-    assert probe.modes[:1] == ["TRACK"]
+    assert probe.modes[:2] == ["HOLD", "TRACK"]  # HOLD until the first command
     ctx.spin_for(1.5)  # no command for > 1.0 s + horizon
     assert probe.modes[-1] == "HOLD"
     assert list(probe.js[-1].name) == cfg["joints"]["names"]

@@ -52,3 +52,18 @@ def test_bad_arguments_are_explained(tmp_path, capsys):
 def test_hri_dispatcher_knows_tune():
     r = subprocess.run([sys.executable, "-m", "hri_runtime.cli", "--help"], capture_output=True, text=True)
     assert "tune" in r.stdout
+
+
+def test_tune_with_optimiser_applies_a_result_no_worse_than_any_heuristic(tmp_path, capsys):
+    out = tmp_path / "opt"
+    rc = main(["--robot", "humanoid_arm", "--setup", "s2", "--joint", "hand", "--optimise", "--no-plots", "--quiet",
+               "--set", "pid_tuning.optimiser.budget_trials=20", "--out", str(out)])
+    assert rc == 0
+    tuning = json.loads((out / "tuning" / "hand.json").read_text())
+    opt = tuning["optimiser"]
+    assert tuning["applied"] == "optimiser" and opt["trials"] <= 20
+    assert opt["cost"] <= min(opt["heuristic_costs"].values())
+    run = json.loads((out / "run.json").read_text())
+    assert run["tuning"]["hand"]["gains"] == opt["gains"]
+    assert run["configuration"]["mapping"]["hand"] == opt["gains"]
+    assert not (out / "tuning" / "hand_steps.png").exists()

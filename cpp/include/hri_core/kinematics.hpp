@@ -117,11 +117,18 @@ class PoeModel {
       const Eigen::LDLT<Mat6> ldlt(A);
       VecN dq = J.transpose() * ldlt.solve(xi);
       if (q_posture && n > 6 && p.nullspace_gain != 0.0) {
-        // N = I - J^+ J, J^+ = J^T A^-1
-        const Jac AiJ = ldlt.solve(J);
-        MatN N = -J.transpose() * AiJ;
-        N.diagonal().array() += 1.0;
-        dq += N * (p.nullspace_gain * (*q_posture - r.q));
+        // N = I - J^+ J with the UNDAMPED pseudo-inverse J^+ = J^T (J J^T)^+ (an exact projector, so
+        // the posture task does not leak into the pose error); eigen-directions of J J^T below
+        // lambda^2 (near-singular) are left out of J^+.
+        Mat6 A0 = J * J.transpose();
+        Eigen::SelfAdjointEigenSolver<Mat6> es(A0);
+        const double thr = std::max(p.damping * p.damping, 1e-12);
+        Vec6 dinv;
+        for (int k = 0; k < 6; ++k) dinv[k] = es.eigenvalues()[k] > thr ? 1.0 / es.eigenvalues()[k] : 0.0;
+        const Jac VtJ = es.eigenvectors().transpose() * J;
+        const VecN z = p.nullspace_gain * (*q_posture - r.q);
+        // N z = z - J^T V D^+ V^T J z
+        dq += z - VtJ.transpose() * (dinv.asDiagonal() * (VtJ * z));
       }
       if (p.step_max > 0.0) {
         const double m = dq.cwiseAbs().maxCoeff();

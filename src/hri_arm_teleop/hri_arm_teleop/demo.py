@@ -28,6 +28,22 @@ import numpy as np
 log = logging.getLogger("hri_arm_teleop.demo")
 
 
+def _setup_logging(path: Path, verbose: bool) -> list:
+    """Everything (INFO) into ``path``; warnings (or, verbose, everything) on stderr. Returns the
+    handlers (removed again by ``main``: a test may run several demos in one process)."""
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    fmt = logging.Formatter("%(levelname)s %(name)s: %(message)s")
+    fh = logging.FileHandler(path, mode="w")
+    fh.setFormatter(fmt)
+    sh = logging.StreamHandler(sys.stderr)
+    sh.setFormatter(fmt)
+    sh.setLevel(logging.INFO if verbose else logging.WARNING)
+    root.addHandler(fh)
+    root.addHandler(sh)
+    return [fh, sh]
+
+
 def _progress(done: float, total: float, width: int = 30) -> None:
     n = int(width * done / total)
     sys.stderr.write(f"\r  [{'#' * n}{'.' * (width - n)}] {done:5.1f}/{total:.1f} s simulated")
@@ -66,7 +82,7 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     rx_sock.bind((t["vr"]["bind_address"], t["vr"]["port"] if port is None else port))
     address = rx_sock.getsockname()
     tx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    receiver = ArmVrReceiver(rx_sock, clock, t["vr"]["expected_rate_hz"], t["vr"]["disconnect_timeout_s"])
+    receiver = ArmVrReceiver(rx_sock, clock, cfg)
     operator = ScriptedOperator(scenario, tx_sock, address, t["demo"]["packet_rate_hz"])
     driver = LockstepDriver(pipe, robot)
     ee_start = robot.sim.ee_pose()
@@ -147,6 +163,9 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     summary["mcap"] = str(write_mcap(out_dir / "teleop.mcap", pipe.trace, cfg))
     if plot:
         summary["png"] = str(plot_paths(out_dir / "path.png", a, corners, summary))
+    summary["out_dir"] = str(out_dir)
+    summary["files"] = [str(out_dir / n) for n in ("path.png", "teleop.mcap", "trace.npz", "summary.json", "teleop.log")
+                        if n != "path.png" or plot]
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
     return summary
 
@@ -206,17 +225,16 @@ def format_summary(s: dict) -> str:
         f"max {s['tracking_max_error_m'] * 1e3:.3f} mm",
         f"  path error (EE vs ideal square):        RMS {s['path_rms_error_m'] * 1e3:.3f} mm, "
         f"max {s['path_max_error_m'] * 1e3:.3f} mm; closes within {s['closing_error_m'] * 1e3:.3f} mm",
-        f"  latency packet -> joint command: simulated p50 {s['latency_sim_p50_s'] * 1e3:.1f} ms, "
-        f"p99 {s['latency_sim_p99_s'] * 1e3:.1f} ms; wall p50 {s['latency_wall_p50_s'] * 1e3:.2f} ms, "
-        f"p99 {s['latency_wall_p99_s'] * 1e3:.2f} ms",
+        f"  latency UDP packet -> joint command (wall, in-process chain): p50 "
+        f"{s['latency_wall_p50_s'] * 1e3:.2f} ms, p99 {s['latency_wall_p99_s'] * 1e3:.2f} ms",
         f"  link: {'connected' if link['connected'] else 'DISCONNECTED'}, {link['rate_hz']:.1f} Hz "
         f"(expected {link['expected_rate_hz']:.0f}), sent {s['packets_sent']}, accepted "
         f"{link['accepted']}, rejected {sum(link['rejected'].values())}, duplicates "
         f"{link['duplicates']}, out of order {link['out_of_order']}, gaps {link['gaps']}",
         f"  safety: joint-limit margin {s['joint_limit_margin_rad']:.3f} rad, checker flags "
-        f"{s['safety'] or 'none'}, velocity clips {s['velocity_clips']}, workspace clamps "
-        f"{s['workspace_clamps']}",
-        f"  wrote {s.get('png', '-')}, {s['mcap']}",
+        f"{s['safety'] or 'none'}, HOLD by safety {s.get('safety_holds', 0)}, velocity clips "
+        f"{s['velocity_clips']}, workspace clamps {s['workspace_clamps']}",
+        f"  wrote {s['out_dir']}/ ({', '.join(Path(f).name for f in s['files'])})",
     ]
     return "\n".join(lines)
 
@@ -228,15 +246,16 @@ def main(argv: Optional[list] = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--robot", default="fr3")
     ap.add_argument("--out", type=Path, default=None, help="output directory (default runs/<timestamp>)")
-    ap.add_argument("--port", type=int, default=None, help="UDP port (default teleop.vr.port; 0 = any free)")
+    ap.add_argument("--port", type=int, default=0,
+                    help="UDP port of the receiver (default 0: any free port, so parallel runs never "
+                         "collide; the sender is in this process)")
     ap.add_argument("--solver", choices=["mink", "dls"], default=None, help="override teleop.ik.solver")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer live (needs a display)")
-    ap.add_argument("-q", "--quiet", action="store_true", help="no progress bar / info logs")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("-v", "--verbose", action="store_true", help="info logs on stderr too")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
-                        format="%(levelname)s %(name)s: %(message)s")
     try:
         import hri_core.se3  # noqa: F401  (all SE(3) math of the chain)
     except ImportError as exc:
@@ -250,9 +269,22 @@ def main(argv: Optional[list] = None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     out = args.out or Path("runs") / _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out.mkdir(parents=True, exist_ok=True)
+    handlers = _setup_logging(out / "teleop.log", verbose=args.verbose)
+    print(f"hri teleop-demo: {args.robot}, scripted VR operator over UDP -> clutch -> IK -> MuJoCo "
+          f"(log: {out / 'teleop.log'})", flush=True)
+    try:
+        return _run(args, cfg, out)
+    finally:
+        for h in handlers:
+            logging.getLogger().removeHandler(h)
+            h.close()
+
+
+def _run(args, cfg: dict, out: Path) -> int:
     try:
         summary = run_demo(cfg, out, port=args.port, plot=not args.no_plot,
-                           progress=not args.quiet, viewer=args.viewer)
+                           progress=not args.quiet and sys.stderr.isatty(), viewer=args.viewer)
     except OSError as exc:
         print(f"hri teleop-demo: {exc} (UDP {cfg['teleop']['vr']['bind_address']}:"
               f"{cfg['teleop']['vr']['port'] if args.port is None else args.port}; try --port 0)",

@@ -41,7 +41,8 @@ def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = N
     q0 = start_position(cfg)
     ik_model = load_arm(cfg["robot"]["model"], actuation="position")
     ik = make_ik(ik_params, ik_model, cfg["joints"]["names"],
-                 lim.q_min if q_min is None else q_min, lim.q_max if q_max is None else q_max, q0)
+                 lim.q_min if q_min is None else q_min, lim.q_max if q_max is None else q_max, q0,
+                 kinematics_ik=cfg["kinematics"]["ik"])
     workspace_clamp, joint_guard = make_safety_hooks(cfg, clock)
     return ArmTeleopPipeline(cfg, robot, ik, clock, workspace_clamp=workspace_clamp,
                              joint_guard=joint_guard, logger=logger)

@@ -1,30 +1,35 @@
-"""Receiving controller-pose packets: validation, sequence checking, link health.
+"""Receiving controller-pose packets on ``hri_pulse``'s link machinery (one implementation).
 
-``ArmVrReceiver`` takes an injected, bound UDP socket (the carrier) and turns datagrams into
-``ControllerPose`` samples. Sequence rule (same as the pulse packet's): expected = (last + 1) mod
-2^31; duplicates and older packets are dropped (a pose stream only wants the newest), gaps are
-counted. Health: received rate over a sliding window, time since the last valid packet
-(disconnected after ``disconnect_timeout_s``).
-
-When ``hri_pulse`` provides its ``SequenceTracker`` / ``HealthMonitor``, they are used (one
-implementation of those rules in the workspace); the local fallback below keeps the arm demo
-working while that package is being built.
+``ArmVrReceiver`` = ``hri_pulse.carriers.UdpCarrier`` (an injected, bound UDP socket drained on a
+bounded budget) + ``hri_pulse.core.LinkReceiver`` with the arm's codec
+(``vr_packet.ControllerPoseCodec``): allow-list / peer lock, validation (every rejection counted
+by cause), sequence rules (mod 2^31, duplicates and stale packets dropped, gaps classified,
+restart confirmation) and link health (rate over a sliding window, disconnection after
+``teleop.vr.disconnect_timeout_s``). The rules' numbers come from the ``pulse`` config section
+(``pulse.sequence``, ``pulse.link``, ``pulse.health``, ``pulse.udp``); the expected rate and the
+timeout of this link from ``teleop.vr``.
 """
 from __future__ import annotations
 
-import collections
+import dataclasses
 import logging
 import socket
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from hri_arm_teleop.core import vr_packet as vp
+from hri_pulse.carriers import UdpCarrier
+from hri_pulse.core.health import LEVEL_NAMES, HealthParams
+from hri_pulse.core.link import LinkParams, LinkReceiver
+from hri_pulse.core.sequence import SequenceParams
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class LinkStats:
+    """A flat view of the receiver's counters (rejected: only the causes that occurred)."""
+
     received: int = 0
     accepted: int = 0
     rejected: dict = field(default_factory=dict)
@@ -35,77 +40,57 @@ class LinkStats:
 
 
 class ArmVrReceiver:
-    def __init__(self, sock: socket.socket, clock: Callable[[], float], expected_rate_hz: float,
-                 disconnect_timeout_s: float, window_s: float = 10.0):
-        self.sock = sock
-        self.sock.setblocking(False)
+    def __init__(self, sock: socket.socket, clock: Callable[[], float], cfg: dict,
+                 logger: Optional[logging.Logger] = None):
+        """``sock``: a bound UDP socket; ``cfg``: the merged robot config."""
+        pulse, vr = cfg["pulse"], cfg["teleop"]["vr"]
+        health = dataclasses.replace(HealthParams.from_config(pulse["health"]),
+                                     expected_receive_rate_hz=float(vr["expected_rate_hz"]),
+                                     disconnect_timeout_s=float(vr["disconnect_timeout_s"]))
+        self.carrier = UdpCarrier(sock, int(pulse["udp"]["max_packets_per_cycle"]),
+                                  int(pulse["udp"]["max_datagram_bytes"]))
         self.clock = clock
-        self.expected_rate_hz = expected_rate_hz
-        self.disconnect_timeout_s = disconnect_timeout_s
-        self.window_s = window_s
-        self.stats = LinkStats()
-        self._last_seq: Optional[int] = None
-        self._last_valid_s: Optional[float] = None
-        self._arrivals: collections.deque = collections.deque()
+        self.link = LinkReceiver(vp.ControllerPoseCodec(), clock,
+                                 SequenceParams.from_config(pulse["sequence"]), health,
+                                 LinkParams.from_config(pulse["link"]), logger=logger or log,
+                                 name="vr_controller", reject_exceptions=(vp.PacketError,))
 
-    def _sequence_ok(self, seq: int) -> bool:
-        if self._last_seq is None:
-            self._last_seq = seq
-            return True
-        expected = (self._last_seq + 1) % (1 << 31)
-        if seq == self._last_seq:
-            self.stats.duplicates += 1
-            return False
-        diff = (seq - expected) % (1 << 31)
-        if diff >= (1 << 30):  # behind the last one: stale / out of order
-            self.stats.out_of_order += 1
-            return False
-        if diff:
-            self.stats.gaps += 1
-            self.stats.lost_in_gaps += diff
-        self._last_seq = seq
-        return True
+    @property
+    def address(self):
+        return self.carrier.address
 
-    def handle(self, data: bytes) -> Optional[vp.ControllerPose]:
-        self.stats.received += 1
-        try:
-            pose = vp.decode(data)
-        except vp.PacketError as exc:
-            self.stats.rejected[exc.cause] = self.stats.rejected.get(exc.cause, 0) + 1
-            if self.stats.rejected[exc.cause] == 1:
-                log.warning("controller packet rejected (%s); further ones are counted", exc)
-            return None
-        if not self._sequence_ok(pose.sequence):
-            return None
-        now = self.clock()
-        self.stats.accepted += 1
-        self._last_valid_s = now
-        self._arrivals.append(now)
-        while self._arrivals and self._arrivals[0] < now - self.window_s:
-            self._arrivals.popleft()
-        return pose
+    def handle(self, data: bytes, peer=None) -> Optional[vp.ControllerPose]:
+        return self.link.handle(data, peer)
 
-    def poll(self, max_packets: int = 1000) -> list:
-        """Drain the socket (non-blocking); the accepted poses in arrival order."""
+    def poll(self) -> list:
+        """Drain the socket (non-blocking, bounded); the accepted poses in arrival order. Also
+        runs the disconnection timeout."""
         out = []
-        for _ in range(max_packets):
-            try:
-                data, _addr = self.sock.recvfrom(2048)
-            except (BlockingIOError, InterruptedError):
-                break
-            pose = self.handle(data)
+        for data, peer in self.carrier.drain():
+            pose = self.link.handle(data, peer)
             if pose is not None:
                 out.append(pose)
+        self.link.update()
         return out
+
+    @property
+    def stats(self) -> LinkStats:
+        c = self.link.tracker.c
+        return LinkStats(self.link.received, self.link.accepted,
+                         {k: v for k, v in self.link.rejected.items() if v and k not in ("duplicate", "stale")},
+                         c.duplicates, c.stale, c.gaps_minor + c.gaps_moderate + c.gaps_major, c.lost)
 
     def health(self) -> dict:
         now = self.clock()
-        span = min(self.window_s, max(now - (self._arrivals[0] if self._arrivals else now), 1e-9))
-        rate = (len(self._arrivals) - 1) / span if len(self._arrivals) > 1 else 0.0
-        connected = self._last_valid_s is not None and now - self._last_valid_s <= self.disconnect_timeout_s
-        return {"connected": connected, "rate_hz": rate, "expected_rate_hz": self.expected_rate_hz,
-                "rate_deviation": (rate - self.expected_rate_hz) / self.expected_rate_hz,
-                "received": self.stats.received, "accepted": self.stats.accepted,
-                "rejected": dict(self.stats.rejected), "duplicates": self.stats.duplicates,
-                "out_of_order": self.stats.out_of_order, "gaps": self.stats.gaps,
-                "lost_in_gaps": self.stats.lost_in_gaps}
+        self.link.update(now)
+        rep = self.link.health.report(now, tx_active=False)
+        rx = rep.streams["receive"]
+        s = self.stats
+        return {"connected": rep.connected, "rate_hz": rx.rate_hz, "expected_rate_hz": rx.expected_hz,
+                "rate_deviation": rx.deviation, "level": LEVEL_NAMES[rep.level], "message": rep.message,
+                "received": s.received, "accepted": s.accepted, "rejected": s.rejected,
+                "duplicates": s.duplicates, "out_of_order": s.out_of_order, "gaps": s.gaps,
+                "lost_in_gaps": s.lost_in_gaps}
+
+    def close(self) -> None:
+        self.carrier.close()

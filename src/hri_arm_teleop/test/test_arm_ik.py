@@ -6,8 +6,6 @@ import dataclasses
 import numpy as np
 import pytest
 
-pytest.importorskip("hri_core.se3", reason="hri_core (cpp/, issue 4) is not built yet")
-
 from hri_core import se3
 from hri_runtime.config import arm_limits, load_robot_config, named_position
 from hri_sim.models import load_fr3
@@ -15,13 +13,7 @@ from hri_arm_teleop.core.ik import IKParams, make_ik, pose_error
 
 
 def solvers():
-    out = ["mink"]
-    try:
-        import hri_core.kinematics  # noqa: F401
-        out.append("dls")
-    except ImportError:
-        pass
-    return out
+    return ["mink", "dls"]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +25,8 @@ def build(cfg, solver):
     params = dataclasses.replace(IKParams.from_config(cfg["teleop"]["ik"]), solver=solver)
     lim = arm_limits(cfg)
     q0 = named_position(cfg, "home")
-    return make_ik(params, load_fr3(), cfg["joints"]["names"], lim.q_min, lim.q_max, q0), q0, lim
+    return make_ik(params, load_fr3(), cfg["joints"]["names"], lim.q_min, lim.q_max, q0,
+                   kinematics_ik=cfg["kinematics"]["ik"]), q0, lim
 
 
 def test_config_carries_the_seed_thresholds(cfg):
@@ -74,61 +67,42 @@ def test_unreachable_target_stays_within_joint_limits(cfg, solver):
     assert not r.converged and r.iters == 20
 
 
-class MujocoKinematics:
-    """Test stand-in with the PoeModel interface, from MuJoCo's own kinematics: fk = site pose,
-    jacobian_body = mj_jacSite rotated into the site frame, rows (w, v)."""
+def test_hri_core_poe_model_agrees_with_mujoco_kinematics(cfg):
+    """The DLS solver runs on hri_core's POE model extracted from the MJCF: its FK and body
+    Jacobian (rows (w, v)) equal MuJoCo's site pose and mj_jacSite at random configurations."""
+    import mujoco
+    from hri_core.kinematics import PoeModel
 
-    def __init__(self, model, site, joint_names):
-        import mujoco
-
-        self.mj, self.m = mujoco, model
-        self.d = mujoco.MjData(model)
-        self.sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site)
-        jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in joint_names]
-        self.qadr = [model.jnt_qposadr[j] for j in jids]
-        self.vadr = [model.jnt_dofadr[j] for j in jids]
-
-    def _set(self, q):
-        self.d.qpos[self.qadr] = q
-        self.mj.mj_kinematics(self.m, self.d)
-        self.mj.mj_comPos(self.m, self.d)
-
-    def fk(self, q):
-        self._set(q)
-        T = np.eye(4)
-        T[:3, :3] = self.d.site_xmat[self.sid].reshape(3, 3)
-        T[:3, 3] = self.d.site_xpos[self.sid]
-        return T
-
-    def jacobian_body(self, q):
-        T = self.fk(q)
-        jp, jr = np.zeros((3, self.m.nv)), np.zeros((3, self.m.nv))
-        self.mj.mj_jacSite(self.m, self.d, jp, jr, self.sid)
-        R = T[:3, :3]
-        return np.vstack([R.T @ jr[:, self.vadr], R.T @ jp[:, self.vadr]])
+    model = load_fr3()
+    names = cfg["joints"]["names"]
+    site = cfg["teleop"]["ik"]["ee_site"]
+    poe = PoeModel.from_mujoco(model, site, names)
+    assert tuple(poe.joint_names) == tuple(names)
+    data = mujoco.MjData(model)
+    sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, site)
+    vadr = [model.jnt_dofadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n)] for n in names]
+    lim = arm_limits(cfg)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q = rng.uniform(lim.q_min, lim.q_max)
+        data.qpos[list(poe.qpos_adr)] = q
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        R, p = data.site_xmat[sid].reshape(3, 3), data.site_xpos[sid]
+        T = np.asarray(poe.fk(q))
+        np.testing.assert_allclose(T[:3, :3], R, atol=1e-9)
+        np.testing.assert_allclose(T[:3, 3], p, atol=1e-9)
+        jp, jr = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+        mujoco.mj_jacSite(model, data, jp, jr, sid)
+        Jb = np.vstack([R.T @ jr[:, vadr], R.T @ jp[:, vadr]])
+        np.testing.assert_allclose(np.asarray(poe.jacobian_body(q)), Jb, atol=1e-9)
 
 
-def test_dls_iteration_on_a_stand_in_kinematics(cfg):
-    """The DLS loop itself (body error log(T^-1 T*), (w, v) rows, null space, clamping), before and
-    independently of hri_core.kinematics."""
+def test_dls_uses_the_seed_thresholds_and_the_core_gains(cfg):
     from hri_arm_teleop.core.ik import DlsIK
 
-    params = dataclasses.replace(IKParams.from_config(cfg["teleop"]["ik"]), solver="dls")
-    lim = arm_limits(cfg)
-    q0 = named_position(cfg, "home")
-    model = load_fr3()
-    kin = MujocoKinematics(model, params.ee_site, cfg["joints"]["names"])
-    ik = DlsIK(model, cfg["joints"]["names"], params, lim.q_min, lim.q_max, q0, poe=kin)
-    T0 = ik.fk(q0)
-    q = q0
-    for k in range(1, 30):
-        T = T0.copy()
-        T[:3, 3] += np.array([0.0, -0.0005, 0.0003]) * k
-        T[:3, :3] = se3.so3_exp(np.array([0.0, 0.0, 0.003 * k])) @ T0[:3, :3]
-        r = ik.solve(T, q)
-        assert r.converged and r.iters <= 5, (k, r)
-        q = r.q
-    far = T0.copy()
-    far[:3, 3] = [1.5, 0.0, 0.5]
-    r = ik.solve(far, q)
-    assert not r.converged and np.all(r.q >= lim.q_min) and np.all(r.q <= lim.q_max)
+    ik, _, _ = build(cfg, "dls")
+    assert isinstance(ik, DlsIK)
+    p, k = ik.core_params, cfg["kinematics"]["ik"]
+    assert (p.eps_v_m, p.eps_w_rad, p.max_iterations) == (1e-4, 1e-4, 20)
+    assert (p.damping, p.nullspace_gain, p.step_max_rad) == (k["damping"], k["nullspace_gain"], k["step_max_rad"])

@@ -8,6 +8,9 @@ import pytest
 
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.vr_link import ArmVrReceiver
+from hri_runtime.config import load_robot_config
+
+CFG = load_robot_config("fr3")
 
 
 class Clock:
@@ -23,7 +26,7 @@ def link():
     rx.bind(("127.0.0.1", 0))
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     clock = Clock()
-    yield ArmVrReceiver(rx, clock, 50.0, 3.0), tx, rx.getsockname(), clock
+    yield ArmVrReceiver(rx, clock, CFG), tx, rx.getsockname(), clock
     rx.close()
     tx.close()
 
@@ -66,14 +69,15 @@ def test_sequence_wraps_at_2_31(link):
 
 def test_health_rate_and_disconnection(link):
     rx, tx, addr, clock = link
-    for k in range(50):
+    for k in range(250):  # 5 s at 50 Hz (sender clock = injected clock)
         clock.t = k * 0.02
         tx.sendto(pkt(k, clutch=True), addr)
         drain(rx, 1)
     h = rx.health()
-    assert h["connected"] and h["rate_hz"] == pytest.approx(50.0, rel=0.01)
-    clock.t += 3.5
-    assert not rx.health()["connected"]
+    assert h["connected"] and h["rate_hz"] == pytest.approx(50.0, rel=0.02) and h["level"] == "OK"
+    clock.t += CFG["teleop"]["vr"]["disconnect_timeout_s"] + 0.5
+    h = rx.health()
+    assert not h["connected"] and h["level"] == "ERROR" and "disconnected" in h["message"]
 
 
 def test_arm_emulate_streams_valid_packets_with_clutch_presses(link, capsys):

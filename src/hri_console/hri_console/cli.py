@@ -4,17 +4,17 @@
     hri console --robot fr3 --host 0.0.0.0       # refused unless console.token is set
     hri console --robot fr3 --check              # validate bind/token and exit
 
-Standalone mode (until the hri_runtime node lands): PID gains go to an
-hri_pid_tuning ``PidConfigurationStorage`` over the robot's joints; safe stop is logged.
+Runs the console node (``hri_console.nodes.console_node``) on the default transport
+(``HRI_TRANSPORT``): safe stop on hri_pulse's safe-stop topic, modes/gains to hri_interaction,
+PID window through the hri_pid_tuning services.
 """
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
-import threading
 
-from .core.protocol import CommandGate, ConsoleParams, StartupRefused, check_bind
+from .core.protocol import ConsoleParams, StartupRefused, check_bind
 
 _log = logging.getLogger("hri_console")
 
@@ -50,29 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hri console: ok, would bind {params.bind_host}:{params.port}")
         return 0
 
-    from hri_pid_tuning.core.pid import PIDGains
-    from hri_pid_tuning.core.services import PidConfigurationStorage
+    from .nodes.console_node import main as node_main
 
-    from .core.pid_bridge import PidBridge
-    from .server import ConsoleServer
-
-    names = (cfg.get("joints") or {}).get("names") or ["joint0"]
-    bridge = PidBridge(PidConfigurationStorage(names, PIDGains(1.0)))
-
-    def dispatch(cmd):
-        if cmd.type.startswith("pid_"):
-            return bridge.dispatch(cmd)
-        _log.info("command %s %s (no runtime attached)", cmd.type, cmd.args)
-
-    gate = CommandGate(params, dispatch=dispatch, on_safe_stop=lambda: _log.warning("SAFE STOP"),
-                       log=_log.info)
-    srv = ConsoleServer(params, gate, snapshot=lambda: {"modes": list(params.modes), **bridge.snapshot()})
-    port = srv.start()
-    print(f"hri console: http://{params.bind_host}:{port}/", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        srv.stop()
-    return 0
+    ros = ["--ros-args", "-p", f"robot:={args.robot}"]
+    if args.host is not None:
+        ros += ["-p", f"host:={args.host}"]
+    if args.port is not None:
+        ros += ["-p", f"port:={args.port}"]
+    return node_main(ros)

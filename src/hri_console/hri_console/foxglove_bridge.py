@@ -50,26 +50,21 @@ class FoxgloveBridge:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``hri foxglove --robot fr3``: serve the configured topics (console.foxglove.topics).
-
-    Until the hri_runtime subscriber side lands, the channels are advertised and
-    :meth:`FoxgloveBridge.publish` is the feed; the runtime node will call it per message.
-    """
+    """``hri foxglove --robot fr3 [--port N]``: run the bridge node
+    (:mod:`hri_console.nodes.foxglove_node`) on the default transport: every topic of
+    ``console.foxglove.topics`` is forwarded live."""
     import argparse
-    import threading
 
-    from hri_runtime.config import load_robot_config
+    from hri_console.nodes.foxglove_node import main as node_main
 
     p = argparse.ArgumentParser(prog="hri foxglove", description="Foxglove WebSocket bridge")
     p.add_argument("--robot", default="fr3")
+    p.add_argument("--host", default=None)
+    p.add_argument("--port", type=int, default=None)
     args = p.parse_args(argv)
-    fg = load_robot_config(args.robot)["console"]["foxglove"]
-    br = FoxgloveBridge(fg["topics"].items(), host=fg["host"], port=int(fg["port"]))
-    print(f"hri foxglove: ws://{fg['host']}:{br.port}/ ({len(br.channels)} channels)", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        br.stop()
-    return 0
+    ros = ["--ros-args", "-p", f"robot:={args.robot}"]
+    if args.host:
+        ros += ["-p", f"host:={args.host}"]
+    if args.port is not None:
+        ros += ["-p", f"port:={args.port}"]
+    return node_main(ros)

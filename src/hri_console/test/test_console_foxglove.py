@@ -52,3 +52,49 @@ def test_advertise_and_deliver():
                 pytest.fail("no MessageData received")
     finally:
         br.stop()
+
+
+def test_node_forwards_runtime_topics_raw_with_the_node_clock():
+    """The bridge node on the in-process runtime: a DiagnosticArray published by another node
+    reaches a Foxglove WebSocket client as the same CDR, stamped with the (fake) node clock."""
+    from hri_runtime import msgs
+    from hri_runtime.config import load_robot_config
+    from hri_runtime.inproc import InprocContext
+    from hri_runtime.node import Node
+
+    from hri_console.nodes.foxglove_node import FoxgloveNode
+
+    cfg = load_robot_config("fr3")
+    ctx = InprocContext(start_time_s=5.0)
+    node = FoxgloveNode(cfg=cfg, context=ctx, parameters={"port": 0})
+    pub = Node("talker", context=ctx).create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics")
+    msg = msgs.new("diagnostic_msgs/msg/DiagnosticArray", status=[msgs.new(
+        "diagnostic_msgs/msg/DiagnosticStatus", level=1, name="hri_pulse: vr link", message="rate low")])
+    try:
+        with connect(f"ws://127.0.0.1:{node.port}/", subprotocols=["foxglove.sdk.v1", "foxglove.websocket.v1"],
+                     open_timeout=10) as ws:
+            adv = {}
+            while len(adv) < len(cfg["console"]["foxglove"]["topics"]):
+                m = ws.recv(timeout=10)
+                if isinstance(m, str) and json.loads(m).get("op") == "advertise":
+                    adv.update({ch["topic"]: ch for ch in json.loads(m)["channels"]})
+            assert set(adv) == set(cfg["console"]["foxglove"]["topics"])
+            ws.send(json.dumps({"op": "subscribe", "subscriptions": [{"id": 3, "channelId": adv["/diagnostics"]["id"]}]}))
+            for _ in range(200):
+                pub.publish(msg)
+                ctx.spin_for(0.01)
+                try:
+                    m = ws.recv(timeout=0.1)
+                except TimeoutError:
+                    continue
+                if isinstance(m, bytes) and m[0] == 1:
+                    sub_id, log_time = struct.unpack_from("<IQ", m, 1)
+                    assert sub_id == 3 and 5.0e9 <= log_time < 8.0e9
+                    got = TS.deserialize_cdr(m[13:], "diagnostic_msgs/msg/DiagnosticArray")
+                    assert got.status[0].name == "hri_pulse: vr link" and got.status[0].level == 1
+                    break
+            else:
+                pytest.fail("no MessageData received")
+        assert node.forwarded["/diagnostics"] >= 1
+    finally:
+        node.destroy_node()

@@ -20,8 +20,11 @@ def test_valid_commands_parse():
     assert parse_command(frame(type="safe_stop", id=1), P).type == "safe_stop"
     c = parse_command(frame(type="set_mode", mode="impedance"), P)
     assert c.args == {"mode": "impedance"}
-    c = parse_command(frame(type="set_gains", gains={"kp": 3, "kd": 0.5}), P)
-    assert c.args == {"gains": {"kp": 3.0, "kd": 0.5}}
+    c = parse_command(frame(type="set_gains", gains={"stiffness": [60] * 3 + [90] * 3, "damping": [0, 1, 2, 3, 4, 5]}), P)
+    assert c.args == {"gains": {"stiffness": [60.0] * 3 + [90.0] * 3, "damping": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]}}
+    c = parse_command(frame(type="pid_apply", joint=1, gains={"kp": 3, "kd": 0.5}), P)
+    assert c.args == {"joint": 1, "gains": {"kp": 3.0, "kd": 0.5}}
+    assert parse_command(frame(type="pid_autotune", joint="hand"), P).args == {"joint": "hand"}
     c = parse_command(frame(type="pid_apply", joint=2, heuristic="ziegler_nichols"), P)
     assert c.args == {"joint": 2, "heuristic": "ziegler_nichols"}
     c = parse_command(frame(type="pid_apply", joint=6, gains={"ki": 1}), P)
@@ -37,13 +40,21 @@ def test_valid_commands_parse():
     (frame(type="launch_missiles"), "unknown_type"),
     (frame(type="set_mode", mode="turbo"), "bad_value"),
     (frame(type="set_mode"), "missing_field"),
-    (frame(type="set_gains", gains={"kp": -1}), "out_of_range"),
-    (frame(type="set_gains", gains={"kp": 1e9}), "out_of_range"),
-    (frame(type="set_gains", gains={"kp": "1"}), "bad_field"),
-    (frame(type="set_gains", gains={"kx": 1}), "bad_field"),
-    (frame(type="set_gains", gains={}), "missing_field"),
-    ('{"type":"set_gains","gains":{"kp":NaN}}', "bad_value"),
-    ('{"type":"set_gains","gains":{"kp":Infinity}}', "bad_value"),
+    (frame(type="pid_apply", joint=0, gains={"kp": -1}), "out_of_range"),
+    (frame(type="pid_apply", joint=0, gains={"kp": 1e9}), "out_of_range"),
+    (frame(type="pid_apply", joint=0, gains={"kp": "1"}), "bad_field"),
+    (frame(type="pid_apply", joint=0, gains={"kx": 1}), "bad_field"),
+    (frame(type="pid_apply", joint=0, gains={}), "missing_field"),
+    ('{"type":"pid_apply","joint":0,"gains":{"kp":NaN}}', "bad_value"),
+    ('{"type":"pid_apply","joint":0,"gains":{"kp":Infinity}}', "bad_value"),
+    (frame(type="set_gains", gains={"kp": 1}), "missing_field"),
+    (frame(type="set_gains", gains={"stiffness": [1] * 5, "damping": [1] * 6}), "bad_field"),
+    (frame(type="set_gains", gains={"stiffness": [0] * 6, "damping": [1] * 6}), "out_of_range"),
+    (frame(type="set_gains", gains={"stiffness": [1] * 6, "damping": [-1] * 6}), "out_of_range"),
+    (frame(type="set_gains", gains={"stiffness": [1] * 6, "damping": [1e9] * 6}), "out_of_range"),
+    ('{"type":"set_gains","gains":{"stiffness":[1,1,1,1,1,NaN],"damping":[1,1,1,1,1,1]}}', "bad_value"),
+    (frame(type="pid_start", joint="1; rm -rf /"), "bad_field"),
+    (frame(type="pid_start", joint="x" * 65), "bad_field"),
     (frame(type="pid_start", joint=7), "out_of_range"),
     (frame(type="pid_start", joint=True), "bad_field"),
     (frame(type="pid_start"), "missing_field"),
@@ -60,7 +71,7 @@ def test_malformed_rejected_with_cause(raw, cause):
 def test_gate_counts_and_never_dispatches_rejects():
     calls = []
     gate = CommandGate(P, dispatch=calls.append)
-    replies = [gate.handle(r) for r in ("{", "[]", frame(type="set_gains", gains={"kp": -2}, id=9))]
+    replies = [gate.handle(r) for r in ("{", "[]", frame(type="pid_apply", joint=0, gains={"kp": -2}, id=9))]
     assert calls == []
     assert all(r["type"] == "reject" for r in replies)
     assert replies[2]["id"] == 9 and "kp" in replies[2]["reason"]

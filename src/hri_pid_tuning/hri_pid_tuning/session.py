@@ -15,7 +15,7 @@ import numpy as np
 from .core.autotune import AutoTuningService, TuningData
 from .core.heuristics import HeuristicsParams, compute_all
 from .core.metrics import EvaluationParams
-from .core.motion import DanceMotion, StepTestMotion
+from .core.motion import DanceMotion, SignFlipMotion, StepTestMotion
 from .core.optimiser import JointCostFunction, OptimiserParams, optimise
 from .core.pid import PIDGains, PIDParams
 from .core.relay import RelayParams
@@ -102,6 +102,11 @@ class TuningSession:
     def step_motion(self, joint: str) -> StepTestMotion:
         st = self.per_robot["step_test"]
         return StepTestMotion(joint, st["step_deg"], st["pause_s"], st["hold_s"], st["repeats"])
+
+    def flip_motion(self, joint: str) -> SignFlipMotion:
+        """The thesis's step-test button: the joint's base angle flips sign and back."""
+        st = self.per_robot["step_test"]
+        return SignFlipMotion(joint, st["pause_s"], st["hold_s"], st["repeats"])
 
     def dance_motion(self) -> DanceMotion:
         d = self.per_robot["dance"]

@@ -8,7 +8,8 @@ import pytest
 
 from hri_pid_tuning.core.autotune import AutoTuningService, mirror_tuning
 from hri_pid_tuning.core.heuristics import HeuristicsParams
-from hri_pid_tuning.core.motion import AnimatorControl, DanceMotion, RecordedMotion, StepTestMotion
+from hri_pid_tuning.core.motion import (AnimatorControl, DanceMotion, RecordedMotion, SignFlipMotion,
+                                        StepTestMotion)
 from hri_pid_tuning.core.optimiser import JointCostFunction, OptimiserParams, grid_search, optimise
 from hri_pid_tuning.core.pid import PIDGains, PIDParams
 from hri_pid_tuning.core.relay import RelayParams
@@ -96,6 +97,22 @@ def test_step_test_motion_and_time_stretch():
     assert anim.setpoints(1.4, base, ["a", "b"])[1] == pytest.approx(0.5 + math.radians(45))
     with pytest.raises(ValueError):
         AnimatorControl(m, 0.0)
+
+
+def test_sign_flip_motion_is_the_thesis_step_button():
+    base = np.array([0.0, math.radians(30.0)])
+    m = SignFlipMotion("b", pause_s=0.5, hold_s=1.0, repeats=2)
+    assert m.name == "flip_b" and m.duration_s == pytest.approx(4.5)
+    sp = [m.setpoints(t, base, ["a", "b"])[1] for t in (0.2, 0.7, 1.7, 2.7, 3.7, 4.6)]
+    assert np.degrees(sp) == pytest.approx([30.0, -30.0, 30.0, -30.0, 30.0, 30.0])
+    assert m.setpoints(0.7, base, ["a", "b"])[0] == 0.0
+    # played by the runner: the evaluation sees four 60° steps
+    plant = TwoJointPlant()
+    plant.base_pose_rad = base
+    st = PidConfigurationStorage(["a", "b"], PIDGains(40.0, 20.0, 2.0))
+    res = TestRunner(plant, st, sample_interval_s=0.01).play(m)
+    ev = res.joint_evaluations["b"]
+    assert ev.setpoint_changes == 4 and ev.max_step_deg == pytest.approx(60.0)
 
 
 def test_recorded_motion_roundtrip():

@@ -8,8 +8,27 @@ carriers). Both drain on a bounded budget per call, so a flood can never hold th
 """
 from __future__ import annotations
 
+import ctypes
 import socket
+import struct
 from typing import List, Optional, Tuple
+
+SO_ATTACH_FILTER, SO_DETACH_FILTER = 26, 27     # Linux <asm-generic/socket.h>
+_SKF_NET_OFF = -0x100000                         # classic BPF: offsets relative to the IP header
+
+
+def host_filter_program(ip: str) -> bytes:
+    """Classic BPF: accept IPv4 datagrams whose source address is ``ip``, drop the rest.
+
+        ld  [SKF_NET_OFF + 12]      ; IPv4 source address
+        jeq #ip, accept, drop
+        accept: ret #0xffffffff
+        drop:   ret #0
+    """
+    k = int.from_bytes(socket.inet_aton(ip), "big")
+    prog = [(0x20, 0, 0, (_SKF_NET_OFF + 12) & 0xFFFFFFFF), (0x15, 0, 1, k),
+            (0x06, 0, 0, 0xFFFFFFFF), (0x06, 0, 0, 0)]
+    return b"".join(struct.pack("HBBI", *ins) for ins in prog)
 
 
 class UdpCarrier:
@@ -22,6 +41,34 @@ class UdpCarrier:
         self.max_bytes = max_datagram_bytes
         self.budget_exhausted = 0          # drains that stopped on the budget (flood indicator)
         self.send_errors = 0
+        self.filter_host: Optional[str] = None   # host the kernel filter admits (None = off)
+        self.filter_engagements = 0
+        self.filter_errors = 0
+        self._filter_buf = None
+
+    def set_host_filter(self, ip: str) -> bool:
+        """Kernel-side peer lock: only datagrams from ``ip`` reach this socket (any port, so a
+        restarted app on a new port still gets through). False if the OS refuses (counted)."""
+        try:
+            buf = ctypes.create_string_buffer(host_filter_program(ip))
+            fprog = struct.pack("HxxxxxxQ", len(buf.raw) // 8, ctypes.addressof(buf))
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
+        except (OSError, ValueError):
+            self.filter_errors += 1
+            return False
+        self._filter_buf = buf        # the kernel copies the program; keep it anyway until detach
+        self.filter_host = ip
+        self.filter_engagements += 1
+        return True
+
+    def clear_host_filter(self) -> None:
+        if self.filter_host is None:
+            return
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_DETACH_FILTER, 0)
+        except OSError:
+            self.filter_errors += 1
+        self.filter_host, self._filter_buf = None, None
 
     @classmethod
     def bind(cls, address: str, port: int, rcvbuf_bytes: int, max_packets_per_cycle: int,

@@ -35,3 +35,40 @@ def test_joy_indices_and_short_array(gm):
     assert pressed == {"x", "rb"}
     assert gm.update(pressed) == Command(1, 1)
     assert gm.pressed_from_joy([1]) is None and gm.bad_joy == 1
+
+
+class FakeEvdevDevice:
+    """Fake: stands in for an evdev InputDevice (no /dev/input here); replays injected events."""
+
+    def __init__(self, events):
+        self.events = list(events)
+
+    def read_one(self):
+        return self.events.pop(0) if self.events else None
+
+
+class Ev:
+    def __init__(self, code, value):
+        self.type, self.code, self.value = 1, code, value
+
+
+def test_evdev_source_with_injected_events(pulse_section):
+    import logging
+    from hri_pulse.nodes.gamepad_node import EvdevSource
+    src = EvdevSource("Xbox", pulse_section["gamepad"]["evdev_buttons"], logging.getLogger("t"))
+    src._codes = {307: "x", 310: "lb"}          # as open() builds them from evdev.ecodes
+    src.dev = FakeEvdevDevice([Ev(310, 1), Ev(307, 1)])
+    gm = GamepadMapper(GamepadParams.from_config(pulse_section))
+    pressed = src.poll()
+    assert pressed == {"x", "lb"} and gm.update(pressed) == Command(1, -1)
+    src.dev = FakeEvdevDevice([Ev(307, 0)])
+    assert src.poll() == {"lb"} and src.poll() is None
+
+
+def test_evdev_missing_library_is_a_message(pulse_section, caplog):
+    import logging
+    from hri_pulse.nodes.gamepad_node import EvdevSource
+    src = EvdevSource("Xbox", pulse_section["gamepad"]["evdev_buttons"], logging.getLogger("t"))
+    with caplog.at_level("ERROR"):
+        assert src.open() is False
+    assert "gamepad:" in caplog.text

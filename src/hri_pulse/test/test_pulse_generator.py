@@ -81,3 +81,18 @@ def test_idle_command_cancels(gen):
     gen.due(0.0)
     assert gen.request(Command(0, 0), 0.05)
     assert all(e.state == 0 for e in run(gen, 0.3, t0=0.05))
+
+
+def test_without_idle_stream_one_idle_after_each_pulse(pulse_section):
+    import dataclasses
+    gen = PulseGenerator(dataclasses.replace(PulseParams.from_config(pulse_section), idle_stream=False), 0.0)
+    assert gen.request(Command(2, 0), 0.0)
+    em = run(gen, 1.0)
+    assert [(round(e.t_s, 6), e.state) for e in em] == [(0.0, 2), (0.04, 2), (0.08, 2), (0.12, 0)]
+    assert gen.request(Command(1, 0), 1.0)
+    em = run(gen, 2.0, t0=1.0)
+    assert [(round(e.t_s, 6), e.state) for e in em] == [(1.0, 1), (1.04, 1), (1.08, 1), (1.12, 0)]
+    gen.request(Command(3, 0), 2.0)
+    gen.due(2.0)
+    gen.cancel(2.01)
+    assert [(round(e.t_s, 6), e.state) for e in run(gen, 3.0, t0=2.01)] == [(2.01, 0)]

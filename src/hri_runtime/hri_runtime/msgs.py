@@ -29,7 +29,7 @@ from rosbags.typesys.store import Nodetype
 __all__ = [
     "DecodeError", "EncodeError", "UnknownTypeError", "new", "get", "serialize", "deserialize",
     "definition", "normalize", "srv_types", "is_srv", "register_msg", "register_srv", "typestore",
-    "type_name_of", "CDR_LE_HEADER",
+    "type_name_of", "CDR_LE_HEADER", "to_dict", "to_yaml", "from_dict", "rihs01",
 ]
 
 CDR_LE_HEADER = b"\x00\x01\x00\x00"
@@ -59,6 +59,9 @@ _STANDARD_SRVS = {
     "example_interfaces/srv/SetBool": "bool data\n---\nbool success\nstring message\n",
     "example_interfaces/srv/Trigger": "---\nbool success\nstring message\n",
 }
+
+# Default values written in the .msg files (rosbags' store keeps no defaults); rclpy uses them.
+_MSG_DEFAULTS = {"geometry_msgs/msg/Quaternion": {"w": 1.0}}
 
 _lock = threading.Lock()
 _store = get_typestore(Stores.ROS2_JAZZY)
@@ -209,7 +212,8 @@ def _coerce(desc, value, where: str) -> Any:
 
 def new(type_name: str, **fields):
     """A message of ``type_name``; missing fields get zero defaults (recursively: nested
-    messages built, numbers 0, strings '', arrays empty or zero-filled for fixed size).
+    messages built, numbers 0, strings '', arrays empty or zero-filled for fixed size), except
+    where the .msg file declares a default (geometry_msgs/Quaternion w = 1, as rclpy).
     Primitive arrays may be given as lists (converted to numpy), nested messages as dicts."""
     t = normalize(type_name)
     cls = get(t)
@@ -219,9 +223,12 @@ def new(type_name: str, **fields):
     if unknown:
         raise TypeError(f"{t} has no field(s) {sorted(unknown)}; fields: {[n for n, _ in defs]}")
     kw = {}
+    dflt = _MSG_DEFAULTS.get(t, {})
     for name, desc in defs:
         if name in fields:
             kw[name] = _coerce(desc, fields[name], f"{t}.{name}")
+        elif name in dflt:
+            kw[name] = dflt[name]
         else:
             kw[name] = _zero(desc)
     return cls(**kw)
@@ -298,3 +305,42 @@ def definition(type_name: str) -> str:
 def rihs01(type_name: str) -> str:
     """RIHS01 type hash string of a message type (services: see the zenoh wire module)."""
     return _store.hash_rihs01(normalize(type_name))
+
+
+def to_dict(msg) -> Any:
+    """Plain python data of a message (nested dicts, lists; numpy arrays -> lists)."""
+    if hasattr(msg, "__msgtype__") and hasattr(msg, "__dataclass_fields__"):
+        return {k: to_dict(getattr(msg, k)) for k in msg.__dataclass_fields__ if k != "__msgtype__"}
+    if isinstance(msg, np.ndarray):
+        return msg.tolist()
+    if isinstance(msg, (list, tuple)):
+        return [to_dict(v) for v in msg]
+    if isinstance(msg, np.generic):
+        return msg.item()
+    return msg
+
+
+def to_yaml(msg) -> str:
+    """The message as ``ros2 topic echo`` prints it (YAML block style)."""
+    import yaml
+
+    return yaml.safe_dump(to_dict(msg), sort_keys=False, default_flow_style=False, width=100).rstrip("\n")
+
+
+def from_dict(type_name: str, data: dict | None):
+    """A message from plain data (``ros2 topic pub`` YAML): missing fields get zero defaults."""
+    t = normalize(type_name)
+    data = dict(data or {})
+    kw = {}
+    for name, desc in _fielddefs(t):
+        if name not in data:
+            continue
+        v = data.pop(name)
+        if desc[0] == Nodetype.NAME and isinstance(v, dict):
+            v = from_dict(desc[1], v)
+        elif desc[0] in (Nodetype.ARRAY, Nodetype.SEQUENCE) and desc[1][0][0] == Nodetype.NAME:
+            v = [from_dict(desc[1][0][1], x) if isinstance(x, dict) else x for x in v]
+        kw[name] = v
+    if data:
+        raise TypeError(f"{t} has no field(s) {sorted(data)}; fields: {[n for n, _ in _fielddefs(t)]}")
+    return new(t, **kw)

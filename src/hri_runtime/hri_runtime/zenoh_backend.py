@@ -638,6 +638,17 @@ class ZenohContext(ThreadedContext):
         with self._graph_lock:
             self._graph_tokens[key] = ent
 
+    def discover(self, timeout_s: float) -> Graph:
+        """Query the router for every token of the domain now (a one-shot CLI such as
+        ``hri node list`` cannot wait for the subscriber's history to trickle in), merge the
+        answers into the graph cache and return ``graph()``."""
+        replies = self.session.liveliness().get(wire.liveliness_selector(self.params.domain_id),
+                                                timeout=timeout_s)
+        for r in replies:
+            if r.ok is not None:
+                self._on_token(r.ok)
+        return self.graph()
+
     def entities(self) -> list[wire.LivelinessEntity]:
         with self._graph_lock:
             return list(self._graph_tokens.values())

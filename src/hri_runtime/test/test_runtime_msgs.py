@@ -77,3 +77,14 @@ def test_services_and_definitions():
         "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
     msgs.register_srv("hri_test/srv/Scale", "float64 x\n---\nfloat64 y\n")
     assert msgs.new("hri_test/srv/Scale_Response", y=2.0).y == 2.0
+
+
+def test_msg_file_defaults_and_dict_roundtrip():
+    q = msgs.new("geometry_msgs/msg/Quaternion")
+    assert (q.x, q.y, q.z, q.w) == (0.0, 0.0, 0.0, 1.0)            # as rclpy: 'float64 w 1'
+    p = msgs.from_dict("geometry_msgs/msg/PoseStamped", {"header": {"frame_id": "w"}, "pose": {"position": {"x": 1.0}}})
+    d = msgs.to_dict(p)
+    assert d["header"]["frame_id"] == "w" and d["pose"]["position"]["x"] == 1.0 and d["pose"]["orientation"]["w"] == 1.0
+    assert "frame_id: w" in msgs.to_yaml(p)
+    with pytest.raises(TypeError, match="no field"):
+        msgs.from_dict("std_msgs/msg/String", {"date": "x"})

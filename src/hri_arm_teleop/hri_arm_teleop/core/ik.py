@@ -7,9 +7,8 @@
   ``ConfigurationLimit`` (joint limits as QP constraints), Levenberg-Marquardt damping 1e-3,
   QP solver DAQP. Iterated up to ``max_iters`` (20) until the position error <= 1e-4 m and the
   orientation error <= 1e-4 rad.
-- ``dls``: damped least squares on the ``hri_core`` POE model, body-frame error
-  e = log(T(q)^-1 T_target) (twist order (w, v)), step dq = J_b^T (J_b J_b^T + lambda^2 I)^-1 e
-  plus a null-space pull towards the posture, clamped to the joint limits; same thresholds.
+- ``dls``: ``hri_core``'s damped least squares on its POE model (``PoeModel.from_mujoco``,
+  ``PoeModel.ik_dls``; see ``DlsIK``), clamped to the joint limits; same thresholds.
 
 Both take the seed configuration (the previous command) and return an ``IKResult``. The result
 is always inside the joint limits (mink by constraint, dls by clamping).
@@ -111,18 +110,23 @@ class MinkIK:
 
 
 class DlsIK:
-    """Damped least squares on ``hri_core.kinematics.PoeModel`` (see module doc)."""
+    """``hri_core.kinematics.PoeModel.ik_dls`` (C++) on the POE model extracted from the MuJoCo
+    model: space-frame error xi = log(T_d T^-1), dq = J_s^T (J_s J_s^T + lambda^2 I)^-1 xi plus a
+    null-space pull towards the posture, every iterate clamped to the joint limits. Thresholds and
+    iterations from ``teleop.ik`` (seed 003: 1e-4 m, 1e-4 rad, 20); damping, null-space gain and
+    step limit from the core's ``kinematics.ik`` section."""
 
     def __init__(self, model, joint_names: Sequence[str], params: IKParams, q_min: np.ndarray,
-                 q_max: np.ndarray, q_posture: Optional[np.ndarray] = None, poe=None):
-        """``poe``: any object with ``fk(q) -> (4,4)`` and ``jacobian_body(q) -> (6,n)`` rows
-        (w, v); by default ``hri_core.kinematics.PoeModel`` extracted from the MuJoCo model."""
-        self.params = params
-        if poe is None:
-            from hri_core.kinematics import PoeModel
+                 q_max: np.ndarray, q_posture: Optional[np.ndarray] = None, poe=None,
+                 kinematics_ik: Optional[dict] = None):
+        from hri_core.kinematics import IkParams, PoeModel, default_ik_params
 
-            poe = PoeModel.from_mujoco(model, site=params.ee_site, joints=list(joint_names))
-        self.poe = poe
+        self.params = params
+        self.poe = poe if poe is not None else PoeModel.from_mujoco(model, params.ee_site, list(joint_names))
+        base = IkParams.from_config(kinematics_ik) if kinematics_ik is not None else default_ik_params()
+        self.core_params = IkParams(eps_w_rad=params.ori_threshold_rad, eps_v_m=params.pos_threshold_m,
+                                    damping=base.damping, max_iterations=params.max_iters,
+                                    nullspace_gain=base.nullspace_gain, step_max_rad=base.step_max_rad)
         self.q_min, self.q_max = np.asarray(q_min, float), np.asarray(q_max, float)
         self.q_posture = None if q_posture is None else np.asarray(q_posture, float)
 
@@ -130,33 +134,20 @@ class DlsIK:
         return np.asarray(self.poe.fk(np.asarray(q, float)))
 
     def solve(self, T_target: np.ndarray, q_seed: np.ndarray) -> IKResult:
-        p = self.params
-        q = np.clip(np.asarray(q_seed, float), self.q_min, self.q_max)
-        lam2 = p.damping ** 2 if p.damping > 0 else 0.0
-        lam2 = max(lam2, 1e-6)  # keep the step finite near singularities
-        it = 0
-        T = self.fk(q)
-        dp, dr = pose_error(T, T_target)
-        while it < p.max_iters and (dp > p.pos_threshold_m or dr > p.ori_threshold_rad):
-            e = np.asarray(se3.log(se3.inverse(T) @ T_target))           # body twist (w, v)
-            J = np.asarray(self.poe.jacobian_body(q))                    # (6, n), rows (w, v)
-            JJt = J @ J.T + lam2 * np.eye(6)
-            dq = J.T @ np.linalg.solve(JJt, e)
-            if self.q_posture is not None and p.posture_cost > 0:
-                N = np.eye(len(q)) - J.T @ np.linalg.solve(JJt, J)
-                dq += N @ (p.posture_cost * (self.q_posture - q))
-            q = np.clip(q + dq, self.q_min, self.q_max)
-            it += 1
-            T = self.fk(q)
-            dp, dr = pose_error(T, T_target)
-        return IKResult(q, dp <= p.pos_threshold_m and dr <= p.ori_threshold_rad, it, dp, dr)
+        q0 = np.clip(np.asarray(q_seed, float), self.q_min, self.q_max)
+        r = self.poe.ik_dls(np.asarray(T_target, float), q0, self.core_params, q_posture=self.q_posture,
+                            q_min=self.q_min, q_max=self.q_max)
+        q = np.asarray(r.q, float)
+        dp, dr = pose_error(self.fk(q), T_target)
+        return IKResult(q, dp <= self.params.pos_threshold_m and dr <= self.params.ori_threshold_rad,
+                        int(r.iterations), dp, dr)
 
 
 def make_ik(params: IKParams, model, joint_names: Sequence[str], q_min, q_max,
-            q_posture: Optional[np.ndarray] = None):
+            q_posture: Optional[np.ndarray] = None, kinematics_ik: Optional[dict] = None):
     """The configured solver on its own copy of the robot model (never the simulator's data)."""
     if params.solver == "mink":
         return MinkIK(model, joint_names, params, q_posture, q_min, q_max)
     if params.solver == "dls":
-        return DlsIK(model, joint_names, params, q_min, q_max, q_posture)
+        return DlsIK(model, joint_names, params, q_min, q_max, q_posture, kinematics_ik=kinematics_ik)
     raise ValueError(f"teleop.ik.solver must be mink|dls, got {params.solver!r}")

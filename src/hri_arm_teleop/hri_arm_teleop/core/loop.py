@@ -9,27 +9,34 @@ middleware callback thread writes the newest command, the planner reads it).
 - ``CommandPlanner`` (50 Hz): the newest absolute EE command (PoseStamped on /ee_command, or the
   clutch target) becomes a TRACK ``TaskSpaceReference`` stamped now with horizon 0.25 s, if the
   command is younger than ``command_max_age_s`` (1.0 s); otherwise no reference (HOLD planner).
-  The reference moves towards the command at most ``ref_max_linear_speed_m_s`` /
-  ``ref_max_angular_speed_rad_s`` (a keyboard press is an 8 mm step: without this the IK would
-  ask for 0.8 m/s in one 10 ms tick). It starts from the measured EE pose (``seed``), and after
-  a HOLD from the last reference (where the robot holds), so a far first command is approached at
-  the limit speed, never jumped to.
+  The reference moves towards the command with bounded speed and acceleration
+  (``ref_max_linear_speed_m_s`` / ``ref_max_angular_speed_rad_s``, ``ref_max_linear_accel_m_s2``
+  / ``ref_max_angular_accel_rad_s2``; see ``shape_motion``): a keyboard press is an 8 mm step,
+  without this the IK would ask for 0.8 m/s in one 10 ms tick and the safety checker (joint
+  acceleration) would flag it and hold. It starts from the measured EE pose (``seed``), and after a
+  HOLD from the last reference (where the robot holds) at rest, so a far first command is
+  approached at the limit speed, never jumped to.
 - ``Bridge``: validates references (finite, proper rotation, horizon > 0) and hands the controller
   the newest one; a missing or expired reference means HOLD. TRACK <-> HOLD transitions are
-  logged once each.
+  logged once each. A new reference is spread over the planner period (``spread_ticks`` controller
+  ticks, first-order hold on SE(3): T = interpolate(T_prev, T_ref, k / spread_ticks)), so the
+  100 Hz joint command has no 50 Hz staircase (which would double the joint velocity every other
+  tick and trip the acceleration check). The first tick already moves towards the new reference,
+  so the packet -> joint command latency is unchanged.
 - ``TeleopController`` (100 Hz): TRACK -> IK towards the target from the measured q; HOLD -> the
   joint position latched at the transition (the seed commands the measured q, which lets the arm
   sag under load one tick at a time; latching the last command holds it still).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 
-from hri_arm_teleop.core.clutch import rate_limit_pose
+from hri_core import se3
 from hri_arm_teleop.core.types import (CartesianTarget, JointCommand, LatestValue, RefMode,
                                        RobotState, TaskSpaceReference)
 
@@ -44,8 +51,10 @@ class LoopParams:
     command_max_age_s: float = 1.0
     pos_tol_m: float = 0.002
     rot_tol_rad: float = 0.02
-    ref_max_linear_speed_m_s: float = 0.25
+    ref_max_linear_speed_m_s: float = 0.2
     ref_max_angular_speed_rad_s: float = 1.0
+    ref_max_linear_accel_m_s2: float = 2.0
+    ref_max_angular_accel_rad_s2: float = 5.0
 
     @classmethod
     def from_config(cls, section: dict) -> "LoopParams":
@@ -54,6 +63,11 @@ class LoopParams:
     @property
     def base_period_s(self) -> float:
         return 1.0 / self.base_rate_hz
+
+    @property
+    def spread_ticks(self) -> int:
+        """Controller ticks per planner tick (the Bridge's first-order hold)."""
+        return max(1, round(self.planner_decimation / self.controller_decimation))
 
     def rate_hz(self, task: str) -> float:
         return self.base_rate_hz / getattr(self, f"{task}_decimation")
@@ -94,6 +108,51 @@ def _valid_transform(T) -> bool:
                 and np.allclose(T[3], [0, 0, 0, 1]))
 
 
+def _shape_vector(e: np.ndarray, v_prev: np.ndarray, dt: float, v_max: float, a_max: float):
+    """One step towards the error vector ``e`` (goal - current) with |v| <= v_max, |dv/dt| <= a_max
+    and a braking profile |v| <= sqrt(2 a_max |e|) (it can stop on the goal). Returns (step, v)."""
+    dist = float(np.linalg.norm(e))
+    if dist == 0.0 and not np.any(v_prev):
+        return np.zeros(3), np.zeros(3)
+    v_des = e / dt
+    cap = min(v_max, np.sqrt(2.0 * a_max * dist))
+    n = float(np.linalg.norm(v_des))
+    if n > cap:
+        v_des *= cap / n
+    dv = v_des - v_prev
+    ndv = float(np.linalg.norm(dv))
+    if ndv > a_max * dt:
+        dv *= a_max * dt / ndv
+    v = v_prev + dv
+    step = v * dt
+    if float(np.linalg.norm(step)) >= dist and float(np.dot(step, e)) > 0.0:
+        step = e.copy()   # lands on the goal (|e| / dt <= |v|: no speed or acceleration increase)
+        v = e / dt
+    return step, v
+
+
+def shape_motion(prev: np.ndarray, goal: np.ndarray, v_prev: np.ndarray, w_prev: np.ndarray, dt: float,
+                 v_max: float, w_max: float, a_max: float, alpha_max: float):
+    """Move the pose ``prev`` towards ``goal`` for ``dt`` with bounded speed and acceleration.
+
+    Translation: the straight line, p += step(p_goal - p). Rotation: the geodesic in the world
+    frame, R = exp(step(log(R_goal R^T))) R. Velocities (v [m/s], w [rad/s], world frame) are the
+    state. Returns (pose, v, w, limited) where ``limited`` says the goal was not reached."""
+    if dt <= 0.0:
+        return prev.copy(), v_prev, w_prev, True
+    dp, v = _shape_vector(goal[:3, 3] - prev[:3, 3], v_prev, dt, v_max, a_max)
+    e_w = np.asarray(se3.so3_log(goal[:3, :3] @ prev[:3, :3].T))
+    dw, w = _shape_vector(e_w, w_prev, dt, w_max, alpha_max)
+    T = np.eye(4)
+    T[:3, 3] = prev[:3, 3] + dp
+    T[:3, :3] = np.asarray(se3.so3_exp(dw)) @ prev[:3, :3]
+    reached = np.allclose(dp, goal[:3, 3] - prev[:3, 3], atol=1e-12, rtol=0) and \
+        np.allclose(dw, e_w, atol=1e-12, rtol=0)
+    if reached:
+        T = np.array(goal, dtype=float)
+    return T, v, w, not reached
+
+
 class CommandPlanner:
     """Latest absolute EE command -> TRACK reference, or None when there is none / it is stale."""
 
@@ -108,11 +167,20 @@ class CommandPlanner:
         self.rate_limited = 0
         self._last_T: Optional[np.ndarray] = None
         self._last_t: Optional[float] = None
+        self._v = np.zeros(3)
+        self._w = np.zeros(3)
 
     def seed(self, base_T_ee: np.ndarray) -> None:
         """Start the rate limit from the robot's measured EE pose (once, before any reference)."""
         if self._last_T is None:
             self._last_T, self._last_t = np.array(base_T_ee, dtype=float), float(self._clock())
+
+    def reseed(self, base_T_ee: np.ndarray) -> None:
+        """Forget the command and restart at rest from ``base_T_ee`` (after a safety hold: the
+        command that was flagged is never resumed by itself)."""
+        self.commands.clear()
+        self._last_T, self._last_t = np.array(base_T_ee, dtype=float), float(self._clock())
+        self._v, self._w = np.zeros(3), np.zeros(3)
 
     def submit(self, base_T_target: np.ndarray, received_s: Optional[float] = None,
                source_stamp: Optional[float] = None) -> None:
@@ -125,16 +193,19 @@ class CommandPlanner:
         now = float(self._clock())
         item, stamp = self.commands.get()
         if item is None:
+            self._v, self._w = np.zeros(3), np.zeros(3)
             return None
         T, source = item
         if now - stamp > self.params.command_max_age_s:
             self.stale_count += 1
+            self._v, self._w = np.zeros(3), np.zeros(3)   # the controller holds: at rest
             return None
         if self._last_T is not None:
-            T, clipped = rate_limit_pose(self._last_T, T, now - self._last_t,
-                                         self.params.ref_max_linear_speed_m_s,
-                                         self.params.ref_max_angular_speed_rad_s)
-            self.rate_limited += int(clipped)
+            p = self.params
+            T, self._v, self._w, limited = shape_motion(
+                self._last_T, T, self._v, self._w, now - self._last_t, p.ref_max_linear_speed_m_s,
+                p.ref_max_angular_speed_rad_s, p.ref_max_linear_accel_m_s2, p.ref_max_angular_accel_rad_s2)
+            self.rate_limited += int(limited)
         self._last_T, self._last_t = T, now
         return TaskSpaceReference(
             stamp=now, horizon_s=self.params.horizon_s, mode=RefMode.TRACK, source_stamp=source,
@@ -146,10 +217,16 @@ class CommandPlanner:
 class Bridge:
     """Planner -> controller hand-off with validation, expiry and one log line per transition."""
 
-    def __init__(self, clock: Callable[[], float], logger: Optional[logging.Logger] = None):
+    def __init__(self, clock: Callable[[], float], logger: Optional[logging.Logger] = None,
+                 spread_ticks: int = 1):
         self._clock = clock
         self._log = logger or logging.getLogger(__name__)
+        self.spread_ticks = max(1, int(spread_ticks))
         self._latest: LatestValue[TaskSpaceReference] = LatestValue()
+        self._ref_seen: Optional[TaskSpaceReference] = None
+        self._from_T: Optional[np.ndarray] = None
+        self._cur_T: Optional[np.ndarray] = None
+        self._k = 0
         self.mode = RefMode.HOLD
         self.transitions: list[tuple[float, RefMode]] = []
         self.rejected: dict[str, int] = {}
@@ -185,7 +262,27 @@ class Bridge:
             else:
                 why = "no reference" if ref is None else "reference expired (stale command)"
                 self._log.info("HOLD: %s, holding the joint position (t=%.3f s)", why, now)
-        return active
+        if active is None:
+            self._cur_T = None
+            self._ref_seen = None
+            return None
+        if active is not self._ref_seen:      # a new reference: spread it from where we are
+            self._ref_seen = active
+            self._from_T = self._cur_T if self._cur_T is not None else active.target.T
+            self._k = 0
+        self._k = min(self._k + 1, self.spread_ticks)
+        s = self._k / self.spread_ticks
+        T = active.target.T if s >= 1.0 else np.asarray(se3.interpolate(self._from_T, active.target.T, s))
+        self._cur_T = T
+        if T is active.target.T:
+            return active
+        return dataclasses.replace(active, target=dataclasses.replace(active.target, T=T))
+
+    def reset(self) -> None:
+        """Drop the current reference (safety hold): HOLD until the planner sends a new one."""
+        self._latest.clear()
+        self._cur_T = None
+        self._ref_seen = None
 
 
 class TeleopController:

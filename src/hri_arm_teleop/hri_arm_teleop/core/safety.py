@@ -1,68 +1,86 @@
-"""Safety hooks of the teleop chain, on ``hri_core.safety.SafetyChecker`` (limits from config).
+"""The teleop chain's safety gate on ``hri_core.safety.SafetyChecker`` (limits from config).
 
-- ``workspace_clamp(p) -> (p_clamped, clamped)``: the clutch target's position is kept inside the
-  configured Cartesian box (``safety.workspace_min_m/max_m``, base frame). A clamp is flagged and
-  counted by the clutch (the target slides along the boundary; it never leaves the box).
-- ``joint_guard(cmd, prev) -> (cmd | None, cause)``: every joint command before it reaches the
-  robot. Non-finite values or positions outside the joint limits -> rejected (None: the pipeline
-  holds the previous command and counts the cause). A joint speed (q_des - q_prev)/dt above the
-  limit -> the checker's clamped command is sent and the flag counted (a rate limit, not a
-  rejection: rejecting would freeze the arm and make the next step larger still).
+Two checkers with the same limits (``hri_core.safety.limits_from_config(cfg)``: the ``joints``
+and ``safety`` sections):
+
+- **target** (``check_target(p)``, every new EE target: the clutch target at the I/O rate, the
+  planner's reference for absolute commands): ``ee_pos`` only, a pure check (no history):
+  workspace box (``safety.workspace_min_m/max_m``, base frame) and NaN/Inf. The checker's output
+  is the position clamped into the box.
+- **command** (``check_command(q_des, ...)``, every joint command at the controller rate, the
+  last thing before the robot): ``q`` and ``ee_pos = fk(q)[:3, 3]`` with ``dt_s`` = the controller
+  period and ``stamp_s`` = the reference's stamp: joint position, velocity and acceleration limits
+  (against the previous *sent* command), workspace, end-effector speed, NaN/Inf and staleness
+  (``safety.command_stale_after_s``). A non-finite or stale command is *rejected*: the checker's
+  output is the hold command (the previous one).
+
+Clamp AND flag: a flagged check returns the clamped command (``q`` sent instead of the request)
+and the flag names; the pipeline then goes to SAFETY HOLD (see ``pipeline``), logs the reason
+once and counts it per check (``flags``). Nothing here is silent.
 """
 from __future__ import annotations
 
-import logging
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 
-from hri_arm_teleop.core.types import JointCommand
-
-log = logging.getLogger(__name__)
+from hri_core.safety import SafetyChecker, limits_from_config
 
 
-def make_safety_hooks(cfg: dict, clock: Callable[[], float]):
-    from hri_runtime.config import arm_limits
-
-    limits = arm_limits(cfg)
-    checker = _make_checker(limits)
-    lo, hi = np.asarray(limits.workspace_min, float), np.asarray(limits.workspace_max, float)
-    q_min, q_max = np.asarray(limits.q_min, float), np.asarray(limits.q_max, float)
-    v_max = np.asarray(limits.v_max, float)
-
-    def workspace_clamp(p: np.ndarray):
-        if checker is not None:
-            return checker.clamp_workspace(p)
-        q = np.clip(p, lo, hi)
-        return q, bool(np.any(q != p))
-
-    def joint_guard(cmd: JointCommand, prev: Optional[JointCommand]):
-        q = np.asarray(cmd.q_des, float)
-        if not np.all(np.isfinite(q)):
-            return None, "non_finite"
-        if np.any(q < q_min - 1e-9) or np.any(q > q_max + 1e-9):
-            return None, "joint_position_limit"
-        if prev is not None:
-            dt = cmd.stamp - prev.stamp
-            if dt > 0:
-                step = q - np.asarray(prev.q_des, float)
-                lim = v_max * dt
-                if np.any(np.abs(step) > lim):
-                    q = np.asarray(prev.q_des, float) + np.clip(step, -lim, lim)
-                    return JointCommand(cmd.stamp, q, cmd.dq_des, cmd.tau_ff, cmd.source_stamp), "ok_velocity_clamped"
-        return cmd, "ok"
-
-    return workspace_clamp, joint_guard
+@dataclass
+class GateResult:
+    q: Optional[np.ndarray]       # the command to send (clamped, or the hold command if rejected)
+    ok: bool
+    rejected: bool
+    violations: tuple             # flag names, e.g. ("workspace",)
+    detail: str                   # one human-readable line (worst check and ratio)
 
 
-def _make_checker(limits):
-    """The ``hri_core.safety.SafetyChecker`` adapter (an object with ``clamp_workspace(p) ->
-    (p, clamped)``). Not wired yet: the checker's Python API did not exist when this was written
-    (issue 4). Until it is, both hooks apply the same config limits (``arm_limits``) directly."""
-    try:
-        from hri_core import safety  # noqa: F401
-    except ImportError:
-        log.info("hri_core.safety not importable: safety hooks use the config limits directly")
-        return None
-    log.info("hri_core.safety adapter not wired yet: safety hooks use the config limits directly")
-    return None
+def _detail(r) -> str:
+    if r.ok:
+        return ""
+    idx = f"[{r.worst_index}]" if r.worst_index >= 0 else ""
+    return f"{','.join(r.violations)} (worst {r.worst_check}{idx} at {r.worst_ratio:.2f} x limit)"
+
+
+class SafetyGate:
+    def __init__(self, cfg: dict, fk: Callable[[np.ndarray], np.ndarray], control_period_s: float):
+        self.limits = limits_from_config(cfg)
+        self.fk = fk
+        self.dt_s = float(control_period_s)
+        self.target_checker = SafetyChecker(self.limits)
+        self.command_checker = SafetyChecker(self.limits)
+        self.flags: dict[str, int] = {}       # per check: how many target/command checks raised it
+
+    def _count(self, violations) -> None:
+        for v in violations:
+            self.flags[v] = self.flags.get(v, 0) + 1
+
+    def reset(self, q_measured: np.ndarray) -> None:
+        """Seed the command history with the robot's measured state (start, after a hold)."""
+        q = np.asarray(q_measured, float)
+        self.command_checker.reset(q=q, ee_pos=np.asarray(self.fk(q))[:3, 3].copy())
+
+    @property
+    def has_history(self) -> bool:
+        return bool(self.command_checker.has_history)
+
+    def check_target(self, p: np.ndarray, now_s: float) -> GateResult:
+        """A new EE target position (base frame): workspace and NaN. Pure (no history)."""
+        p = np.asarray(p, float).reshape(3)
+        r = self.target_checker.check(ee_pos=p, dt_s=self.dt_s, now_s=now_s, stamp_s=now_s, advance=0)
+        self._count(r.violations)
+        return GateResult(None if r.rejected else np.asarray(r.ee_pos), r.ok, r.rejected,
+                          tuple(r.violations), _detail(r))
+
+    def check_command(self, q_des: np.ndarray, now_s: float, stamp_s: float) -> GateResult:
+        """A joint command before it reaches the robot; the result's ``q`` is what to send."""
+        q = np.asarray(q_des, float)
+        if np.all(np.isfinite(q)):
+            ee = np.asarray(self.fk(q))[:3, 3].copy()
+        else:
+            ee = np.full(3, np.nan)
+        r = self.command_checker.check(q=q, dt_s=self.dt_s, now_s=now_s, stamp_s=stamp_s, ee_pos=ee)
+        self._count(r.violations)
+        return GateResult(np.asarray(r.q), r.ok, r.rejected, tuple(r.violations), _detail(r))

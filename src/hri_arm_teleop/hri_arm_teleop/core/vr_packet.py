@@ -100,12 +100,18 @@ def decode(data: bytes) -> ControllerPose:
                           bool(flags & FLAG_RIGHT_HAND), buttons, trig, grip)
 
 
+CAUSES = ("bad_size", "bad_magic", "bad_version", "reserved_bits", "bad_sequence", "non_finite",
+          "position_out_of_range", "bad_quaternion", "analog_out_of_range")
+
+
 class ControllerPoseCodec:
-    """Codec object for ``hri_pulse``'s receiver machinery (decode/encode, size, name)."""
+    """``hri_pulse.core.PacketCodec`` of this packet (``decode``/``sequence``/``causes``) for
+    ``hri_pulse.core.LinkReceiver`` (with ``reject_exceptions=(PacketError,)``)."""
 
     name = "arm_controller_pose_v1"
     size = SIZE
     error = PacketError
+    causes = CAUSES
 
     @staticmethod
     def decode(data: bytes) -> ControllerPose:
@@ -116,7 +122,7 @@ class ControllerPoseCodec:
         return encode(p)
 
     @staticmethod
-    def sequence_of(p: ControllerPose) -> int:
+    def sequence(p: ControllerPose) -> int:
         return p.sequence
 
 

@@ -91,8 +91,7 @@ class ArmTeleopNode(Node):
             port = t["vr"]["port"] if vr_port == 0 else (0 if vr_port < 0 else vr_port)
             sock.bind((t["vr"]["bind_address"], port))
             self.vr_address = sock.getsockname()
-            self.receiver = ArmVrReceiver(sock, self.clock, t["vr"]["expected_rate_hz"],
-                                          t["vr"]["disconnect_timeout_s"])
+            self.receiver = ArmVrReceiver(sock, self.clock, self.cfg, logger=self._std_logger())
             self.get_logger().info(f"VR controller poses on udp://{self.vr_address[0]}:{self.vr_address[1]}")
         self.create_subscription("geometry_msgs/msg/PoseStamped", t["topics"]["ee_command"],
                                  self.on_ee_command, qos=10)

@@ -25,7 +25,11 @@ class PidBridge:
         """``rows``: heuristic name -> {kp, ki, kd, ...metrics} from the relay auto-tune."""
         self.autotune_table[joint] = dict(rows)
 
-    def _joint_name(self, idx: int) -> str:
+    def _joint_name(self, idx) -> str:
+        if isinstance(idx, str):
+            if idx not in self.storage.joints:
+                raise Rejected("out_of_range", f"joint {idx!r} not in {self.storage.joints}")
+            return idx
         try:
             return self.storage.joints[idx]
         except IndexError:

@@ -17,12 +17,16 @@ import hmac
 import ipaddress
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-#: gain names accepted by set_gains / pid_apply
+#: gain names accepted by pid_apply
 GAIN_NAMES = ("kp", "ki", "kd")
+#: interaction impedance gains accepted by set_gains: name -> length (body twist order w, v)
+IMPEDANCE_GAINS = {"stiffness": 6, "damping": 6}
+JOINT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 class Rejected(ValueError):
@@ -104,7 +108,8 @@ class Command:
 
 def _finite(value: Any, name: str, lo: float, hi: float, msg_id: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise Rejected("bad_field", f"{name} must be a number, got {type(value).__name__}", msg_id)
+        got = "null (empty or not a number)" if value is None else type(value).__name__
+        raise Rejected("bad_field", f"{name} must be a number, got {got}", msg_id)
     v = float(value)
     if not math.isfinite(v):
         raise Rejected("bad_value", f"{name} must be finite, got {value!r}", msg_id)
@@ -113,14 +118,20 @@ def _finite(value: Any, name: str, lo: float, hi: float, msg_id: Any) -> float:
     return v
 
 
-def _joint(frame: dict, params: ConsoleParams, msg_id: Any, required: bool = True) -> int | None:
+def _joint(frame: dict, params: ConsoleParams, msg_id: Any, required: bool = True) -> int | str | None:
+    """A joint: an integer index in [0, num_joints) or a joint name (``[A-Za-z_][A-Za-z0-9_]*``,
+    at most 64 characters; whether the name exists is the service's decision)."""
     if "joint" not in frame:
         if required:
             raise Rejected("missing_field", "joint is required", msg_id)
         return None
     j = frame["joint"]
+    if isinstance(j, str):
+        if not JOINT_NAME.fullmatch(j):
+            raise Rejected("bad_field", f"joint name {j[:80]!r} is not [A-Za-z_][A-Za-z0-9_]* (<= 64 chars)", msg_id)
+        return j
     if isinstance(j, bool) or not isinstance(j, int):
-        raise Rejected("bad_field", "joint must be an integer index", msg_id)
+        raise Rejected("bad_field", "joint must be an integer index or a joint name", msg_id)
     if not 0 <= j < params.num_joints:
         raise Rejected("out_of_range", f"joint {j} outside [0, {params.num_joints - 1}]", msg_id)
     return j
@@ -152,7 +163,24 @@ def _set_mode(frame, params, msg_id):
 
 
 def _set_gains(frame, params, msg_id):
-    return {"gains": _gains(frame, params, msg_id)}
+    """Interaction impedance gains: ``gains = {stiffness: [6], damping: [6]}`` (diagonals,
+    N·m/rad x3 then N/m x3, and N·m·s/rad x3 then N·s/m x3). Stiffness must be > 0, damping
+    >= 0, both <= gain_max; the controller checks the rest (SPD, blend) and counts its own
+    rejections."""
+    gains = frame.get("gains")
+    if not isinstance(gains, dict) or set(gains) != set(IMPEDANCE_GAINS):
+        raise Rejected("missing_field", "gains must be {stiffness: [6 numbers], damping: [6 numbers]}", msg_id)
+    out = {}
+    for name, n in IMPEDANCE_GAINS.items():
+        v = gains[name]
+        if not isinstance(v, list) or len(v) != n:
+            raise Rejected("bad_field", f"{name} must be a list of {n} numbers", msg_id)
+        lo = 0.0
+        vals = [_finite(x, f"{name}[{i}]", lo, params.gain_max, msg_id) for i, x in enumerate(v)]
+        if name == "stiffness" and any(x <= 0.0 for x in vals):
+            raise Rejected("out_of_range", "stiffness must be > 0 on every axis", msg_id)
+        out[name] = vals
+    return {"gains": out}
 
 
 def _pid_joint(frame, params, msg_id):

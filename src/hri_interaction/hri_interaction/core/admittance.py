@@ -76,11 +76,17 @@ def body_wrench_from_world(world_T_d: np.ndarray, wrench_world: np.ndarray) -> n
 
 
 class LieAdmittance:
-    """Stateful, one instance per loop. ``step(F_body, dt)``; ``modified_pose(T_d)``."""
+    """Stateful, one instance per loop. ``step(F_body, dt)``; ``modified_pose(T_d)``.
+    The step runs in C++ (``hri_core._hri_core.interaction.LieAdmittance``) when the core has it
+    and ``use_cxx``; the state (λ, λ̇) stays here, so both paths are interchangeable."""
 
-    def __init__(self, params: AdmittanceParams):
+    def __init__(self, params: AdmittanceParams, use_cxx: bool = True):
+        from hri_interaction.core.impedance import cxx_kernels
+
         self.se3 = _se3()
-        self.params = params
+        self._cx_mod = cxx_kernels() if use_cxx else None
+        self._cx = None
+        self.set_params(params)
         self.reset()
 
     def reset(self, lam: Optional[np.ndarray] = None, lam_dot: Optional[np.ndarray] = None) -> None:
@@ -91,6 +97,8 @@ class LieAdmittance:
 
     def set_params(self, params: AdmittanceParams) -> None:
         self.params = params
+        if self._cx_mod is not None:
+            self._cx = self._cx_mod.LieAdmittance(params.mass, params.damping, params.stiffness)
 
     def dexp(self, lam: Optional[np.ndarray] = None) -> np.ndarray:
         return self.se3.left_jacobian(self.lam if lam is None else lam)
@@ -116,6 +124,16 @@ class LieAdmittance:
 
     def step(self, wrench_body: np.ndarray, dt: float) -> np.ndarray:
         """Advance one semi-implicit Euler step with this call's Δt; returns λ."""
+        if self._cx is not None:
+            k = self._cx
+            k.lam = self.lam
+            k.lam_dot = self.lam_dot
+            k.step(np.asarray(wrench_body, float), float(dt))
+            new_dot = np.array(k.lam_dot)
+            self.lam_ddot = (new_dot - self.lam_dot) / dt
+            self.lam_dot = new_dot
+            self.lam = np.array(k.lam)
+            return self.lam
         J, M_l, D_l = self.matrices(self.lam, self.lam_dot)
         gamma = J.T @ np.asarray(wrench_body, float)
         rhs = gamma - D_l @ self.lam_dot - self.params.stiffness @ self.lam

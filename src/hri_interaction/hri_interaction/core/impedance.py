@@ -31,6 +31,21 @@ def _se3():
     return se3
 
 
+_CXX: list = []
+
+
+def cxx_kernels():
+    """``hri_core._hri_core.interaction`` (the C++ hot path of this package) or None if the
+    installed core was built without it."""
+    if not _CXX:
+        try:
+            from hri_core._hri_core import interaction as cx
+            _CXX.append(cx if hasattr(cx, "lie_impedance_torque") else None)
+        except ImportError:
+            _CXX.append(None)
+    return _CXX[0]
+
+
 @dataclass(frozen=True)
 class ImpedanceParams:
     stiffness: np.ndarray   # (6, 6) SPD, body frame, (ω, v)
@@ -68,8 +83,12 @@ def lie_impedance_wrench(world_T_ee, body_twist, world_T_ref, K, D,
 
 
 def lie_impedance_torque(world_T_ee, body_twist, body_jacobian, bias, world_T_ref, K, D,
-                         ref_body_twist=None) -> np.ndarray:
-    """τ = J_bᵀ(−K e − D ė) + g(q)."""
+                         ref_body_twist=None, use_cxx: bool = True) -> np.ndarray:
+    """τ = J_bᵀ(−K e − D ė) + g(q) (in C++ when the core has the kernel and ``use_cxx``)."""
+    cx = cxx_kernels() if use_cxx else None
+    if cx is not None:
+        return cx.lie_impedance_torque(world_T_ee, body_twist, body_jacobian, bias, world_T_ref,
+                                       K, D, ref_body_twist)
     F, _ = lie_impedance_wrench(world_T_ee, body_twist, world_T_ref, K, D, ref_body_twist)
     return np.asarray(body_jacobian, float).T @ F + np.asarray(bias, float)
 

@@ -57,6 +57,36 @@ class StepTestMotion(Motion):
 
 
 @dataclass
+class SignFlipMotion(Motion):
+    """The thesis's step-test button (§3.5.1): the joint's angle flips sign, e.g. 30° → −30° (a 60°
+    step), is held, and flips back::
+
+        base … pause_s … −base … hold_s … base … hold_s   (× repeats)
+
+    ``base`` is the joint's angle in the base pose (absolute, rad); a joint at 0 does not move."""
+
+    joint: str
+    pause_s: float = 0.5
+    hold_s: float = 1.5
+    repeats: int = 1
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = f"flip_{self.joint}"
+        self.duration_s = self.pause_s + self.repeats * 2 * self.hold_s
+
+    def setpoints(self, t_s, base_pose_rad, joint_names):
+        q = np.array(base_pose_rad, dtype=float)
+        i = list(joint_names).index(self.joint)
+        if t_s >= self.pause_s:
+            k = int((t_s - self.pause_s) // self.hold_s)
+            if k % 2 == 0 and k < 2 * self.repeats:
+                q[i] = -q[i]
+        return q
+
+
+@dataclass
 class DanceMotion(Motion):
     """A fast synthetic 'dance': every joint follows base + A_j sin(2π f_j t) (thesis §4.1 uses a
     fast dance animation for the animation error)."""

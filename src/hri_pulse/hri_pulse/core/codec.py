@@ -23,6 +23,8 @@ UNITY_FORMAT = "<fffiiffi"
 _UNITY = struct.Struct(UNITY_FORMAT)
 _isfinite = math.isfinite
 _SIZE = _UNITY.size
+_unpack = _UNITY.unpack
+_new = tuple.__new__
 
 
 class PacketRejected(Exception):
@@ -92,6 +94,7 @@ class UnityCodec:
         if params.size_bytes != _UNITY.size:
             raise ValueError(f"pulse.packet.size_bytes {params.size_bytes} != struct size {_UNITY.size}")
         self.p = params
+        self._ori_lim = params.audio_orientation_abs_max_deg
 
     @staticmethod
     def encode(pkt: UnityPacket) -> bytes:
@@ -105,21 +108,23 @@ class UnityCodec:
         if len(data) != _SIZE:
             raise PacketRejected("bad_size", f"{len(data)} bytes, expected {_SIZE}")
         try:
-            hp, hn, ht, st, ang, vol, ori, seq = _UNITY.unpack(data)
+            v = _unpack(data)
         except struct.error as exc:  # pragma: no cover - size already checked
             raise PacketRejected("unpack_error", str(exc)) from None
+        hp, hn, ht, st, ang, vol, ori, seq = v
         p = self.p
-        if not (_isfinite(hp) and _isfinite(hn) and _isfinite(ht) and _isfinite(vol) and _isfinite(ori)):
+        # f32 values are < 3.5e38, so their double sum overflows never: it is finite iff all are
+        if not _isfinite(hp + hn + ht + vol + ori):
             raise PacketRejected("non_finite", "NaN/Inf in a float field")
         lim = p.head_abs_max_deg
-        if abs(hp) > lim or abs(hn) > lim or abs(ht) > lim:
+        if not (-lim <= hp <= lim and -lim <= hn <= lim and -lim <= ht <= lim):
             raise PacketRejected("head_out_of_range", f"head ({hp:.3g}, {hn:.3g}, {ht:.3g}) deg beyond ±{lim}")
-        if st < 0 or st > p.base_state_max:
+        if not 0 <= st <= p.base_state_max:
             raise PacketRejected("bad_state", f"base_state {st} not in 0..{p.base_state_max}")
-        if abs(ang) > p.base_angular_max:
+        if not -p.base_angular_max <= ang <= p.base_angular_max:
             raise PacketRejected("bad_angular", f"base_angular {ang} not in ±{p.base_angular_max}")
-        if vol < 0.0 or vol > p.audio_volume_max or abs(ori) > p.audio_orientation_abs_max_deg:
+        if not (0.0 <= vol <= p.audio_volume_max and -self._ori_lim <= ori <= self._ori_lim):
             raise PacketRejected("audio_out_of_range", f"volume {vol:.3g}, orientation {ori:.3g}")
         if seq < 0:
             raise PacketRejected("bad_sequence", f"message_order {seq} < 0")
-        return UnityPacket(hp, hn, ht, st, ang, vol, ori, seq)
+        return _new(UnityPacket, v)

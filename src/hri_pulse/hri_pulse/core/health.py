@@ -54,6 +54,9 @@ class RateWindow:
         self.head = None          # absolute index of the newest bucket
         self.first_s: Optional[float] = None
         self.total = 0
+        self._slot = 0
+        self._bucket_start = math.inf
+        self._bucket_end = -math.inf
 
     def _advance(self, now_s: float) -> None:
         idx = int(math.floor(now_s / self.dt))
@@ -68,10 +71,17 @@ class RateWindow:
         self.head = idx
 
     def add(self, now_s: float, k: int = 1) -> None:
+        if now_s < self._bucket_end and now_s >= self._bucket_start:   # fast path: same bucket
+            self.counts[self._slot] += k
+            self.total += k
+            return
         if self.first_s is None:
             self.first_s = now_s
         self._advance(now_s)
-        self.counts[self.head % self.n] += k
+        self._slot = self.head % self.n
+        self._bucket_start = self.head * self.dt
+        self._bucket_end = self._bucket_start + self.dt
+        self.counts[self._slot] += k
         self.total += k
 
     def span_s(self, now_s: float) -> float:

@@ -1,5 +1,8 @@
 """``LinkReceiver``: one receiving link = codec + sequence tracker + health monitor + peer policy.
 
+Codec duck typing: ``decode(bytes)``, ``sequence(pkt)`` or ``sequence_of(pkt)``, optional
+``causes`` (counters pre-created at 0) and ``error`` (its exception class, with a ``cause``).
+
 Carrier-agnostic: a carrier (UDP socket, ZeroMQ SUB, a test) hands ``(data, peer)`` to
 ``handle``; ``peer`` is ``(host, port)`` for UDP or any string/tuple. The codec is injected
 (``PacketCodec``: ``decode``/``sequence``/``causes``), so the same receiver serves the Unity
@@ -56,12 +59,17 @@ class LinkReceiver:
         self.log = logger or logging.getLogger(f"hri_pulse.{name}")
         self.tracker = SequenceTracker(sequence)
         self.health = HealthMonitor(health, start_s=clock())
-        self._reject_exc = reject_exceptions
+        # codec duck typing: ``sequence`` (or ``sequence_of``), optional ``causes`` and ``error``
+        extra = getattr(codec, "error", None)
+        self._reject_exc = tuple(reject_exceptions) + ((extra,) if isinstance(extra, type) else ())
+        self._seq_of = getattr(codec, "sequence", None) or codec.sequence_of
         self._allow = frozenset(link.allow_list)
         self.owner: Any = None          # (host, port) of the locked peer
+        self._owner_host: Any = None
         self.received = 0
         self.accepted = 0
-        self.rejected: Dict[str, int] = {c: 0 for c in (*PEER_CAUSES, *codec.causes, *SEQUENCE_CAUSES)}
+        self.rejected: Dict[str, int] = {c: 0 for c in (*PEER_CAUSES, *getattr(codec, "causes", ()),
+                                                          *SEQUENCE_CAUSES)}
         self._next_log: Dict[str, float] = {}
         self.last_event: Optional[str] = None
 
@@ -94,7 +102,7 @@ class LinkReceiver:
             self._reject("not_allowed", f"source {peer} not in the allow-list", now_s)
             return None
         owner = self.owner
-        if self.lp.peer_lock and owner is not None and host != _host(owner) and self.health.connected:
+        if owner is not None and self.lp.peer_lock and host != self._owner_host and self.health.connected:
             self._reject("foreign_peer", f"source {peer} while {owner} holds the link", now_s)
             return None
         try:
@@ -102,9 +110,9 @@ class LinkReceiver:
         except self._reject_exc as exc:
             self._reject(getattr(exc, "cause", type(exc).__name__), str(exc), now_s)
             return None
-        verdict = self.tracker.check(self.codec.sequence(pkt))
+        verdict = self.tracker.check(self._seq_of(pkt))
         if verdict not in ACCEPTED:
-            self._reject(verdict, f"message order {self.codec.sequence(pkt)} after {self.tracker.last}", now_s)
+            self._reject(verdict, f"message order {self._seq_of(pkt)} after {self.tracker.last}", now_s)
             return None
         if verdict == GAP and self._limited("gap_" + self.tracker.last_gap.severity, now_s):
             g = self.tracker.last_gap
@@ -113,14 +121,15 @@ class LinkReceiver:
                f"({g.missing} lost)")
         elif verdict == RESTART:
             self.log.warning(f"{self.name}: sender restarted (message order back to "
-                             f"{self.codec.sequence(pkt)}): sequence re-based")
+                             f"{self._seq_of(pkt)}): sequence re-based")
         self.accepted += 1
-        self.owner = peer
+        if peer != owner:
+            self.owner, self._owner_host = peer, host
         ev = self.health.on_receive(now_s)
         if ev is not None:
             self.last_event = ev
             what = "headset RECONNECTED" if ev == "reconnected" else "headset connected"
-            self.log.info(f"{self.name}: {what}: peer {peer} (message order {self.codec.sequence(pkt)})")
+            self.log.info(f"{self.name}: {what}: peer {peer} (message order {self._seq_of(pkt)})")
         return pkt
 
     # ------------------------------------------------------------------ periodic

@@ -9,6 +9,9 @@
   dropped (counted). The head orientation at the command is captured with it.
   Emission times are computed as t0 + k T (no accumulated drift); ``due(now)`` returns every
   message whose time has come, so the caller may tick faster than T (the node ticks at 5 ms).
+  ``idle_stream`` (seed: true) publishes idle every T between pulses; false publishes one idle
+  message after each pulse and then nothing, so two command sources (VR + gamepad) can share
+  ``/base_cmd`` without one's idle stream splitting the other's pulse into several.
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ class PulseParams:
     cycles: int
     rate_hz: float
     debounce_s: float
+    idle_stream: bool = True     # False: one idle message after each pulse, then silence
 
     @property
     def period_s(self) -> float:
@@ -49,7 +53,8 @@ class PulseParams:
     @classmethod
     def from_config(cls, section: dict) -> "PulseParams":
         s = section["pulse"] if "pulse" in section else section
-        return cls(cycles=int(s["cycles"]), rate_hz=float(s["rate_hz"]), debounce_s=float(s["debounce_s"]))
+        return cls(cycles=int(s["cycles"]), rate_hz=float(s["rate_hz"]), debounce_s=float(s["debounce_s"]),
+                   idle_stream=bool(s["idle_stream"]))
 
 
 class RisingEdge:
@@ -76,6 +81,7 @@ class PulseGenerator:
         self._k = 0                 # index of the next emission in the current schedule
         self._cmd: Optional[Command] = None
         self._last_accept_s: Optional[float] = None
+        self._idle_sent = False
         self.accepted = 0
         self.debounced = 0
         self.cancelled = 0
@@ -95,6 +101,7 @@ class PulseGenerator:
         self._last_accept_s = now_s
         self._cmd = cmd._replace(t_s=now_s)
         self._anchor, self._k = now_s, 0
+        self._idle_sent = False
         self.accepted += 1
         return True
 
@@ -104,6 +111,7 @@ class PulseGenerator:
             self.cancelled += 1
         self._cmd = None
         self._anchor, self._k = now_s, 0
+        self._idle_sent = False
 
     def due(self, now_s: float) -> List[Emission]:
         """Messages whose time is <= now_s, oldest first. After a long stall the missed idle
@@ -119,6 +127,11 @@ class PulseGenerator:
             else:
                 if self._cmd is not None:          # pulse finished: idle from here on
                     self._cmd = None
+                elif not self.p.idle_stream:
+                    if self._idle_sent:            # one idle message after a pulse/cancel only
+                        self._k = int((now_s + _EPS_S - self._anchor) / T) + 1
+                        break
+                self._idle_sent = True
                 # collapse a backlog of idle messages into the newest one
                 k_last = self._k + max(0, int((now_s + _EPS_S - t) / T))
                 self._k = k_last

@@ -3,7 +3,8 @@
 Config: section ``pulse`` (docs/interfaces.md "Pulse"). Parameters: ``robot`` (config name,
 default tino), ``port`` (-1 = ``pulse.udp.port``; 0 = any free port, for tests),
 ``bind_address`` ("" = ``pulse.udp.bind_address``), ``zmq`` ("config" | "true" | "false"),
-``zmq_sub_endpoint`` / ``zmq_pub_endpoint`` ("" = config).
+``zmq_sub_endpoint`` / ``zmq_pub_endpoint`` ("" = config), ``kernel_flood_filter``
+("config" | "true" | "false").
 
 Out: ``/base_cmd`` (geometry_msgs/Twist: linear.x = state, angular.z = direction) every
 1/rate_hz: 3 identical messages per command, idle (0) otherwise; ``/link/safe_stop``
@@ -14,8 +15,8 @@ packets to the headset at ``pose_send_rate_hz`` / ``skeleton_send_rate_hz``.
 
 Receiving: every tick (``pulse.node.tick_period_s``) drains the carriers on a bounded budget
 (``max_packets_per_cycle``). On threaded backends (zenoh/rclpy) a waker thread also posts a
-drain to the executor as soon as the UDP socket is readable (low latency); those extra drains
-share the per-tick budget, so a flood can never starve the pulse timer.
+drain to the executor as soon as the UDP socket is readable (low latency); at most one such
+drain per tick, sharing the per-tick budget, so a flood can never starve the pulse timer.
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class VrInterfaceNode(Node):
         port = int(_v(self.declare_parameter("port", -1)))
         bind = str(_v(self.declare_parameter("bind_address", "")))
         zmq_sel = str(_v(self.declare_parameter("zmq", "config")))
+        kf_sel = str(_v(self.declare_parameter("kernel_flood_filter", "config")))
         zsub = str(_v(self.declare_parameter("zmq_sub_endpoint", "")))
         zpub = str(_v(self.declare_parameter("zmq_pub_endpoint", "")))
         self.cfg = cfg = load_robot_config(robot)["pulse"]
@@ -76,6 +78,13 @@ class VrInterfaceNode(Node):
             self.zmq = ZmqCarrier(zsub or z["sub_endpoint"], zpub or z["pub_endpoint"], z["rcvhwm"],
                                   u["max_packets_per_cycle"])
             self.carriers.append(self.zmq)
+        lk = cfg["link"]
+        kf = lk["kernel_flood_filter"] if kf_sel == "config" else kf_sel.lower() == "true"
+        self.kfilter = bool(kf) and bool(lk["peer_lock"])
+        self.kfilter_min_per_tick = float(lk["flood_filter_min_pps"]) * cfg["node"]["tick_period_s"]
+        self.kfilter_hold_s = float(lk["flood_filter_hold_s"])
+        self._kfilter_until = 0.0
+        self._foreign_prev = 0
         self.feedback_port = int(u["feedback_port"])
         self.budget = int(u["max_packets_per_cycle"])
         self._budget_left = self.budget
@@ -133,9 +142,9 @@ class VrInterfaceNode(Node):
                 self.context.executor.post(self._drain_event)
 
     def _drain_event(self) -> None:
+        # at most one event-driven drain per tick: the waker is re-armed by ``tick`` only, so
+        # posted drains can never crowd the executor queue ahead of the timers under a flood
         self._drain(self.now())
-        if self._budget_left > 0:
-            self._wake_armed.set()           # else: re-armed by the next tick
 
     def _drain(self, now: float) -> None:
         for carrier in self.carriers:
@@ -172,8 +181,30 @@ class VrInterfaceNode(Node):
         now = self.now()
         self._budget_left = self.budget
         self._drain(now)
-        if self._waker is not None and self._budget_left > 0:
+        if self.kfilter:
+            self._flood_filter(now)
+        if self._waker is not None:
             self._wake_armed.set()
+
+    def _flood_filter(self, now: float) -> None:
+        """Under a flood from other hosts (>= flood_filter_min_pps foreign drops), move the peer
+        lock into the kernel (BPF source-host filter) for flood_filter_hold_s, then re-evaluate.
+        Released at once when the link times out, so any headset can connect again."""
+        lr = self.core.link
+        foreign = lr.rejected["foreign_peer"]
+        d, self._foreign_prev = foreign - self._foreign_prev, foreign
+        if self.udp.filter_host is not None:
+            if now >= self._kfilter_until or not lr.health.connected:
+                self.udp.clear_host_filter()
+                self.get_logger().info("vr link: kernel flood filter released")
+            return
+        owner = lr.owner
+        if d >= self.kfilter_min_per_tick and lr.health.connected and isinstance(owner, tuple):
+            if self.udp.set_host_filter(owner[0]):
+                self._kfilter_until = now + self.kfilter_hold_s
+                self.get_logger().warning(
+                    f"vr link: flood from other hosts ({d} datagrams in one tick): kernel filter admits "
+                    f"only {owner[0]} for {self.kfilter_hold_s:g} s")
 
     def on_pose(self, msg) -> None:
         p = msg.pose.pose
@@ -223,6 +254,8 @@ class VrInterfaceNode(Node):
         vals.update({f"rejected_{k}": v for k, v in lr.rejected.items()})
         vals.update({f"seq_{k}": v for k, v in lr.tracker.c.as_dict().items()})
         vals["flood_budget_hits"] = sum(c.budget_exhausted for c in self.carriers)
+        vals["kernel_filter_host"] = self.udp.filter_host or "-"
+        vals["kernel_filter_engagements"] = self.udp.filter_engagements
         return rep, vals
 
     def publish_diagnostics(self) -> None:

@@ -18,6 +18,17 @@ class Probe(Node):
         extra = self.declare_parameter("extra", "").value
         gain = self.declare_parameter("gain", 0.0).value
         pub = self.create_publisher("std_msgs/msg/String", "chatter")
+        hz = self.declare_parameter("publish_hz", 0.0).value
+        if hz > 0:
+            from hri_runtime import msgs
+
+            self.k = 0
+
+            def tick():
+                self.k += 1
+                pub.publish(msgs.new("std_msgs/msg/String", data=f"probe {self.k}"))
+
+            self.create_timer(1.0 / hz, tick)
         self.write(event="start", pid=os.getpid(), name=self.get_name(), ns=self.get_namespace(),
                    topic=pub.topic_name, extra=extra, gain=gain,
                    transport=os.environ.get("HRI_TRANSPORT"))

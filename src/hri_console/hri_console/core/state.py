@@ -1,0 +1,181 @@
+"""The console's view of the robot: what the page shows, built from plain values (pure logic).
+
+The node (``nodes/console_node.py``) converts ROS messages into plain Python values and calls
+the ``on_*`` methods from its executor thread; the WebSocket server calls :meth:`snapshot` from
+its asyncio thread. One lock guards both sides, so a snapshot is always self-consistent.
+
+Contents of the snapshot (JSON-ready, seconds on the injected clock):
+
+* ``health``: one row per ``/diagnostics`` status name: ``level`` (0 OK, 1 WARN, 2 ERROR,
+  3 STALE), ``message``, ``values`` (key -> string) and ``age_s = now - received_at``; a row not
+  refreshed for ``health_stale_s`` is reported with ``level = 3`` and ``stale = true``.
+* ``robot``: ``joints`` (name, position_rad, min_rad, max_rad, ``margin_rad`` = distance to the
+  nearest limit, negative outside), ``ee_pose`` (position m, quaternion xyzw), ``teleop_mode``
+  (TRACK/HOLD), ``interaction`` (the controller's JSON state), ``atomic`` (the base controller's
+  JSON state), ``safe_stop`` (last value the console published on the safe-stop topic).
+* ``pid``: the tuning node's status (joints, gains, acknowledged gains, rejected counts),
+  ``autotune`` (joint -> last auto-tune table: relay result, heuristics' gains, applied row),
+  ``error`` (joint -> last ``error_history_len`` samples ``[t_s, e_rad]`` of the signed error
+  ``e = setpoint - measured``), ``busy`` (the command running, with ``since_s``).
+"""
+from __future__ import annotations
+
+import math
+import threading
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+STALE = 3
+
+
+@dataclass(frozen=True)
+class StateParams:
+    """``console.state`` of the config."""
+
+    health_stale_s: float = 3.0
+    error_history_len: int = 200
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any]) -> "StateParams":
+        return cls(health_stale_s=float(section["health_stale_s"]),
+                   error_history_len=int(section["error_history_len"]))
+
+
+def _finite_or_none(v: float):
+    return v if math.isfinite(v) else None
+
+
+class ConsoleState:
+    """Thread-safe accumulator of everything the page shows (see module docstring)."""
+
+    def __init__(self, params: StateParams, clock: Callable[[], float],
+                 joint_names: Sequence[str] = (), position_min_rad: Sequence[float] = (),
+                 position_max_rad: Sequence[float] = ()):
+        self.p = params
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._limits = {n: (float(lo), float(hi)) for n, lo, hi in
+                        zip(joint_names, position_min_rad, position_max_rad)}
+        self._health: dict[str, dict] = {}
+        self._joints: dict[str, float] = {}
+        self._setpoints: dict[str, float] = {}
+        self._errors: dict[str, deque] = {}
+        self._ee: dict | None = None
+        self._teleop_mode: str | None = None
+        self._interaction: Any = None
+        self._atomic: Any = None
+        self._safe_stop: bool | None = None
+        self._pid_status: dict = {}
+        self._autotune: dict[str, dict] = {}
+        self._busy: dict | None = None
+        self._last_reply: dict | None = None
+        self.dropped: dict[str, int] = {}
+
+    # ---------------------------------------------------------------- inputs
+    def drop(self, cause: str) -> None:
+        with self._lock:
+            self.dropped[cause] = self.dropped.get(cause, 0) + 1
+
+    def on_diagnostics(self, statuses: Sequence[tuple[str, int, str, Mapping[str, str]]]) -> None:
+        """``statuses``: (name, level, message, values) per DiagnosticStatus."""
+        now = self.clock()
+        with self._lock:
+            for name, level, message, values in statuses:
+                self._health[str(name)] = {"level": int(level), "message": str(message),
+                                           "values": {str(k): str(v) for k, v in values.items()},
+                                           "t_s": now}
+
+    def on_joint_states(self, names: Sequence[str], positions: Sequence[float], t_s: float | None = None) -> None:
+        t = self.clock() if t_s is None else t_s
+        with self._lock:
+            for n, q in zip(names, positions):
+                self._joints[n] = float(q)
+                sp = self._setpoints.get(n)
+                if sp is not None and math.isfinite(q):
+                    buf = self._errors.get(n)
+                    if buf is None:
+                        buf = self._errors[n] = deque(maxlen=self.p.error_history_len)
+                    buf.append((t, sp - float(q)))
+
+    def on_setpoints(self, names: Sequence[str], positions: Sequence[float]) -> None:
+        with self._lock:
+            for n, q in zip(names, positions):
+                self._setpoints[n] = float(q)
+
+    def on_ee_pose(self, position_m: Sequence[float], quat_xyzw: Sequence[float]) -> None:
+        with self._lock:
+            self._ee = {"position_m": [float(x) for x in position_m],
+                        "quat_xyzw": [float(x) for x in quat_xyzw], "t_s": self.clock()}
+
+    def on_teleop_mode(self, mode: str) -> None:
+        with self._lock:
+            self._teleop_mode = str(mode)
+
+    def on_interaction_state(self, state: Any) -> None:
+        with self._lock:
+            self._interaction = state
+
+    def on_atomic_state(self, state: Any) -> None:
+        with self._lock:
+            self._atomic = state
+
+    def on_safe_stop(self, value: bool) -> None:
+        with self._lock:
+            self._safe_stop = bool(value)
+
+    def on_pid_status(self, status: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._pid_status = dict(status)
+
+    def on_autotune(self, tuning: Mapping[str, Any]) -> None:
+        """``tuning``: the auto_tune result's ``tuning`` map (joint -> table)."""
+        with self._lock:
+            for j, table in tuning.items():
+                self._autotune[str(j)] = dict(table)
+
+    def on_applied(self, joint: str, heuristic: str | None) -> None:
+        with self._lock:
+            if joint in self._autotune:
+                self._autotune[joint]["applied"] = heuristic
+
+    def set_busy(self, command: str | None, detail: str = "") -> None:
+        with self._lock:
+            self._busy = None if command is None else {"command": command, "detail": detail,
+                                                       "since_s": self.clock()}
+
+    def set_last_reply(self, reply: dict) -> None:
+        with self._lock:
+            self._last_reply = dict(reply)
+
+    # ---------------------------------------------------------------- output
+    def health_rows(self, now: float) -> dict[str, dict]:
+        out = {}
+        for name, row in self._health.items():
+            age = now - row["t_s"]
+            stale = age > self.p.health_stale_s
+            out[name] = {"level": STALE if stale else row["level"], "message": row["message"],
+                         "values": dict(row["values"]), "age_s": age, "stale": stale}
+        return out
+
+    def snapshot(self) -> dict:
+        now = self.clock()
+        with self._lock:
+            joints = []
+            for n, q in self._joints.items():
+                lo, hi = self._limits.get(n, (-math.inf, math.inf))
+                joints.append({"name": n, "position_rad": q, "min_rad": _finite_or_none(lo),
+                               "max_rad": _finite_or_none(hi),
+                               "margin_rad": _finite_or_none(min(q - lo, hi - q))})
+            return {
+                "health": self.health_rows(now),
+                "robot": {"joints": joints, "ee_pose": self._ee, "teleop_mode": self._teleop_mode,
+                          "interaction": self._interaction, "atomic": self._atomic,
+                          "safe_stop": self._safe_stop},
+                "pid": {"status": dict(self._pid_status),
+                        "autotune": {j: dict(t) for j, t in self._autotune.items()},
+                        "error": {j: [list(s) for s in buf] for j, buf in self._errors.items()},
+                        "busy": None if self._busy is None else dict(self._busy),
+                        "last_reply": self._last_reply},
+                "dropped": dict(self.dropped),
+            }

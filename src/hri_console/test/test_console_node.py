@@ -1,0 +1,206 @@
+"""The console node on hri_runtime's in-process context: topics into the snapshot, safe stop
+published from a foreign thread (the WebSocket receive path) without any executor hop, commands
+onto the interaction topics, PID commands through the real hri_pid_tuning node's services."""
+import json
+import math
+import threading
+
+import pytest
+
+from hri_runtime import msgs
+from hri_runtime.config import load_robot_config
+from hri_runtime.inproc import InprocContext
+from hri_runtime.node import Node
+
+from hri_console.core.protocol import StartupRefused
+from hri_console.nodes.console_node import ConsoleNode
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return load_robot_config("fr3")
+
+
+class Probe(Node):
+    """A stand-in for the rest of the stack: publishes what the robot publishes, records what the
+    console sends."""
+
+    def __init__(self, cfg, **kw):
+        super().__init__("probe", **kw)
+        tt, it = cfg["teleop"]["topics"], cfg["interaction"]["topics"]
+        self.got = {"stop": [], "reset": [], "mode": [], "gains": []}
+        self.create_subscription("std_msgs/msg/Bool", cfg["pulse"]["topics"]["safe_stop"], self.got["stop"].append)
+        self.create_subscription("std_msgs/msg/Bool", cfg["atomic"]["topics"]["reset"], self.got["reset"].append)
+        self.create_subscription("std_msgs/msg/String", it["mode"], self.got["mode"].append)
+        self.create_subscription("std_msgs/msg/Float64MultiArray", it["gains"], self.got["gains"].append)
+        self.diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics")
+        self.js = self.create_publisher("sensor_msgs/msg/JointState", tt["joint_states"])
+        self.sp = self.create_publisher("sensor_msgs/msg/JointState", cfg["console"]["topics"]["joint_setpoints"])
+        self.ee = self.create_publisher("geometry_msgs/msg/PoseStamped", tt["ee_pose"])
+        self.mode = self.create_publisher("std_msgs/msg/String", tt["mode"])
+        self.istate = self.create_publisher("std_msgs/msg/String", it["state"])
+
+
+def diag(name, level, message, **values):
+    kv = [msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=str(v)) for k, v in values.items()]
+    return msgs.new("diagnostic_msgs/msg/DiagnosticArray", status=[msgs.new(
+        "diagnostic_msgs/msg/DiagnosticStatus", level=level, name=name, message=message, values=kv)])
+
+
+def js(names, pos):
+    return msgs.new("sensor_msgs/msg/JointState", name=list(names), position=list(pos))
+
+
+@pytest.fixture
+def env(cfg):
+    ctx = InprocContext(start_time_s=10.0)
+    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"serve": False})
+    probe = Probe(cfg, context=ctx)
+    return ctx, node, probe
+
+
+def test_topics_fill_the_snapshot_and_bad_samples_are_dropped(env, cfg):
+    ctx, node, probe = env
+    names = cfg["joints"]["names"]
+    home = [math.radians(d) for d in cfg["joints"]["named_positions_deg"]["home"]]
+    probe.diag.publish(diag("hri_pulse: vr link", 0, "ok", connected=True, receive_rate_hz="50.00"))
+    probe.js.publish(js(names, home))
+    probe.ee.publish(msgs.new("geometry_msgs/msg/PoseStamped", pose=msgs.new(
+        "geometry_msgs/msg/Pose", position=msgs.new("geometry_msgs/msg/Point", x=0.3, y=0.0, z=0.5),
+        orientation=msgs.new("geometry_msgs/msg/Quaternion", x=1.0, y=0.0, z=0.0, w=0.0))))
+    probe.mode.publish(msgs.new("std_msgs/msg/String", data="TRACK"))
+    probe.istate.publish(msgs.new("std_msgs/msg/String", data=json.dumps({"mode": "impedance"})))
+    ctx.spin_for(0.1)
+    s = node.snapshot()
+    row = s["health"]["hri_pulse: vr link"]
+    assert row["level"] == 0 and row["values"]["receive_rate_hz"] == "50.00" and not row["stale"]
+    j4 = s["robot"]["joints"][3]
+    assert j4["name"] == names[3] and j4["position_rad"] == pytest.approx(math.radians(-135.0))
+    # joint 4 of the FR3: [-174.3, -8.7] deg, home -135 deg -> 39.3 deg to the lower limit
+    assert j4["margin_rad"] == pytest.approx(math.radians(39.3))
+    assert s["robot"]["ee_pose"]["position_m"] == [0.3, 0.0, 0.5]
+    assert s["robot"]["teleop_mode"] == "TRACK" and s["robot"]["interaction"] == {"mode": "impedance"}
+    # bad samples: counted per cause, never shown
+    probe.js.publish(js(names[:2], [0.0]))
+    probe.js.publish(js(names, [math.nan] * 7))
+    probe.istate.publish(msgs.new("std_msgs/msg/String", data="{not json"))
+    ctx.spin_for(0.1)
+    s = node.snapshot()
+    assert s["robot"]["joints"][3]["position_rad"] == pytest.approx(math.radians(-135.0))
+    assert s["dropped"] == {"length_mismatch": 1, "non_finite": 1, "bad_json": 1}
+    assert node.rejected_count("joint_states") == 2
+    # a health row that is not refreshed goes STALE after console.state.health_stale_s
+    ctx.spin_for(cfg["console"]["state"]["health_stale_s"] + 0.1)
+    assert node.snapshot()["health"]["hri_pulse: vr link"]["level"] == 3
+
+
+def test_signed_error_graph_is_setpoint_minus_measured(env):
+    ctx, node, probe = env
+    probe.sp.publish(js(["hand"], [0.5]))
+    ctx.spin_for(0.01)
+    for q in (0.1, 0.3, 0.6):
+        probe.js.publish(js(["hand"], [q]))
+        ctx.spin_for(0.01)
+    err = node.snapshot()["pid"]["error"]["hand"]
+    assert [e for _, e in err] == pytest.approx([0.4, 0.2, -0.1])
+    assert [t for t, _ in err] == pytest.approx([10.01, 10.02, 10.03])   # delivered before the clock advances
+
+
+def test_safe_stop_is_published_from_the_receive_thread_without_the_executor(env):
+    ctx, node, probe = env
+    replies = []
+    th = threading.Thread(target=lambda: replies.append(node.handle('{"type":"safe_stop","id":7}')))
+    th.start()
+    th.join(10)
+    # already on the wire before the executor ran anything: the subscriber's queue holds it
+    assert node.pub_stop.published == 1 and probe.got["stop"] == []
+    assert ctx.spin_once()
+    assert [m.data for m in probe.got["stop"]] == [True]
+    assert replies[0]["type"] == "ack" and replies[0]["result"]["topic"] == "/link/safe_stop"
+    assert node.snapshot()["robot"]["safe_stop"] is True
+    r = node.handle('{"type":"release_stop"}')
+    ctx.spin_for(0.01)
+    assert r["type"] == "ack" and [m.data for m in probe.got["stop"]] == [True, False]
+    assert [m.data for m in probe.got["reset"]] == [True]
+
+
+def test_mode_and_gains_go_to_the_interaction_topics_and_bad_ones_never_do(env):
+    ctx, node, probe = env
+    assert node.handle(json.dumps({"type": "set_mode", "mode": "admittance"}))["type"] == "ack"
+    K, D = [60.0] * 3 + [9000.0] * 3, [4.0] * 3 + [250.0] * 3
+    assert node.handle(json.dumps({"type": "set_gains", "gains": {"stiffness": K, "damping": D}}))["type"] == "ack"
+    for bad in ({"type": "set_mode", "mode": "turbo"},
+                {"type": "set_gains", "gains": {"stiffness": K, "damping": D[:5]}},
+                {"type": "set_gains", "gains": {"stiffness": [0.0] * 6, "damping": D}}):
+        r = node.handle(json.dumps(bad))
+        assert r["type"] == "reject" and r["reason"]
+    ctx.spin_for(0.01)
+    assert [m.data for m in probe.got["mode"]] == ["admittance"]
+    assert [list(m.data) for m in probe.got["gains"]] == [K + D]
+    assert probe.got["stop"] == []
+
+
+def test_non_loopback_without_token_refuses_to_start(cfg):
+    with pytest.raises(StartupRefused):
+        ConsoleNode(cfg=cfg, context=InprocContext(), parameters={"serve": False, "host": "0.0.0.0"})
+
+
+# ------------------------------------------------------------------ PID services (real node)
+
+def run(ctx, node, frame):
+    """The command worker's view: dispatch on another thread while the executor spins."""
+    out = []
+    th = threading.Thread(target=lambda: out.append(node.handle(json.dumps(frame))))
+    th.start()
+    while th.is_alive():
+        ctx.spin_for(0.001)
+        th.join(0.001)
+    return out[0]
+
+
+@pytest.fixture
+def pid_env(cfg, tmp_path):
+    from hri_pid_tuning.nodes.tuning_node import PidTuningNode
+    from hri_pid_tuning.session import TuningSession
+
+    ctx = InprocContext(start_time_s=10.0)
+    session = TuningSession.create("humanoid_arm", "s2", clock=lambda: 1.7e9)
+    tuner = PidTuningNode(session=session, context=ctx, parameters={"configuration_path": str(tmp_path / "p.json")})
+    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"serve": False})
+    ctx.spin_for(1.1)                 # one status message: the console knows the joints and gains
+    return ctx, node, tuner
+
+
+def test_autotune_table_and_apply_change_the_acknowledged_gains(pid_env):
+    ctx, node, tuner = pid_env
+    assert "hand" in node.snapshot()["pid"]["status"]["joints"]
+    r = run(ctx, node, {"type": "pid_autotune", "joint": "hand", "id": 1})
+    assert r["type"] == "ack", r
+    table = node.snapshot()["pid"]["autotune"]["hand"]
+    assert table["relay"]["ok"] and len(table["heuristics"]) >= 3
+    row = next(h for h in table["heuristics"] if h != table["applied"])
+    r = run(ctx, node, {"type": "pid_apply", "joint": "hand", "heuristic": row})
+    assert r["type"] == "ack", r
+    assert tuner.session.storage.acknowledged["hand"].to_dict() == pytest.approx(table["heuristics"][row])
+    assert node.snapshot()["pid"]["autotune"]["hand"]["applied"] == row
+    # explicit gains: kp only, ki/kd kept from the tuning node's status
+    ctx.spin_for(1.1)
+    before = tuner.session.storage.acknowledged["hand"].to_dict()
+    r = run(ctx, node, {"type": "pid_apply", "joint": "hand", "gains": {"kp": 3.5}})
+    assert r["type"] == "ack", r
+    assert tuner.session.storage.acknowledged["hand"].to_dict() == pytest.approx({**before, "kp": 3.5})
+
+
+def test_refusals_of_the_service_are_shown_with_its_reason(pid_env):
+    ctx, node, tuner = pid_env
+    g0 = dict(tuner.session.storage.local)
+    r = run(ctx, node, {"type": "pid_autotune", "joint": "knee"})
+    assert r["type"] == "reject" and r["cause"] == "service_refused" and "unknown joint" in r["reason"]
+    r = run(ctx, node, {"type": "pid_apply", "joint": "hand", "heuristic": "classic"})
+    assert r["type"] == "reject" and "no auto-tune result" in r["reason"]
+    r = run(ctx, node, {"type": "pid_apply", "joint": "hand", "gains": {"kp": -1}})
+    assert r["type"] == "reject" and r["cause"] == "out_of_range"       # refused by the console
+    assert tuner.session.storage.local == g0
+    assert tuner.server.rejected == {"unknown_joint": 1, "not_tuned": 1}
+    r = run(ctx, node, {"type": "pid_stop"})
+    assert r["type"] == "reject" and "no manual recording" in r["reason"]

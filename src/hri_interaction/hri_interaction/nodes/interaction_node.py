@@ -1,0 +1,219 @@
+"""``interaction``: the 1 kHz impedance/admittance controller as a node.
+
+Inputs (config ``interaction.topics``): the reference pose (PoseStamped, base frame, e.g. from
+``hri_arm_teleop``), the measured EE wrench (WrenchStamped, EE frame, driver ``topic``), the mode
+(String: impedance | admittance | hybrid), impedance gains (Float64MultiArray: K diag 6, D diag 6),
+and with driver ``topic`` the joint state. Outputs: the joint torque command (Float64MultiArray,
+N·m, effort interface), the modified pose T_mod (PoseStamped), a JSON state (String) and
+/diagnostics. Every bad message is rejected and counted by the controller (see its docstring).
+
+Drivers (``interaction.node.driver``):
+- ``sim``: the MuJoCo FR3 with torque motors embedded and stepped by this node's 1 ms timer
+  (lockstep with the node clock, so the in-process runtime's fake clock runs it deterministically).
+  An external push on the EE is taken from ``topics.sim_push`` (world frame); the controller's
+  wrench input is then that push in the EE frame (ideal tared F/T sensor). Publishes /joint_states.
+- ``topic``: joint states from ``topics.joint_states``; the MuJoCo model is used as the robot model
+  (forward kinematics, body Jacobian, gravity) at the received q, q̇ – never stepped.
+
+When no reference arrives the last one is held (seed: "reuse last"); staleness beyond
+``node.reference_timeout_s`` is reported in the state, never a jump.
+
+Parameters: ``robot`` (config name, default fr3), ``mode`` (overrides ``interaction.mode``; ""
+keeps it), ``driver`` ("" keeps ``interaction.node.driver``).
+"""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import numpy as np
+
+from hri_interaction.core.controller import MODES, InteractionController, InteractionParams
+from hri_interaction.sim import Fr3Sim
+from hri_runtime import msgs
+from hri_runtime.config import load_robot_config
+from hri_runtime.node import Node, run_node
+
+
+def _value(param):
+    return getattr(param, "value", param)
+
+
+def _stamp(t: float):
+    sec = int(np.floor(t))
+    return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=int((t - sec) * 1e9) % 1_000_000_000)
+
+
+def pose_msg(T: np.ndarray, t: float, frame_id: str):
+    from hri_core import se3
+
+    q = se3.rot_to_quat(T[:3, :3])
+    p = T[:3, 3]
+    return msgs.new(
+        "geometry_msgs/msg/PoseStamped",
+        header=msgs.new("std_msgs/msg/Header", frame_id=frame_id, stamp=_stamp(t)),
+        pose=msgs.new("geometry_msgs/msg/Pose",
+                      position=msgs.new("geometry_msgs/msg/Point", x=p[0], y=p[1], z=p[2]),
+                      orientation=msgs.new("geometry_msgs/msg/Quaternion", x=q[0], y=q[1], z=q[2], w=q[3])))
+
+
+def pose_from_msg(msg) -> Optional[np.ndarray]:
+    """4x4 from a PoseStamped; None if non-finite or the quaternion is not ~unit."""
+    from hri_core import se3
+
+    p, o = msg.pose.position, msg.pose.orientation
+    q = np.array([o.x, o.y, o.z, o.w], dtype=float)
+    pos = np.array([p.x, p.y, p.z], dtype=float)
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(pos))) or abs(np.linalg.norm(q) - 1) > 1e-3:
+        return None
+    T = np.eye(4)
+    T[:3, :3] = se3.quat_to_rot(q)
+    T[:3, 3] = pos
+    return T
+
+
+def wrench_from_msg(msg) -> np.ndarray:
+    """(moment, force) – the twist order (ω, v) – from a WrenchStamped."""
+    f, m = msg.wrench.force, msg.wrench.torque
+    return np.array([m.x, m.y, m.z, f.x, f.y, f.z], dtype=float)
+
+
+class InteractionNode(Node):
+    def __init__(self, cfg: Optional[dict] = None, **kw):
+        super().__init__("interaction", **kw)
+        robot = str(_value(self.declare_parameter("robot", "fr3")))
+        mode = str(_value(self.declare_parameter("mode", "")))
+        driver = str(_value(self.declare_parameter("driver", "")))
+        self.cfg = cfg if cfg is not None else load_robot_config(robot)
+        sec = self.cfg["interaction"]
+        self.sec = sec
+        self.params = InteractionParams.from_config(sec, self.cfg["joints"]["torque_max_nm"])
+        self.driver = driver or sec["node"]["driver"]
+        if self.driver not in ("sim", "topic"):
+            raise ValueError(f"driver must be sim or topic, got {self.driver!r}")
+        self.joint_names = list(self.cfg["joints"]["names"])
+        q0 = np.deg2rad(self.cfg["joints"]["named_positions_deg"]["home"])
+        self.sim = Fr3Sim(self.params.rate_hz, q0, sec["ee_site"], self.joint_names)
+        self.ctrl = InteractionController(self.params, self.sim.ee_pose(), self.sim.n,
+                                          logger=self._std_logger())
+        if mode:
+            if mode not in MODES:
+                raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+            self.ctrl.mode = mode
+        self.base_frame = self.cfg.get("frames", {}).get("base", "base")
+        self.dt = 1.0 / self.params.rate_hz
+        self.have_joint_state = self.driver == "sim"
+        self.last_reference_s = self.get_clock().now_s()
+        self.ticks = 0
+        self.rejected_msgs = {"joint_state": 0, "reference": 0}
+        t = sec["topics"]
+        self.create_subscription("geometry_msgs/msg/PoseStamped", t["reference"], self.on_reference, qos=10)
+        self.create_subscription("std_msgs/msg/String", t["mode"], self.on_mode, qos=10)
+        self.create_subscription("std_msgs/msg/Float64MultiArray", t["gains"], self.on_gains, qos=10)
+        if self.driver == "sim":
+            self.create_subscription("geometry_msgs/msg/WrenchStamped", t["sim_push"], self.on_push, qos=10)
+            self.js_pub = self.create_publisher("sensor_msgs/msg/JointState", t["sim_joint_states"], qos=10)
+        else:
+            self.create_subscription("geometry_msgs/msg/WrenchStamped", t["wrench"], self.on_wrench, qos=10)
+            self.create_subscription("sensor_msgs/msg/JointState", t["joint_states"], self.on_joint_state, qos=10)
+        self.tau_pub = self.create_publisher("std_msgs/msg/Float64MultiArray", t["torque"], qos=10)
+        self.pose_pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t["modified_pose"], qos=10)
+        self.state_pub = self.create_publisher("std_msgs/msg/String", t["state"], qos=10)
+        self.diag_pub = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", t["diagnostics"], qos=10)
+        self.create_timer(self.dt, self.tick)
+        self.create_timer(1.0 / sec["node"]["state_rate_hz"], self.publish_state)
+
+    def _std_logger(self):
+        import logging
+
+        return logging.getLogger("hri_interaction.node")
+
+    # ------------------------------------------------------------------ inputs
+    def on_reference(self, msg) -> None:
+        T = pose_from_msg(msg)
+        if T is None:
+            self.rejected_msgs["reference"] += 1
+            self.ctrl._reject("reference_nonfinite", "bad PoseStamped")
+            return
+        if self.ctrl.set_reference(T):
+            self.last_reference_s = self.get_clock().now_s()
+
+    def on_wrench(self, msg) -> None:
+        self.ctrl.set_wrench(wrench_from_msg(msg))
+
+    def on_push(self, msg) -> None:
+        w = wrench_from_msg(msg)
+        if np.all(np.isfinite(w)):
+            self.sim.push(w[3:], w[:3])
+
+    def on_mode(self, msg) -> None:
+        self.ctrl.request_mode(str(msg.data).strip().lower(), self.sim.state())
+
+    def on_gains(self, msg) -> None:
+        g = np.asarray(msg.data, dtype=float)
+        if g.shape != (12,):
+            self.ctrl._reject("gains_invalid", f"expected 12 values (K diag, D diag), got {g.size}")
+            return
+        self.ctrl.set_impedance_gains(g[:6], g[6:])
+
+    def on_joint_state(self, msg) -> None:
+        names = list(msg.name)
+        try:
+            idx = [names.index(n) for n in self.joint_names]
+            q = np.asarray(msg.position, float)[idx]
+            dq = np.asarray(msg.velocity, float)[idx] if len(msg.velocity) else np.zeros(len(idx))
+        except (ValueError, IndexError):
+            self.rejected_msgs["joint_state"] += 1
+            return
+        d = self.sim.data
+        d.qpos[self.sim.qadr] = q
+        d.qvel[self.sim.vadr] = dq
+        self.sim.mj.mj_forward(self.sim.model, d)
+        self.have_joint_state = True
+
+    # ------------------------------------------------------------------ 1 kHz tick
+    def tick(self) -> None:
+        if not self.have_joint_state:
+            return
+        st = self.sim.state()
+        if self.driver == "sim":
+            self.ctrl.set_wrench(self.sim.wrench_body())
+        res = self.ctrl.tick(st, self.dt)
+        self.tau_pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=res.tau.tolist()))
+        if self.driver == "sim":
+            self.sim.step(res.tau)
+        self.ticks += 1
+
+    def publish_state(self) -> None:
+        now = self.get_clock().now_s()
+        if self.driver == "sim":
+            d = self.sim.data
+            self.js_pub.publish(msgs.new(
+                "sensor_msgs/msg/JointState",
+                header=msgs.new("std_msgs/msg/Header", frame_id=self.base_frame, stamp=_stamp(now)),
+                name=self.joint_names, position=d.qpos[self.sim.qadr].tolist(),
+                velocity=d.qvel[self.sim.vadr].tolist(), effort=self.ctrl.last_tau.tolist()))
+        self.pose_pub.publish(pose_msg(self.ctrl.last_ref, now, self.base_frame))
+        diag = self.ctrl.diagnostics()
+        diag["reference_stale"] = (now - self.last_reference_s) > self.sec["node"]["reference_timeout_s"]
+        diag["ticks"] = self.ticks
+        diag["driver"] = self.driver
+        self.state_pub.publish(msgs.new("std_msgs/msg/String", data=json.dumps(diag)))
+        level = 0 if not (diag["frozen"] or "hold" in diag["flags"]) else 1
+        status = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=level, name="interaction",
+                          message=f"{diag['mode']} {' '.join(diag['flags'])}".strip(),
+                          hardware_id=self.cfg["robot"]["model"],
+                          values=[msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=json.dumps(v))
+                                  for k, v in (("rejected", diag["rejected"]), ("events", diag["events"]),
+                                               ("energy_j", diag["energy_j"]))])
+        self.diag_pub.publish(msgs.new("diagnostic_msgs/msg/DiagnosticArray",
+                                       header=msgs.new("std_msgs/msg/Header", stamp=_stamp(now)),
+                                       status=[status]))
+
+
+def main(argv=None):
+    run_node(InteractionNode, argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""rclpy backend of hri_runtime: the same node code on a real ROS 2 install (Humble, Jazzy, ...).
+
+NOT TESTED HERE: rclpy is neither on PyPI nor in Debian, so this module has never run on the
+development machines; only its lazy import and its refusal without rclpy are tested
+(``tests/runtime/test_runtime_zenoh_backends.py``). A fake rclpy would only test the fake. Check it on a ROS 2
+machine with ``HRI_TRANSPORT=rclpy`` (see docs/ros2-interop.md).
+
+Design: the backend only moves CDR bytes, so hri_runtime.msgs (rosbags) is the one codec on every
+backend and rclpy's generated message classes are used only to tell rmw the type:
+
+* publisher: ``rclpy`` publisher of the type's class; ``publish(bytes)`` (rclpy publishes a
+  ``bytes`` argument as a serialized message, rclpy/publisher.py ``publish_raw``);
+* subscription: ``create_subscription(..., raw=True)``: the callback gets the serialized bytes
+  (with the 4-byte CDR header, as hri_runtime.msgs expects) and only queues them (``deliver``);
+* service: rclpy has no raw services, so a request is serialized with
+  ``rclpy.serialization.serialize_message`` and handed to the node's executor; the rclpy callback
+  (in a reentrant group of a MultiThreadedExecutor) waits for the response bytes, deserializes
+  them into the response class and returns it;
+* client: request bytes -> ``deserialize_message`` -> ``call_async``; the result is serialized
+  back to bytes for the node layer.
+
+Threads: rclpy's executor spins on a background thread and only hands bytes over; the node's
+callbacks run on the one executor thread of ``ThreadedContext`` (as on the Zenoh backend).
+Names arrive fully qualified and remapped by the node layer, so rclpy is initialised without the
+process' ``--ros-args`` (they would be applied twice).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable, Optional
+
+from .context import Graph, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
+
+log = logging.getLogger("hri.runtime.rclpy")
+
+__all__ = ["RclpyContext"]
+
+
+def _import_rclpy():
+    try:
+        import rclpy
+        import rclpy.context
+        import rclpy.executors
+        import rclpy.qos
+        import rclpy.serialization
+        from rclpy.callback_groups import ReentrantCallbackGroup
+        from rosidl_runtime_py.utilities import get_message, get_service
+    except ImportError as e:
+        raise TransportUnavailableError(
+            "HRI_TRANSPORT=rclpy needs a ROS 2 installation (source /opt/ros/<distro>/setup.bash); "
+            f"rclpy is not importable here ({e}). Use HRI_TRANSPORT=zenoh without ROS.") from e
+    return rclpy, get_message, get_service, ReentrantCallbackGroup
+
+
+def _rclpy_qos(rclpy, qos: QoSProfile):
+    q = rclpy.qos
+    return q.QoSProfile(
+        depth=int(qos.depth),
+        history=q.HistoryPolicy.KEEP_ALL if qos.history == "keep_all" else q.HistoryPolicy.KEEP_LAST,
+        reliability=(q.ReliabilityPolicy.BEST_EFFORT if qos.reliability == "best_effort"
+                     else q.ReliabilityPolicy.RELIABLE),
+        durability=(q.DurabilityPolicy.TRANSIENT_LOCAL if qos.durability == "transient_local"
+                    else q.DurabilityPolicy.VOLATILE))
+
+
+class _Handle:
+    def __init__(self, ctx: "RclpyContext", rcl_node, entity, destroy: Callable):
+        self.ctx, self.rcl_node, self.entity, self._destroy = ctx, rcl_node, entity, destroy
+
+    def destroy(self) -> None:
+        try:
+            self._destroy(self.entity)
+        except Exception:  # noqa: BLE001 - node already destroyed
+            pass
+
+
+class _RawPublisher(_Handle):
+    def publish(self, data: bytes) -> None:
+        self.entity.publish(bytes(data))
+
+    def get_subscription_count(self) -> int:
+        return int(self.entity.get_subscription_count())
+
+
+class _RawClient(_Handle):
+    def __init__(self, ctx, rcl_node, entity, srv_class):
+        super().__init__(ctx, rcl_node, entity, rcl_node.destroy_client)
+        self.srv_class = srv_class
+
+    def call(self, data: bytes, on_response, on_error) -> None:
+        ser = self.ctx._rclpy.serialization
+        try:
+            req = ser.deserialize_message(bytes(data), self.srv_class.Request)
+        except Exception as e:  # noqa: BLE001
+            on_error(e)
+            return
+        fut = self.entity.call_async(req)
+
+        def done(f) -> None:
+            exc = f.exception()
+            if exc is not None:
+                on_error(exc)
+            else:
+                on_response(bytes(ser.serialize_message(f.result())))
+
+        fut.add_done_callback(done)
+
+    def service_is_ready(self) -> bool:
+        return bool(self.entity.service_is_ready())
+
+
+class RclpyContext(ThreadedContext):
+    """Backend on a real ROS 2 install (see module docstring; not runnable on this machine)."""
+
+    kind = "rclpy"
+
+    def __init__(self, service_timeout_s: Optional[float] = None):
+        rclpy, get_message, get_service, Reentrant = _import_rclpy()
+        self._rclpy, self._get_message, self._get_service = rclpy, get_message, get_service
+        self._group = Reentrant()
+        self._rcl_ctx = rclpy.context.Context()
+        rclpy.init(args=[], context=self._rcl_ctx)      # names are already resolved by hri
+        self._rcl_exec = rclpy.executors.MultiThreadedExecutor(context=self._rcl_ctx)
+        self._rcl_nodes: dict[int, object] = {}
+        self._lock = threading.Lock()
+        self.service_timeout_s = service_timeout_s
+        super().__init__()
+        self._rcl_thread = threading.Thread(target=self._rcl_spin, name="hri-rclpy-spin", daemon=True)
+        self._rcl_thread.start()
+
+    def _rcl_spin(self) -> None:
+        while self._rclpy.ok(context=self._rcl_ctx) and self.ok():
+            self._rcl_exec.spin_once(timeout_sec=self.max_wait_s)
+
+    def _rcl_node(self, node):
+        with self._lock:
+            n = self._rcl_nodes.get(id(node))
+            if n is None:
+                n = self._rclpy.create_node(node.get_name(), namespace=node.get_namespace(),
+                                            context=self._rcl_ctx, use_global_arguments=False,
+                                            start_parameter_services=False)
+                self._rcl_exec.add_node(n)
+                self._rcl_nodes[id(node)] = n
+            return n
+
+    def add_node(self, node) -> None:
+        super().add_node(node)
+        self._rcl_node(node)
+
+    def remove_node(self, node) -> None:
+        super().remove_node(node)
+        with self._lock:
+            n = self._rcl_nodes.pop(id(node), None)
+        if n is not None:
+            self._rcl_exec.remove_node(n)
+            n.destroy_node()
+
+    # ---- transport
+    def create_publisher(self, node, topic, type_name, qos):
+        n = self._rcl_node(node)
+        pub = n.create_publisher(self._get_message(type_name), topic,
+                                 _rclpy_qos(self._rclpy, qos_profile(qos)))
+        return _RawPublisher(self, n, pub, n.destroy_publisher)
+
+    def create_subscription(self, node, topic, type_name, qos, deliver):
+        n = self._rcl_node(node)
+        sub = n.create_subscription(self._get_message(type_name), topic,
+                                    lambda data: deliver(bytes(data), None),
+                                    _rclpy_qos(self._rclpy, qos_profile(qos)), raw=True,
+                                    callback_group=self._group)
+        return _Handle(self, n, sub, n.destroy_subscription)
+
+    def create_service(self, node, name, srv_type, qos, on_request):
+        n = self._rcl_node(node)
+        srv_class = self._get_service(srv_type)
+        ser = self._rclpy.serialization
+
+        def callback(request, response):
+            box: dict = {}
+            ev = threading.Event()
+
+            def respond(data: bytes) -> None:
+                box["data"] = data
+                ev.set()
+
+            on_request(bytes(ser.serialize_message(request)), respond)
+            if not ev.wait(self.service_timeout_s) or "data" not in box:
+                log.warning("service %s: no response from the node; returning the default", name)
+                return response
+            return ser.deserialize_message(box["data"], srv_class.Response)
+
+        srv = n.create_service(srv_class, name, callback, qos_profile=_rclpy_qos(self._rclpy, qos_profile(qos)),
+                               callback_group=self._group)
+        return _Handle(self, n, srv, n.destroy_service)
+
+    def create_client(self, node, name, srv_type, qos):
+        n = self._rcl_node(node)
+        srv_class = self._get_service(srv_type)
+        cli = n.create_client(srv_class, name, qos_profile=_rclpy_qos(self._rclpy, qos_profile(qos)),
+                              callback_group=self._group)
+        return _RawClient(self, n, cli, srv_class)
+
+    # ---- graph / clock / life cycle
+    def now_s(self) -> float:
+        return time.time()
+
+    def graph(self) -> Graph:
+        with self._lock:
+            nodes = list(self._rcl_nodes.values())
+        g = Graph()
+        if not nodes:
+            return g
+        n = nodes[0]
+        for name, ns in n.get_node_names_and_namespaces():
+            g.nodes.append(("" if ns == "/" else ns) + "/" + name)
+        for topic, types in n.get_topic_names_and_types():
+            g.topics[topic] = set(types)
+            g.publishers[topic] = [i.node_namespace.rstrip("/") + "/" + i.node_name
+                                   for i in n.get_publishers_info_by_topic(topic)]
+            g.subscribers[topic] = [i.node_namespace.rstrip("/") + "/" + i.node_name
+                                    for i in n.get_subscriptions_info_by_topic(topic)]
+        for srv, types in n.get_service_names_and_types():
+            g.services[srv] = set(types)
+        return g
+
+    def close(self) -> None:
+        if self.ok():
+            self.shutdown()
+        with self._lock:
+            nodes = list(self._rcl_nodes.values())
+            self._rcl_nodes.clear()
+        for n in nodes:
+            try:
+                self._rcl_exec.remove_node(n)
+                n.destroy_node()
+            except Exception:  # noqa: BLE001
+                pass
+        self._rcl_exec.shutdown()
+        self._rclpy.try_shutdown(context=self._rcl_ctx)

@@ -1,0 +1,244 @@
+"""``hri topic list|echo|pub|hz|info`` and ``hri node list`` on the default context (HRI_TRANSPORT:
+a Zenoh graph – ours or a ROS 2 rmw_zenoh one – or rclpy). Output as the ros2 CLI prints it.
+
+Discovery: the graph is read after ``runtime.cli.discovery_wait_s`` (liveliness tokens arrive
+asynchronously). hz: mean rate over a sliding window of ``runtime.cli.hz_window`` arrivals,
+printed every ``runtime.cli.hz_print_period_s`` (wall clock; this is a measuring tool).
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import yaml
+
+from . import msgs
+
+__all__ = ["topic_main", "node_main", "CliParams"]
+
+
+@dataclass(frozen=True)
+class CliParams:
+    discovery_wait_s: float = 1.0
+    hz_window: int = 10000
+    hz_print_period_s: float = 1.0
+    echo_queue_depth: int = 100
+    pub_linger_s: float = 0.2
+
+    @classmethod
+    def from_config(cls, section: dict) -> "CliParams":
+        return cls(**{k: section[k] for k in cls.__dataclass_fields__ if k in section})
+
+    @classmethod
+    def defaults(cls, config_root: str | Path | None = None) -> "CliParams":
+        from . import config as cfgmod
+
+        root = Path(config_root) if config_root else cfgmod.find_config_root()
+        data = cfgmod.read_yaml(root / cfgmod.DEFAULTS_FILE)
+        return cls.from_config(((data or {}).get("runtime") or {}).get("cli") or {})
+
+
+class _Session:
+    """Default context + a CLI node, spinning in the background (or paced, for inproc)."""
+
+    def __init__(self, name: str, context=None):
+        from .context import get_default_context
+        from .node import Node
+
+        self.ctx = context if context is not None else get_default_context()
+        self.node = Node(name, context=self.ctx)
+        self.stop = threading.Event()
+        bg = getattr(self.ctx, "spin_in_background", None)
+        self._threaded = bg is not None
+        if bg is not None:
+            bg()
+        self._old = {}
+        if threading.current_thread() is threading.main_thread():
+            for s in (signal.SIGINT, signal.SIGTERM):
+                self._old[s] = signal.signal(s, lambda *_: self.stop.set())
+
+    def wait(self, seconds: Optional[float], until=lambda: False) -> None:
+        end = None if seconds is None else time.monotonic() + seconds
+        while not self.stop.is_set() and not until():
+            rem = None if end is None else end - time.monotonic()
+            if rem is not None and rem <= 0:
+                return
+            step = 0.02 if rem is None else min(0.02, rem)
+            if self._threaded:
+                self.stop.wait(step)
+            else:
+                self.ctx.spin(timeout_s=step)
+
+    def close(self) -> None:
+        for s, h in self._old.items():
+            signal.signal(s, h)
+        self.node.destroy_node()
+        self.ctx.shutdown()
+        self.ctx.close()
+
+
+def _resolve_type(sess: _Session, topic: str, given: Optional[str], wait_s: float) -> str:
+    if given:
+        return msgs.normalize(given)
+    sess.wait(wait_s, until=lambda: bool(sess.ctx.graph().topics.get(topic)))
+    types = sess.ctx.graph().topics.get(topic, set())
+    if len(types) != 1:
+        raise SystemExit(f"error: cannot determine the type of {topic}"
+                         + (f" (several: {sorted(types)})" if types else " (not in the graph; give the type)"))
+    return next(iter(types))
+
+
+def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
+    ap = argparse.ArgumentParser(prog="hri topic", description="Topics of the ROS graph.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("list")
+    p.add_argument("-t", "--show-types", action="store_true")
+    p = sub.add_parser("info")
+    p.add_argument("topic")
+    p = sub.add_parser("echo")
+    p.add_argument("topic")
+    p.add_argument("type", nargs="?")
+    p.add_argument("--once", action="store_true")
+    p.add_argument("-n", "--count", type=int)
+    p.add_argument("--timeout", type=float, help="give up after this many seconds")
+    p = sub.add_parser("pub")
+    p.add_argument("topic")
+    p.add_argument("type")
+    p.add_argument("values", nargs="?", default="{}", help="YAML of the fields, e.g. \"{data: hi}\"")
+    p.add_argument("-r", "--rate", type=float, help="Hz (default: publish once)")
+    p.add_argument("-t", "--times", type=int, help="publish this many times")
+    p = sub.add_parser("hz")
+    p.add_argument("topic")
+    p.add_argument("type", nargs="?")
+    p.add_argument("--duration", type=float)
+    a = ap.parse_args(argv)
+    cp = CliParams.defaults()
+    try:
+        sess = _Session("hri_topic", context)
+    except Exception as e:  # noqa: BLE001  (TransportUnavailableError)
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        if a.cmd == "list":
+            sess.wait(cp.discovery_wait_s)
+            g = sess.ctx.graph()
+            for t in sorted(g.topics):
+                print(f"{t} [{', '.join(sorted(g.topics[t]))}]" if a.show_types else t)
+            return 0
+        if a.cmd == "info":
+            sess.wait(cp.discovery_wait_s)
+            g = sess.ctx.graph()
+            name = sess.node.resolve_topic_name(a.topic)
+            print(f"Type: {', '.join(sorted(g.topics.get(name, []))) or '(unknown)'}")
+            print(f"Publisher count: {len(g.publishers.get(name, []))}")
+            print(f"Subscription count: {len(g.subscribers.get(name, []))}")
+            return 0
+        topic = sess.node.resolve_topic_name(a.topic)
+        if a.cmd == "echo":
+            t = _resolve_type(sess, topic, a.type, cp.discovery_wait_s)
+            want = 1 if a.once else a.count
+            n = [0]
+
+            def on_msg(m):
+                if want is not None and n[0] >= want:
+                    return
+                n[0] += 1
+                print(msgs.to_yaml(m))
+                print("---", flush=True)
+
+            sess.node.create_subscription(t, topic, on_msg, qos=cp.echo_queue_depth)
+            sess.wait(a.timeout, until=lambda: want is not None and n[0] >= want)
+            return 0 if (want is None or n[0] >= want) else 1
+        if a.cmd == "pub":
+            try:
+                fields = yaml.safe_load(a.values) or {}
+                msg = msgs.from_dict(a.type, fields)
+            except (yaml.YAMLError, TypeError, ValueError, msgs.UnknownTypeError) as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 2
+            pub = sess.node.create_publisher(a.type, topic, qos=10)
+            times = a.times if a.times is not None else (None if a.rate else 1)
+            k = 0
+            sess.wait(cp.discovery_wait_s, until=lambda: pub.get_subscription_count() > 0)
+            while not sess.stop.is_set() and (times is None or k < times):
+                pub.publish(msg)
+                k += 1
+                print(f"publishing #{k}: {msgs.to_dict(msg)}", flush=True)
+                if a.rate:
+                    sess.wait(1.0 / a.rate)
+            sess.wait(cp.pub_linger_s)   # let the last one go out before the session closes
+            return 0
+        if a.cmd == "hz":
+            t = _resolve_type(sess, topic, a.type, cp.discovery_wait_s)
+            stamps: list[float] = []
+            lock = threading.Lock()
+
+            def on_raw(_data):
+                with lock:
+                    stamps.append(time.monotonic())
+                    if len(stamps) > cp.hz_window:
+                        del stamps[0]
+
+            sess.node.create_subscription(t, topic, on_raw, qos=cp.echo_queue_depth, raw=True)
+            end = None if a.duration is None else time.monotonic() + a.duration
+            while not sess.stop.is_set() and (end is None or time.monotonic() < end):
+                sess.wait(cp.hz_print_period_s)
+                with lock:
+                    s = list(stamps)
+                if len(s) < 2:
+                    print("no new messages", flush=True)
+                    continue
+                dts = [b - c for b, c in zip(s[1:], s[:-1])]
+                mean = sum(dts) / len(dts)
+                std = (sum((d - mean) ** 2 for d in dts) / len(dts)) ** 0.5
+                print(f"average rate: {1.0 / mean:.3f}\n\tmin: {min(dts):.6f}s max: {max(dts):.6f}s "
+                      f"std dev: {std:.5f}s window: {len(s)}", flush=True)
+            return 0
+    finally:
+        sess.close()
+    return 2
+
+
+def node_main(argv: Optional[list[str]] = None, context=None) -> int:
+    ap = argparse.ArgumentParser(prog="hri node", description="Nodes of the ROS graph.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list")
+    p = sub.add_parser("info")
+    p.add_argument("node")
+    a = ap.parse_args(argv)
+    cp = CliParams.defaults()
+    try:
+        sess = _Session("hri_node", context)
+    except Exception as e:  # noqa: BLE001
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        sess.wait(cp.discovery_wait_s)
+        g = sess.ctx.graph()
+        me = sess.node.get_fully_qualified_name()
+        if a.cmd == "list":
+            for n in sorted(set(g.nodes) - {me}):
+                print(n)
+            return 0
+        name = a.node if a.node.startswith("/") else "/" + a.node
+        if name not in g.nodes:
+            print(f"error: node {name} not found", file=sys.stderr)
+            return 1
+        print(name)
+        print("  Subscribers:")
+        for t, ns in sorted(g.subscribers.items()):
+            if name in ns:
+                print(f"    {t}: {', '.join(sorted(g.topics.get(t, [])))}")
+        print("  Publishers:")
+        for t, ns in sorted(g.publishers.items()):
+            if name in ns:
+                print(f"    {t}: {', '.join(sorted(g.topics.get(t, [])))}")
+        return 0
+    finally:
+        sess.close()

@@ -1,0 +1,80 @@
+"""The interaction node on the in-process runtime (fake clock, embedded MuJoCo FR3, lockstep)."""
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
+pytest.importorskip("hri_runtime.inproc", reason="hri_runtime in-process backend not installed")
+
+from hri_runtime import msgs  # noqa: E402
+from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.inproc import InprocContext  # noqa: E402
+from hri_runtime.node import Node  # noqa: E402
+
+from hri_interaction.nodes.interaction_node import InteractionNode, pose_from_msg, pose_msg  # noqa: E402
+
+
+class Probe(Node):
+    def __init__(self, t, **kw):
+        super().__init__("probe", **kw)
+        self.states, self.poses, self.js, self.tau = [], [], [], []
+        self.create_subscription("std_msgs/msg/String", t["state"], lambda m: self.states.append(json.loads(m.data)), qos=10)
+        self.create_subscription("geometry_msgs/msg/PoseStamped", t["modified_pose"], self.poses.append, qos=10)
+        self.create_subscription("sensor_msgs/msg/JointState", t["sim_joint_states"], self.js.append, qos=10)
+        self.create_subscription("std_msgs/msg/Float64MultiArray", t["torque"], lambda m: self.tau.append(np.array(m.data)), qos=1000)
+        self.ref = self.create_publisher("geometry_msgs/msg/PoseStamped", t["reference"], qos=10)
+        self.mode = self.create_publisher("std_msgs/msg/String", t["mode"], qos=10)
+        self.push = self.create_publisher("geometry_msgs/msg/WrenchStamped", t["sim_push"], qos=10)
+        self.gains = self.create_publisher("std_msgs/msg/Float64MultiArray", t["gains"], qos=10)
+
+
+def wrench(fz):
+    return msgs.new("geometry_msgs/msg/WrenchStamped",
+                    wrench=msgs.new("geometry_msgs/msg/Wrench", force=msgs.new("geometry_msgs/msg/Vector3", z=fz)))
+
+
+def test_node_admittance_push_reference_and_bad_input():
+    cfg = load_robot_config("fr3")
+    t = cfg["interaction"]["topics"]
+    ctx = InprocContext()
+    node = InteractionNode(cfg=cfg, context=ctx)
+    probe = Probe(t, context=ctx)
+    ctx.spin_for(0.1)
+    assert node.ticks == 100 and probe.states and probe.js
+    assert all(np.all(np.isfinite(x)) for x in probe.tau)
+    p0 = node.sim.ee_pose()[:3, 3].copy()
+    probe.mode.publish(msgs.new("std_msgs/msg/String", data="admittance"))
+    probe.push.publish(wrench(5.0))
+    ctx.spin_for(2.0)
+    st = probe.states[-1]
+    assert st["mode"] == "admittance" and st["energy_violations"] == 0
+    K = cfg["interaction"]["admittance"]["stiffness_diag"][5]
+    T_mod = pose_from_msg(probe.poses[-1])
+    assert np.linalg.norm(T_mod[:3, 3] - node.ctrl.world_T_d[:3, 3]) == pytest.approx(5.0 / K, rel=0.02)
+    assert node.sim.ee_pose()[2, 3] - p0[2] > 0.5 * 5.0 / K
+    # release; a new reference 1 cm up in impedance mode is tracked
+    probe.push.publish(wrench(0.0))
+    probe.mode.publish(msgs.new("std_msgs/msg/String", data="impedance"))
+    ctx.spin_for(2.0)
+    T = node.ctrl.world_T_d.copy()
+    T[2, 3] += 0.01
+    probe.ref.publish(pose_msg(T, ctx.now_s(), "base"))
+    ctx.spin_for(1.5)
+    assert node.sim.ee_pose()[2, 3] == pytest.approx(T[2, 3], abs=5e-4)
+    # bad inputs: NaN reference, unknown mode, malformed gains -> rejected, counted, reported
+    bad = pose_msg(T, ctx.now_s(), "base")
+    bad.pose.position.x = float("nan")
+    probe.ref.publish(bad)
+    probe.mode.publish(msgs.new("std_msgs/msg/String", data="warp"))
+    probe.gains.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=[1.0, 2.0]))
+    probe.gains.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=[-1.0] * 12))
+    ctx.spin_for(0.2)
+    rej = probe.states[-1]["rejected"]
+    assert rej["reference_nonfinite"] == 1 and rej["mode_invalid"] == 1 and rej["gains_invalid"] == 2
+    assert node.sim.ee_pose()[2, 3] == pytest.approx(T[2, 3], abs=5e-4)   # held
+    assert all(np.all(np.isfinite(x)) for x in probe.tau)
+    # valid gains are accepted (blended) and reported
+    probe.gains.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=[80.0] * 3 + [15000.0] * 3 + [5.0] * 3 + [350.0] * 3))
+    ctx.spin_for(0.5)
+    assert probe.states[-1]["stiffness_diag"] == pytest.approx([80.0] * 3 + [15000.0] * 3)
