@@ -10,7 +10,8 @@ subscriber holds the first /base_cmd message of its pulse:
 * ours/inproc: vr_interface_node on InprocContext; the receive path is run as the node's waker
   does on threaded backends (socket readable -> drain -> pulse published), subscriber in-process.
 * ours/zenoh: vr_interface_node on ZenohContext (router in this process on a free loopback port),
-  waker thread + executor thread; subscriber node on a second Zenoh session.
+  waker thread + executor thread; subscriber node in a child process (as atomic_node is), both
+  stamping with perf_counter = CLOCK_MONOTONIC, shared by all processes on Linux.
 * naive: the seed's structure (vr_interface_node.py of seed 000): a receive thread
   unpacks/validates and sets the pulse target, a 25 Hz timer publishes the 3 cycles; the first
   message leaves at the next timer tick.
@@ -123,7 +124,30 @@ def _flooder(port, seconds, pps, q):
     q.put((n, time.perf_counter() - t0))
 
 
-def lat_ours_zenoh(n, flood_pps=0.0):
+def _sink_proc(ep, ready, stop, q):
+    """Subscriber in its own process (as atomic_node is): perf_counter (CLOCK_MONOTONIC, shared
+    by all processes) of every /base_cmd message, with its state."""
+    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+    got = []
+
+    class S(Node):
+        def __init__(self, **kw):
+            super().__init__("pulse_bench_sink", **kw)
+            self.create_subscription("geometry_msgs/msg/Twist", CFG["topics"]["base_cmd"],
+                                     lambda m: got.append((time.perf_counter(), int(m.linear.x))), qos=100)
+
+    node = S(context=ctx)
+    ctx.spin_in_background()
+    ready.set()
+    stop.wait()
+    ctx.shutdown()
+    node.destroy_node()
+    ctx.close()
+    q.put(got)
+
+
+def lat_ours_zenoh(n, flood_pps=0.0, sink_process=True):
     from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -132,54 +156,61 @@ def lat_ours_zenoh(n, flood_pps=0.0):
     ep = f"tcp/127.0.0.1:{port}"
     router = start_router([ep])
     ca = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-    cb = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
     node = VrInterfaceNode(context=ca, parameters={"port": 0})
-    sink = Sink(context=cb)
     ca.spin_in_background()
-    cb.spin_in_background()
+    ready, stop, sq = mp.Event(), mp.Event(), mp.Queue()
+    sink = mp.Process(target=_sink_proc, args=(ep, ready, stop, sq))
+    sink.start()
+    ready.wait(20)
     time.sleep(1.0)                               # discovery
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     tx.bind(("127.0.0.1", 0))
     dst = ("127.0.0.1", node.port)
     period = 1.0 / CFG["pulse"]["rate_hz"]
-    seq, out = 0, []
+    seq, sent_at = 0, []
     flood = None
     if flood_pps:
         fq = mp.Queue()
-        est_s = (n + 3) * (CFG["pulse"]["debounce_s"] + period) + 1.0
+        est_s = (n + 3) * (CFG["pulse"]["debounce_s"] + 2 * period) + 1.0
         flood = mp.Process(target=_flooder, args=(node.port, est_s, flood_pps, fq))
         flood.start()
         time.sleep(0.3)
-    sink.times.clear()
+    t_begin = time.perf_counter()
     for i in range(n + 3):
         state = 1 + i % 3
         tx.sendto(FMT.pack(0, 0, 0, 0, 0, 50.0, 0.0, seq), dst)
         seq += 1
         time.sleep(CFG["pulse"]["debounce_s"] + period)
-        sink.t_first, sink.want = None, state
-        sink.ev.clear()
         t0 = time.perf_counter()
         tx.sendto(FMT.pack(0, 0, 0, state, 0, 50.0, 0.0, seq), dst)
         seq += 1
-        if sink.ev.wait(1.0) and i >= 3:
-            out.append(sink.t_first - t0)
-    gaps = [b - a for a, b in zip(sink.times, sink.times[1:])]
+        if i >= 3:
+            sent_at.append((t0, state))
+        time.sleep(period)
+    time.sleep(0.5)
+    stop.set()
+    got = sq.get(timeout=20)
+    sink.join()
+    out = []
+    for t0, st in sent_at:                        # first message of that state after the send
+        first = next((t for t, s_ in got if t >= t0 and s_ == st), None)
+        if first is not None and first - t0 < 1.0:
+            out.append(first - t0)
+    times = [t for t, _ in got if t >= t_begin]
+    gaps = [b - a for a, b in zip(times, times[1:])]
     extra = {"interval_p50_ms": 1e3 * pct(gaps, 50), "interval_p99_ms": 1e3 * pct(gaps, 99),
              "interval_max_ms": 1e3 * max(gaps), "foreign_dropped": node.core.link.rejected["foreign_peer"],
-             "accepted": node.core.link.accepted}
+             "accepted": node.core.link.accepted, "missing": len(sent_at) - len(out)}
     if flood is not None:
         flood.join()
         sent, dur = fq.get()
         extra["flood_pps"] = sent / dur
-    out = (out, extra)
     tx.close()
     ca.shutdown()
-    cb.shutdown()
     node.destroy_node()
     ca.close()
-    cb.close()
     router.close()
-    return out
+    return out, extra
 
 
 # ---------------------------------------------------------------------- latency: naive seed-style
@@ -395,6 +426,7 @@ def main(argv=None):
         for name, e in flood_rows:
             print(f"{name:30s} interval p50 {e['interval_p50_ms']:.2f} p99 {e['interval_p99_ms']:.2f} "
                   f"max {e['interval_max_ms']:.2f} ms; owner packets accepted {e['accepted']}, "
+                  f"commands without a pulse {e['missing']}, "
                   f"foreign dropped {e['foreign_dropped']:,d}"
                   + (f", flood sent {e['flood_pps']:,.0f} pps" if 'flood_pps' in e else ""))
     if a.zenoh_only:

@@ -28,6 +28,102 @@ void def1(py::module_& m, const char* name, F fn, const char* doc) {
 
 }  // namespace
 
+// ------------------------------------------------------------------ single-call fast path
+// exp/log/compose/inverse/so3_exp/so3_log are replaced by METH_FASTCALL functions that handle the
+// common single case (a C-contiguous float64 ndarray of the exact single shape) without the
+// pybind11 dispatcher, and forward everything else (batches, lists, other dtypes, keywords) to the
+// general pybind11 implementation (kept as _<name>_generic).
+namespace fast {
+using npy = py::detail::npy_api;
+
+inline const double* single(PyObject* o, int r, int c) {
+  const npy& api = npy::get();
+  if (!api.PyArray_Check_(o)) return nullptr;
+  const auto* a = py::detail::array_proxy(o);
+  const int want_nd = c == 1 ? 1 : 2;
+  if (a->nd != want_nd || a->dimensions[0] != r || (want_nd == 2 && a->dimensions[1] != c)) return nullptr;
+  constexpr int need = npy::NPY_ARRAY_C_CONTIGUOUS_ | npy::NPY_ARRAY_ALIGNED_;
+  if ((a->flags & need) != need) return nullptr;
+  const auto* d = py::detail::array_descriptor_proxy(a->descr);
+  if (d->type_num != npy::NPY_DOUBLE_ || d->byteorder == '>') return nullptr;
+  return reinterpret_cast<const double*>(a->data);
+}
+
+inline PyObject* new_out(int r, int c, double** data) {
+  const npy& api = npy::get();
+  static PyObject* descr = api.PyArray_DescrFromType_(npy::NPY_DOUBLE_);
+  Py_INCREF(descr);  // NewFromDescr steals it
+  const Py_intptr_t dims[2] = {r, c};
+  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, c == 1 ? 1 : 2, dims, nullptr, nullptr, 0,
+                                            nullptr);
+  if (arr) *data = reinterpret_cast<double*>(py::detail::array_proxy(arr)->data);
+  return arr;
+}
+
+template <int IR, int IC, int OR, int OC, class Fn>
+struct F1 {
+  static inline PyObject* slow = nullptr;
+  static PyObject* call(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kw) {
+    if (PyVectorcall_NARGS(nargsf) == 1 && kw == nullptr) {
+      if (const double* x = single(args[0], IR, IC)) {
+        double* o;
+        PyObject* out = new_out(OR, OC, &o);
+        if (!out) return nullptr;
+        RowMap<OR, OC>{o} = Fn::f(CRowMap<IR, IC>(x));
+        return out;
+      }
+    }
+    return PyObject_Vectorcall(slow, args, nargsf, kw);
+  }
+};
+
+template <int R, int C, int OR, int OC, class Fn>
+struct F2 {
+  static inline PyObject* slow = nullptr;
+  static PyObject* call(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kw) {
+    if (PyVectorcall_NARGS(nargsf) == 2 && kw == nullptr) {
+      const double* a = single(args[0], R, C);
+      const double* b = a ? single(args[1], R, C) : nullptr;
+      if (b) {
+        double* o;
+        PyObject* out = new_out(OR, OC, &o);
+        if (!out) return nullptr;
+        RowMap<OR, OC>{o} = Fn::f(CRowMap<R, C>(a), CRowMap<R, C>(b));
+        return out;
+      }
+    }
+    return PyObject_Vectorcall(slow, args, nargsf, kw);
+  }
+};
+
+struct Exp { static S::Mat4 f(const S::Vec6& x) { return S::exp(x); } };
+struct Log { static S::Vec6 f(const S::Mat4& x) { return S::log(x); } };
+struct Inv { static S::Mat4 f(const S::Mat4& x) { return S::inverse(x); } };
+struct So3Exp { static S::Mat3 f(const S::Vec3& x) { return S::so3_exp(x); } };
+struct So3Log { static S::Vec3 f(const S::Mat3& x) { return S::so3_log(x); } };
+struct Compose {
+  template <class A, class B>
+  static S::Mat4 f(const A& a, const B& b) {
+    S::Mat4 T;
+    T.noalias() = a * b;
+    return T;
+  }
+};
+
+template <class FT>
+void install(py::module_& m, const char* name, const char* doc) {
+  static PyMethodDef def{name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FT::call)),
+                         METH_FASTCALL | METH_KEYWORDS, doc};
+  py::object generic = m.attr(name);
+  m.attr((std::string("_") + name + "_generic").c_str()) = generic;
+  FT::slow = generic.release().ptr();  // kept alive for the module's lifetime
+  py::object modname = m.attr("__name__");
+  PyObject* f = PyCFunction_NewEx(&def, nullptr, modname.ptr());
+  if (!f) throw py::error_already_set();
+  m.attr(name) = py::reinterpret_steal<py::object>(f);
+}
+}  // namespace fast
+
 void bind_se3(py::module_& root) {
   py::module_ m = root.def_submodule(
       "se3", "SE(3)/SO(3) Lie-group toolkit. Twist order (w, v), angular first. Every function "
@@ -131,4 +227,11 @@ void bind_se3(py::module_& root) {
       py::arg("T0"), py::arg("T1"), py::arg("s"),
       "interpolate(T0: (...,4,4), T1: (...,4,4), s: float | (N,)) -> (...,4,4): "
       "T0 exp(s log(T0^-1 T1)); s = 0 -> T0, s = 1 -> T1.");
+  // single-call fast paths (see namespace fast); the docstrings repeat the general ones
+  fast::install<fast::F1<6, 1, 4, 4, fast::Exp>>(m, "exp", "exp(xi: (...,6)) -> (...,4,4): T = exp(hat(xi)), xi = (w, v).");
+  fast::install<fast::F1<4, 4, 6, 1, fast::Log>>(m, "log", "log(T: (...,4,4)) -> (...,6): principal log, |w| <= pi.");
+  fast::install<fast::F1<4, 4, 4, 4, fast::Inv>>(m, "inverse", "inverse(T: (...,4,4)) -> (...,4,4): [[R^T, -R^T p], [0, 1]].");
+  fast::install<fast::F1<3, 1, 3, 3, fast::So3Exp>>(m, "so3_exp", "so3_exp(w: (...,3)) -> (...,3,3): Rodrigues.");
+  fast::install<fast::F1<3, 3, 3, 1, fast::So3Log>>(m, "so3_log", "so3_log(R: (...,3,3)) -> (...,3): rotation vector, |w| in [0, pi].");
+  fast::install<fast::F2<4, 4, 4, 4, fast::Compose>>(m, "compose", "compose(A: (...,4,4), B: (...,4,4)) -> (...,4,4): A @ B.");
 }

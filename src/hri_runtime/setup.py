@@ -27,8 +27,10 @@ setup(
         ],
         'hri.commands': [
             'launch = hri_runtime.launch:main',
+            'run = hri_runtime.launch:run_main',
             'topic = hri_runtime.topic_cli:topic_main',
             'node = hri_runtime.topic_cli:node_main',
+            'param = hri_runtime.topic_cli:param_main',
             'record = hri_runtime.recording:record_main',
             'play = hri_runtime.recording:play_main',
         ],

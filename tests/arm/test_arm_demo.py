@@ -5,7 +5,6 @@ import json
 import math
 
 import pytest
-pytest.importorskip("hri_core.se3", reason="hri_core (cpp/, issue 4) is not built yet")
 
 from hri_arm_teleop.demo import main
 

@@ -6,10 +6,7 @@ import socket
 import numpy as np
 import pytest
 
-pytest.importorskip("hri_core.se3", reason="hri_core (cpp/, issue 4) is not built yet")
 
-pytest.importorskip("hri_runtime.node", reason="hri_runtime node API not installed yet")
-pytest.importorskip("hri_runtime.inproc", reason="hri_runtime in-process backend not installed yet")
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config import load_robot_config  # noqa: E402
@@ -84,3 +81,19 @@ def test_keyboard_node_publishes_from_the_current_pose_at_10_hz():
     assert 9 <= len(got) - n0 <= 11
     p0 = pose_from_msg(got[n0 - 1] if n0 else got[0])[:3, 3]
     np.testing.assert_allclose(pose_from_msg(got[-1])[:3, 3] - p0, [0.016, 0, 0], atol=1e-9)
+
+
+def test_out_of_workspace_command_shows_safety_hold_on_the_mode_topic():
+    ctx = InprocContext()
+    cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.62]"])
+    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
+    probe = Probe(context=ctx)
+    ctx.spin_for(0.1)
+    T1 = pose_from_msg(probe.ee[-1])
+    T1[2, 3] = 0.70   # 8 cm above the box
+    for _ in range(10):
+        probe.cmd.publish(pose_stamped(T1, node.get_clock().now_s(), "fr3_base"))
+        ctx.spin_for(0.1)
+    assert probe.modes[-1] == "SAFETY_HOLD" and "TRACK" in probe.modes
+    assert pose_from_msg(probe.ee[-1])[2, 3] <= 0.62 + 0.002
+    assert node.pipe.gate.flags.get("workspace", 0) >= 1

@@ -6,7 +6,6 @@ import logging
 import numpy as np
 import pytest
 
-pytest.importorskip("hri_core.se3", reason="hri_core (cpp/, issue 4) is not built yet")
 
 from hri_runtime.config import load_robot_config
 from hri_arm_teleop.core.types import RefMode
@@ -28,22 +27,91 @@ def run(pipe, robot, hand_of_t, t_end, send_until=np.inf, rate_hz=50.0):
     LockstepDriver(pipe, robot).run_until(t_end, operator)
 
 
-def test_target_is_clamped_at_the_workspace_boundary_and_the_arm_stays_inside():
+def test_out_of_workspace_target_is_clamped_flagged_holds_and_resumes_on_reengage(caplog):
+    """hri_core's SafetyChecker on the clutch target: clamp AND flag -> SAFETY_HOLD (log, mode,
+    counters); the arm stays in the box and stops; release + re-engage resumes from there."""
     cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.65]"])
+    caplog.set_level(logging.INFO, logger="hri_arm_teleop")
     pipe, robot, _ = build_sim_pipeline(cfg)
     z0 = robot.sim.ee_pose()[2, 3]
     assert z0 < 0.65
+    modes = []
 
-    def hand(t):  # engage at 0.5 s, raise the hand 20 cm (Unity +y = up) at 5 cm/s
-        lift = float(np.clip((t - 0.6) * 0.05, 0.0, 0.2))
-        return HAND0 + [0.0, lift, 0.0], t >= 0.5
+    def hand(t):  # engage at 0.5 s, raise the hand 20 cm at 5 cm/s (Unity +y = up); at 5.0 s
+        lift = float(np.clip((t - 0.6) * 0.05, 0.0, 0.2))   # release, at 5.5 s engage again and
+        down = float(np.clip((t - 5.6) * 0.05, 0.0, 0.03))  # lower the hand 3 cm
+        modes.append(pipe.mode)
+        return HAND0 + [0.0, lift - down, 0.0], (0.5 <= t < 5.0) or t >= 5.5
 
-    run(pipe, robot, hand, 6.0)
+    run(pipe, robot, hand, 5.0)
     a = pipe.trace.arrays()
-    assert pipe.clutch.counters.workspace_clamps > 0
-    assert np.nanmax(a["target_p"][:, 2]) <= 0.65 + 1e-12      # the target never left the box
-    assert np.max(a["ee_p"][:, 2]) <= 0.65 + 0.002            # nor did the arm (2 mm overshoot)
-    assert robot.sim.ee_pose()[2, 3] == pytest.approx(0.65, abs=0.001)  # it slides on the boundary
+    assert pipe.mode == "SAFETY_HOLD" and pipe.safety_holds == 1
+    assert pipe.gate.flags.get("workspace", 0) >= 1
+    assert pipe.clutch.counters.workspace_clamps >= 1
+    warn = [r.message for r in caplog.records if "SAFETY_HOLD" in r.message]
+    assert len(warn) == 1 and "workspace" in warn[0]           # named, once
+    assert np.nanmax(a["target_p"][:, 2]) <= 0.65 + 1e-12      # no target outside the box
+    assert np.max(a["ee_p"][:, 2]) <= 0.65 + 0.002            # nor the arm (2 mm overshoot)
+    t_hold = a["t"][np.argmax(a["mode"] < 0)]
+    held = a["ee_p"][a["t"] > t_hold + 0.5]
+    assert np.max(np.linalg.norm(held - held[-1], axis=1)) < 2e-4   # it holds still
+    z_hold = robot.sim.ee_pose()[2, 3]
+    # the clutch is still pressed: nothing resumes by itself
+    run(pipe, robot, hand, 5.5)
+    assert pipe.mode == "SAFETY_HOLD"
+    run(pipe, robot, hand, 8.0)   # released at 5.0, engaged again at 5.5: tracking from the hold
+    assert pipe.mode == "TRACK" and pipe.safety_hold is None
+    assert robot.sim.ee_pose()[2, 3] == pytest.approx(z_hold - 0.03, abs=0.002)
+    assert any("safety hold cleared" in r.message for r in caplog.records)
+
+
+def test_nan_joint_command_is_rejected_and_the_arm_holds(caplog, monkeypatch):
+    """A NaN joint command (a broken IK) never reaches the robot: the checker rejects it, the
+    previous command is held, SAFETY_HOLD is logged and visible."""
+    cfg = load_robot_config("fr3")
+    caplog.set_level(logging.INFO, logger="hri_arm_teleop")
+    pipe, robot, _ = build_sim_pipeline(cfg)
+
+    def hand(t):
+        return HAND0 + [min(max(t - 0.6, 0.0), 1.0) * 0.05, 0.0, 0.0], t >= 0.5
+
+    run(pipe, robot, hand, 1.0)
+    assert pipe.mode == "TRACK"
+    sent = []
+    real_send = robot.send_command
+    monkeypatch.setattr(robot, "send_command", lambda cmd: (sent.append(cmd.q_des.copy()), real_send(cmd)))
+    ik = pipe.controller.ik
+    good = ik.solve
+
+    def broken(T, q):
+        r = good(T, q)
+        r.q = np.full_like(r.q, np.nan)
+        return r
+
+    monkeypatch.setattr(ik, "solve", broken)
+    run(pipe, robot, hand, 2.0)
+    assert pipe.mode == "SAFETY_HOLD" and pipe.safety_holds == 1
+    assert pipe.gate.flags.get("nonfinite") == 1
+    assert np.all(np.isfinite(sent)) and np.all(np.isfinite(robot.sim.q))
+    np.testing.assert_array_equal(sent[-1], sent[0])      # the last good command, held
+    assert sum("SAFETY_HOLD" in r.message and "nonfinite" in r.message for r in caplog.records) == 1
+
+
+def test_nan_or_improper_ee_command_is_rejected_counted_and_moves_nothing(caplog):
+    cfg = load_robot_config("fr3")
+    pipe, robot, _ = build_sim_pipeline(cfg)
+    LockstepDriver(pipe, robot).run_until(0.2)
+    T = robot.sim.ee_pose()
+    bad = T.copy()
+    bad[0, 3] = np.nan
+    skew = T.copy()
+    skew[:3, :3] *= 2.0
+    assert not pipe.submit_ee_command(bad) and not pipe.submit_ee_command(skew)
+    assert pipe.rejected_commands == {"nonfinite": 1, "invalid_rotation": 1}
+    LockstepDriver(pipe, robot).run_until(1.0)
+    assert pipe.mode == "HOLD"
+    np.testing.assert_allclose(robot.sim.ee_pose()[:3, 3], T[:3, 3], atol=1e-4)
+    assert any("EE command rejected (nonfinite" in r.message for r in caplog.records)
 
 
 def test_link_loss_goes_stale_then_holds_still(caplog):
@@ -63,7 +131,7 @@ def test_link_loss_goes_stale_then_holds_still(caplog):
     a = pipe.trace.arrays()
     held = a["ee_p"][a["t"] > t_hold + 0.1]
     assert np.max(np.linalg.norm(held - held[0], axis=1)) < 1e-4   # holds still
-    assert pipe.mode is RefMode.HOLD
+    assert pipe.mode == "HOLD"
 
 
 def test_keyboard_keys_move_the_simulated_arm_by_their_steps():

@@ -291,3 +291,26 @@ def test_pid_window_autotune_apply_recording_and_invalid_gain(stack, page):
     (ROOT / "docs" / "img").mkdir(parents=True, exist_ok=True)
     shutil.copy(ART / "10_invalid_gain.png", ROOT / "docs" / "img" / "console.png")
     json.dumps(table)  # the table is plain JSON (what the page got)
+
+
+def test_token_in_the_browser_page_and_websocket(page):
+    """With console.token set (here with a non-loopback-capable config, bound on loopback):
+    without the token the page is refused (401); with ?token= the page and its WebSocket work."""
+    pg, errors = page
+    cfg = load_robot_config("fr3")
+    cfg["console"] = {**cfg["console"], "token": "t0ken-for-test"}
+    node = ConsoleNode(cfg=cfg, context=InprocContext(), parameters={"port": 0})
+    try:
+        p2 = pg.context.new_page()
+        resp = p2.goto(f"http://127.0.0.1:{node.port}/")
+        assert resp.status == 401
+        resp = p2.goto(f"http://127.0.0.1:{node.port}/?token=wrong")
+        assert resp.status == 401
+        p2.goto(f"http://127.0.0.1:{node.port}/?token=t0ken-for-test")
+        expect(p2.locator("#conn")).to_have_text("connected", timeout=T_UI)
+        expect(p2.locator("#seq")).not_to_have_text("-", timeout=T_UI)
+        p2.close()
+        assert node.server.refused == 2
+    finally:
+        node.destroy_node()
+    assert errors == []

@@ -12,6 +12,7 @@ pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
 pytest.importorskip("mujoco")
 
 from hri_runtime.config import load_robot_config
+from hri_core.safety import SafetyChecker, limits_from_config
 from hri_interaction.core.controller import InteractionParams
 from hri_interaction.core.spd import blend
 from hri_interaction.sim import LockstepLoop
@@ -22,13 +23,15 @@ def cfg():
     return load_robot_config("fr3")
 
 
-def make(cfg, law="lie", **changes):
+def make(cfg, law="lie", safety=True, **changes):
+    """The loop with the hri_core safety checker (torque, torque rate, workspace, EE speed)."""
     sec = copy.deepcopy(cfg["interaction"])
     p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
     if changes:
         p = dataclasses.replace(p, **changes)
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    return LockstepLoop(p, home, sec["ee_site"], law=law)
+    checker = SafetyChecker(limits_from_config(cfg)) if safety else None
+    return LockstepLoop(p, home, sec["ee_site"], law=law, safety=checker)
 
 
 def pos(loop):
@@ -258,3 +261,44 @@ def test_freeze_holds_and_is_reported(cfg):
     loop.ctrl.release()
     loop.run(0.01)
     assert "frozen" not in loop.last.flags
+
+
+def test_safety_checker_workspace_violation_freezes_and_reports(cfg):
+    """The hri_core safety checker gates every command: leaving the workspace box freezes the
+    controller (admittance held, reference held), reported as flags and events, τ finite."""
+    home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
+    probe = LockstepLoop(InteractionParams.from_config(cfg["interaction"], cfg["joints"]["torque_max_nm"]),
+                         home, cfg["interaction"]["ee_site"])
+    z0 = probe.sim.ee_pose()[2, 3]
+    wmax = list(cfg["safety"]["workspace_max_m"])
+    wmax[2] = round(z0 + 0.004, 4)
+    tight = load_robot_config("fr3", overrides=[f"safety.workspace_max_m=[{wmax[0]}, {wmax[1]}, {wmax[2]}]"])
+    loop = make(tight)
+    assert loop.ctrl.request_mode("admittance", loop.sim.state())
+    loop.sim.push([0, 0, 20.0])          # admittance wants +8 mm, the box allows +4 mm
+    taus = []
+    loop.run(1.5, lambda lp, r: taus.append(r.tau))
+    assert loop.ctrl.frozen_reason == "safety: workspace"
+    assert {"frozen", "hold"} <= loop.last.flags
+    assert loop.ctrl.events["safety_workspace"] > 0 and loop.ctrl.events["freeze"] == 1
+    assert np.all(np.isfinite(taus))
+    assert pos(loop)[2] < wmax[2] + 0.002
+
+
+def test_hybrid_mode_is_compliant_only_along_the_selected_axes(cfg):
+    """HYBRID: the wrench drives the admittance only on compliant_axes (default: translations);
+    with the selection set to body z only, a push along body x and z displaces T_ref along z only."""
+    sel = np.array([0, 0, 0, 0, 0, 1.0])
+    loop = make(cfg, compliant_axes=sel)
+    assert loop.ctrl.request_mode("hybrid", loop.sim.state())
+    R = loop.sim.ee_pose()[:3, :3]
+    loop.sim.push(R @ np.array([5.0, 0, 5.0]))       # body x and body z
+    loop.run(2.0)
+    lam = loop.ctrl.admittance.lam
+    K = cfg["interaction"]["admittance"]["stiffness_diag"][5]
+    assert lam[5] == pytest.approx(5.0 / K, rel=0.01)
+    assert np.abs(lam[:5]).max() < 1e-9
+    d_body = R.T @ (pos(loop) - loop.ctrl.world_T_d[:3, 3])
+    K_imp = cfg["interaction"]["impedance"]["stiffness_diag"][3]
+    assert d_body[0] == pytest.approx(5.0 / K_imp, rel=0.15)       # only the stiff impedance
+    assert d_body[2] == pytest.approx(5.0 / K + 5.0 / K_imp, rel=0.05)

@@ -78,3 +78,23 @@ def test_node_admittance_push_reference_and_bad_input():
     probe.gains.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=[80.0] * 3 + [15000.0] * 3 + [5.0] * 3 + [350.0] * 3))
     ctx.spin_for(0.5)
     assert probe.states[-1]["stiffness_diag"] == pytest.approx([80.0] * 3 + [15000.0] * 3)
+
+
+def test_upper_layer_stall_holds_the_last_reference_and_reports_stale():
+    cfg = load_robot_config("fr3")
+    t = cfg["interaction"]["topics"]
+    ctx = InprocContext()
+    node = InteractionNode(cfg=cfg, context=ctx)
+    probe = Probe(t, context=ctx)
+    ctx.spin_for(0.05)
+    T = node.ctrl.world_T_d.copy()
+    T[1, 3] += 0.005
+    probe.ref.publish(pose_msg(T, ctx.now_s(), "base"))
+    ctx.spin_for(0.3)
+    assert probe.states[-1]["reference_stale"] is False
+    ctx.spin_for(1.0)                       # teleop silent for > reference_timeout_s
+    assert probe.states[-1]["reference_stale"] is True
+    p = node.sim.ee_pose()[:3, 3]
+    assert p[1] == pytest.approx(T[1, 3], abs=5e-4)       # last reference held, no jump
+    steps = np.abs(np.diff(np.array(probe.tau), axis=0)).max()
+    assert steps < 5.0

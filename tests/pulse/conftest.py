@@ -122,3 +122,8 @@ def send_plan():
 @pytest.fixture
 def recorder_cls():
     return Recorder
+
+
+@pytest.fixture
+def headset_cls():
+    return Headset

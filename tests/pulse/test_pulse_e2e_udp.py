@@ -110,3 +110,15 @@ def test_feedback_packets_and_diagnostics(rig, pulse_cfg, send_plan):
     vals = {kv.key: kv.value for kv in st.values}
     assert st.name == "hri_pulse: vr link" and vals["connected"] == "True"
     assert float(vals["receive_rate_hz"]) > 20.0
+
+
+@pytest.mark.parametrize("rate_hz,level", [(25.0, 0), (15.0, 1), (8.0, 2)])
+def test_diagnostics_graduated_by_incoming_rate(rig, pulse_cfg, send_plan, rate_hz, level):
+    """A headset streaming at 15 Hz (-40 %) is WARN, at 8 Hz (-68 %) ERROR, at 25 Hz OK."""
+    ctx, node, rec, hs = rig
+    plan = emulator.plan({"duration_s": 6.0, "rate_hz": rate_hz, "actions": []}, pulse_cfg["emulator"], seed=6)
+    send_plan(ctx, node, hs, plan, 6.0)
+    st = rec.diag[-1].status[0]
+    vals = {kv.key: kv.value for kv in st.values}
+    assert st.level == level, (st.message, vals["receive_rate_hz"])
+    assert vals["pose_level"] == "OK" and vals["skeleton_level"] == "OK"

@@ -113,29 +113,7 @@ inline Mat3 so3_exp(const Vec3& w) {
 
 /// Principal logarithm, |w| in [0, pi].  Uses th = atan2(|s|, c) with s = vee(R - R^T)/2 = sin(th) a,
 /// c = (tr R - 1)/2; near pi the axis comes from the symmetric part (R + R^T)/2 - c I = (1-c) a a^T.
-inline Vec3 so3_log(const Mat3& R) {
-  const Vec3 s(0.5 * (R(2, 1) - R(1, 2)), 0.5 * (R(0, 2) - R(2, 0)), 0.5 * (R(1, 0) - R(0, 1)));
-  const double c = std::clamp(0.5 * (R.trace() - 1.0), -1.0, 1.0);
-  const double sn = s.norm();
-  const double th = std::atan2(sn, c);
-  if (c > kNearPiCos) {
-    // w = s * th / sin(th); th/sin(th) = 1/A(th)
-    double A;
-    const double t = th * th;
-    if (t < kSeriesT) A = detail::horner<10>(series::kA, t);
-    else A = sn / th;
-    return s / A;
-  }
-  // near pi: pick the largest diagonal of S = (R + R^T)/2 - c I
-  const Mat3 S = 0.5 * (R + R.transpose()) - c * Mat3::Identity();
-  int k = 0;
-  if (S(1, 1) > S(k, k)) k = 1;
-  if (S(2, 2) > S(k, k)) k = 2;
-  Vec3 a = S.col(k);
-  a /= a.norm();
-  if (a.dot(s) < 0.0) a = -a;
-  return th * a;
-}
+inline Vec3 so3_log(const Mat3& R);
 
 inline Mat3 so3_left_jacobian(const Vec3& w) {
   const Coeffs k = coeffs(w);
@@ -169,27 +147,84 @@ inline Mat3 so3_left_jacobian_dot(const Vec3& w, const Vec3& wd) {
 }
 
 // ------------------------------------------------------------------ SE(3)
+/// exp of a twist: R = cos(th) I + A W + B w w^T (= I + A W + B W^2), p = v + B w x v + C w x (w x v).
+/// C = (1 - A)/th^2 has an absolute error ~eps/th^2, multiplied by |w x (w x v)| <= th^2 |v|: exact
+/// to eps |v| for th^2 >= 0.04; below, its Taylor series.
 inline Mat4 exp(const Vec6& xi) {
-  const Vec3 w = xi.head<3>(), v = xi.tail<3>();
-  const Coeffs k = coeffs(w);
-  const Mat3 W = hat3(w);
-  const Mat3 W2 = W * W;
+  const double w0 = xi[0], w1 = xi[1], w2 = xi[2];
+  const Vec3 w(w0, w1, w2), v = xi.tail<3>();
+  const double t = w0 * w0 + w1 * w1 + w2 * w2;
+  const double th = std::sqrt(t);
+  double A, B, s, c;
+  detail::sincos_AB(th, A, B, s, c);
+  const double C = t < 0.04 ? detail::horner<7>(series::kC, t) : (1.0 - A) / t;
   Mat4 T;
-  T.topLeftCorner<3, 3>() = Mat3::Identity() + k.A * W + k.B * W2;
-  T.topRightCorner<3, 1>() = v + k.B * (W * v) + k.C * (W2 * v);
-  T.row(3) << 0.0, 0.0, 0.0, 1.0;
+  const double Bw0 = B * w0, Bw1 = B * w1, Bw2 = B * w2;
+  const double Aw0 = A * w0, Aw1 = A * w1, Aw2 = A * w2;
+  T(0, 0) = c + Bw0 * w0;
+  T(1, 1) = c + Bw1 * w1;
+  T(2, 2) = c + Bw2 * w2;
+  T(0, 1) = Bw0 * w1 - Aw2;
+  T(1, 0) = Bw0 * w1 + Aw2;
+  T(0, 2) = Bw0 * w2 + Aw1;
+  T(2, 0) = Bw0 * w2 - Aw1;
+  T(1, 2) = Bw1 * w2 - Aw0;
+  T(2, 1) = Bw1 * w2 + Aw0;
+  const Vec3 wv = w.cross(v);
+  const Vec3 wwv = w.cross(wv);
+  T.topRightCorner<3, 1>() = v + B * wv + C * wwv;
+  T(3, 0) = 0.0;
+  T(3, 1) = 0.0;
+  T(3, 2) = 0.0;
+  T(3, 3) = 1.0;
   return T;
 }
 
+namespace detail {
+/// so3_log with the by-products th, sin(th) (sn), cos(th) (c).
+inline Vec3 so3_log_sc(const Mat3& R, double& th, double& sn, double& c) {
+  const Vec3 s(0.5 * (R(2, 1) - R(1, 2)), 0.5 * (R(0, 2) - R(2, 0)), 0.5 * (R(1, 0) - R(0, 1)));
+  c = std::clamp(0.5 * (R(0, 0) + R(1, 1) + R(2, 2) - 1.0), -1.0, 1.0);
+  sn = s.norm();
+  th = std::atan2(sn, c);
+  if (c > kNearPiCos) return sn > 0.0 ? Vec3(s * (th / sn)) : s;
+  // near pi: the axis from the symmetric part (R + R^T)/2 - c I = (1 - c) a a^T
+  const Mat3 S = 0.5 * (R + R.transpose()) - c * Mat3::Identity();
+  int k = 0;
+  if (S(1, 1) > S(k, k)) k = 1;
+  if (S(2, 2) > S(k, k)) k = 2;
+  Vec3 a = S.col(k);
+  a /= a.norm();
+  if (a.dot(s) < 0.0) a = -a;
+  return th * a;
+}
+}  // namespace detail
+
+inline Vec3 so3_log(const Mat3& R) {
+  double th, sn, c;
+  return detail::so3_log_sc(R, th, sn, c);
+}
+
+/// log of a pose: w = so3_log(R), v = (I - W/2 + D W^2) p, D = (1 - A/(2B))/th^2 (series for
+/// th^2 < 0.04; above, B = (1 - cos th)/th^2 with 1 - cos th = sin^2/(1 + cos) for cos > 0).
 inline Vec6 log(const Mat4& T) {
   const Mat3 R = T.topLeftCorner<3, 3>();
   const Vec3 p = T.topRightCorner<3, 1>();
-  const Vec3 w = so3_log(R);
-  const Coeffs k = coeffs(w);
-  const Mat3 W = hat3(w);
+  double th, sn, c;
+  const Vec3 w = detail::so3_log_sc(R, th, sn, c);
+  const double t = th * th;
+  double D;
+  if (t < 0.04) {
+    D = detail::horner<8>(series::kD, t);
+  } else {
+    const double A = sn / th;
+    const double B = (c > 0.0 ? sn * sn / (1.0 + c) : 1.0 - c) / t;
+    D = (1.0 - A / (2.0 * B)) / t;
+  }
+  const Vec3 wp = w.cross(p);
   Vec6 xi;
   xi.head<3>() = w;
-  xi.tail<3>() = p - 0.5 * (W * p) + coeff_D(k) * (W * (W * p));
+  xi.tail<3>() = p - 0.5 * wp + D * w.cross(wp);
   return xi;
 }
 

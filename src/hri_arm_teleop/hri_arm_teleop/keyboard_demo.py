@@ -70,7 +70,7 @@ def run_keyboard(cfg: dict, keys: Optional[list] = None, seconds: float = 60.0, 
             termios.tcsetattr(tty[0], termios.TCSADRAIN, tty[1])
     end = robot.sim.ee_pose()[:3, 3]
     return {"start_m": start, "end_m": end, "target_m": kb.target[:3, 3].copy(),
-            "mode": pipe.mode.value, "simulated_s": robot.sim.time_s}
+            "mode": pipe.mode, "simulated_s": robot.sim.time_s}
 
 
 def main(argv: Optional[list] = None) -> int:

@@ -13,7 +13,7 @@ import numpy as np
 
 from hri_arm_teleop.core.ik import IKParams, make_ik
 from hri_arm_teleop.core.pipeline import ArmTeleopPipeline
-from hri_arm_teleop.core.safety import make_safety_hooks
+from hri_arm_teleop.core.safety import SafetyGate
 from hri_arm_teleop.robot_mujoco import MujocoRobot, start_position
 
 
@@ -43,9 +43,9 @@ def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = N
     ik = make_ik(ik_params, ik_model, cfg["joints"]["names"],
                  lim.q_min if q_min is None else q_min, lim.q_max if q_max is None else q_max, q0,
                  kinematics_ik=cfg["kinematics"]["ik"])
-    workspace_clamp, joint_guard = make_safety_hooks(cfg, clock)
-    return ArmTeleopPipeline(cfg, robot, ik, clock, workspace_clamp=workspace_clamp,
-                             joint_guard=joint_guard, logger=logger)
+    loop = cfg["teleop"]["loop"]
+    gate = SafetyGate(cfg, ik.fk, loop["controller_decimation"] / loop["base_rate_hz"])
+    return ArmTeleopPipeline(cfg, robot, ik, clock, safety=gate, logger=logger)
 
 
 def build_sim_pipeline(cfg: dict, logger: Optional[logging.Logger] = None):

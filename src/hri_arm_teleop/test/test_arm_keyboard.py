@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("hri_core.se3", reason="hri_core (cpp/, issue 4) is not built yet")
 
 from hri_core import se3
 from hri_runtime.config import load_robot_config

@@ -24,6 +24,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import serve
 from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 from websockets.http11 import Response
 
 from .core.protocol import CommandGate, ConsoleParams, check_bind, state_frame, token_ok
@@ -110,7 +112,13 @@ class ConsoleServer:
                     task = asyncio.ensure_future(run_in_worker(cmd))
                     pending.add(task)
                     task.add_done_callback(pending.discard)
-        except Exception:  # connection closed mid-frame: nothing to undo
+        except ConnectionClosed as exc:
+            # a frame above max_frame_bytes is refused by websockets itself (close 1009): count it
+            codes = {f.code for f in (exc.rcvd, exc.sent) if f is not None}
+            if CloseCode.MESSAGE_TOO_BIG in codes:
+                self.gate.rejected["too_large"] += 1
+                self.gate.log(f"console: connection closed, frame larger than {self.params.max_frame_bytes} bytes")
+        except Exception:  # connection lost mid-frame: nothing to undo
             pass
         finally:
             self._clients.discard(ws)

@@ -204,3 +204,49 @@ def test_refusals_of_the_service_are_shown_with_its_reason(pid_env):
     assert tuner.server.rejected == {"unknown_joint": 1, "not_tuned": 1}
     r = run(ctx, node, {"type": "pid_stop"})
     assert r["type"] == "reject" and "no manual recording" in r["reason"]
+
+
+def test_malformed_websocket_frames_never_reach_the_robot(cfg):
+    """Real WebSocket to the node's server: every malformed frame is rejected with a cause and
+    counted; nothing is published on any topic the robot listens to."""
+    from websockets.exceptions import ConnectionClosedError
+    from websockets.sync.client import connect
+
+    ctx = InprocContext()
+    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"port": 0})
+    probe = Probe(cfg, context=ctx)
+    bad = ["{", "[]", "42", b"\x00\xff\xfe", json.dumps({"type": "safe_stopp"}), json.dumps({"type": 1}),
+           json.dumps({"type": "set_mode", "mode": "warp"}), json.dumps({"type": "set_mode", "mode": ["impedance"]}),
+           '{"type":"set_gains","gains":{"stiffness":[1,1,1,1,1,NaN],"damping":[1,1,1,1,1,1]}}',
+           json.dumps({"type": "set_gains", "gains": {"stiffness": [1] * 6}}),
+           json.dumps({"type": "pid_apply", "joint": "hand", "gains": {"kp": 1e12}}),
+           json.dumps({"type": "pid_autotune", "joint": "../../etc"}),
+           json.dumps({"type": "release_stop", "id": {"x": 1}})]
+    try:
+        with connect(f"ws://127.0.0.1:{node.port}/ws", open_timeout=10, max_size=None) as ws:
+            causes = []
+            for raw in bad:
+                ws.send(raw)
+                while True:
+                    m = json.loads(ws.recv(timeout=10))
+                    if m["type"] != "state":
+                        break
+                assert m["type"] == "reject" and m["reason"], m
+                causes.append(m["cause"])
+            # above console.max_frame_bytes: websockets closes the connection (1009), counted too
+            ws.send(json.dumps({"type": "set_mode", "mode": "x" * cfg["console"]["max_frame_bytes"]}))
+            with pytest.raises(ConnectionClosedError) as exc:
+                while True:
+                    ws.recv(timeout=10)
+            assert exc.value.rcvd.code == 1009
+        ctx.spin_for(0.1)
+        for _ in range(100):                 # the server thread counts it after the close
+            if node.gate.rejected["too_large"]:
+                break
+            threading.Event().wait(0.05)
+        assert set(causes) | {"too_large"} == set(node.gate.rejected)
+        assert sum(node.gate.rejected.values()) == len(bad) + 1
+        assert all(v == [] for v in probe.got.values())
+        assert node.pub_stop.published == node.pub_mode.published == node.pub_gains.published == 0
+    finally:
+        node.destroy_node()

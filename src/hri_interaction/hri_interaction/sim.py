@@ -97,10 +97,11 @@ class LockstepLoop:
     """One controller tick per physics step; the controller's wrench is the sim's applied wrench."""
 
     def __init__(self, params: InteractionParams, q0_rad, ee_site="attachment_site", law="lie",
-                 wrench_source: str = "applied"):
+                 wrench_source: str = "applied", safety=None):
         self.sim = Fr3Sim(params.rate_hz, q0_rad, ee_site)
         self.dt = 1.0 / params.rate_hz
-        self.ctrl = InteractionController(params, self.sim.ee_pose(), self.sim.n, law=law)
+        self.ctrl = InteractionController(params, self.sim.ee_pose(), self.sim.n, law=law,
+                                          safety=safety)
         self.wrench_source = wrench_source
         self.last = None
 

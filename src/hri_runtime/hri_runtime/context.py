@@ -31,7 +31,9 @@ serializes and deserializes, the backend never sees a message object.
 
 ``Context`` attributes every backend has: ``executor`` (an ``Executor``), ``ros_args``
 (``params.RosArgs`` applied to every node created on it, as rclpy's context arguments),
-``nodes`` (list). Nodes never touch transport threads: everything a backend hands over goes
+``nodes`` (list), ``rosout_enabled`` (nodes publish their log lines on /rosout) and
+``parameter_services_enabled`` (the six rcl parameter services + /parameter_events, for
+``ros2 param``); both False on InprocContext. Nodes never touch transport threads: everything a backend hands over goes
 through ``deliver``/``on_request``/``on_response``, which queue work for the executor.
 
 Selection (``get_default_context``): ``HRI_TRANSPORT=auto|rclpy|zenoh|inproc``; auto = rclpy
@@ -54,7 +56,7 @@ from typing import Any, Callable, Optional
 from .params import RosArgs
 
 __all__ = ["QoSProfile", "qos_profile", "QOS_DEFAULT", "QOS_SENSOR_DATA", "QOS_LATCHED",
-           "QOS_CLOCK", "Context", "ThreadedContext", "Executor", "Graph", "get_default_context",
+           "QOS_CLOCK", "QOS_ROSOUT", "Context", "ThreadedContext", "Executor", "Graph", "get_default_context",
            "set_default_context", "reset_default_context", "TransportUnavailableError"]
 
 log = logging.getLogger("hri.runtime")
@@ -93,6 +95,7 @@ QOS_DEFAULT = QoSProfile()
 QOS_SENSOR_DATA = QoSProfile(depth=5, reliability="best_effort")
 QOS_LATCHED = QoSProfile(depth=1, durability="transient_local")
 QOS_CLOCK = QoSProfile(depth=1, reliability="best_effort")
+QOS_ROSOUT = QoSProfile(depth=1000, durability="transient_local")   # rcl's rosout QoS
 
 _PRESETS = {"default": QOS_DEFAULT, "sensor_data": QOS_SENSOR_DATA, "latched": QOS_LATCHED,
             "transient_local": QOS_LATCHED, "clock": QOS_CLOCK, "services_default": QOS_DEFAULT}
@@ -316,6 +319,8 @@ class Context(ABC):
     """Backend interface: see the module docstring for what a backend must implement."""
 
     kind = "abstract"
+    rosout_enabled = True
+    parameter_services_enabled = True
 
     def __init__(self) -> None:
         self.ros_args = RosArgs()

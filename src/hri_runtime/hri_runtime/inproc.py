@@ -152,6 +152,8 @@ class _InprocBus:
 
 class InprocContext(_InprocBus, Context):
     kind = "inproc"
+    rosout_enabled = False      # deterministic tests: no /rosout traffic unless asked
+    parameter_services_enabled = False   # nor parameter services (set True to test them)
 
     def __init__(self, start_time_s: float = 0.0, raise_callback_errors: bool = True,
                  max_callbacks_per_step: int = 1_000_000):

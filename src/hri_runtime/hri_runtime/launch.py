@@ -429,7 +429,15 @@ class _Parser:
                     v = _subst(v, scope, pw)
                 elif isinstance(v, list):
                     v = [_subst(x, scope, pw) for x in v]
-                params[str(_subst(p["name"], scope, pw))] = v
+                pname = str(_subst(p["name"], scope, pw))
+                if isinstance(v, dict):          # nested parameters: 'gains: {kp: 1}' -> gains.kp
+                    from .params import _flatten
+
+                    flat: dict = {}
+                    _flatten(pname, v, flat)
+                    params.update({k: _subst(x, scope, pw) for k, x in flat.items()})
+                else:
+                    params[pname] = v
             else:
                 raise LaunchError(f"{pw}: expected {{name, value}} or {{from: file}}")
         remaps = []
@@ -805,3 +813,22 @@ def main(argv: Optional[list[str]] = None) -> int:
             launcher.router_session.close()
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def run_main(argv: Optional[list[str]] = None) -> int:
+    """``hri run <pkg> <exec> [args...]``: ``ros2 run`` without ROS (same executable lookup as
+    launch; the process replaces this one, so signals and the exit code are the node's)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) < 2 or argv[0] in ("-h", "--help"):
+        print("usage: hri run <pkg> <exec> [args...] [--ros-args ...]", file=sys.stderr)
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    pkg, exe, rest = argv[0], argv[1], argv[2:]
+    path = find_executable(pkg, exe)
+    if path is None:
+        print(f"error: executable '{exe}' of package '{pkg}' not found "
+              f"(lib/{pkg}/{exe}, {Path(sys.executable).parent}, PATH)", file=sys.stderr)
+        return 2
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(path, [path, *rest])
+    return 0  # not reached

@@ -36,7 +36,7 @@ from typing import Any, Callable, Optional
 
 from . import msgs
 from .clock import Clock, SimClock, Time
-from .context import (QOS_CLOCK, Context, QoSProfile, SubQueue, Timer, TransportUnavailableError,
+from .context import (QOS_CLOCK, QOS_ROSOUT, Context, QoSProfile, SubQueue, Timer, TransportUnavailableError,
                       get_default_context, qos_profile, set_default_context)
 from .names import InvalidNameError, fqn, resolve, validate_namespace, validate_node_name
 from .params import (Parameter, ParameterDescriptor, ParameterError, ParameterNotDeclaredError,
@@ -289,6 +289,8 @@ class NodeLogger:
         self._once: set = set()
         self._last: dict = {}
         self._clock = clock
+        self.sink: Optional[Callable[[int, str], None]] = None   # /rosout publisher of the node
+        self._ros_name = name.lstrip("/").replace("/", ".")      # as rcl prints it: 'ns.node'
 
     def get_child(self, suffix: str) -> "NodeLogger":
         return NodeLogger(f"{self.name}.{suffix}", self._clock)
@@ -309,7 +311,9 @@ class NodeLogger:
             if last is not None and now - last < throttle_duration_sec:
                 return False
             self._last[key] = now
-        self._log.log(level, "[%s] %s", self.name, msg)
+        self._log.log(level, "[%s]: %s", self._ros_name, msg)
+        if self.sink is not None and self._log.isEnabledFor(level):
+            self.sink(level, str(msg))
         return True
 
     def debug(self, msg, **kw):
@@ -334,7 +338,8 @@ class NodeLogger:
 
 class Node:
     def __init__(self, name: str, context: Optional[Context] = None, namespace: str = "",
-                 parameters: Optional[dict] = None, remap: Optional[dict] = None, **_ignored):
+                 parameters: Optional[dict] = None, remap: Optional[dict] = None,
+                 start_parameter_services: bool = True, **_ignored):
         ctx = context if context is not None else get_default_context()
         self.context = ctx
         args: RosArgs = getattr(ctx, "ros_args", None) or RosArgs()
@@ -351,6 +356,7 @@ class Node:
         self._params: dict[str, Parameter] = {}
         self._descriptors: dict[str, ParameterDescriptor] = {}
         self._param_callbacks: list[Callable[[list[Parameter]], SetParametersResult]] = []
+        self._param_services = None
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
         self._services: list[Service] = []
@@ -366,6 +372,15 @@ class Node:
         if use_sim:
             self._clock = SimClock()
             self.create_subscription("rosgraph_msgs/msg/Clock", "/clock", self._on_clock, qos=QOS_CLOCK)
+        if getattr(ctx, "rosout_enabled", True) and args.rosout:
+            self._rosout = self.create_publisher("rcl_interfaces/msg/Log", "/rosout", qos=QOS_ROSOUT)
+            self._rosout_busy = threading.local()
+            self._logger.sink = self._to_rosout
+        if getattr(ctx, "parameter_services_enabled", True) and start_parameter_services:
+            from .param_services import ParameterServices
+
+            self._param_services = ParameterServices(self)
+            self._param_services.event(new=list(self._params.values()))
         ctx.add_node(self)
         self._destroyed = False
 
@@ -477,13 +492,35 @@ class Node:
     def get_logger(self) -> NodeLogger:
         return self._logger
 
+    _ROS_LEVELS = {logging.DEBUG: 10, logging.INFO: 20, logging.WARNING: 30, logging.ERROR: 40,
+                   logging.CRITICAL: 50}
+
+    def _to_rosout(self, level: int, text: str) -> None:
+        """rcl_interfaces/Log on /rosout (as rcl: name = node fqn without the leading '/',
+        '/' -> '.'). Never raises, never recurses."""
+        if getattr(self._rosout_busy, "on", False) or self._destroyed_flag():
+            return
+        self._rosout_busy.on = True
+        try:
+            self._rosout.publish(msgs.new("rcl_interfaces/msg/Log", stamp=self._clock.now().to_msg(),
+                                          level=self._ROS_LEVELS.get(level, 20),
+                                          name=self._fqn.lstrip("/").replace("/", "."), msg=text))
+        except Exception:  # noqa: BLE001  (a log line must never break the node)
+            pass
+        finally:
+            self._rosout_busy.on = False
+
+    def _destroyed_flag(self) -> bool:
+        return getattr(self, "_destroyed", False)
+
     # ---- parameters
     def declare_parameter(self, name: str, default: Any = None, descriptor: Any = None,
                           ignore_override: bool = False) -> Parameter:
         """Declare with a default; an override (parameters=, params file, -p) replaces it.
-        descriptor: dict/ParameterDescriptor with type, range=(lo, hi[, step]), read_only,
-        description. Type from the default when not given. Raises ParameterError (wrong type,
-        out of range) and ParameterError if already declared."""
+        descriptor: dict/ParameterDescriptor with type, range=(lo, hi[, step]), gt, lt, values,
+        read_only, description; or a config schema key ("teleop.loop.base_rate_hz": type, range
+        and doc from config/schema). Type from the default when not given. Raises
+        ParameterError (wrong type, out of range, already declared)."""
         if not isinstance(name, str) or not name:
             raise ParameterError(f"invalid parameter name {name!r}")
         if name in self._params:
@@ -503,6 +540,8 @@ class Node:
         p = Parameter(name, value, desc.type or "")
         self._params[name] = p
         self._descriptors[name] = desc
+        if self._param_services is not None:
+            self._param_services.event(new=[p])
         return p
 
     def declare_parameters(self, namespace: str, parameters: list) -> list[Parameter]:
@@ -557,6 +596,8 @@ class Node:
             if r is not None and not r.successful:
                 return r
         self._params[p.name] = new
+        if self._param_services is not None:
+            self._param_services.event(changed=[new])
         return SetParametersResult(True)
 
     # ---- life cycle
@@ -564,6 +605,7 @@ class Node:
         if self._destroyed:
             return
         self._destroyed = True
+        self._logger.sink = None
         for t in list(self._timers):
             self.destroy_timer(t)
         for c in list(self._clients):

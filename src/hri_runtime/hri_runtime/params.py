@@ -22,7 +22,8 @@ from typing import Any
 import yaml
 
 __all__ = ["Parameter", "ParameterDescriptor", "ParameterError", "ParameterNotDeclaredError",
-           "SetParametersResult", "RosArgs", "parse_ros_args", "load_params_file", "param_type_of"]
+           "SetParametersResult", "RosArgs", "parse_ros_args", "load_params_file", "param_type_of",
+           "schema_descriptor"]
 
 
 class ParameterError(ValueError):
@@ -76,6 +77,9 @@ class ParameterDescriptor:
     read_only: bool = False
     range: tuple | None = None
     dynamic_typing: bool = False
+    gt: float | None = None             # exclusive lower bound (config schema 'gt')
+    lt: float | None = None             # exclusive upper bound (config schema 'lt')
+    values: tuple | None = None         # allowed values (config schema enum)
 
     @classmethod
     def coerce(cls, d) -> "ParameterDescriptor":
@@ -83,6 +87,8 @@ class ParameterDescriptor:
             return cls()
         if isinstance(d, cls):
             return d
+        if isinstance(d, str):
+            return schema_descriptor(d)
         if isinstance(d, dict):
             d = dict(d)
             rng = d.pop("range", None)
@@ -94,7 +100,9 @@ class ParameterDescriptor:
                     rng = (get("from_value"), get("to_value"), get("step") or 0)
             if "min" in d or "max" in d:
                 rng = (d.pop("min", None), d.pop("max", None))
-            unknown = set(d) - {"type", "description", "read_only", "dynamic_typing"}
+            if "values" in d and d["values"] is not None:
+                d["values"] = tuple(d["values"])
+            unknown = set(d) - {"type", "description", "read_only", "dynamic_typing", "gt", "lt", "values"}
             if unknown:
                 raise ParameterError(f"unknown descriptor keys {sorted(unknown)}")
             return cls(range=tuple(rng) if rng else None, **d)
@@ -133,6 +141,15 @@ def check_value(name: str, value: Any, desc: ParameterDescriptor) -> Any:
             raise ParameterError(f"parameter '{name}': value {value!r} is {got}, declared {typ}")
     if isinstance(value, tuple):
         value = list(value)
+    if desc.values is not None and value not in desc.values:
+        raise ParameterError(f"parameter '{name}': value {value!r} not one of {list(desc.values)}")
+    for v in (value if isinstance(value, list) else [value]):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if desc.gt is not None and not v > desc.gt:
+            raise ParameterError(f"parameter '{name}': value {v!r} must be > {desc.gt}")
+        if desc.lt is not None and not v < desc.lt:
+            raise ParameterError(f"parameter '{name}': value {v!r} must be < {desc.lt}")
     if desc.range is not None and typ in ("integer", "double", "integer_array", "double_array", None):
         lo, hi = desc.range[0], desc.range[1]
         step = desc.range[2] if len(desc.range) > 2 else 0
@@ -152,6 +169,41 @@ def check_value(name: str, value: Any, desc: ParameterDescriptor) -> Any:
     return value
 
 
+_SCHEMA_TYPES = {"int": "integer", "float": "double", "number": "double", "bool": "bool",
+                 "str": "string", "enum": "string"}
+_schema_cache: dict = {}
+
+
+def schema_descriptor(key: str, config_root=None) -> ParameterDescriptor:
+    """A parameter descriptor from the config schema entry ``key`` (dotted, e.g.
+    ``teleop.loop.base_rate_hz``): type, inclusive min/max as range, exclusive gt/lt, enum
+    values, doc + unit as description."""
+    from . import config as cfgmod
+
+    root = str(config_root or cfgmod.find_config_root())
+    if root not in _schema_cache:
+        _schema_cache[root] = cfgmod.load_schema(root)
+    node: Any = _schema_cache[root]
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise ParameterError(f"no config schema entry '{key}'")
+        node = node[part]
+    if not cfgmod.is_leaf_spec(node):
+        raise ParameterError(f"config schema entry '{key}' is a section, not a value")
+    t = node["type"]
+    if t == "list":
+        inner = (node.get("items") or {}).get("type", "any")
+        typ = _SCHEMA_TYPES.get(inner, None)
+        typ = typ + "_array" if typ else None
+    else:
+        typ = _SCHEMA_TYPES.get(t)
+    rng = (node.get("min"), node.get("max")) if ("min" in node or "max" in node) else None
+    doc = node.get("doc", "") + (f" [{node['unit']}]" if node.get("unit") else "")
+    return ParameterDescriptor(type=typ, description=doc, range=rng, gt=node.get("gt"), lt=node.get("lt"),
+                               values=tuple(node["values"]) if t == "enum" else None,
+                               dynamic_typing=typ is None)
+
+
 # --------------------------------------------------------------------------- --ros-args
 
 @dataclass
@@ -162,6 +214,7 @@ class RosArgs:
     node_name: str | None = None                              # -r __node:=
     namespace: str | None = None                              # -r __ns:=
     log_level: str | None = None
+    rosout: bool = True                                       # --disable-rosout-logs
     unparsed: list[str] = field(default_factory=list)         # the program's own arguments
 
     def parameters_for(self, node_name: str, fq_name: str) -> dict[str, Any]:
@@ -182,6 +235,10 @@ def _split_assign(arg: str, flag: str) -> tuple[str, str]:
 
 
 def parse_yaml_value(text: str) -> Any:
+    """``-p name:=value``: YAML typed as ROS does ('1' int, '1.0' double, 'true' bool, '[1, 2]'
+    list); an empty value is the empty string."""
+    if not text.strip():
+        return ""
     try:
         v = yaml.safe_load(text)
     except yaml.YAMLError:
@@ -235,7 +292,10 @@ def parse_ros_args(argv: list[str] | None) -> RosArgs:
             i += 2
         elif a in ("-e", "--enclave"):
             i += 2
-        elif a in ("--disable-rosout-logs", "--enable-rosout-logs", "--disable-stdout-logs",
+        elif a == "--disable-rosout-logs":
+            out.rosout = False
+            i += 1
+        elif a in ("--enable-rosout-logs", "--disable-stdout-logs",
                    "--enable-stdout-logs", "--disable-external-lib-logs"):
             i += 1
         else:

@@ -20,7 +20,7 @@ import yaml
 
 from . import msgs
 
-__all__ = ["topic_main", "node_main", "CliParams"]
+__all__ = ["topic_main", "node_main", "param_main", "CliParams"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class CliParams:
     hz_print_period_s: float = 1.0
     echo_queue_depth: int = 100
     pub_linger_s: float = 0.2
+    service_timeout_s: float = 5.0
 
     @classmethod
     def from_config(cls, section: dict) -> "CliParams":
@@ -240,5 +241,77 @@ def node_main(argv: Optional[list[str]] = None, context=None) -> int:
             if name in ns:
                 print(f"    {t}: {', '.join(sorted(g.topics.get(t, [])))}")
         return 0
+    finally:
+        sess.close()
+
+
+def param_main(argv: Optional[list[str]] = None, context=None) -> int:
+    """``hri param list|get|set|describe <node> [name] [value]`` through the node's rcl parameter
+    services (works on any node with them: ours on zenoh/rclpy, or a ROS 2 node over rmw_zenoh)."""
+    from .param_services import SERVICES, from_value_msg, register_interfaces, to_value_msg
+
+    ap = argparse.ArgumentParser(prog="hri param", description="Parameters of a node (ros2 param).")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("list")
+    p.add_argument("node")
+    for c in ("get", "describe"):
+        p = sub.add_parser(c)
+        p.add_argument("node")
+        p.add_argument("name")
+    p = sub.add_parser("set")
+    p.add_argument("node")
+    p.add_argument("name")
+    p.add_argument("value", help="YAML value (1, 1.0, true, hello, '[1, 2]')")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds to wait for the node's service")
+    a = ap.parse_args(argv)
+    register_interfaces()
+    cp = CliParams.defaults()
+    timeout_s = a.timeout if a.timeout is not None else cp.service_timeout_s
+    try:
+        sess = _Session("hri_param", context)
+    except Exception as e:  # noqa: BLE001
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    node = a.node if a.node.startswith("/") else "/" + a.node
+    short = {"list": "list_parameters", "get": "get_parameters", "set": "set_parameters",
+             "describe": "describe_parameters"}[a.cmd]
+    srv = SERVICES[short]
+    req_t, _ = msgs.srv_types(srv)
+    try:
+        cli = sess.node.create_client(srv, f"{node}/{short}")
+        if not cli.wait_for_service(timeout_s):
+            print(f"error: node {node} has no {short} service (not running, or parameter services off)",
+                  file=sys.stderr)
+            return 1
+        if a.cmd == "list":
+            r = cli.call(msgs.new(req_t), timeout_s=timeout_s)
+            for n in r.result.names:
+                print(f"  {n}")
+        elif a.cmd == "get":
+            r = cli.call(msgs.new(req_t, names=[a.name]), timeout_s=timeout_s)
+            v = r.values[0]
+            if v.type == 0:
+                print(f"Parameter not set: {a.name}")
+                return 1
+            print(f"Value is: {from_value_msg(v)}")
+        elif a.cmd == "describe":
+            r = cli.call(msgs.new(req_t, names=[a.name]), timeout_s=timeout_s)
+            d = r.descriptors[0]
+            print(msgs.to_yaml(d))
+        else:
+            from .params import parse_yaml_value
+
+            val = parse_yaml_value(a.value)
+            par = msgs.new("rcl_interfaces/msg/Parameter", name=a.name, value=to_value_msg(val))
+            r = cli.call(msgs.new(req_t, parameters=[par]), timeout_s=timeout_s)
+            res = r.results[0]
+            if not res.successful:
+                print(f"Setting parameter failed: {res.reason}")
+                return 1
+            print("Set parameter successful")
+        return 0
+    except TimeoutError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     finally:
         sess.close()

@@ -151,13 +151,12 @@ def demangle_name(name: str) -> str:
 # --------------------------------------------------------------------------------------------
 # QoS
 def _dur_to_sec_nsec(value_s: float | None) -> tuple[int, int]:
-    """Seconds (None or 0 = default = infinite after best-available adaptation) -> (sec, nsec)."""
-    if value_s is None or value_s == 0:
+    """Seconds -> (sec, nsec). None, 0 (rmw's "default") and +inf are infinite after rmw_zenoh's
+    best-available adaptation."""
+    if value_s is None or value_s == 0 or value_s == float("inf"):
         return DURATION_INFINITE
-    if value_s < 0 or value_s != value_s or value_s == float("inf"):
-        if value_s == float("inf"):
-            return DURATION_INFINITE
-        raise WireError("bad_qos", f"duration must be >= 0 s, got {value_s!r}")
+    if not (value_s > 0) or value_s != value_s:
+        raise WireError("bad_qos", f"duration must be > 0 s, None or inf, got {value_s!r}")
     total_ns = int(round(value_s * 1e9))
     return total_ns // 1_000_000_000, total_ns % 1_000_000_000
 

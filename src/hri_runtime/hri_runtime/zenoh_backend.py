@@ -236,8 +236,14 @@ def _congestion(zenoh, qos: QoSProfile):
 
 
 def _wire_qos(qos: QoSProfile) -> wire.QoSProfile:
+    """The node layer's QoS as written in tokens. Durations (deadline, lifespan, liveliness
+    lease) are taken when the profile carries them (``*_s`` attributes), else infinite; e.g.
+    rclpy's /rosout has lifespan 10 s, which rmw_zenoh writes as ``:1:,1000:,:10,0:,,``."""
     return wire.QoSProfile(reliability=qos.reliability, durability=qos.durability,
-                           history=qos.history, depth=int(qos.depth))
+                           history=qos.history, depth=int(qos.depth),
+                           deadline_s=getattr(qos, "deadline_s", None),
+                           lifespan_s=getattr(qos, "lifespan_s", None),
+                           liveliness_lease_s=getattr(qos, "liveliness_lease_s", None))
 
 
 def _depth(qos: QoSProfile) -> int:

@@ -18,10 +18,10 @@ def test_parse_ros_args_subset(tmp_path):
                   "other:\n  ros__parameters:\n    robot: nope\n")
     a = parse_ros_args(["own", "--ros-args", "-r", "__node:=teleop", "-r", "__ns:=/arm",
                         "-r", "chatter:=/talk", "-p", "rate_hz:=50", "-p", "flag:=true",
-                        "-p", "name:=abc", "--params-file", str(pf), "--log-level", "debug", "--", "tail"])
+                        "-p", "name:=abc", "-p", "empty:=", "--params-file", str(pf), "--log-level", "debug", "--", "tail"])
     assert a.unparsed == ["own", "tail"] and a.node_name == "teleop" and a.namespace == "/arm"
     assert a.remaps == {"chatter": "/talk"} and a.log_level == "debug"
-    assert a.params == {"rate_hz": 50, "flag": True, "name": "abc"}
+    assert a.params == {"rate_hz": 50, "flag": True, "name": "abc", "empty": ""}
     p = a.parameters_for("teleop", "/arm/teleop")
     assert p["robot"] == "ur5e" and p["gains.kp"] == 2.0 and p["rate_hz"] == 50
     with pytest.raises(ValueError, match="name:=value"):

@@ -107,7 +107,8 @@ def test_bad_entities(tmp_path):
 
 
 def test_repository_launch_files_all_parse():
-    files = sorted(glob.glob(str(REPO / "launch" / "*.launch.yaml")))
+    files = sorted(glob.glob(str(REPO / "launch" / "*.launch.yaml")) +
+                   glob.glob(str(REPO / "src" / "*" / "launch" / "*.launch.yaml")))
     assert files
     for f in files:
         d = parse_launch_file(f)
@@ -161,3 +162,13 @@ def test_cli_stops_everything_on_sigint(launch_path):
     assert "shutting down" in text
     for r in records(out):
         assert not alive(r["pid"])
+
+
+def test_nested_and_typed_inline_params(tmp_path, launch_path):
+    f = tmp_path / "n.launch.yaml"
+    f.write_text("launch:\n  - node:\n      pkg: hri_test_pkg\n      exec: probe_node\n      param:\n"
+                 "        - {name: gains, value: {kp: 2.0, ki: 0}}\n        - {name: joints, value: [a, b]}\n"
+                 "        - {name: empty, value: ''}\n")
+    cmd = parse_launch_file(f).nodes[0].cmd
+    assert cmd[1:] == ["--ros-args", "-p", "gains.kp:=2.0", "-p", "gains.ki:=0", "-p", "joints:=[a, b]",
+                       "-p", "empty:="]

@@ -224,3 +224,36 @@ def test_spin_until_and_destroy_node():
     c0 = len(cnt)
     ctx.spin_for(1.0)
     assert len(cnt) == c0 and n not in ctx.nodes
+
+
+def test_parameter_descriptor_from_the_config_schema():
+    ctx = InprocContext()
+    n = Node("p", context=ctx, parameters={"base_rate_hz": 0.0, "mode": "peer"})
+    with pytest.raises(ParameterError, match="must be > 0"):        # schema: gt 0
+        n.declare_parameter("base_rate_hz", 500.0, "teleop.loop.base_rate_hz")
+    assert n.declare_parameter("mode", "client", "runtime.zenoh.mode").value == "peer"
+    assert not n.set_parameter("mode", "router").successful          # enum [client, peer]
+    d = n.get_parameter_descriptor("mode")
+    assert d.type == "string" and "session mode" in d.description
+    m = Node("q", context=ctx, parameters={"base_rate_hz": 20000.0})
+    with pytest.raises(ParameterError, match=r"out of range \[None, 10000\]"):
+        m.declare_parameter("base_rate_hz", 500.0, "teleop.loop.base_rate_hz")
+    with pytest.raises(ParameterError, match="no config schema entry"):
+        m.declare_parameter("x", 1.0, "teleop.nope")
+
+
+def test_log_lines_go_to_rosout_latched():
+    ctx = InprocContext(start_time_s=3.0)
+    ctx.rosout_enabled = True                 # network backends: on by default
+    n = Node("talker", context=ctx, namespace="demo")
+    n.get_logger().warn("low battery")
+    n.get_logger().debug("not enabled: not published")
+    late = Node("viewer", context=ctx)
+    got = []
+    late.create_subscription("rcl_interfaces/msg/Log", "/rosout", got.append,
+                             qos=QoSProfile(depth=1000, durability="transient_local"))
+    ctx.spin_for(0.0)
+    mine = [m for m in got if m.name == "demo.talker"]
+    assert [(m.level, m.msg, m.stamp.sec) for m in mine] == [(30, "low battery", 3)]
+    quiet = Node("quiet", context=InprocContext())
+    assert all(p.topic_name != "/rosout" for p in quiet._publishers)

@@ -237,3 +237,10 @@ def test_wire_module_is_pure():
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert not imported & {"zenoh", "rclpy", "socket", "threading"}
+
+
+def test_qos_durations_refuse_negative_and_nan():
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(wire.WireError):
+            wire.qos_to_keyexpr(wire.QoSProfile(deadline_s=bad))
+    assert wire.qos_to_keyexpr(wire.QoSProfile(deadline_s=float("inf"))) == "::,10:,:,:,,"

@@ -126,6 +126,7 @@ class ClutchTeleop:
         self._t_target: Optional[float] = None
         self._hand_entry: Optional[np.ndarray] = None
         self._robot_entry: Optional[np.ndarray] = None
+        self._await_release = False   # after a safety release: engage only after the button is up
 
     # ------------------------------------------------------------------ mapping
     def mapped_target(self, base_T_hand: np.ndarray) -> np.ndarray:
@@ -152,6 +153,17 @@ class ClutchTeleop:
         return rate_limit_pose(self.target, T_raw, dt, self.params.max_linear_speed_m_s,
                                self.params.max_angular_speed_rad_s)
 
+    def safety_release(self, base_T_hold: np.ndarray) -> None:
+        """A safety hold: disengage, hold ``base_T_hold`` (where the robot stops) as the target, and
+        engage again only after the operator has released the clutch button (a deliberate
+        re-engage; the next stroke starts from the hold pose)."""
+        if self.engaged:
+            self.counters.releases += 1
+        self.engaged = False
+        self._await_release = True
+        self.target = np.array(base_T_hold, dtype=float)
+        self._t_target = float(self._clock())
+
     # ------------------------------------------------------------------ update
     def update(self, base_T_hand: Optional[np.ndarray], clutch_pressed: bool,
                base_T_ee_measured: Optional[np.ndarray]) -> ClutchOutput:
@@ -163,6 +175,11 @@ class ClutchTeleop:
             self.counters.tracking_lost += 1
         want = bool(clutch_pressed and hand_ok)
 
+        if self._await_release:
+            if clutch_pressed:
+                want = False
+            else:
+                self._await_release = False
         if want and not self.engaged:
             entry = None
             if self.params.entry_pose == "target" and self.target is not None:

@@ -55,6 +55,7 @@ class LoopParams:
     ref_max_angular_speed_rad_s: float = 1.0
     ref_max_linear_accel_m_s2: float = 2.0
     ref_max_angular_accel_rad_s2: float = 5.0
+    joint_limit_fraction: float = 0.8
 
     @classmethod
     def from_config(cls, section: dict) -> "LoopParams":
@@ -108,41 +109,53 @@ def _valid_transform(T) -> bool:
                 and np.allclose(T[3], [0, 0, 0, 1]))
 
 
-def _shape_vector(e: np.ndarray, v_prev: np.ndarray, dt: float, v_max: float, a_max: float):
+def _shape_vector(e: np.ndarray, v_prev: np.ndarray, dt: float, v_max: float, a_max: float,
+                  goal_speed: float = 0.0):
     """One step towards the error vector ``e`` (goal - current) with |v| <= v_max, |dv/dt| <= a_max
-    and a braking profile |v| <= sqrt(2 a_max |e|) (it can stop on the goal). Returns (step, v)."""
+    and discrete braking |v| <= a dt (sqrt(1/4 + 2 |e| / (a dt^2)) - 1/2) (steps shrinking by
+    a dt^2 stop on the goal), raised to ``goal_speed`` (a moving goal is followed without lag).
+    Returns (step, v)."""
     dist = float(np.linalg.norm(e))
     if dist == 0.0 and not np.any(v_prev):
         return np.zeros(3), np.zeros(3)
+    adt = a_max * dt
+    brake = adt * (np.sqrt(0.25 + 2.0 * dist / (adt * dt)) - 0.5)
+    cap = min(v_max, max(brake, goal_speed))
     v_des = e / dt
-    cap = min(v_max, np.sqrt(2.0 * a_max * dist))
     n = float(np.linalg.norm(v_des))
     if n > cap:
         v_des *= cap / n
     dv = v_des - v_prev
     ndv = float(np.linalg.norm(dv))
-    if ndv > a_max * dt:
-        dv *= a_max * dt / ndv
+    if ndv > adt:
+        dv *= adt / ndv
     v = v_prev + dv
     step = v * dt
-    if float(np.linalg.norm(step)) >= dist and float(np.dot(step, e)) > 0.0:
-        step = e.copy()   # lands on the goal (|e| / dt <= |v|: no speed or acceleration increase)
+    if float(np.linalg.norm(step)) >= dist and float(np.dot(step, e)) >= 0.0 \
+            and float(np.linalg.norm(e / dt - v_prev)) <= adt * (1 + 1e-9):
+        step = e.copy()   # lands on the goal within the acceleration limit
         v = e / dt
     return step, v
 
 
 def shape_motion(prev: np.ndarray, goal: np.ndarray, v_prev: np.ndarray, w_prev: np.ndarray, dt: float,
-                 v_max: float, w_max: float, a_max: float, alpha_max: float):
+                 v_max: float, w_max: float, a_max: float, alpha_max: float,
+                 goal_prev: Optional[np.ndarray] = None):
     """Move the pose ``prev`` towards ``goal`` for ``dt`` with bounded speed and acceleration.
 
     Translation: the straight line, p += step(p_goal - p). Rotation: the geodesic in the world
     frame, R = exp(step(log(R_goal R^T))) R. Velocities (v [m/s], w [rad/s], world frame) are the
-    state. Returns (pose, v, w, limited) where ``limited`` says the goal was not reached."""
+    state; ``goal_prev`` (the goal one step earlier) gives the goal's own speed. Returns
+    (pose, v, w, limited) where ``limited`` says the goal was not reached."""
     if dt <= 0.0:
         return prev.copy(), v_prev, w_prev, True
-    dp, v = _shape_vector(goal[:3, 3] - prev[:3, 3], v_prev, dt, v_max, a_max)
+    gv = gw = 0.0
+    if goal_prev is not None:
+        gv = float(np.linalg.norm(goal[:3, 3] - goal_prev[:3, 3])) / dt
+        gw = float(np.linalg.norm(se3.so3_log(goal[:3, :3] @ goal_prev[:3, :3].T))) / dt
+    dp, v = _shape_vector(goal[:3, 3] - prev[:3, 3], v_prev, dt, v_max, a_max, gv)
     e_w = np.asarray(se3.so3_log(goal[:3, :3] @ prev[:3, :3].T))
-    dw, w = _shape_vector(e_w, w_prev, dt, w_max, alpha_max)
+    dw, w = _shape_vector(e_w, w_prev, dt, w_max, alpha_max, gw)
     T = np.eye(4)
     T[:3, 3] = prev[:3, 3] + dp
     T[:3, :3] = np.asarray(se3.so3_exp(dw)) @ prev[:3, :3]
@@ -169,6 +182,7 @@ class CommandPlanner:
         self._last_t: Optional[float] = None
         self._v = np.zeros(3)
         self._w = np.zeros(3)
+        self._last_goal: Optional[np.ndarray] = None
 
     def seed(self, base_T_ee: np.ndarray) -> None:
         """Start the rate limit from the robot's measured EE pose (once, before any reference)."""
@@ -181,6 +195,7 @@ class CommandPlanner:
         self.commands.clear()
         self._last_T, self._last_t = np.array(base_T_ee, dtype=float), float(self._clock())
         self._v, self._w = np.zeros(3), np.zeros(3)
+        self._last_goal = None
 
     def submit(self, base_T_target: np.ndarray, received_s: Optional[float] = None,
                source_stamp: Optional[float] = None) -> None:
@@ -199,12 +214,16 @@ class CommandPlanner:
         if now - stamp > self.params.command_max_age_s:
             self.stale_count += 1
             self._v, self._w = np.zeros(3), np.zeros(3)   # the controller holds: at rest
+            self._last_goal = None
             return None
         if self._last_T is not None:
             p = self.params
+            goal = T
             T, self._v, self._w, limited = shape_motion(
-                self._last_T, T, self._v, self._w, now - self._last_t, p.ref_max_linear_speed_m_s,
-                p.ref_max_angular_speed_rad_s, p.ref_max_linear_accel_m_s2, p.ref_max_angular_accel_rad_s2)
+                self._last_T, goal, self._v, self._w, now - self._last_t, p.ref_max_linear_speed_m_s,
+                p.ref_max_angular_speed_rad_s, p.ref_max_linear_accel_m_s2, p.ref_max_angular_accel_rad_s2,
+                goal_prev=self._last_goal)
+            self._last_goal = goal
             self.rate_limited += int(limited)
         self._last_T, self._last_t = T, now
         return TaskSpaceReference(
@@ -285,27 +304,90 @@ class Bridge:
         self._ref_seen = None
 
 
-class TeleopController:
-    """TRACK: q_des = IK(target, seed = measured q); HOLD: the q latched at the transition."""
+class JointShaper:
+    """Per-joint speed and acceleration shaping of the IK output at the controller rate.
 
-    def __init__(self, ik, clock: Callable[[], float]):
+    With e = q_ik - q_prev, per joint: v_des = clip(e / dt, +-min(v_lim, v_brake(|e|))) with
+    v_brake = a dt (sqrt(1/4 + 2 |e| / (a dt^2)) - 1/2) (discrete braking: it can stop on the target;
+    raised to the target's own speed, so a moving target is followed without lag), v = v_prev + clip(v_des - v_prev, +-a_lim dt), q = q_prev + v dt (or q_ik when
+    that step reaches it within the acceleration limit). The limits are ``fraction`` (``teleop.loop.joint_limit_fraction``)
+    of the joint limits, so the safety checker (full limits) never has to flag normal tracking
+    (near singular poses a smooth EE reference can still need large joint accelerations).
+    ``limited`` counts the ticks where shaping changed the command."""
+
+    def __init__(self, v_max: np.ndarray, a_max: np.ndarray, fraction: float, dt_s: float):
+        self.v_lim = np.asarray(v_max, float) * fraction
+        self.a_lim = np.asarray(a_max, float) * fraction
+        self.dt = float(dt_s)
+        self.q: Optional[np.ndarray] = None
+        self.v: Optional[np.ndarray] = None
+        self.q_target: Optional[np.ndarray] = None
+        self.limited = 0
+
+    def reset(self, q: np.ndarray) -> None:
+        """At rest at ``q`` (start, hold)."""
+        self.q = np.array(q, dtype=float)
+        self.v = np.zeros_like(self.q)
+        self.q_target = None
+
+    def step(self, q_target: np.ndarray) -> np.ndarray:
+        q_target = np.asarray(q_target, float)
+        if self.q is None:
+            self.reset(q_target)
+            return q_target.copy()
+        dt = self.dt
+        e = q_target - self.q
+        adt = self.a_lim * dt
+        # discrete braking: the speed from which steps shrinking by a dt^2 stop within |e|
+        brake = adt * (np.sqrt(0.25 + 2.0 * np.abs(e) / (adt * dt)) - 0.5)
+        v_target = np.abs(q_target - self.q_target) / dt if self.q_target is not None else 0.0
+        cap = np.minimum(self.v_lim, np.maximum(brake, v_target))   # a moving target is followed
+        self.q_target = q_target.copy()
+        v_des = np.clip(e / dt, -cap, cap)
+        v = self.v + np.clip(v_des - self.v, -adt, adt)
+        step = v * dt
+        land = (np.abs(step) >= np.abs(e)) & (step * e >= 0.0) & (np.abs(e / dt - self.v) <= adt * (1 + 1e-9))
+        step = np.where(land, e, step)
+        v = np.where(land, e / dt, v)
+        q = self.q + step
+        if not np.allclose(q, q_target, atol=1e-12, rtol=0):
+            self.limited += 1
+        self.q, self.v = q, v
+        return q.copy()
+
+
+class TeleopController:
+    """TRACK: q_des = shaper(IK(target, seed = previous command)); HOLD: the q latched at the
+    transition."""
+
+    def __init__(self, ik, clock: Callable[[], float], shaper: Optional[JointShaper] = None):
         self.ik = ik
         self._clock = clock
+        self.shaper = shaper
         self._q_hold: Optional[np.ndarray] = None
         self._q_last: Optional[np.ndarray] = None
         self.last_ik = None
+
+    def hold_at(self, q: np.ndarray) -> None:
+        """Latch the hold position (safety hold) and make it the IK seed of the next TRACK."""
+        self._q_hold = np.array(q, dtype=float)
+        self._q_last = self._q_hold.copy()
+        if self.shaper is not None:
+            self.shaper.reset(self._q_hold)
 
     def step(self, state: RobotState, ref: Optional[TaskSpaceReference]) -> JointCommand:
         now = float(self._clock())
         if ref is None:
             if self._q_hold is None:
                 self._q_hold = (self._q_last if self._q_last is not None else state.q).copy()
+                if self.shaper is not None:
+                    self.shaper.reset(self._q_hold)
             q_des = self._q_hold
         else:
             self._q_hold = None
             result = self.ik.solve(ref.target.T, state.q if self._q_last is None else self._q_last)
             self.last_ik = result
-            q_des = result.q
+            q_des = result.q if self.shaper is None else self.shaper.step(result.q)
         self._q_last = np.array(q_des, dtype=float)
         return JointCommand(stamp=now, q_des=self._q_last.copy(),
                             source_stamp=None if ref is None else ref.source_stamp)

@@ -11,6 +11,18 @@ sequence-checked by the receiver) or ``submit_ee_command`` (absolute PoseStamped
 keyboard / gamepad / any publisher). ``tick()`` runs one base tick; a lockstep driver then
 advances the simulator by one base period. Nodes call the same object from their timers.
 
+Safety (``core.safety.SafetyGate``, ``hri_core.safety.SafetyChecker`` with the config limits):
+every new target (clutch target, planner reference) is checked for the workspace box and NaN,
+every joint command for joint position/velocity/acceleration, workspace and EE speed of its FK,
+NaN and staleness. Clamp AND flag: the flagged tick sends the clamped command (a rejected one,
+NaN or stale, the previous command), then the loop is in **SAFETY_HOLD**: the controller holds
+that joint position, the planner and the clutch restart from the hold pose, one WARNING line
+names the check, ``mode`` (and the node's /teleop/mode) reads ``SAFETY_HOLD`` and
+``safety_holds`` / ``gate.flags`` count it. It ends on a deliberate operator action: the clutch
+released and engaged again, or a new (different, valid, in-limits) absolute command. While
+holding, a hold command that decelerates faster than the acceleration limit is sent as is
+(stopping is never slowed down; counted in ``hold_decel``).
+
 Every controller tick is appended to ``trace`` (target vs measured EE, q, q_des, mode) for
 metrics, the PNG and the MCAP.
 """
@@ -24,12 +36,14 @@ import numpy as np
 
 from hri_arm_teleop.core.clutch import ClutchParams, ClutchTeleop
 from hri_arm_teleop.core.frames import TrackingFrame, TrackingParams
-from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, LoopParams, MultiRateLoop,
-                                      TeleopController)
+from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, JointShaper, LoopParams,
+                                      MultiRateLoop, TeleopController)
 from hri_arm_teleop.core.robot import RobotInterface
+from hri_arm_teleop.core.safety import SafetyGate
 from hri_arm_teleop.core.types import JointCommand, LatestValue, RefMode
 
-JointGuard = Callable[[JointCommand, Optional[JointCommand]], "tuple[Optional[JointCommand], str]"]
+CARTESIAN_FLAGS = frozenset(("workspace", "ee_speed"))   # q cannot be clamped for these: hold
+SAFETY_HOLD = "SAFETY_HOLD"
 
 
 @dataclass
@@ -48,7 +62,7 @@ class Trace:
     ee_p: list = field(default_factory=list)         # measured EE position
     q: list = field(default_factory=list)
     q_des: list = field(default_factory=list)
-    mode: list = field(default_factory=list)         # 1 TRACK, 0 HOLD
+    mode: list = field(default_factory=list)         # 1 TRACK, 0 HOLD, -1 SAFETY_HOLD
     engaged: list = field(default_factory=list)
     latency_s: list = field(default_factory=list)    # input stamp -> joint command out
 
@@ -58,28 +72,38 @@ class Trace:
 
 class ArmTeleopPipeline:
     def __init__(self, cfg: dict, robot: RobotInterface, ik, clock: Callable[[], float],
-                 workspace_clamp=None, joint_guard: Optional[JointGuard] = None,
-                 logger: Optional[logging.Logger] = None):
+                 safety: Optional[SafetyGate] = None, logger: Optional[logging.Logger] = None):
         t = cfg["teleop"]
         self.log = logger or logging.getLogger("hri_arm_teleop")
         self.clock = clock
         self.robot = robot
         self.params = LoopParams.from_config(t["loop"])
         self.tracking = TrackingFrame(TrackingParams.from_config(t["tracking"]))
+        self.gate = safety
         self.clutch = ClutchTeleop(ClutchParams.from_config(t["clutch"]), clock,
-                                   workspace_clamp=workspace_clamp, logger=self.log)
+                                   workspace_clamp=self._clamp_target if safety is not None else None,
+                                   logger=self.log)
         self.planner = CommandPlanner(self.params, clock, link_name=t["ik"]["ee_site"],
                                       in_frame=cfg["frames"]["base"])
-        self.bridge = Bridge(clock, logger=self.log)
-        self.controller = TeleopController(ik, clock)
-        self.joint_guard = joint_guard
+        self.bridge = Bridge(clock, logger=self.log, spread_ticks=self.params.spread_ticks)
+        from hri_runtime.config import arm_limits
+
+        lim = arm_limits(cfg)
+        self.controller = TeleopController(ik, clock, JointShaper(
+            lim.v_max, lim.a_max, self.params.joint_limit_fraction,
+            self.params.controller_decimation / self.params.base_rate_hz))
+        self.safety_hold: Optional[str] = None       # reason while in SAFETY_HOLD
+        self.safety_holds = 0
+        self.hold_decel = 0
+        self.rejected_commands: dict[str, int] = {}
+        self._pending_flag: Optional[str] = None
+        self._hold_cmd: Optional[np.ndarray] = None
         self.hands: LatestValue[HandInput] = LatestValue()
         self.loop = MultiRateLoop(self.params.base_rate_hz)
         self.loop.add_task("io", self.params.io_decimation, self.io_task)
         self.loop.add_task("planner", self.params.planner_decimation, self.planner_task)
         self.loop.add_task("controller", self.params.controller_decimation, self.controller_task)
         self.trace = Trace()
-        self.guard_rejections: dict[str, int] = {}
         self._last_cmd: Optional[JointCommand] = None
         self._last_latency_source: Optional[float] = None
         self._state = robot.get_state()
@@ -94,9 +118,64 @@ class ArmTeleopPipeline:
             sample.position = np.full(3, np.nan)
         self.hands.put(sample, sample.stamp)
 
-    def submit_ee_command(self, base_T_target: np.ndarray, source_stamp: Optional[float] = None):
-        """An absolute EE target (keyboard /ee_command). Stale after ``command_max_age_s``."""
-        self.planner.submit(base_T_target, source_stamp=source_stamp)
+    def submit_ee_command(self, base_T_target: np.ndarray, source_stamp: Optional[float] = None) -> bool:
+        """An absolute EE target (keyboard /ee_command). Stale after ``command_max_age_s``.
+        A non-finite / improper pose is rejected and counted (False); during a SAFETY_HOLD only a
+        command different from the one held resumes (see module doc)."""
+        T = np.asarray(base_T_target, dtype=float)
+        if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+            return self._reject_command("nonfinite", "NaN/Inf in the pose")
+        R = T[:3, :3]
+        if not (np.allclose(R.T @ R, np.eye(3), atol=1e-6) and np.linalg.det(R) > 0):
+            return self._reject_command("invalid_rotation", "not a proper rotation")
+        if self.safety_hold is not None and self._hold_cmd is not None \
+                and np.allclose(T, self._hold_cmd, atol=1e-9, rtol=0):
+            return False   # the held command again (a 10 Hz publisher): not an operator action
+        self.planner.submit(T, source_stamp=source_stamp)
+        return True
+
+    def _reject_command(self, cause: str, why: str) -> bool:
+        self.rejected_commands[cause] = self.rejected_commands.get(cause, 0) + 1
+        if self.rejected_commands[cause] == 1:
+            self.log.warning("EE command rejected (%s: %s); the arm does not move for it; further "
+                             "ones are counted", cause, why)
+        return False
+
+    # ------------------------------------------------------------------ safety
+    def _clamp_target(self, p: np.ndarray):
+        """The clutch's workspace hook: the checker's clamped position; a flag -> SAFETY_HOLD."""
+        r = self.gate.check_target(p, float(self.clock()))
+        if r.ok:
+            return p, False
+        self._pending_flag = f"target {r.detail}"
+        return (r.q if r.q is not None else np.full(3, np.nan)), True
+
+    def _last_sent_q(self) -> np.ndarray:
+        if self._last_cmd is not None:
+            return np.asarray(self._last_cmd.q_des, float)
+        return np.asarray(self.robot.get_state().q, float)
+
+    def _enter_safety_hold(self, reason: str, q_hold: np.ndarray) -> None:
+        now = float(self.clock())
+        first = self.safety_hold is None
+        self.safety_hold = reason
+        self.controller.hold_at(q_hold)
+        T_hold = np.asarray(self.controller.ik.fk(q_hold))
+        self.clutch.safety_release(T_hold)
+        self.planner.reseed(T_hold)
+        self.bridge.reset()
+        self._hold_cmd = None
+        if first:
+            self.safety_holds += 1
+            self.log.warning("SAFETY_HOLD: %s at t=%.3f s; holding the joint position; release and "
+                             "re-engage the clutch (or send a new command) to resume", reason, now)
+
+    def _leave_safety_hold(self, why: str) -> None:
+        if self.safety_hold is None:
+            return
+        self.log.info("safety hold cleared (%s) at t=%.3f s", why, float(self.clock()))
+        self.safety_hold = None
+        self._hold_cmd = None
 
     # ------------------------------------------------------------------ tasks
     def io_task(self) -> None:
@@ -108,13 +187,32 @@ class ArmTeleopPipeline:
                 and abs(np.linalg.norm(sample.quat_xyzw) - 1.0) < 1e-3:
             base_T_hand = self.tracking.base_T_hand(sample.position, sample.quat_xyzw)
         out = self.clutch.update(base_T_hand, sample.clutch, self._state.base_T_ee)
-        if out.target is not None:
+        if self._pending_flag is not None:      # the target check flagged this update
+            reason, self._pending_flag = self._pending_flag, None
+            self._enter_safety_hold(reason, self._last_sent_q())
+            return
+        if out.event == "engage" and self.safety_hold is not None:
+            self._leave_safety_hold("clutch re-engaged")
+        if out.target is not None and self.safety_hold is None:
             # the held target is re-submitted while packets flow: TRACK on the held pose; when
             # the link stops, the command goes stale after command_max_age_s and the loop HOLDs.
             self.planner.submit(out.target, received_s=stamp, source_stamp=sample.source_stamp)
 
     def planner_task(self) -> None:
-        self.bridge.planner_tick(self.planner.update())
+        if self.safety_hold is not None:
+            item, _ = self.planner.commands.get()
+            if item is None:
+                return
+            self._leave_safety_hold("new command")
+        ref = self.planner.update()
+        if ref is not None and self.gate is not None:
+            r = self.gate.check_target(ref.target.T[:3, 3], float(self.clock()))
+            if not r.ok:
+                item, _ = self.planner.commands.get()
+                self._enter_safety_hold(f"target {r.detail}", self._last_sent_q())
+                self._hold_cmd = None if item is None else item[0]
+                return
+        self.bridge.planner_tick(ref)
 
     def controller_task(self) -> None:
         state = self.robot.get_state()
@@ -122,17 +220,11 @@ class ArmTeleopPipeline:
         if state.base_T_ee is not None:
             self.planner.seed(state.base_T_ee)
         ref = self.bridge.control_tick()
+        if self.safety_hold is not None:
+            ref = None
         cmd = self.controller.step(state, ref)
-        if self.joint_guard is not None:
-            safe, why = self.joint_guard(cmd, self._last_cmd)
-            if why != "ok":
-                self.guard_rejections[why] = self.guard_rejections.get(why, 0) + 1
-                if self.guard_rejections[why] == 1:
-                    self.log.warning("safety checker: %s (%s); further ones are counted",
-                                     "command rejected, holding" if safe is None else "command clamped", why)
-            if safe is None:
-                safe = self._last_cmd or JointCommand(stamp=cmd.stamp, q_des=state.q.copy())
-            cmd = safe
+        if self.gate is not None:
+            cmd = self._gate_command(cmd, ref, state)
         self.robot.send_command(cmd)
         self._last_cmd = cmd
         tr = self.trace
@@ -141,15 +233,40 @@ class ArmTeleopPipeline:
         tr.ee_p.append(state.base_T_ee[:3, 3].copy() if state.base_T_ee is not None else np.full(3, np.nan))
         tr.q.append(state.q.copy())
         tr.q_des.append(np.asarray(cmd.q_des, float).copy())
-        tr.mode.append(1.0 if ref is not None else 0.0)
+        tr.mode.append(-1.0 if self.safety_hold is not None else (1.0 if ref is not None else 0.0))
         tr.engaged.append(1.0 if self.clutch.engaged else 0.0)
         if cmd.source_stamp is not None and cmd.source_stamp != self._last_latency_source:
             self._last_latency_source = cmd.source_stamp
             tr.latency_s.append(float(self.clock()) - cmd.source_stamp)
 
+    def _gate_command(self, cmd: JointCommand, ref, state) -> JointCommand:
+        now = float(self.clock())
+        if not self.gate.has_history:
+            self.gate.reset(state.q)
+        r = self.gate.check_command(cmd.q_des, now, ref.stamp if ref is not None else now)
+        if r.ok:
+            return cmd
+        if ref is None:                       # already holding
+            if r.rejected:
+                q = r.q
+            else:                             # a stop faster than a_max: stop anyway (counted)
+                self.hold_decel += 1
+                q = np.asarray(cmd.q_des, float)
+                self.gate.reset(q)
+            self.controller.hold_at(q)
+            return JointCommand(cmd.stamp, q.copy())
+        if r.rejected or CARTESIAN_FLAGS.intersection(r.violations):
+            q = np.asarray(r.q if r.rejected else self._last_sent_q(), float)
+            self.gate.reset(q)
+        else:
+            q = np.asarray(r.q, float)        # joint limits: the checker's clamped command
+        self._enter_safety_hold(f"joint command {r.detail}", q)
+        return JointCommand(cmd.stamp, q.copy(), source_stamp=cmd.source_stamp)
+
     def tick(self) -> None:
         self.loop.tick()
 
     @property
-    def mode(self) -> RefMode:
-        return self.bridge.mode
+    def mode(self) -> str:
+        """``TRACK``, ``HOLD`` or ``SAFETY_HOLD``."""
+        return SAFETY_HOLD if self.safety_hold is not None else self.bridge.mode.value

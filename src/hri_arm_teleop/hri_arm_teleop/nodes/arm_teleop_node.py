@@ -145,7 +145,7 @@ class ArmTeleopNode(Node):
             velocity=np.asarray(st.dq, float), effort=np.zeros(0)))
         if st.base_T_ee is not None:
             self.pub_ee.publish(pose_stamped(st.base_T_ee, now, self.base_frame))
-        mode = self.pipe.mode.value
+        mode = self.pipe.mode
         if mode != self._last_mode:
             self._last_mode = mode
             self.pub_mode.publish(msgs.new("std_msgs/msg/String", data=mode))

@@ -61,6 +61,8 @@ class InteractionParams:
     max_force_n: float
     max_torque_nm: float
     max_pose_step_m: float
+    reference_max_linear_m_s: float
+    reference_max_angular_rad_s: float
     singular_sigma_min: float
     torque_max_nm: Optional[np.ndarray] = None
 
@@ -105,6 +107,9 @@ class InteractionParams:
             max_force_n=pos("limits.max_force_n", lim["max_force_n"]),
             max_torque_nm=pos("limits.max_torque_nm", lim["max_torque_nm"]),
             max_pose_step_m=pos("limits.max_pose_step_m", lim["max_pose_step_m"]),
+            reference_max_linear_m_s=pos("limits.reference_max_linear_m_s", lim["reference_max_linear_m_s"]),
+            reference_max_angular_rad_s=pos("limits.reference_max_angular_rad_s",
+                                            lim["reference_max_angular_rad_s"]),
             singular_sigma_min=pos("limits.singular_sigma_min", lim["singular_sigma_min"]),
             torque_max_nm=tmax)
 
@@ -130,7 +135,11 @@ class TickResult:
 
 
 def _finite(*arrays) -> bool:
-    return all(np.all(np.isfinite(a)) for a in arrays)
+    """All entries finite (a sum is non-finite iff an entry is NaN/Inf, barring overflow)."""
+    for a in arrays:
+        if not math.isfinite(float(np.asarray(a, float).sum())):
+            return False
+    return True
 
 
 def _is_rigid(T: np.ndarray) -> bool:
@@ -145,7 +154,9 @@ class InteractionController:
     """Stateful, one per loop; not thread-safe (as the seed's controllers)."""
 
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
-                 law: str = "lie", logger: Optional[logging.Logger] = None):
+                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None):
+        """``safety``: an ``hri_core.safety.SafetyChecker`` (torque, torque rate, workspace, EE
+        speed, NaN) run on every command; None = only the built-in NaN/torque-limit gate."""
         if law not in LAWS:
             raise ValueError(f"law must be one of {LAWS}")
         self.p = params
@@ -155,7 +166,8 @@ class InteractionController:
         T = np.asarray(world_T_d, float)
         if not _is_rigid(T):
             raise ValueError("initial reference must be a finite rigid transform")
-        self.world_T_d = T.copy()
+        self.world_T_d = T.copy()          # the reference the controller tracks (rate-governed)
+        self.world_T_target = T.copy()     # the latest accepted reference
         self.mode = params.mode
         self.admittance = LieAdmittance(params.admittance)
         self.filter = make_filter(params.passivity)
@@ -175,6 +187,8 @@ class InteractionController:
         self.last_tau = np.zeros(self.n)
         self.last_ref = T.copy()
         self.last_flags: frozenset = frozenset()
+        self.safety = safety
+        self._safety_seeded = False
 
     # ------------------------------------------------------------------ inputs (latest values)
     def _reject(self, cause: str, why: str) -> bool:
@@ -189,11 +203,33 @@ class InteractionController:
             return self._reject("reference_nonfinite", "non-finite or malformed pose; holding the last")
         if not _is_rigid(T):
             return self._reject("reference_not_rigid", "rotation not orthonormal; holding the last")
-        step = float(np.linalg.norm(T[:3, 3] - self.world_T_d[:3, 3]))
+        step = float(np.linalg.norm(T[:3, 3] - self.world_T_target[:3, 3]))
         if step > self.p.max_pose_step_m:
             return self._reject("reference_jump", f"jump {step:.3f} m > {self.p.max_pose_step_m} m")
-        self.world_T_d = T.copy()
+        self.world_T_target = T.copy()
         return True
+
+    def _govern_reference(self, dt: float, flags: set) -> None:
+        """T_d moves towards the latest target along the geodesic, at most
+        ``reference_max_linear_m_s`` / ``reference_max_angular_rad_s`` (a step becomes a ramp:
+        torque and torque rate stay inside the robot's limits)."""
+        if self.frozen_reason is not None:
+            return
+        se3 = self.admittance.se3
+        xi = se3.log(se3.inverse(self.world_T_d) @ self.world_T_target)
+        if not xi.any():
+            return
+        s = 1.0
+        nw, nv = float(np.linalg.norm(xi[:3])), float(np.linalg.norm(xi[3:]))
+        if nw > self.p.reference_max_angular_rad_s * dt:
+            s = min(s, self.p.reference_max_angular_rad_s * dt / nw)
+        if nv > self.p.reference_max_linear_m_s * dt:
+            s = min(s, self.p.reference_max_linear_m_s * dt / nv)
+        if s < 1.0:
+            flags.add("reference_ramping")
+            self.world_T_d = self.world_T_d @ se3.exp(s * xi)
+        else:
+            self.world_T_d = self.world_T_target.copy()
 
     def set_wrench(self, wrench_body) -> bool:
         w = np.asarray(wrench_body, float)
@@ -287,19 +323,21 @@ class InteractionController:
     def reference(self) -> np.ndarray:
         """The pose the torque law tracks, in every mode: T_d exp(λ)."""
         lam = self.admittance.lam
-        if not np.any(lam):
+        if not lam.any():
             return self.world_T_d.copy()
         return self.world_T_d @ self.admittance.se3.exp(lam)
 
     def tick(self, state: ArmState, dt: float) -> TickResult:
         flags: set = set()
         self.time_s += dt
+        self._dt = dt
         if not (_finite(state.q, state.dq, state.world_T_ee, state.body_twist, state.body_jacobian,
                         state.gravity, state.coriolis) and dt > 0 and math.isfinite(dt)):
             self._reject("state_nonfinite", "non-finite joint state; holding the last command")
             flags |= {"hold", "state_invalid"}
             self.last_flags = frozenset(flags)
             return TickResult(self.last_tau.copy(), self.last_ref.copy(), self.last_flags)
+        self._govern_reference(dt, flags)
         smin = sigma_min(state.body_jacobian)
         singular = smin < self.p.singular_sigma_min
         if singular:
@@ -321,11 +359,11 @@ class InteractionController:
             else:
                 w = np.zeros(6)
             w_safe = self.filter.filter(w, self.admittance.lam_dot, dt)
-            if np.any(self.admittance.lam) or np.any(self.admittance.lam_dot) or np.any(w_safe):
+            if self.admittance.lam.any() or self.admittance.lam_dot.any() or w_safe.any():
                 self.admittance.step(w_safe, dt)
                 self._bound_twist(flags)
         T_ref = self.reference()
-        V_ref = self.admittance.body_twist() if np.any(self.admittance.lam_dot) else None
+        V_ref = self.admittance.body_twist() if self.admittance.lam_dot.any() else None
         K, D = self._gains(dt)
         ff = (state.gravity if self.p.gravity_compensation else 0.0) + \
             (state.coriolis if self.p.coriolis_compensation else 0.0)
@@ -340,6 +378,8 @@ class InteractionController:
             self._reject("torque_nonfinite", "controller produced NaN; holding the last command")
             flags |= {"hold", "torque_invalid"}
             tau = self.last_tau.copy()
+        if self.safety is not None:
+            tau = self._safety_gate(tau, ff, state, flags)
         if self.p.torque_max_nm is not None:
             clipped = np.clip(tau, -self.p.torque_max_nm, self.p.torque_max_nm)
             if np.any(clipped != tau):
@@ -350,6 +390,33 @@ class InteractionController:
         self.last_ref = T_ref
         self.last_flags = frozenset(flags)
         return TickResult(tau, T_ref, self.last_flags, smin)
+
+    # violations that freeze the controller (hold + report); torque / torque-rate are clamped
+    FREEZE_ON = frozenset({"position", "workspace", "ee_speed"})
+
+    def _safety_gate(self, tau, ff, state: ArmState, flags: set) -> np.ndarray:
+        """The hri_core safety checker on the command: clamped and flagged (never silent); a
+        rejected command (non-finite) holds the last one; position/workspace/EE-speed freeze."""
+        R = state.world_T_ee[:3, :3]
+        p = state.world_T_ee[:3, 3]
+        if not self._safety_seeded:
+            self.safety.reset(tau=np.asarray(ff, float), ee_pos=p)
+            self._safety_seeded = True
+        r = self.safety.check(tau=tau, ee_pos=p, ee_vel=R @ state.body_twist[3:], dt_s=self._dt,
+                              now_s=self.time_s, stamp_s=self.time_s)
+        if r.ok:
+            return tau
+        for v in r.violations:
+            flags.add(f"safety_{v}")
+            self.events[f"safety_{v}"] += 1
+        if r.rejected:
+            flags.add("hold")
+            return self.last_tau.copy()
+        hit = self.FREEZE_ON.intersection(r.violations)
+        if hit:
+            self.freeze("safety: " + ",".join(sorted(hit)))
+            flags |= {"frozen", "hold"}
+        return np.asarray(r.tau, float)
 
     def diagnostics(self) -> dict:
         return {"mode": self.mode, "time_s": self.time_s, "frozen": self.frozen_reason,

@@ -112,5 +112,6 @@ def cartesian_impedance_torque(world_T_ee, body_twist, body_jacobian, bias, worl
 
 
 def sigma_min(body_jacobian: np.ndarray) -> float:
-    """Smallest singular value of J_b (translation rows scaled as given, m vs rad)."""
-    return float(np.linalg.svd(np.asarray(body_jacobian, float), compute_uv=False)[-1])
+    """Smallest singular value of J_b (6 x n, n >= 6): √λ_min(J_b J_bᵀ)."""
+    J = np.asarray(body_jacobian, float)
+    return float(np.sqrt(max(np.linalg.eigvalsh(J @ J.T)[0], 0.0)))

@@ -94,8 +94,11 @@ class InteractionNode(Node):
         self.joint_names = list(self.cfg["joints"]["names"])
         q0 = np.deg2rad(self.cfg["joints"]["named_positions_deg"]["home"])
         self.sim = Fr3Sim(self.params.rate_hz, q0, sec["ee_site"], self.joint_names)
+        from hri_core.safety import SafetyChecker, limits_from_config
+
         self.ctrl = InteractionController(self.params, self.sim.ee_pose(), self.sim.n,
-                                          logger=self._std_logger())
+                                          logger=self._std_logger(),
+                                          safety=SafetyChecker(limits_from_config(self.cfg)))
         if mode:
             if mode not in MODES:
                 raise ValueError(f"mode must be one of {MODES}, got {mode!r}")

@@ -40,11 +40,12 @@ class OptimiserParams:
     divergence_deg: float = 120.0
     initial_step_log: float = 0.5
     eps_fraction: float = 0.01
+    scale_factors: tuple[float, ...] = ()    # the best heuristic × each factor is tried before Nelder–Mead
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "OptimiserParams":
         w = section.get("cost_weights", {})
-        kw = {k: v for k, v in section.items() if k in cls.__dataclass_fields__}
+        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in section.items() if k in cls.__dataclass_fields__}
         kw.update({"w_itae": w.get("itae", cls.w_itae), "w_overshoot": w.get("overshoot_deg", cls.w_overshoot),
                    "w_settling": w.get("settling_s", cls.w_settling)})
         return cls(**kw)
@@ -121,10 +122,20 @@ def optimise(cost_fn: JointCostFunction, heuristics: Mapping[str, PIDGains], tu_
         costs[name] = cost_fn(g, name)
     start_name = min(costs, key=costs.get)
     start = heuristics[start_name]
+    start_cost = costs[start_name]
+    # overall aggressiveness: the best rule scaled as a whole (all three gains × f) – a direction
+    # Nelder–Mead's axis-aligned initial simplex explores slowly
+    for f in p.scale_factors:
+        if len(cost_fn.trials) >= budget:
+            break
+        g = start.scaled(f)
+        c = cost_fn(g, f"{start_name}×{f:g}")
+        if c < start_cost:
+            start, start_cost = g, c
     eps_i = max(start.kp / tu_s * p.eps_fraction, 1e-9)
     eps_d = max(start.kp * tu_s * p.eps_fraction, 1e-9)
     x0 = np.log([max(start.kp, 1e-9), start.ki + eps_i, start.kd + eps_d])
-    best = {"cost": costs[start_name], "gains": start}
+    best = {"cost": start_cost, "gains": start}
     history = [best["cost"]]
 
     def to_gains(x):

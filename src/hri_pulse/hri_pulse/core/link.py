@@ -35,12 +35,13 @@ PEER_CAUSES = ("not_allowed", "foreign_peer")
 class LinkParams:
     peer_lock: bool = True
     allow_list: Tuple[str, ...] = ()
-    log_period_s: float = 1.0      # rate limit of per-cause reject logs (not from the seed)
+    log_period_s: float = 1.0      # s, at most one reject/gap log line per cause per period
 
     @classmethod
     def from_config(cls, section: dict) -> "LinkParams":
         s = section["link"] if "link" in section else section
-        return cls(peer_lock=bool(s["peer_lock"]), allow_list=tuple(str(a) for a in s["allow_list"]))
+        return cls(peer_lock=bool(s["peer_lock"]), allow_list=tuple(str(a) for a in s["allow_list"]),
+                   log_period_s=float(s["reject_log_period_s"]))
 
 
 def _host(peer: Any) -> Any:
@@ -97,7 +98,7 @@ class LinkReceiver:
         if now_s is None:
             now_s = self.clock()
         self.received += 1
-        host = _host(peer)
+        host = peer[0] if type(peer) is tuple else peer
         if self._allow and host not in self._allow:
             self._reject("not_allowed", f"source {peer} not in the allow-list", now_s)
             return None
@@ -125,7 +126,12 @@ class LinkReceiver:
         self.accepted += 1
         if peer != owner:
             self.owner, self._owner_host = peer, host
-        ev = self.health.on_receive(now_s)
+        h = self.health
+        if h.connected:                      # fast path of HealthMonitor.on_receive
+            h.rx.add(now_s)
+            h.last_rx_s = now_s
+            return pkt
+        ev = h.on_receive(now_s)
         if ev is not None:
             self.last_event = ev
             what = "headset RECONNECTED" if ev == "reconnected" else "headset connected"

@@ -63,10 +63,13 @@ class VrCommandCore:
         pkt = self.link.handle(data, peer, now_s)
         if pkt is None:
             return None
-        if self.link.last_event in ("connected", "reconnected"):
+        if self.link.last_event is not None and self.link.last_event != "disconnected":
             self.link.last_event = None
             self.safe_stop = False
-        if self.edge.update(pkt.base_state, pkt.base_angular):
+        st = pkt.base_state
+        if st == 0 and self.edge.prev[0] == 0:   # fast path: idle stream, nothing to trigger
+            return pkt
+        if self.edge.update(st, pkt.base_angular):
             if self.pulse.request(Command(pkt.base_state, pkt.base_angular, self.head_rad(pkt)), now_s):
                 self.commands += 1
         return pkt
