@@ -410,7 +410,7 @@ def main(argv=None):
             rows.append(summary(f"ours zenoh + {a.flood_pps / 1000:g}k pps flood", latf))
             flood_rows = [("zenoh, no flood", ex), (f"zenoh, flood from 127.0.0.2", exf)]
         except Exception as exc:  # noqa: BLE001
-            print(f"zenoh section skipped: {exc}")
+            print(f"zenoh section skipped: {exc!r}")
             flood_rows = []
     rows.append(summary("naive seed-style (25 Hz timer)", lat_naive(a.naive_samples)))
     print("\n## packet-in -> first pulse message out (ms)")

@@ -4,13 +4,18 @@
 
 Two measurements in one run, both wall clock (time.perf_counter), FR3 in MuJoCo:
 
-1. ``realtime``: the scripted operator streams packets over UDP (loopback) at 50 Hz from its own
+1. ``realtime`` (in-process): the scripted operator streams packets over UDP (loopback) at 50 Hz from its own
    thread, the loop runs at its configured base rate in real time (sleeping between ticks). The
    latency includes waiting for the next I/O / planner tick (decimation 2 at 100 Hz: 0-20 ms),
    i.e. what an operator experiences. Repeated with all decimations 1 (every task at 100 Hz).
 2. ``processing``: lockstep (as ``hri teleop-demo``): each packet is processed in the tick right
    after it is sent, so only the processing time remains (UDP + decode + clutch + planner + IK +
    safety + command).
+
+3. ``Zenoh runtime``: ``ArmTeleopNode`` on a ``ZenohContext`` (router in this process on a free
+   loopback port) with the ros2_control robot interface; the robot (MuJoCo FR3, real time) is a
+   node in another process: packet -> UDP -> node -> Float64MultiArray joint command over Zenoh
+   -> robot process. Same tick waits as ``realtime``.
 
 Seed 003's keyboard chain: 60-70 ms. Target (issue 7): p99 <= 10 ms on the Zenoh runtime.
 """
@@ -73,6 +78,118 @@ def realtime(cfg, seconds: float) -> np.ndarray:
     return np.asarray(pipe.trace.latency_s)
 
 
+# ---------------------------------------------------------------------- Zenoh runtime
+def _robot_proc(ep, overrides, ready, stop, q):
+    """The robot side in its own process, as a ros2_control driver would be: MuJoCo FR3 stepped
+    in real time at the controller rate, /joint_states out, joint impedance commands
+    (Float64MultiArray) in; records perf_counter (CLOCK_MONOTONIC, shared by processes) and the
+    data of every command on arrival."""
+    from hri_arm_teleop.core.types import JointCommand
+    from hri_arm_teleop.robot_mujoco import MujocoRobot
+    from hri_runtime import msgs
+    from hri_runtime.node import Node
+    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+
+    cfg = load_robot_config("fr3", overrides=overrides)
+    t, ros2 = cfg["teleop"], cfg["teleop"]["robot"]["ros2"]
+    period = t["loop"]["controller_decimation"] / t["loop"]["base_rate_hz"]
+    robot = MujocoRobot.from_config(cfg, interpolation_s=period)
+    names = list(cfg["joints"]["names"])
+    got = []
+    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+
+    class SimRobot(Node):
+        def __init__(self, **kw):
+            super().__init__("bench_sim_robot", **kw)
+            self.pub = self.create_publisher("sensor_msgs/msg/JointState", ros2["joint_states_topic"], qos=10)
+            self.create_subscription("std_msgs/msg/Float64MultiArray", ros2["impedance_command_topic"],
+                                     self.on_cmd, qos=10)
+            self.create_timer(period, self.tick)
+
+        def on_cmd(self, m):
+            got.append((time.perf_counter(), tuple(float(x) for x in m.data)))
+            robot.send_command(JointCommand(robot.sim.time_s, np.asarray(m.data, float)))
+
+        def tick(self):
+            robot.sim.advance(period)
+            st = robot.get_state()
+            self.pub.publish(msgs.new("sensor_msgs/msg/JointState", name=names,
+                                      position=np.asarray(st.q, float), velocity=np.asarray(st.dq, float),
+                                      effort=np.zeros(0)))
+
+    node = SimRobot(context=ctx)
+    ctx.spin_in_background()
+    ready.set()
+    stop.wait()
+    ctx.shutdown()
+    node.destroy_node()
+    ctx.close()
+    q.put(got)
+
+
+def zenoh_chain(overrides, seconds: float):
+    """UDP packet -> ArmTeleopNode (ZenohContext, ``teleop.robot.interface: ros2``) -> joint
+    command over Zenoh -> the robot process. Latency = arrival of the first command computed from
+    a packet - its sendto. Returns (latencies [s], extra)."""
+    import multiprocessing as mp
+
+    from hri_arm_teleop.core.scenario import SquareScenario
+    from hri_arm_teleop.emulate import ScriptedOperator
+    from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
+    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
+
+    overrides = list(overrides) + ["teleop.robot.interface=ros2", "teleop.robot.ros2.command_mode=impedance"]
+    cfg = load_robot_config("fr3", overrides=overrides)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    ep = f"tcp/127.0.0.1:{s.getsockname()[1]}"
+    s.close()
+    router = start_router([ep])
+    mpc = mp.get_context("spawn")
+    ready, stop, rq = mpc.Event(), mpc.Event(), mpc.Queue()
+    proc = mpc.Process(target=_robot_proc, args=(ep, overrides, ready, stop, rq))
+    proc.start()
+    ready.wait(60)
+    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_port": -1})
+    published = {}                                 # q tuple -> source stamp (first command of a packet)
+    send = node.robot.send_command
+    last_src = [None]
+
+    def record(cmd):
+        if cmd.source_stamp is not None and cmd.source_stamp != last_src[0]:
+            last_src[0] = cmd.source_stamp
+            published.setdefault(tuple(float(x) for x in cmd.q_des), cmd.source_stamp)
+        send(cmd)
+
+    node.robot.send_command = record
+    ctx.spin_in_background()
+    time.sleep(1.5)                                # discovery, first joint states
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    op = ScriptedOperator(SquareScenario.from_config(cfg["teleop"]["demo"]), tx, node.vr_address,
+                          cfg["teleop"]["demo"]["packet_rate_hz"])
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        op.send_due(time.perf_counter() - t0)
+        time.sleep(max(0.0, min(op.next_t - (time.perf_counter() - t0), 0.005)))
+    time.sleep(0.3)
+    stop.set()
+    got = rq.get(timeout=30)
+    proc.join(10)
+    ctx.shutdown()
+    node.destroy_node()
+    ctx.close()
+    router.close()
+    tx.close()
+    lat = []
+    for t_arr, q in got:
+        src = published.pop(q, None)
+        if src is not None and src in op.sent_wall:
+            lat.append(t_arr - op.sent_wall[src])
+    return np.asarray(lat), {"commands_received": len(got), "packets": op.sent,
+                             "accepted": node.receiver.stats.accepted}
+
+
 def processing(cfg) -> np.ndarray:
     from hri_arm_teleop.demo import run_demo
     import tempfile
@@ -91,12 +208,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--solver", default="mink", choices=["mink", "dls"])
+    ap.add_argument("--skip-zenoh", action="store_true", help="without the Zenoh runtime rows")
+    ap.add_argument("--zenoh-only", action="store_true", help="only the Zenoh runtime rows")
     args = ap.parse_args(argv)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}")
     base = [f"teleop.ik.solver={args.solver}"]
     rows = []
-    for label, ov in [("realtime, decimations 1/2/2 (default)", base),
+    for label, ov in [] if args.zenoh_only else [("realtime, decimations 1/2/2 (default)", base),
                       ("realtime, all decimations 1", base + ["teleop.loop.io_decimation=1",
                                                                "teleop.loop.planner_decimation=1"]),
                       ("realtime, base 200 Hz, all decimations 1", base + [
@@ -104,12 +223,21 @@ def main(argv=None) -> int:
                           "teleop.loop.planner_decimation=1"])]:
         lat = realtime(load_robot_config("fr3", overrides=ov), args.seconds)
         rows.append((label, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100)))
-    s = processing(load_robot_config("fr3", overrides=base))
-    rows.append(("processing only (lockstep demo)", s["packets_sent"],
-                 s["latency_wall_p50_s"] * 1e3, s["latency_wall_p99_s"] * 1e3, float("nan")))
-    print(f"{'chain (IK ' + args.solver + ')':<42} {'n':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    if not args.skip_zenoh:
+        for label, ov in [("Zenoh runtime, decimations 1/2/2 (default)", base),
+                          ("Zenoh runtime, base 200 Hz, all decimations 1", base + [
+                              "teleop.loop.base_rate_hz=200.0", "teleop.loop.io_decimation=1",
+                              "teleop.loop.planner_decimation=1"])]:
+            lat, extra = zenoh_chain(ov, args.seconds)
+            rows.append((label, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100)))
+            print(f"  {label}: {extra}", flush=True)
+    if not args.zenoh_only:
+        s = processing(load_robot_config("fr3", overrides=base))
+        rows.append(("processing only (lockstep demo)", s["packets_sent"],
+                     s["latency_wall_p50_s"] * 1e3, s["latency_wall_p99_s"] * 1e3, float("nan")))
+    print(f"{'chain (IK ' + args.solver + ')':<48} {'n':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for label, n, p50, p99, mx in rows:
-        print(f"{label:<42} {n:>6} {p50:>8.2f} {p99:>8.2f} {mx:>8.2f}")
+        print(f"{label:<48} {n:>6} {p50:>8.2f} {p99:>8.2f} {mx:>8.2f}")
     print("reference: seed 003 keyboard chain 60-70 ms; target p99 <= 10 ms (Zenoh runtime)")
     return 0
 

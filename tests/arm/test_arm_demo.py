@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 import math
 
-import pytest
-
 from hri_arm_teleop.demo import main
 
 

@@ -224,10 +224,16 @@ def test_link_health_follows_vr_emulate_start_loss_and_stop(stack, page):
     shot(pg, "05_link_lost")
     # loss injected: the gap counters on the page grow
     lost0 = int(health(pg)["values"]["seq_lost"])
-    proc = emulate(port, "--duration", "3", "--loss", "0.3", "--seed", "2")
+    proc = emulate(port, "--duration", "4", "--loss", "0.3", "--seed", "2")
+    seen = {"connected": False}
+
+    def lost_grew():
+        v = (health(pg) or {}).get("values", {})
+        seen["connected"] |= v.get("connected") == "True"
+        return seen["connected"] and int(v.get("seq_lost", 0)) > lost0
+
     try:
-        wait_for(lambda: int((health(pg) or {}).get("values", {}).get("seq_lost", 0)) > lost0
-                 and health(pg)["values"]["connected"] == "True", pg, "losses counted")
+        wait_for(lost_grew, pg, "reconnection and losses counted")
         wait_for(lambda: int(row.locator(".lost").inner_text()) > lost0, pg, "the lost column growing")
         shot(pg, "06_link_loss")
     finally:
@@ -310,7 +316,7 @@ def test_token_in_the_browser_page_and_websocket(page):
         expect(p2.locator("#conn")).to_have_text("connected", timeout=T_UI)
         expect(p2.locator("#seq")).not_to_have_text("-", timeout=T_UI)
         p2.close()
-        assert node.server.refused == 2
+        assert node.server.refused >= 2         # chromium may retry a refused navigation
     finally:
         node.destroy_node()
     assert errors == []

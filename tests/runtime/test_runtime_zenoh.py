@@ -337,3 +337,47 @@ def test_separate_process_talker_seen_by_name_and_data(make_ctx, router):
         out, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == 0, err
     assert wait_until(lambda: "/ns1/proc_talker" not in ctx.graph().nodes)
+
+
+def test_malformed_liveliness_tokens_are_counted_not_fatal(make_ctx, raw):
+    ctx = make_ctx()
+    bad = raw.liveliness().declare_token("@ros2_lv/0/abc/0/1/MP/%/%/n/%t/x::msg::dds_::Y_/h/::,10")
+    good = raw.liveliness().declare_token("@ros2_lv/0/abc/0/0/NN/%/%/foreign_node")
+    assert wait_until(lambda: "/foreign_node" in ctx.graph().nodes)
+    assert wait_until(lambda: ctx.graph_drops.counts.get("bad_qos") == 1)
+    assert ctx.drop_counts()["liveliness"] == {"bad_qos": 1}
+    bad.undeclare()
+    good.undeclare()
+    assert wait_until(lambda: "/foreign_node" not in ctx.graph().nodes)
+
+
+def test_all_callbacks_of_a_context_run_on_its_one_executor_thread(make_ctx):
+    import threading
+    a, b = make_ctx(), make_ctx()
+    threads = []
+
+    def note(*_):
+        threads.append(threading.get_ident())
+
+    def add(req, resp):
+        note()
+        resp.sum = req.a + req.b
+        return resp
+
+    server = Node("srv", context=a)
+    server.create_service("example_interfaces/srv/AddTwoInts", "thread_add", add)
+    node = Node("multi", context=b)
+    node.create_subscription("std_msgs/msg/String", "thread_topic", note)
+    node.create_timer(0.01, note)
+    pub = Node("pub", context=a).create_publisher("std_msgs/msg/String", "thread_topic")
+    cli = node.create_client("example_interfaces/srv/AddTwoInts", "thread_add")
+    assert wait_until(lambda: pub.get_subscription_count() == 1 and cli.service_is_ready())
+    for _ in range(5):
+        pub.publish(msgs.new("std_msgs/msg/String", data="x"))
+    fut = cli.call_async(msgs.new("example_interfaces/srv/AddTwoInts_Request", a=1, b=2))
+    fut.add_done_callback(note)
+    assert wait_until(lambda: fut.done() and len(threads) >= 12)
+    assert fut.result().sum == 3
+    assert threads.count(a._bg.ident) == 1         # the service handler, on a's executor
+    assert {t for t in threads if t != a._bg.ident} == {b._bg.ident}   # subscription, timer, done-callback
+    assert a._bg.ident != b._bg.ident

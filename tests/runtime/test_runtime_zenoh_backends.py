@@ -50,6 +50,7 @@ def test_rclpy_backend_refuses_clearly_without_ros(monkeypatch):
 
 
 def test_discover_sees_another_session_at_once():
+    import time
     from hri_runtime.node import Node
     from hri_runtime.zenoh_backend import ZenohParams
     ep = f"tcp/127.0.0.1:{free_port()}"
@@ -59,13 +60,20 @@ def test_discover_sees_another_session_at_once():
     try:
         n = Node("talker", context=a, namespace="robot1")
         n.create_publisher("std_msgs/msg/String", "chatter")
-        b = ZenohContext(params)            # a one-shot CLI: queries instead of waiting
+        b = ZenohContext(params)            # the router knows a's tokens once b sees them
         try:
-            g = b.discover(timeout_s=5.0)
+            end = time.monotonic() + 10.0
+            while "/robot1/talker" not in b.graph().nodes and time.monotonic() < end:
+                time.sleep(0.01)
+        finally:
+            b.close()
+        d = ZenohContext(params)            # a one-shot CLI: queries instead of waiting
+        try:
+            g = d.discover(timeout_s=5.0)
             assert "/robot1/talker" in g.nodes
             assert g.topics["/robot1/chatter"] == {"std_msgs/msg/String"}
         finally:
-            b.close()
+            d.close()
     finally:
         a.close()
         router.close()

@@ -1,8 +1,9 @@
 """Console HTTP + WebSocket carrier (websockets, asyncio) with token auth.
 
 Serves the static page from ``hri_console/web/`` and a WebSocket at ``/ws``. Every
-request (page and WebSocket) must carry the token (``?token=`` query or ``X-HRI-Token``
-header) when one is configured; otherwise 401. A non-loopback bind without a token
+request (page, its script, and the WebSocket) must carry the token when one is configured
+(``?token=`` query, ``X-HRI-Token`` header, or the HttpOnly SameSite=Strict cookie set when the
+page was opened with a valid ``?token=``); otherwise 401. A non-loopback bind without a token
 refuses to start (:func:`hri_console.core.protocol.check_bind`).
 
 Client frames are parsed in the receive coroutine of each connection. ``safe_stop`` is
@@ -17,6 +18,7 @@ import json
 import mimetypes
 import threading
 from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
@@ -33,17 +35,34 @@ from .core.protocol import CommandGate, ConsoleParams, check_bind, state_frame, 
 WEB_DIR = Path(str(resources.files("hri_console") / "web"))
 
 
+COOKIE = "hri_console_token"
+
+
 def _request_token(path: str, headers) -> str | None:
+    """The token of a request: ``?token=``, else header ``X-HRI-Token``, else the cookie the
+    server set when the page was opened with ``?token=`` (so the page's own script, style and
+    WebSocket requests carry it without putting it in every URL)."""
     q = parse_qs(urlsplit(path).query)
     if "token" in q:
         return q["token"][0]
-    return headers.get("X-HRI-Token")
+    if headers.get("X-HRI-Token") is not None:
+        return headers.get("X-HRI-Token")
+    for raw in headers.get_all("Cookie"):
+        jar = SimpleCookie()
+        try:
+            jar.load(raw)
+        except CookieError:
+            continue
+        if COOKIE in jar:
+            return jar[COOKIE].value
+    return None
 
 
-def _response(status: HTTPStatus, body: bytes, ctype: str = "text/plain; charset=utf-8") -> Response:
+def _response(status: HTTPStatus, body: bytes, ctype: str = "text/plain; charset=utf-8",
+              extra: list[tuple[str, str]] | None = None) -> Response:
     return Response(status.value, status.phrase,
                     Headers([("Content-Type", ctype), ("Content-Length", str(len(body))),
-                             ("Cache-Control", "no-store")]), body)
+                             ("Cache-Control", "no-store")] + list(extra or [])), body)
 
 
 class ConsoleServer:
@@ -86,7 +105,14 @@ class ConsoleServer:
         if self.web_dir.resolve() not in target.parents or not target.is_file():
             return _response(HTTPStatus.NOT_FOUND, b"not found\n")
         ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        return _response(HTTPStatus.OK, target.read_bytes(), ctype)
+        extra = []
+        if self.params.token and "token" in parse_qs(urlsplit(request.path).query):
+            # the page was opened with a valid ?token=: its sub-requests carry it as a cookie
+            jar = SimpleCookie()
+            jar[COOKIE] = str(self.params.token)
+            jar[COOKIE].update({"path": "/", "httponly": True, "samesite": "Strict"})
+            extra.append(("Set-Cookie", jar[COOKIE].OutputString()))
+        return _response(HTTPStatus.OK, target.read_bytes(), ctype, extra)
 
     # -- WebSocket ----------------------------------------------------------------
     async def _handler(self, ws):

@@ -250,3 +250,43 @@ def test_malformed_websocket_frames_never_reach_the_robot(cfg):
         assert node.pub_stop.published == node.pub_mode.published == node.pub_gains.published == 0
     finally:
         node.destroy_node()
+
+
+def test_safe_stop_is_not_queued_behind_a_pending_pid_service_call(cfg, tmp_path):
+    """Over the real WebSocket: an auto-tune is sent first and cannot finish (nobody spins the
+    executor, so the service never answers); a safe stop sent after it is published and
+    acknowledged at once. Then the executor runs and the auto-tune completes normally."""
+    from hri_pid_tuning.nodes.tuning_node import PidTuningNode
+    from hri_pid_tuning.session import TuningSession
+    from websockets.sync.client import connect
+
+    ctx = InprocContext(start_time_s=10.0)
+    PidTuningNode(session=TuningSession.create("humanoid_arm", "s2", clock=lambda: 1.7e9), context=ctx,
+                  parameters={"configuration_path": str(tmp_path / "p.json")})
+    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"port": 0})
+    probe = Probe(cfg, context=ctx)
+    try:
+        with connect(f"ws://127.0.0.1:{node.port}/ws", open_timeout=10) as ws:
+            ws.send(json.dumps({"type": "pid_autotune", "joint": "hand", "id": 1}))
+            while node.snapshot()["pid"]["busy"] is None:         # the worker is waiting on the service
+                threading.Event().wait(0.01)
+            ws.send(json.dumps({"type": "safe_stop", "id": 2}))
+            replies = []
+            while not replies:
+                m = json.loads(ws.recv(timeout=10))
+                if m["type"] != "state":
+                    replies.append(m)
+            assert replies[0]["id"] == 2 and replies[0]["command"] == "safe_stop"
+            assert node.pub_stop.published == 1 and node.snapshot()["pid"]["busy"]["command"] == "pid_autotune"
+            while len(replies) < 2:                              # now let the executor run
+                ctx.spin_for(0.001)
+                try:
+                    m = json.loads(ws.recv(timeout=0.01))
+                except TimeoutError:
+                    continue
+                if m["type"] != "state":
+                    replies.append(m)
+            assert replies[1]["id"] == 1 and replies[1]["type"] == "ack", replies[1]
+        assert [m.data for m in probe.got["stop"]] == [True]
+    finally:
+        node.destroy_node()

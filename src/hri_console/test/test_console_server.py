@@ -105,3 +105,23 @@ def test_safe_stop_not_queued_behind_busy_command():
     finally:
         release.set()
         srv.stop()
+
+
+def test_page_opened_with_token_sets_a_cookie_that_authorizes_its_subrequests():
+    srv, port, calls, stops, _ = make(token="a b;c")          # cookie-unsafe characters are quoted
+    try:
+        resp = urllib.request.urlopen(f"http://127.0.0.1:{port}/?token=a%20b%3Bc", timeout=10)
+        cookie = resp.headers["Set-Cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        pair = cookie.split(";")[0] if not cookie.startswith('hri_console_token="') else cookie[:cookie.index('";') + 1]
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/console.js", headers={"Cookie": pair})
+        assert b"WebSocket" in urllib.request.urlopen(req, timeout=10).read()
+        bad = urllib.request.Request(f"http://127.0.0.1:{port}/console.js", headers={"Cookie": "hri_console_token=nope"})
+        with pytest.raises(urllib.error.HTTPError) as exc:
+            urllib.request.urlopen(bad, timeout=10)
+        assert exc.value.code == 401
+        with connect(f"ws://127.0.0.1:{port}/ws", additional_headers={"Cookie": pair}, open_timeout=10) as ws:
+            ws.send(json.dumps({"type": "ping", "id": 1}))
+            assert recv_reply(ws)["ok"] is True
+    finally:
+        srv.stop()

@@ -140,6 +140,8 @@ def srv_types(type_name: str) -> tuple[str, str]:
     if t.split("/")[1] != "srv":
         raise UnknownTypeError(f"'{type_name}' is not a service type (expected 'pkg/srv/Type')")
     if t not in _srvs:
+        _autoload(t)
+    if t not in _srvs:
         raise UnknownTypeError(
             f"unknown service type '{t}' (known: {', '.join(sorted(_srvs))}; add one with msgs.register_srv)")
     return t + "_Request", t + "_Response"
@@ -151,6 +153,10 @@ def get(type_name: str):
     try:
         return _store.types[t]
     except KeyError:
+        pass
+    if _autoload(t):
+        return _store.types[t]
+    else:
         raise UnknownTypeError(f"unknown message type '{t}' (not in the ROS 2 Jazzy type store; "
                                f"add it with msgs.register_msg)") from None
 
@@ -159,7 +165,74 @@ def _fielddefs(t: str):
     try:
         return _store.fielddefs[t][1]
     except KeyError:
+        if _autoload(t):
+            return _store.fielddefs[t][1]
         raise UnknownTypeError(f"unknown message type '{t}'") from None
+
+
+_BUILTIN_FIELD_TYPES = {"bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16", "uint16",
+                        "int32", "uint32", "int64", "uint64", "string", "wstring", "time", "duration"}
+_autoload_failed: set = set()
+
+
+def _interface_file(pkg: str, kind: str, name: str):
+    """<share of pkg>/<kind>/<name>.<kind> (ROS layout; editable installs: the source dir)."""
+    from pathlib import Path
+
+    try:
+        from .launch import find_pkg_share
+
+        share = Path(find_pkg_share(pkg))
+    except Exception:  # noqa: BLE001  (package not found)
+        return None
+    f = share / kind / f"{name}.{kind}"
+    return f if f.is_file() else None
+
+
+def _autoload(t: str) -> bool:
+    """Load 'pkg/msg/X' from <pkg share>/msg/X.msg or 'pkg/srv/X(_Request|_Response)' from
+    <pkg share>/srv/X.srv, the ROS package layout (dependencies of the same package first)."""
+    if t in _autoload_failed:
+        return False
+    try:
+        pkg, kind, name = t.split("/")
+    except ValueError:
+        return False
+    if kind == "srv":
+        base = name.removesuffix("_Request").removesuffix("_Response")
+        f = _interface_file(pkg, "srv", base)
+        if f is None:
+            _autoload_failed.add(t)
+            return False
+        text = f.read_text(encoding="utf-8")
+        _load_deps(pkg, text)
+        register_srv(f"{pkg}/srv/{base}", text)
+        return True
+    if kind != "msg":
+        return False
+    f = _interface_file(pkg, "msg", name)
+    if f is None:
+        _autoload_failed.add(t)
+        return False
+    text = f.read_text(encoding="utf-8")
+    _autoload_failed.add(t)             # guards against cycles while loading dependencies
+    _load_deps(pkg, text)
+    _autoload_failed.discard(t)
+    register_msg(t, text)
+    return True
+
+
+def _load_deps(pkg: str, text: str) -> None:
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith("---"):
+            continue
+        ftype = line.split()[0].split("[")[0].split("<=")[0]
+        if ftype in _BUILTIN_FIELD_TYPES or "=" in line.split()[0]:
+            continue
+        dep = normalize(ftype if "/" in ftype else f"{pkg}/{ftype}")
+        if dep not in _store.fielddefs:
+            _autoload(dep)
 
 
 def _zero(desc) -> Any:

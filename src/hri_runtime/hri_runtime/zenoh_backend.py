@@ -39,7 +39,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from . import wire
 from .context import Graph, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
@@ -253,7 +253,8 @@ def _depth(qos: QoSProfile) -> int:
 def _direct(fn):
     """Run a Zenoh callback directly on Zenoh's thread (``indirect=False``): ours only validate
     and queue, so the extra Python thread hop zenoh-python adds by default is pure latency."""
-    return _zenoh().handlers.Callback(fn, indirect=False)
+    import os
+    return _zenoh().handlers.Callback(fn, indirect=os.environ.get("XP_INDIRECT") == "1")
 
 
 def _bytes(z) -> bytes | None:

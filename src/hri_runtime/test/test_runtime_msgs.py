@@ -88,3 +88,20 @@ def test_msg_file_defaults_and_dict_roundtrip():
     assert "frame_id: w" in msgs.to_yaml(p)
     with pytest.raises(TypeError, match="no field"):
         msgs.from_dict("std_msgs/msg/String", {"date": "x"})
+
+
+def test_interfaces_load_from_the_package_share_directory(tmp_path, monkeypatch):
+    share = tmp_path / "share" / "hri_demo_ifaces"
+    (share / "msg").mkdir(parents=True)
+    (share / "srv").mkdir()
+    (share / "package.xml").write_text("<package><name>hri_demo_ifaces</name></package>")
+    (share / "msg" / "Bar.msg").write_text("float64 x  # metres\n")
+    (share / "msg" / "Foo.msg").write_text("# a foo\nBar[] bars\nstd_msgs/Header header\nint32 N=3\n")
+    (share / "srv" / "Do.srv").write_text("Bar goal\n---\nbool ok\n")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))
+    foo = msgs.new("hri_demo_ifaces/msg/Foo", bars=[{"x": 1.5}])
+    assert msgs.deserialize(msgs.serialize(foo), "hri_demo_ifaces/Foo").bars[0].x == 1.5
+    req_t, resp_t = msgs.srv_types("hri_demo_ifaces/srv/Do")
+    assert msgs.new(req_t, goal={"x": 2.0}).goal.x == 2.0 and msgs.new(resp_t, ok=True).ok
+    with pytest.raises(msgs.UnknownTypeError):
+        msgs.get("hri_demo_ifaces/msg/Missing")

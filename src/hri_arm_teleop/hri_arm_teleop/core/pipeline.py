@@ -40,7 +40,7 @@ from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, JointShaper, LoopP
                                       MultiRateLoop, TeleopController)
 from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.safety import SafetyGate
-from hri_arm_teleop.core.types import JointCommand, LatestValue, RefMode
+from hri_arm_teleop.core.types import JointCommand, LatestValue
 
 CARTESIAN_FLAGS = frozenset(("workspace", "ee_speed"))   # q cannot be clamped for these: hold
 SAFETY_HOLD = "SAFETY_HOLD"
@@ -106,7 +106,8 @@ class ArmTeleopPipeline:
         self.trace = Trace()
         self._last_cmd: Optional[JointCommand] = None
         self._last_latency_source: Optional[float] = None
-        self._state = robot.get_state()
+        # a real robot may not have published its joint state yet (the node waits for it)
+        self._state = robot.get_state() if getattr(robot, "has_state", True) else None
 
     # ------------------------------------------------------------------ inputs (any thread)
     def on_hand(self, position, quat_xyzw, clutch: bool, source_stamp: Optional[float] = None,
@@ -186,7 +187,8 @@ class ArmTeleopPipeline:
         if np.all(np.isfinite(sample.position)) and np.all(np.isfinite(sample.quat_xyzw)) \
                 and abs(np.linalg.norm(sample.quat_xyzw) - 1.0) < 1e-3:
             base_T_hand = self.tracking.base_T_hand(sample.position, sample.quat_xyzw)
-        out = self.clutch.update(base_T_hand, sample.clutch, self._state.base_T_ee)
+        out = self.clutch.update(base_T_hand, sample.clutch,
+                                 None if self._state is None else self._state.base_T_ee)
         if self._pending_flag is not None:      # the target check flagged this update
             reason, self._pending_flag = self._pending_flag, None
             self._enter_safety_hold(reason, self._last_sent_q())

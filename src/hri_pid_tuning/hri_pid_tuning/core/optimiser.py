@@ -40,12 +40,12 @@ class OptimiserParams:
     divergence_deg: float = 120.0
     initial_step_log: float = 0.5
     eps_fraction: float = 0.01
-    scale_factors: tuple[float, ...] = ()    # the best heuristic × each factor is tried before Nelder–Mead
+    starts: int = 2                  # Nelder–Mead runs from the best ``starts`` heuristics (budget split)
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "OptimiserParams":
         w = section.get("cost_weights", {})
-        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in section.items() if k in cls.__dataclass_fields__}
+        kw = {k: v for k, v in section.items() if k in cls.__dataclass_fields__}
         kw.update({"w_itae": w.get("itae", cls.w_itae), "w_overshoot": w.get("overshoot_deg", cls.w_overshoot),
                    "w_settling": w.get("settling_s", cls.w_settling)})
         return cls(**kw)
@@ -112,7 +112,8 @@ class OptimiserResult:
 
 def optimise(cost_fn: JointCostFunction, heuristics: Mapping[str, PIDGains], tu_s: float,
              progress: Callable[[float], None] | None = None) -> OptimiserResult:
-    """Best heuristic, then Nelder–Mead within ``budget_trials`` simulations in total."""
+    """Every heuristic, then Nelder–Mead from each of the ``starts`` best (the remaining budget split
+    between them), within ``budget_trials`` simulations in total; the best gains found win."""
     p = cost_fn.p
     budget = p.budget_trials
     costs = {}
@@ -120,30 +121,36 @@ def optimise(cost_fn: JointCostFunction, heuristics: Mapping[str, PIDGains], tu_
         if len(cost_fn.trials) >= budget:
             break
         costs[name] = cost_fn(g, name)
-    start_name = min(costs, key=costs.get)
-    start = heuristics[start_name]
-    start_cost = costs[start_name]
-    # overall aggressiveness: the best rule scaled as a whole (all three gains × f) – a direction
-    # Nelder–Mead's axis-aligned initial simplex explores slowly
-    for f in p.scale_factors:
-        if len(cost_fn.trials) >= budget:
+    ranked = sorted(costs, key=costs.get)
+    start_name = ranked[0]
+    best = {"cost": costs[start_name], "gains": heuristics[start_name]}
+    history = [best["cost"]]
+    n_starts = max(1, min(p.starts, len(ranked)))
+    for k in range(n_starts):
+        remaining = budget - len(cost_fn.trials)
+        share = remaining // (n_starts - k)
+        if share <= 4:
             break
-        g = start.scaled(f)
-        c = cost_fn(g, f"{start_name}×{f:g}")
-        if c < start_cost:
-            start, start_cost = g, c
+        _nelder_mead(cost_fn, heuristics[ranked[k]], tu_s, len(cost_fn.trials) + share, best, history, progress)
+    return OptimiserResult(best["gains"], best["cost"], start_name, costs[start_name], costs,
+                           len(cost_fn.trials), history)
+
+
+def _nelder_mead(cost_fn: JointCostFunction, start: PIDGains, tu_s: float, stop_at: int, best: dict,
+                 history: list, progress) -> None:
+    """Nelder–Mead in x = (ln Kp, ln(Ki + εi), ln(Kd + εd)) from ``start`` until ``stop_at`` trials."""
+    p = cost_fn.p
+    budget = p.budget_trials
     eps_i = max(start.kp / tu_s * p.eps_fraction, 1e-9)
     eps_d = max(start.kp * tu_s * p.eps_fraction, 1e-9)
     x0 = np.log([max(start.kp, 1e-9), start.ki + eps_i, start.kd + eps_d])
-    best = {"cost": start_cost, "gains": start}
-    history = [best["cost"]]
 
     def to_gains(x):
         kp, ki, kd = np.exp(x)
         return PIDGains(float(kp), float(max(ki - eps_i, 0.0)), float(max(kd - eps_d, 0.0)))
 
     def f(x):
-        if len(cost_fn.trials) >= budget:
+        if len(cost_fn.trials) >= stop_at:
             return best["cost"] + 1.0
         g = to_gains(x)
         c = cost_fn(g, "optimiser")
@@ -154,17 +161,14 @@ def optimise(cost_fn: JointCostFunction, heuristics: Mapping[str, PIDGains], tu_
             progress(len(cost_fn.trials) / budget)
         return c
 
-    remaining = budget - len(cost_fn.trials)
-    if remaining > 4:
-        s = p.initial_step_log
-        # the initial simplex also tries to switch an absent I or D term on (to ~its ZN size)
-        dx_i = s if start.ki > 0 else math.log(1.0 / p.eps_fraction) * 0.5
-        dx_d = s if start.kd > 0 else math.log(1.0 / p.eps_fraction) * 0.5
-        simplex = np.array([x0, x0 + [s, 0, 0], x0 + [0, dx_i, 0], x0 + [0, 0, dx_d]])
-        minimize(f, x0, method="Nelder-Mead",
-                 options={"maxfev": remaining, "initial_simplex": simplex, "xatol": 1e-3, "fatol": 1e-4})
-    return OptimiserResult(best["gains"], best["cost"], start_name, costs[start_name], costs,
-                           len(cost_fn.trials), history)
+    s = p.initial_step_log
+    # the initial simplex also tries to switch an absent I or D term on (to ~its ZN size)
+    dx_i = s if start.ki > 0 else math.log(1.0 / p.eps_fraction) * 0.5
+    dx_d = s if start.kd > 0 else math.log(1.0 / p.eps_fraction) * 0.5
+    simplex = np.array([x0, x0 + [s, 0, 0], x0 + [0, dx_i, 0], x0 + [0, 0, dx_d]])
+    minimize(f, x0, method="Nelder-Mead",
+             options={"maxfev": stop_at - len(cost_fn.trials), "initial_simplex": simplex,
+                      "xatol": 1e-3, "fatol": 1e-4})
 
 
 def grid_search(cost_fn: JointCostFunction, ku: float, tu_s: float, kp_factors, ki_factors, kd_factors,
