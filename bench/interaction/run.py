@@ -90,7 +90,7 @@ def per_call_us(fn, calls: int, repeats: int = 5) -> float:
     return float(np.median(best))
 
 
-def compute_rows(cfg, calls: int):
+def compute_rows(cfg, calls: int, naive_calls: int):
     sec = cfg["interaction"]
     p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
@@ -126,15 +126,15 @@ def compute_rows(cfg, calls: int):
     rows = [
         ("Lie impedance torque (7-DoF)",
          per_call_us(lambda: lie_impedance_torque(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), calls),
-         per_call_us(lambda: naive_impedance(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), calls)),
-        ("Lie admittance step (app. H)", per_call_us(lambda: lie.step(F, dt), calls), per_call_us(naive_adm, calls)),
+         per_call_us(lambda: naive_impedance(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), naive_calls)),
+        ("Lie admittance step (app. H)", per_call_us(lambda: lie.step(F, dt), calls), per_call_us(naive_adm, naive_calls)),
         ("Cartesian impedance torque", per_call_us(
             lambda: cartesian_impedance_torque(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), calls), None),
         ("Cartesian admittance step", per_call_us(lambda: cart.step(F, dt), calls), None),
         ("full tick, impedance mode (gates, flags)", per_call_us(lambda: ctrl_imp.tick(st, dt), calls),
-         per_call_us(lambda: naive_impedance(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), calls)),
+         per_call_us(lambda: naive_impedance(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), naive_calls)),
         ("full tick, admittance mode (+ filter, bounds)", per_call_us(lambda: ctrl_adm.tick(st, dt), calls),
-         per_call_us(naive_tick_adm, calls)),
+         per_call_us(naive_tick_adm, naive_calls)),
         ("MuJoCo state read (FK, J_b, g, c)", per_call_us(sim.state, calls), None),
     ]
     try:
@@ -187,14 +187,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robot", default="fr3")
     ap.add_argument("--calls", type=int, default=3000)
+    ap.add_argument("--naive-calls", type=int, default=100, help="calls of the (slow) naive rows")
     ap.add_argument("--loop-seconds", type=float, default=60.0)
     args = ap.parse_args(argv)
     cfg = load_robot_config(args.robot)
     print(f"# interaction benchmark  ({platform.machine()}, Python {sys.version.split()[0]}, "
-          f"{args.calls} calls x 5 repeats, loop {args.loop_seconds:.0f} s each)\n")
+          f"{args.calls} calls ({args.naive_calls} naive) x 5 repeats, loop {args.loop_seconds:.0f} s each)\n")
     print("| per tick | ours µs | naive numpy/scipy µs | naive / ours |")
     print("|---|---:|---:|---:|")
-    for name, ours, naive in compute_rows(cfg, args.calls):
+    for name, ours, naive in compute_rows(cfg, args.calls, args.naive_calls):
         f = lambda x: "–" if x is None else f"{x:.2f}"  # noqa: E731
         ratio = "–" if (ours is None or naive is None) else f"{naive / ours:.1f}x"
         print(f"| {name} | {f(ours)} | {f(naive)} | {ratio} |", flush=True)

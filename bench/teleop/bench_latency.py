@@ -187,7 +187,8 @@ def zenoh_chain(overrides, seconds: float):
         if src is not None and src in op.sent_wall:
             lat.append(t_arr - op.sent_wall[src])
     return np.asarray(lat), {"commands_received": len(got), "packets": op.sent,
-                             "accepted": node.receiver.stats.accepted}
+                             "accepted": node.receiver.stats.accepted,
+                             "safety_holds": node.pipe.safety_holds, "safety_flags": dict(node.pipe.gate.flags)}
 
 
 def processing(cfg) -> np.ndarray:

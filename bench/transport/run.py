@@ -262,6 +262,7 @@ def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
     child = subprocess.Popen([sys.executable, __file__, "--pong", kind, "--endpoint", endpoint,
                               "--type", type_name], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True)
+    ping = None
     try:
         assert child.stdout.readline().strip() == "ready", "pong side did not start"
         ping = OursPing(endpoint, type_name) if kind == "ours" else RawPing(endpoint, type_name, kind == "raw+hop")
@@ -305,13 +306,14 @@ def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
             prev = got_burst
             time.sleep(0.05)
         t_burst = time.perf_counter() - t0
-        ping.close()
         return {"p50_us": 1e6 * statistics.median(rtt), "p99_us": 1e6 * percentile(rtt, 99),
                 "n_rtt": len(rtt), "lost_rtt": lost_rt, "sent": n, "received": got, "lost": n - got,
                 "achieved_hz": n / t_sent, "late_sends": late,
                 "burst_sent": args.burst, "burst_received": got_burst,
                 "burst_msgs_s": got_burst / t_burst}
     finally:
+        if ping is not None:            # an open session would keep this process alive
+            ping.close()
         child.stdin.close()
         child.wait(timeout=10)
 

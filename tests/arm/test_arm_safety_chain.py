@@ -142,3 +142,34 @@ def test_keyboard_keys_move_the_simulated_arm_by_their_steps():
     np.testing.assert_allclose(r["target_m"] - r["start_m"], [0.024, -0.008, 0.008], atol=1e-12)
     np.testing.assert_allclose(r["end_m"], r["target_m"], atol=5e-4)
     assert r["mode"] == "TRACK"   # the keyboard keeps publishing its target at 10 Hz
+
+
+def test_absolute_command_out_of_workspace_holds_until_a_new_command(caplog):
+    """/ee_command (keyboard) beyond the box: the planner's reference is flagged at the boundary
+    -> SAFETY_HOLD; the same command re-published at 10 Hz does not resume; a new one does."""
+    cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.62]"])
+    pipe, robot, _ = build_sim_pipeline(cfg)
+    drv = LockstepDriver(pipe, robot)
+    drv.run_until(0.1)
+    T0 = robot.sim.ee_pose()
+    far = T0.copy()
+    far[2, 3] = 0.70
+    t_next = [0.0]
+
+    def keyboard(T):
+        def pub(t):
+            if t >= t_next[0]:
+                pipe.submit_ee_command(T)
+                t_next[0] = t + 0.1
+        return pub
+
+    drv.run_until(1.5, keyboard(far))
+    assert pipe.mode == "SAFETY_HOLD" and pipe.gate.flags.get("workspace", 0) >= 1
+    assert robot.sim.ee_pose()[2, 3] <= 0.62 + 0.002
+    drv.run_until(2.5, keyboard(far))                 # the held command again: still holding
+    assert pipe.mode == "SAFETY_HOLD" and pipe.safety_holds == 1
+    back = T0.copy()
+    back[2, 3] = 0.60
+    drv.run_until(4.0, keyboard(back))                # a new command inside: resumes
+    assert pipe.mode == "TRACK"
+    assert robot.sim.ee_pose()[2, 3] == pytest.approx(0.60, abs=5e-4)

@@ -42,6 +42,7 @@ def test_node_admittance_push_reference_and_bad_input():
     probe = Probe(t, context=ctx)
     ctx.spin_for(0.1)
     assert node.ticks == 100 and probe.states and probe.js
+    assert set(probe.states[-1]["period_us"]) == {"p50", "p99", "max", "missed"}
     assert all(np.all(np.isfinite(x)) for x in probe.tau)
     p0 = node.sim.ee_pose()[:3, 3].copy()
     probe.mode.publish(msgs.new("std_msgs/msg/String", data="admittance"))
@@ -98,3 +99,20 @@ def test_upper_layer_stall_holds_the_last_reference_and_reports_stale():
     assert p[1] == pytest.approx(T[1, 3], abs=5e-4)       # last reference held, no jump
     steps = np.abs(np.diff(np.array(probe.tau), axis=0)).max()
     assert steps < 5.0
+
+
+def test_launch_include_parses_and_mode_parameter_selects_the_start_mode():
+    from pathlib import Path
+
+    from hri_runtime.launch import parse_launch_file
+
+    path = Path(__file__).resolve().parents[2] / "src/hri_interaction/launch/interaction.launch.yaml"
+    d = parse_launch_file(path, {"interaction_mode": "admittance"})
+    (spec,) = d.nodes
+    assert spec.pkg == "hri_interaction" and spec.exec == "interaction"
+    assert spec.params["mode"] == "admittance" and not spec.missing_executable
+    ctx = InprocContext()
+    node = InteractionNode(cfg=load_robot_config("fr3"), context=ctx, parameters=spec.params)
+    assert node.ctrl.mode == "admittance" and node.driver == "sim"
+    with pytest.raises(ValueError, match="mode"):
+        InteractionNode(cfg=load_robot_config("fr3"), context=InprocContext(), parameters={"mode": "warp"})

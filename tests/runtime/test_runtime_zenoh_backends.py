@@ -63,7 +63,8 @@ def test_discover_sees_another_session_at_once():
         b = ZenohContext(params)            # the router knows a's tokens once b sees them
         try:
             end = time.monotonic() + 10.0
-            while "/robot1/talker" not in b.graph().nodes and time.monotonic() < end:
+            while (("/robot1/talker" not in b.graph().nodes or "/robot1/chatter" not in b.graph().topics)
+                   and time.monotonic() < end):
                 time.sleep(0.01)
         finally:
             b.close()
@@ -105,6 +106,42 @@ def test_peer_mode_session_talks_to_a_client_session():
         assert got == ["from a peer"]
     finally:
         for c in (peer, client):
+            c.shutdown()
+            c.close()
+        router.close()
+
+
+def test_nodes_reconnect_after_the_router_restarts():
+    """A restarted router (hri launch or rmw_zenohd) gets the sessions, their subscribers and
+    tokens back without restarting the nodes."""
+    import time
+    from hri_runtime import msgs
+    from hri_runtime.node import Node
+    from hri_runtime.zenoh_backend import ZenohParams
+    ep = f"tcp/127.0.0.1:{free_port()}"
+    router = start_router([ep])
+    params = ZenohParams.defaults().with_(connect_endpoints=[ep])
+    a, b = ZenohContext(params), ZenohContext(params)
+    try:
+        for c in (a, b):
+            c.spin_in_background()
+        got = []
+        Node("l", context=b).create_subscription("std_msgs/msg/String", "restart_topic",
+                                                 lambda m: got.append(m.data))
+        pub = Node("t", context=a).create_publisher("std_msgs/msg/String", "restart_topic")
+        end = time.monotonic() + 10
+        while pub.get_subscription_count() < 1 and time.monotonic() < end:
+            time.sleep(0.01)
+        router.close()
+        router = start_router([ep])
+        end = time.monotonic() + 20
+        while not got and time.monotonic() < end:
+            pub.publish(msgs.new("std_msgs/msg/String", data="after restart"))
+            time.sleep(0.05)
+        assert got and got[0] == "after restart"
+        assert {"/l", "/t"} <= set(b.graph().nodes)
+    finally:
+        for c in (a, b):
             c.shutdown()
             c.close()
         router.close()

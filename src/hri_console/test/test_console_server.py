@@ -41,9 +41,11 @@ def test_page_and_ws_require_token():
         with pytest.raises(urllib.error.HTTPError) as exc:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10)
         assert exc.value.code == 401
+        exc.value.close()                      # else the open socket delays the server's stop
         with pytest.raises(urllib.error.HTTPError) as exc:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/?token=wrong", timeout=10)
         assert exc.value.code == 401
+        exc.value.close()                      # else the open socket delays the server's stop
         body = urllib.request.urlopen(f"http://127.0.0.1:{port}/?token=s3cret", timeout=10).read()
         assert b"SAFE STOP" in body
         with pytest.raises(InvalidStatus):
@@ -110,16 +112,18 @@ def test_safe_stop_not_queued_behind_busy_command():
 def test_page_opened_with_token_sets_a_cookie_that_authorizes_its_subrequests():
     srv, port, calls, stops, _ = make(token="a b;c")          # cookie-unsafe characters are quoted
     try:
-        resp = urllib.request.urlopen(f"http://127.0.0.1:{port}/?token=a%20b%3Bc", timeout=10)
-        cookie = resp.headers["Set-Cookie"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/?token=a%20b%3Bc", timeout=10) as resp:
+            cookie = resp.headers["Set-Cookie"]
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
         pair = cookie.split(";")[0] if not cookie.startswith('hri_console_token="') else cookie[:cookie.index('";') + 1]
         req = urllib.request.Request(f"http://127.0.0.1:{port}/console.js", headers={"Cookie": pair})
-        assert b"WebSocket" in urllib.request.urlopen(req, timeout=10).read()
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert b"WebSocket" in resp.read()
         bad = urllib.request.Request(f"http://127.0.0.1:{port}/console.js", headers={"Cookie": "hri_console_token=nope"})
         with pytest.raises(urllib.error.HTTPError) as exc:
             urllib.request.urlopen(bad, timeout=10)
         assert exc.value.code == 401
+        exc.value.close()                      # else the open socket delays the server's stop
         with connect(f"ws://127.0.0.1:{port}/ws", additional_headers={"Cookie": pair}, open_timeout=10) as ws:
             ws.send(json.dumps({"type": "ping", "id": 1}))
             assert recv_reply(ws)["ok"] is True

@@ -216,13 +216,13 @@ def test_mirroring():
 def test_optimiser_beats_start_within_budget_and_is_near_grid():
     plant = LinearPlant([1.0], [1.0, 3.0, 3.0, 1.0], dt_s=2e-2, effort_max=50.0)
     motion = StepTestMotion("x", step_deg=45.0, pause_s=1.0, hold_s=15.0)
-    p = OptimiserParams(budget_trials=40)
+    p = OptimiserParams(budget_trials=60, starts=2)     # config's budget and starts
     cf = JointCostFunction(plant, motion, 0.0, p)
     hp = HeuristicsParams.from_config(load_robot_config("fr3")["pid_tuning"]["heuristics"])
     from hri_pid_tuning.core.heuristics import compute_all
     heur = compute_all(8.0, 2 * math.pi / math.sqrt(3), hp)
     res = optimise(cf, heur, 2 * math.pi / math.sqrt(3))
-    assert res.trials <= 40 == len(cf.trials)
+    assert res.trials <= 60 == len(cf.trials)
     assert res.cost <= res.start_cost and res.cost <= min(res.heuristic_costs.values())
     assert res.cost < 0.9 * res.start_cost
     # a (coarse) grid does not find anything much better

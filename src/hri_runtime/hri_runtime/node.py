@@ -47,6 +47,7 @@ __all__ = ["Node", "run_node", "Future", "Publisher", "Subscription", "Service",
            "QoSProfile", "Parameter", "ParameterDescriptor", "ParameterError",
            "ParameterNotDeclaredError", "InvalidNameError", "Time"]
 
+log = logging.getLogger("hri.runtime")
 _reject_interval_cache: list[float] = []
 
 
@@ -622,10 +623,12 @@ class Node:
 # --------------------------------------------------------------------------- run_node
 
 def _setup_logging(level: Optional[str]) -> None:
+    """Configure logging only for a process nobody configured yet (a node executable); an
+    embedding program (or pytest) keeps its own root level and handlers."""
     root = logging.getLogger()
     if not root.handlers:
         logging.basicConfig(stream=sys.stderr, format="[%(levelname)s] [%(created).3f] %(message)s")
-    root.setLevel((level or "INFO").upper())
+        root.setLevel((level or "INFO").upper())
 
 
 def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
@@ -646,36 +649,47 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         print(f"error: {e}", file=sys.stderr)
         return 2
     ctx.ros_args = args
-    try:
-        node = node_class(context=ctx)
-    except (ParameterError, InvalidNameError, msgs.UnknownTypeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        ctx.shutdown()
-        ctx.close()
-        return 2
-    except Exception as e:
-        if type(e).__name__ == "ConfigError":
-            print(f"error: {e}", file=sys.stderr)
-            ctx.shutdown()
-            ctx.close()
-            return 2
-        raise
+    holder: dict = {}
 
     def on_signal(signum, _frame):
-        node.get_logger().info(f"signal {signum}: shutting down")
+        # installed before the node is built: a Ctrl-C during start-up is a clean stop too
+        n = holder.get("node")
+        (n.get_logger().info if n is not None else log.info)(f"signal {signum}: shutting down")
         ctx.shutdown()
 
     old = {}
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGINT, signal.SIGTERM):
             old[s] = signal.signal(s, on_signal)
+
+    def restore() -> None:
+        for s, h in old.items():
+            signal.signal(s, h)
+
     try:
-        ctx.spin()
+        node = node_class(context=ctx)
+    except (ParameterError, InvalidNameError, msgs.UnknownTypeError) as e:
+        restore()
+        print(f"error: {e}", file=sys.stderr)
+        ctx.shutdown()
+        ctx.close()
+        return 2
+    except Exception as e:
+        restore()
+        if type(e).__name__ == "ConfigError":
+            print(f"error: {e}", file=sys.stderr)
+            ctx.shutdown()
+            ctx.close()
+            return 2
+        raise
+    holder["node"] = node
+    try:
+        if ctx.ok():
+            ctx.spin()
     except KeyboardInterrupt:
         pass
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+        restore()
         try:
             node.destroy_node()
         finally:

@@ -253,8 +253,7 @@ def _depth(qos: QoSProfile) -> int:
 def _direct(fn):
     """Run a Zenoh callback directly on Zenoh's thread (``indirect=False``): ours only validate
     and queue, so the extra Python thread hop zenoh-python adds by default is pure latency."""
-    import os
-    return _zenoh().handlers.Callback(fn, indirect=os.environ.get("XP_INDIRECT") == "1")
+    return _zenoh().handlers.Callback(fn, indirect=False)
 
 
 def _bytes(z) -> bytes | None:

@@ -330,12 +330,14 @@ class JointShaper:
         self.v = np.zeros_like(self.q)
         self.q_target = None
 
-    def step(self, q_target: np.ndarray) -> np.ndarray:
+    def step(self, q_target: np.ndarray, dt_s: Optional[float] = None) -> np.ndarray:
+        """``dt_s``: time since the previous command (default the period; the controller passes
+        max(period, elapsed), the same rule as the safety checker's)."""
         q_target = np.asarray(q_target, float)
         if self.q is None:
             self.reset(q_target)
             return q_target.copy()
-        dt = self.dt
+        dt = self.dt if dt_s is None else max(self.dt, float(dt_s))
         e = q_target - self.q
         adt = self.a_lim * dt
         # discrete braking: the speed from which steps shrinking by a dt^2 stop within |e|
@@ -366,6 +368,7 @@ class TeleopController:
         self.shaper = shaper
         self._q_hold: Optional[np.ndarray] = None
         self._q_last: Optional[np.ndarray] = None
+        self._t_last: Optional[float] = None
         self.last_ik = None
 
     def hold_at(self, q: np.ndarray) -> None:
@@ -387,7 +390,12 @@ class TeleopController:
             self._q_hold = None
             result = self.ik.solve(ref.target.T, state.q if self._q_last is None else self._q_last)
             self.last_ik = result
-            q_des = result.q if self.shaper is None else self.shaper.step(result.q)
+            if self.shaper is None:
+                q_des = result.q
+            else:
+                dt = None if self._t_last is None else now - self._t_last
+                q_des = self.shaper.step(result.q, dt)
         self._q_last = np.array(q_des, dtype=float)
+        self._t_last = now
         return JointCommand(stamp=now, q_des=self._q_last.copy(),
                             source_stamp=None if ref is None else ref.source_stamp)

@@ -242,7 +242,7 @@ class ArmTeleopPipeline:
             tr.latency_s.append(float(self.clock()) - cmd.source_stamp)
 
     def _gate_command(self, cmd: JointCommand, ref, state) -> JointCommand:
-        now = float(self.clock())
+        now = float(cmd.stamp)   # the controller's time of this command: the same dt as its shaper
         if not self.gate.has_history:
             self.gate.reset(state.q)
         r = self.gate.check_command(cmd.q_des, now, ref.stamp if ref is not None else now)

@@ -8,8 +8,10 @@ and ``safety`` sections):
   workspace box (``safety.workspace_min_m/max_m``, base frame) and NaN/Inf. The checker's output
   is the position clamped into the box.
 - **command** (``check_command(q_des, ...)``, every joint command at the controller rate, the
-  last thing before the robot): ``q`` and ``ee_pos = fk(q)[:3, 3]`` with ``dt_s`` = the controller
-  period and ``stamp_s`` = the reference's stamp: joint position, velocity and acceleration limits
+  last thing before the robot): ``q`` and ``ee_pos = fk(q)[:3, 3]`` with ``dt_s`` = the time
+  since the previous command, at least the controller period (in real time a late tick carries
+  the motion of the time it was late; bunched catch-up ticks are judged over one period), and
+  ``stamp_s`` = the reference's stamp: joint position, velocity and acceleration limits
   (against the previous *sent* command), workspace, end-effector speed, NaN/Inf and staleness
   (``safety.command_stale_after_s``). A non-finite or stale command is *rejected*: the checker's
   output is the hold command (the previous one).
@@ -52,6 +54,7 @@ class SafetyGate:
         self.target_checker = SafetyChecker(self.limits)
         self.command_checker = SafetyChecker(self.limits)
         self.flags: dict[str, int] = {}       # per check: how many target/command checks raised it
+        self._last_now: Optional[float] = None
 
     def _count(self, violations) -> None:
         for v in violations:
@@ -60,6 +63,7 @@ class SafetyGate:
     def reset(self, q_measured: np.ndarray) -> None:
         """Seed the command history with the robot's measured state (start, after a hold)."""
         q = np.asarray(q_measured, float)
+        self._last_now = None
         self.command_checker.reset(q=q, ee_pos=np.asarray(self.fk(q))[:3, 3].copy())
 
     @property
@@ -81,6 +85,8 @@ class SafetyGate:
             ee = np.asarray(self.fk(q))[:3, 3].copy()
         else:
             ee = np.full(3, np.nan)
-        r = self.command_checker.check(q=q, dt_s=self.dt_s, now_s=now_s, stamp_s=stamp_s, ee_pos=ee)
+        dt = self.dt_s if self._last_now is None else max(self.dt_s, now_s - self._last_now)
+        self._last_now = now_s
+        r = self.command_checker.check(q=q, dt_s=dt, now_s=now_s, stamp_s=stamp_s, ee_pos=ee)
         self._count(r.violations)
         return GateResult(np.asarray(r.q), r.ok, r.rejected, tuple(r.violations), _detail(r))

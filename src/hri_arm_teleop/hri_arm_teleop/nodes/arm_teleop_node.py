@@ -77,12 +77,17 @@ class ArmTeleopNode(Node):
             robot = MujocoRobot.from_config(self.cfg, interpolation_s=ctrl_period)
             self.sim = robot.sim
             self._sim_offset = self.clock() - self.sim.time_s
+            # the chain runs on the simulator's time (advanced one period per tick): a late or
+            # bunched timer tick in a loaded process never looks like a speed/acceleration jump
+            # to the planner and the safety checker (the robot sees exactly one period per tick)
+            chain_clock = lambda: self.sim.time_s + self._sim_offset  # noqa: E731
         else:
             from hri_arm_teleop.nodes.ros2_robot import Ros2Robot
 
             robot = Ros2Robot(self, self.cfg["joints"]["names"], t["robot"]["ros2"])
+            chain_clock = self.clock
         self.robot = robot
-        self.pipe = build_pipeline(self.cfg, robot, self.clock, logger=self._std_logger())
+        self.pipe = build_pipeline(self.cfg, robot, chain_clock, logger=self._std_logger())
         if t["robot"]["interface"] == "ros2":
             robot.fk = self.pipe.controller.ik.fk
         self.receiver = None

@@ -24,6 +24,8 @@ keeps it), ``driver`` ("" keeps ``interaction.node.driver``).
 from __future__ import annotations
 
 import json
+import time
+from collections import deque
 from typing import Optional
 
 import numpy as np
@@ -108,6 +110,8 @@ class InteractionNode(Node):
         self.have_joint_state = self.driver == "sim"
         self.last_reference_s = self.get_clock().now_s()
         self.ticks = 0
+        self._wall_periods: deque = deque(maxlen=5000)   # s, wall-clock tick-to-tick periods
+        self._last_wall: Optional[float] = None
         self.rejected_msgs = {"joint_state": 0, "reference": 0}
         t = sec["topics"]
         self.create_subscription("geometry_msgs/msg/PoseStamped", t["reference"], self.on_reference, qos=10)
@@ -176,6 +180,10 @@ class InteractionNode(Node):
 
     # ------------------------------------------------------------------ 1 kHz tick
     def tick(self) -> None:
+        now = time.perf_counter()
+        if self._last_wall is not None:
+            self._wall_periods.append(now - self._last_wall)
+        self._last_wall = now
         if not self.have_joint_state:
             return
         st = self.sim.state()
@@ -201,6 +209,11 @@ class InteractionNode(Node):
         diag["reference_stale"] = (now - self.last_reference_s) > self.sec["node"]["reference_timeout_s"]
         diag["ticks"] = self.ticks
         diag["driver"] = self.driver
+        if self._wall_periods:   # wall-clock period statistics of the 1 kHz timer (last 5000 ticks)
+            per = np.asarray(self._wall_periods) * 1e6
+            diag["period_us"] = {"p50": float(np.percentile(per, 50)), "p99": float(np.percentile(per, 99)),
+                                 "max": float(per.max()),
+                                 "missed": int(np.sum(per > 2e6 / self.params.rate_hz))}
         self.state_pub.publish(msgs.new("std_msgs/msg/String", data=json.dumps(diag)))
         level = 0 if not (diag["frozen"] or "hold" in diag["flags"]) else 1
         status = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=level, name="interaction",
