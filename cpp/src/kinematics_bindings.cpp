@@ -65,6 +65,81 @@ py::array per_q(const K::PoeModel& m, const Arr& q, const std::vector<ssize>& ou
 
 }  // namespace
 
+// ------------------------------------------------------------------ single-q fast path
+// fk / fk_jacobian_body / fk_jacobian_space / jacobian_body / jacobian_space are replaced by
+// METH_FASTCALL method descriptors handling q as a float64 (n,) ndarray without the pybind11
+// dispatcher; anything else (batches, lists, keywords) goes to the general method (_<name>_generic).
+namespace kfast {
+enum Which { FK = 0, FKJB, FKJS, JB, JS, NWHICH };
+PyObject* g_generic[NWHICH] = {};
+
+template <int W>
+PyObject* call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
+  if (nargs == 1 && kw == nullptr) {
+    const K::PoeModel* m = nullptr;
+    try {
+      m = &py::cast<const K::PoeModel&>(py::handle(self));
+    } catch (...) {
+      m = nullptr;
+    }
+    if (m) {
+      const int n = m->dof();
+      if (const double* qp = np_single(args[0], 1, n)) {
+        const K::VecN q = Eigen::Map<const K::VecN>(qp, n);
+        double *to, *jo;
+        if (W == FK) {
+          PyObject* T = np_new(2, 4, 4, &to);
+          if (!T) return nullptr;
+          RowMap<4, 4>{to} = m->fk(q);
+          return T;
+        }
+        K::Mat4 T;
+        K::Jac J;
+        if (W == FKJB || W == JB) m->fk_jacobian_body(q, T, J);
+        else m->fk_jacobian_space(q, T, J);
+        PyObject* Jo = np_new(2, 6, n, &jo);
+        if (!Jo) return nullptr;
+        Eigen::Map<Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor>>(jo, 6, n) = J;
+        if (W == JB || W == JS) return Jo;
+        PyObject* To = np_new(2, 4, 4, &to);
+        if (!To) {
+          Py_DECREF(Jo);
+          return nullptr;
+        }
+        RowMap<4, 4>{to} = T;
+        PyObject* tup = PyTuple_New(2);
+        if (!tup) {
+          Py_DECREF(Jo);
+          Py_DECREF(To);
+          return nullptr;
+        }
+        PyTuple_SET_ITEM(tup, 0, To);
+        PyTuple_SET_ITEM(tup, 1, Jo);
+        return tup;
+      }
+    }
+  }
+  // general path: generic(self, *args, **kw)
+  PyObject* buf[8];
+  if (nargs > 7) return PyErr_Format(PyExc_TypeError, "too many arguments");
+  buf[0] = self;
+  for (Py_ssize_t i = 0; i < nargs; ++i) buf[i + 1] = args[i];
+  return PyObject_Vectorcall(g_generic[W], buf, static_cast<size_t>(nargs + 1), kw);
+}
+
+template <int W>
+void install(py::object cls, const char* name, const char* doc) {
+  static PyMethodDef def{name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call<W>)),
+                         METH_FASTCALL | METH_KEYWORDS, doc};
+  py::object generic = cls.attr("__dict__")[name];
+  cls.attr((std::string("_") + name + "_generic").c_str()) = generic;
+  g_generic[W] = generic.release().ptr();
+  PyObject* d = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &def);
+  if (!d) throw py::error_already_set();
+  cls.attr(name) = py::reinterpret_steal<py::object>(d);
+}
+}  // namespace kfast
+
 void bind_kinematics(py::module_& root) {
   py::module_ m = root.def_submodule(
       "kinematics",
@@ -87,7 +162,8 @@ void bind_kinematics(py::module_& root) {
                std::to_string(r.err_v) + ")";
       });
 
-  py::class_<K::PoeModel>(m, "_PoeModel", "Compiled POE model; use hri_core.kinematics.PoeModel.")
+  auto cls = py::class_<K::PoeModel>(m, "_PoeModel", "Compiled POE model; use hri_core.kinematics.PoeModel.");
+  cls
       .def(py::init(&make_model), py::arg("screws"), py::arg("home"),
            "screws: (n, 6) space screws (w, v) at q = 0 (one row per joint); home: (4, 4) ee pose at q = 0.")
       .def_property_readonly("dof", &K::PoeModel::dof)
@@ -170,4 +246,9 @@ void bind_kinematics(py::module_& root) {
           py::arg("max_iterations"), py::arg("nullspace_gain"), py::arg("step_max"),
           py::arg("q_posture") = py::none(), py::arg("q_min") = py::none(), py::arg("q_max") = py::none(),
           "Raw DLS IK (every parameter explicit); use PoeModel.ik_dls for config defaults.");
+  kfast::install<kfast::FK>(cls, "fk", "fk(q: (n,) | (N, n)) -> (4, 4) | (N, 4, 4): base_T_ee.");
+  kfast::install<kfast::FKJB>(cls, "fk_jacobian_body", "fk_jacobian_body(q: (n,)) -> (T (4, 4), J_b (6, n)) in one pass.");
+  kfast::install<kfast::FKJS>(cls, "fk_jacobian_space", "fk_jacobian_space(q: (n,)) -> (T (4, 4), J_s (6, n)) in one pass.");
+  kfast::install<kfast::JB>(cls, "jacobian_body", "jacobian_body(q) -> (6, n) | (N, 6, n): body Jacobian = Ad(T^-1) J_s, rows (w, v).");
+  kfast::install<kfast::JS>(cls, "jacobian_space", "jacobian_space(q) -> (6, n) | (N, 6, n): space Jacobian, rows (w, v).");
 }

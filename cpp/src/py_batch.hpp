@@ -30,7 +30,7 @@ inline std::string shape_str(const Arr& a) {
   return s + ")";
 }
 
-struct Arg {
+struct __attribute__((visibility("hidden"))) Arg {
   const Arr* a;
   std::vector<ssize> trailing;
 };
@@ -90,6 +90,33 @@ py::array map_n(const char* name, const std::array<Arg, N>& args, const std::vec
     o += out_inner;
   }
   return std::move(out);
+}
+
+/// The data of `o` if it is an aligned, C-contiguous, native float64 ndarray of shape (d0,) (nd 1)
+/// or (d0, d1) (nd 2); else nullptr (the caller falls back to the general path).
+inline const double* np_single(PyObject* o, int nd, ssize d0, ssize d1 = 0) {
+  using npy = py::detail::npy_api;
+  const npy& api = npy::get();
+  if (!api.PyArray_Check_(o)) return nullptr;
+  const auto* a = py::detail::array_proxy(o);
+  if (a->nd != nd || a->dimensions[0] != d0 || (nd == 2 && a->dimensions[1] != d1)) return nullptr;
+  constexpr int need = npy::NPY_ARRAY_C_CONTIGUOUS_ | npy::NPY_ARRAY_ALIGNED_;
+  if ((a->flags & need) != need) return nullptr;
+  const auto* d = py::detail::array_descriptor_proxy(a->descr);
+  if (d->type_num != npy::NPY_DOUBLE_ || d->byteorder == '>') return nullptr;
+  return reinterpret_cast<const double*>(a->data);
+}
+
+/// A new float64 ndarray (d0,) or (d0, d1); *data points at its buffer.  New reference or nullptr.
+inline PyObject* np_new(int nd, ssize d0, ssize d1, double** data) {
+  using npy = py::detail::npy_api;
+  const npy& api = npy::get();
+  static PyObject* descr = api.PyArray_DescrFromType_(npy::NPY_DOUBLE_);
+  Py_INCREF(descr);  // NewFromDescr steals it
+  const Py_intptr_t dims[2] = {d0, d1};
+  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, nd, dims, nullptr, nullptr, 0, nullptr);
+  if (arr) *data = reinterpret_cast<double*>(py::detail::array_proxy(arr)->data);
+  return arr;
 }
 
 }  // namespace hri_core::py_batch

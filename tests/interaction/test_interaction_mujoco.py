@@ -118,8 +118,9 @@ def test_stable_across_gains(cfg, scale, zeta):
     assert np.linalg.norm(loop.sim.state().dq) < 1e-2    # settled, no limit cycle
 
 
-def test_admittance_displaces_F_over_K_and_returns_when_released(cfg):
-    loop = make(cfg)
+@pytest.mark.parametrize("law", ["lie", "cartesian"])
+def test_admittance_displaces_F_over_K_and_returns_when_released(cfg, law):
+    loop = make(cfg, law=law)
     sec = cfg["interaction"]
     st = loop.sim.state()
     assert loop.ctrl.request_mode("admittance", st)

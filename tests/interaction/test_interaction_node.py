@@ -116,3 +116,63 @@ def test_launch_include_parses_and_mode_parameter_selects_the_start_mode():
     assert node.ctrl.mode == "admittance" and node.driver == "sim"
     with pytest.raises(ValueError, match="mode"):
         InteractionNode(cfg=load_robot_config("fr3"), context=InprocContext(), parameters={"mode": "warp"})
+
+
+class TorqueRobot(Node):
+    """A stand-in for ros2_control: the MuJoCo FR3 applies /interaction/torque and publishes
+    /joint_states every 1 ms (the node runs with driver topic)."""
+
+    def __init__(self, cfg, **kw):
+        super().__init__("fr3_sim_robot", **kw)
+        from hri_interaction.sim import Fr3Sim
+
+        t = cfg["interaction"]["topics"]
+        self.names = cfg["joints"]["names"]
+        self.sim = Fr3Sim(cfg["interaction"]["rate_hz"], np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]),
+                          cfg["interaction"]["ee_site"], self.names)
+        self.tau = None
+        self.create_subscription("std_msgs/msg/Float64MultiArray", t["torque"], self.on_tau, qos=10)
+        self.js = self.create_publisher("sensor_msgs/msg/JointState", t["joint_states"], qos=10)
+        self.create_timer(1.0 / cfg["interaction"]["rate_hz"], self.step)
+
+    def on_tau(self, msg):
+        self.tau = np.array(msg.data)
+
+    def step(self):
+        if self.tau is not None:
+            self.sim.step(self.tau)
+        d = self.sim.data
+        self.js.publish(msgs.new("sensor_msgs/msg/JointState", name=list(self.names),
+                                 position=d.qpos[self.sim.qadr].tolist(), velocity=d.qvel[self.sim.vadr].tolist()))
+
+
+def test_topic_driver_closes_the_loop_over_joint_states_and_torque():
+    cfg = load_robot_config("fr3")
+    t = cfg["interaction"]["topics"]
+    ctx = InprocContext()
+    robot = TorqueRobot(cfg, context=ctx)
+    node = InteractionNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
+    probe = Probe(t, context=ctx)
+    p0 = robot.sim.ee_pose()[:3, 3].copy()
+    ctx.spin_for(1.0)
+    assert node.ticks > 900 and robot.tau is not None
+    assert np.linalg.norm(robot.sim.ee_pose()[:3, 3] - p0) < 1e-3      # holds against gravity
+    T = node.ctrl.world_T_d.copy()
+    T[0, 3] += 0.01
+    probe.ref.publish(pose_msg(T, ctx.now_s(), "base"))
+    ctx.spin_for(1.5)
+    assert robot.sim.ee_pose()[0, 3] == pytest.approx(T[0, 3], abs=1e-3)
+    bad = msgs.new("sensor_msgs/msg/JointState", name=["nope"], position=[0.0])
+    robot.js.publish(bad)
+    ctx.spin_for(0.01)
+    assert node.rejected_msgs["joint_state"] == 1
+    # measured wrench on /wrench (EE frame) drives the admittance; NaN wrench -> hold, flagged
+    probe.mode.publish(msgs.new("std_msgs/msg/String", data="admittance"))
+    w = probe.create_publisher("geometry_msgs/msg/WrenchStamped", t["wrench"], qos=10)
+    w.publish(wrench(5.0))
+    ctx.spin_for(2.0)
+    K = cfg["interaction"]["admittance"]["stiffness_diag"][5]
+    assert node.ctrl.admittance.lam[5] == pytest.approx(5.0 / K, rel=0.01)
+    w.publish(wrench(float("nan")))
+    ctx.spin_for(0.1)
+    assert "wrench_invalid" in probe.states[-1]["flags"] and probe.states[-1]["rejected"]["wrench_nonfinite"] == 1

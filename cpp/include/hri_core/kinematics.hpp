@@ -46,16 +46,50 @@ struct IkResult {
 class PoeModel {
  public:
   PoeModel() = default;
-  PoeModel(const Screws& S, const Mat4& M) : S_(S), M_(M) {}
+  PoeModel(const Screws& S, const Mat4& M) : S_(S), M_(M) {
+    for (int i = 0; i < S_.cols(); ++i) unit_[i] = std::fabs(S_.col(i).head<3>().norm() - 1.0) < 1e-12;
+  }
 
   int dof() const { return static_cast<int>(S_.cols()); }
   const Screws& screws() const { return S_; }
   const Mat4& home() const { return M_; }
 
+  /// exp([S_i] q_i): closed form for unit-axis revolute screws (|w| = 1):
+  /// R = c I + s W + (1 - c) w w^T, p = q v + (1 - c) w x v + (q - s) w x (w x v); general exp otherwise.
+  Mat4 joint_exp(int i, double qi) const {
+    const Vec6 Si = S_.col(i);
+    if (!unit_[i]) return se3::exp(Si * qi);
+    const double s = std::sin(qi), c = std::cos(qi), k = 1.0 - c;
+    const double w0 = Si[0], w1 = Si[1], w2 = Si[2];
+    const se3::Vec3 w(w0, w1, w2), v = Si.tail<3>();
+    Mat4 E;
+    E(0, 0) = c + k * w0 * w0;
+    E(1, 1) = c + k * w1 * w1;
+    E(2, 2) = c + k * w2 * w2;
+    E(0, 1) = k * w0 * w1 - s * w2;
+    E(1, 0) = k * w0 * w1 + s * w2;
+    E(0, 2) = k * w0 * w2 + s * w1;
+    E(2, 0) = k * w0 * w2 - s * w1;
+    E(1, 2) = k * w1 * w2 - s * w0;
+    E(2, 1) = k * w1 * w2 + s * w0;
+    const se3::Vec3 wv = w.cross(v);
+    E.topRightCorner<3, 1>() = qi * v + k * wv + (qi - s) * w.cross(wv);
+    E.row(3) << 0.0, 0.0, 0.0, 1.0;
+    return E;
+  }
+
+  /// P <- P * E for homogeneous P, E (3x4 blocks only).
+  static void mul_inplace(Mat4& P, const Mat4& E) {
+    const Eigen::Matrix3d R = P.topLeftCorner<3, 3>();
+    P.topRightCorner<3, 1>() += R * E.topRightCorner<3, 1>();
+    P.topLeftCorner<3, 3>().noalias() = R * E.topLeftCorner<3, 3>();
+  }
+
   Mat4 fk(const VecN& q) const {
     Mat4 T = Mat4::Identity();
-    for (int i = 0; i < dof(); ++i) T = T * se3::exp(S_.col(i) * q[i]);
-    return T * M_;
+    for (int i = 0; i < dof(); ++i) mul_inplace(T, joint_exp(i, q[i]));
+    mul_inplace(T, M_);
+    return T;
   }
 
   /// T(q) and J_s(q) in one pass.
@@ -65,9 +99,10 @@ class PoeModel {
     Mat4 P = Mat4::Identity();
     for (int i = 0; i < n; ++i) {
       Js.col(i) = ad_apply(P, S_.col(i));
-      P = P * se3::exp(S_.col(i) * q[i]);
+      mul_inplace(P, joint_exp(i, q[i]));
     }
-    T = P * M_;
+    mul_inplace(P, M_);
+    T = P;
   }
 
   Jac jacobian_space(const VecN& q) const {
@@ -173,6 +208,7 @@ class PoeModel {
 
   Screws S_;
   Mat4 M_ = Mat4::Identity();
+  bool unit_[kMaxDof]{};
 };
 
 }  // namespace hri_core::kinematics

@@ -75,10 +75,10 @@ def main(argv: Optional[list] = None) -> int:
     addr = (args.host or t["vr"]["bind_address"], args.port or t["vr"]["port"])
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     op = ScriptedOperator(scenario, sock, addr, t["demo"]["packet_rate_hz"])
-    print(f"streaming '{args.scenario}' to {addr[0]}:{addr[1]} for {scenario.duration_s:.1f} s "
-          f"({t['demo']['packet_rate_hz']:.0f} Hz)")
-    t0 = time.monotonic()
     t_end = scenario.duration_s if args.seconds is None else min(args.seconds, scenario.duration_s)
+    print(f"streaming '{args.scenario}' to {addr[0]}:{addr[1]} for {t_end:.1f} s of "
+          f"{scenario.duration_s:.1f} s ({t['demo']['packet_rate_hz']:.0f} Hz)")
+    t0 = time.monotonic()
     while not op.done and time.monotonic() - t0 < t_end:
         op.send_due(time.monotonic() - t0)
         time.sleep(max(0.0, op.next_t - (time.monotonic() - t0)))

@@ -20,8 +20,9 @@ that joint position, the planner and the clutch restart from the hold pose, one 
 names the check, ``mode`` (and the node's /teleop/mode) reads ``SAFETY_HOLD`` and
 ``safety_holds`` / ``gate.flags`` count it. It ends on a deliberate operator action: the clutch
 released and engaged again, or a new (different, valid, in-limits) absolute command. While
-holding, a hold command that decelerates faster than the acceleration limit is sent as is
-(stopping is never slowed down; counted in ``hold_decel``).
+holding, a flagged hold command (a stop faster than the acceleration limit, a hold pose outside
+the box) is sent as is: holding still is the safe action, a clamped stop would overshoot the hold
+point (counted in ``hold_flagged``; a rejected one, NaN, holds the last good command).
 
 Every controller tick is appended to ``trace`` (target vs measured EE, q, q_des, mode) for
 metrics, the PNG and the MCAP.
@@ -94,7 +95,7 @@ class ArmTeleopPipeline:
             self.params.controller_decimation / self.params.base_rate_hz))
         self.safety_hold: Optional[str] = None       # reason while in SAFETY_HOLD
         self.safety_holds = 0
-        self.hold_decel = 0
+        self.hold_flagged = 0
         self.rejected_commands: dict[str, int] = {}
         self._pending_flag: Optional[str] = None
         self._hold_cmd: Optional[np.ndarray] = None
@@ -251,8 +252,8 @@ class ArmTeleopPipeline:
         if ref is None:                       # already holding
             if r.rejected:
                 q = r.q
-            else:                             # a stop faster than a_max: stop anyway (counted)
-                self.hold_decel += 1
+            else:                             # holding still anyway (see module doc), counted
+                self.hold_flagged += 1
                 q = np.asarray(cmd.q_des, float)
                 self.gate.reset(q)
             self.controller.hold_at(q)

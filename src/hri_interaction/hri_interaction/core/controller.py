@@ -32,7 +32,7 @@ from typing import Optional
 
 import numpy as np
 
-from hri_interaction.core.admittance import AdmittanceParams, LieAdmittance
+from hri_interaction.core.admittance import AdmittanceParams, CartesianAdmittance, LieAdmittance
 from hri_interaction.core.impedance import (ImpedanceParams, cartesian_impedance_torque,
                                             lie_impedance_torque, sigma_min)
 from hri_interaction.core.passivity import PassivityParams, make_filter
@@ -169,7 +169,9 @@ class InteractionController:
         self.world_T_d = T.copy()          # the reference the controller tracks (rate-governed)
         self.world_T_target = T.copy()     # the latest accepted reference
         self.mode = params.mode
-        self.admittance = LieAdmittance(params.admittance)
+        # law "lie": Lie-PD impedance + app. H admittance; "cartesian": the classical pair
+        self.admittance = (LieAdmittance(params.admittance) if law == "lie"
+                           else CartesianAdmittance(params.admittance))
         self.filter = make_filter(params.passivity)
         self.wrench = np.zeros(6)
         self.wrench_ok = True
@@ -321,11 +323,11 @@ class InteractionController:
             self.events["twist_bounded_settle" if settling else "twist_bounded"] += 1
 
     def reference(self) -> np.ndarray:
-        """The pose the torque law tracks, in every mode: T_d exp(λ)."""
-        lam = self.admittance.lam
-        if not lam.any():
+        """The pose the torque law tracks, in every mode: T_d exp(λ) (classical law: the split
+        R³ × SO(3) modified pose)."""
+        if not self.admittance.lam.any():
             return self.world_T_d.copy()
-        return self.world_T_d @ self.admittance.se3.exp(lam)
+        return self.admittance.modified_pose(self.world_T_d)
 
     def tick(self, state: ArmState, dt: float) -> TickResult:
         flags: set = set()

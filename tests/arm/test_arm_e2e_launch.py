@@ -1,0 +1,101 @@
+"""The README scenario on the real Zenoh transport, separate processes: `hri launch
+launch/fr3.launch.yaml` (router in-process on a free loopback port, the `arm_teleop` node with the
+MuJoCo FR3) + the scripted VR operator of `hri arm-emulate` over real UDP: the simulated arm draws
+the first clutch stroke (-y in the base frame). The node runs on a wall-clock timer, so waits
+are bounded guards; only where the arm went is asserted, never how long it took."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("zenoh")
+
+from hri_runtime.node import Node  # noqa: E402
+from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+HRI = [sys.executable, "-m", "hri_runtime.cli"]
+WAIT_S = 60.0
+
+
+def free_port(kind=socket.SOCK_STREAM) -> int:
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Probe(Node):
+    def __init__(self, **kw):
+        super().__init__("arm_e2e_probe", **kw)
+        self.lock = threading.Lock()
+        self.ee, self.modes = [], []
+        self.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", self.on_ee, qos=10)
+        self.create_subscription("std_msgs/msg/String", "/teleop/mode", self.on_mode, qos=10)
+
+    def on_ee(self, m):
+        with self.lock:
+            self.ee.append([m.pose.position.x, m.pose.position.y, m.pose.position.z])
+
+    def on_mode(self, m):
+        with self.lock:
+            self.modes.append(m.data)
+
+    def last(self):
+        with self.lock:
+            return np.array(self.ee[-1]) if self.ee else None
+
+
+def wait_for(cond, timeout_s=WAIT_S):
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_launch_plus_arm_emulate_moves_the_simulated_arm():
+    ep = f"tcp/127.0.0.1:{free_port()}"
+    vr_port = free_port(socket.SOCK_DGRAM)
+    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]",
+               HRI_ZENOH_CONNECT=f"[{ep}]")
+    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(REPO / "launch" / "fr3.launch.yaml"),
+                                       f"vr_port:={vr_port}"], env=env, cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ctx = probe = None
+    try:
+        assert wait_for(lambda: router_answers(ep, 0.2)), "hri launch did not start the router"
+        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+        probe = Probe(context=ctx)
+        ctx.spin_in_background()
+        assert wait_for(lambda: probe.last() is not None), "no /ee_pose from the arm_teleop node"
+        p0 = probe.last()
+        from hri_arm_teleop.emulate import main as emulate
+
+        # 1 s settle, clutch pressed, then the hand moves -y at 5 cm/s: 10 cm in the 3 s after
+        assert emulate(["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "3.2"]) == 0
+        moved = lambda: (p := probe.last()) is not None and p0[1] - p[1] > 0.08  # noqa: E731
+        assert wait_for(moved, 30.0), f"EE did not follow the stroke: {p0} -> {probe.last()}"
+        p1 = probe.last()
+        assert abs(p1[0] - p0[0]) < 0.005 and abs(p1[2] - p0[2]) < 0.005   # a straight stroke
+        with probe.lock:
+            modes = list(probe.modes)
+        assert "TRACK" in modes and "SAFETY_HOLD" not in modes
+    finally:
+        if ctx is not None:
+            ctx.shutdown()
+            if probe is not None:
+                probe.destroy_node()
+            ctx.close()
+        launcher.send_signal(signal.SIGINT)
+        text, _ = launcher.communicate(timeout=WAIT_S)
+    assert "clutch engaged" in text and "SAFETY_HOLD" not in text, text
