@@ -120,10 +120,11 @@ PyObject* call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject
     }
   }
   // general path: generic(self, *args, **kw)
-  PyObject* buf[8];
-  if (nargs > 7) return PyErr_Format(PyExc_TypeError, "too many arguments");
+  PyObject* buf[16];
+  const Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;  // keyword values follow the positionals
+  if (nargs + nkw > 15) return PyErr_Format(PyExc_TypeError, "too many arguments");
   buf[0] = self;
-  for (Py_ssize_t i = 0; i < nargs; ++i) buf[i + 1] = args[i];
+  for (Py_ssize_t i = 0; i < nargs + nkw; ++i) buf[i + 1] = args[i];
   return PyObject_Vectorcall(g_generic[W], buf, static_cast<size_t>(nargs + 1), kw);
 }
 

@@ -134,3 +134,20 @@ def test_model_from_config_matches_mujoco_extraction(fr3):
     assert np.array_equal(m2.fk(q), poe.fk(q))
     with pytest.raises(ValueError):
         PoeModel.from_config({"poe": {"screws": None, "home": None}})
+
+
+def test_fast_and_general_paths_agree(fr3):
+    _, poe = fr3
+    q = np.linspace(-0.5, 0.5, 7)
+    T, Jb = poe.fk_jacobian_body(q)
+    assert np.array_equal(poe.fk(list(q)), T)
+    assert np.array_equal(poe.fk(q=q), T)
+    assert np.array_equal(poe.jacobian_body(q=q), Jb)
+    q32 = q.astype(np.float32)
+    assert np.array_equal(poe.jacobian_body(q32), poe.jacobian_body(q32.astype(float)))
+    T2, Js = poe.fk_jacobian_space(q)
+    assert np.array_equal(T2, T) and np.array_equal(poe.jacobian_space(list(q)), Js)
+    with pytest.raises(ValueError):
+        poe.jacobian_body(np.zeros(3))
+    with pytest.raises(TypeError):
+        poe.fk()

@@ -275,3 +275,21 @@ def test_batch_equals_loop_and_broadcasts():
     assert se3.quat_to_rot(rng.normal(size=(7, 4))).shape == (7, 3, 3)
     assert se3.exp(xi.astype(np.float32)).dtype == np.float64
     assert se3.exp(np.zeros((0, 6))).shape == (0, 4, 4)
+
+
+def test_fast_path_and_general_path_agree():
+    """Single ndarray calls take the fast path; lists, keywords, other dtypes the general one."""
+    rng = np.random.default_rng(6)
+    xi = rng.normal(size=6)
+    T = se3.exp(xi)
+    assert np.array_equal(se3.exp(list(xi)), T)
+    assert np.array_equal(se3.exp(x=xi), T)
+    assert np.array_equal(se3.exp(np.asfortranarray(xi.reshape(6, 1))[:, 0]), T)
+    assert np.array_equal(se3.log(T.T.copy().T), se3.log(T))          # non C-contiguous
+    assert np.array_equal(se3.log(T.astype(">f8")), se3.log(T))       # big-endian
+    assert np.array_equal(se3.compose(T, T.tolist()), T @ T) or np.allclose(se3.compose(T, T.tolist()), T @ T,
+                                                                            atol=1e-15)
+    with pytest.raises(ValueError):
+        se3.log(np.eye(3))
+    with pytest.raises(TypeError):
+        se3.exp()

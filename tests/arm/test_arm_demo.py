@@ -37,6 +37,15 @@ def test_mcap_holds_ros2_messages(tmp_path):
     assert topics["/ee_pose"] == "geometry_msgs/msg/PoseStamped"
     assert topics["/joint_states"] == "sensor_msgs/msg/JointState"
     assert "/teleop/mode" in topics
+    from hri_runtime.recording import McapReader
+
+    rd = McapReader(out / "teleop.mcap")
+    modes = [m.msg.data for m in rd.messages(["/teleop/mode"])]
+    assert modes[0] == "HOLD" and "TRACK" in modes
+    ee = next(iter(rd.messages(["/ee_pose"]))).msg
+    o = ee.pose.orientation
+    assert abs(o.x ** 2 + o.y ** 2 + o.z ** 2 + o.w ** 2 - 1.0) < 1e-9 and abs(o.w) < 0.99  # a real pose
+    assert ee.header.frame_id == "fr3_base"
 
 
 def test_bad_config_is_one_clear_line(capsys):

@@ -97,3 +97,14 @@ def test_out_of_workspace_command_shows_safety_hold_on_the_mode_topic():
     assert probe.modes[-1] == "SAFETY_HOLD" and "TRACK" in probe.modes
     assert pose_from_msg(probe.ee[-1])[2, 3] <= 0.62 + 0.002
     assert node.pipe.gate.flags.get("workspace", 0) >= 1
+
+
+def test_a_busy_vr_port_is_one_clear_error():
+    busy = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    busy.bind(("127.0.0.1", 0))
+    try:
+        with pytest.raises(RuntimeError, match="cannot receive VR packets .* vr_port"):
+            ArmTeleopNode(cfg=load_robot_config("fr3"), context=InprocContext(),
+                          parameters={"vr_port": busy.getsockname()[1]})
+    finally:
+        busy.close()

@@ -1,6 +1,6 @@
 """Write the teleop trace as a ROS 2 MCAP with ``hri_runtime.recording.McapWriter`` (the one MCAP
 API of the workspace; Foxglove / PlotJuggler / ``ros2 bag`` read it): ``/teleop/target_pose`` and
-``/ee_pose`` (geometry_msgs/PoseStamped; positions, the trace keeps no orientation: identity),
+``/ee_pose`` (geometry_msgs/PoseStamped),
 ``/joint_states`` (sensor_msgs/JointState, measured), ``/joint_command`` (sensor_msgs/JointState,
 q_des) and ``/teleop/mode`` (std_msgs/String: TRACK, HOLD, SAFETY_HOLD, on change)."""
 from __future__ import annotations
@@ -26,13 +26,14 @@ def write_mcap(path: Path, trace, cfg: dict) -> Path:
     names = list(cfg["joints"]["names"])
     a = trace.arrays()
 
-    def pose_msg(t, p):
+    def pose_msg(t, p, q):
         return msgs.new(
             "geometry_msgs/msg/PoseStamped",
             header=msgs.new("std_msgs/msg/Header", stamp=_stamp(t), frame_id=base),
             pose=msgs.new("geometry_msgs/msg/Pose",
                           position=msgs.new("geometry_msgs/msg/Point", x=float(p[0]), y=float(p[1]), z=float(p[2])),
-                          orientation=msgs.new("geometry_msgs/msg/Quaternion", w=1.0)))
+                          orientation=msgs.new("geometry_msgs/msg/Quaternion", x=float(q[0]), y=float(q[1]),
+                                               z=float(q[2]), w=float(q[3]))))
 
     def js(t, q):
         return msgs.new("sensor_msgs/msg/JointState",
@@ -46,8 +47,9 @@ def write_mcap(path: Path, trace, cfg: dict) -> Path:
         for i, t in enumerate(a["t"]):
             t = float(t)
             if np.all(np.isfinite(a["target_p"][i])):
-                w.write("/teleop/target_pose", pose_msg(t, a["target_p"][i]), t_s=t)
-            w.write("/ee_pose", pose_msg(t, a["ee_p"][i]), t_s=t)
+                w.write("/teleop/target_pose", pose_msg(t, a["target_p"][i], a["target_quat"][i]), t_s=t)
+            if np.all(np.isfinite(a["ee_p"][i])):
+                w.write("/ee_pose", pose_msg(t, a["ee_p"][i], a["ee_quat"][i]), t_s=t)
             w.write("/joint_states", js(t, a["q"][i]), t_s=t)
             w.write("/joint_command", js(t, a["q_des"][i]), t_s=t)
             mode = _MODES.get(float(a["mode"][i]), "HOLD")

@@ -93,3 +93,23 @@ def test_arm_emulate_streams_valid_packets_with_clutch_presses(link, capsys):
     assert seqs == sorted(seqs)
     assert not got[0].clutch and any(p.clutch for p in got)  # settle, then the first press
     assert "sent" in capsys.readouterr().out
+
+
+def test_a_second_sender_is_dropped_while_the_first_holds_the_link(link):
+    """hri_pulse's peer lock (by host): only one headset drives the arm; another host's packets
+    are counted, not used."""
+    rx, tx, addr, clock = link
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.2", 0))   # another host on the loopback network
+    try:
+        tx.sendto(pkt(0, clutch=True), addr)
+        assert [p.sequence for p in drain(rx, 1)] == [0]
+        other.sendto(pkt(1, clutch=True), addr)
+        tx.sendto(pkt(1, clutch=True), addr)
+        got = drain(rx, 1)
+        time.sleep(0.05)
+        got += rx.poll()
+        assert [p.sequence for p in got] == [1]
+        assert rx.stats.rejected == {"foreign_peer": 1}
+    finally:
+        other.close()

@@ -35,6 +35,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from hri_core import se3
+
 from hri_arm_teleop.core.clutch import ClutchParams, ClutchTeleop
 from hri_arm_teleop.core.frames import TrackingFrame, TrackingParams
 from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, JointShaper, LoopParams,
@@ -61,6 +63,8 @@ class Trace:
     t: list = field(default_factory=list)
     target_p: list = field(default_factory=list)     # commanded EE position (nan in HOLD)
     ee_p: list = field(default_factory=list)         # measured EE position
+    target_quat: list = field(default_factory=list)  # commanded EE orientation, x y z w (nan in HOLD)
+    ee_quat: list = field(default_factory=list)      # measured EE orientation, x y z w
     q: list = field(default_factory=list)
     q_des: list = field(default_factory=list)
     mode: list = field(default_factory=list)         # 1 TRACK, 0 HOLD, -1 SAFETY_HOLD
@@ -234,6 +238,10 @@ class ArmTeleopPipeline:
         tr.t.append(float(self.clock()))
         tr.target_p.append(ref.target.T[:3, 3].copy() if ref is not None else np.full(3, np.nan))
         tr.ee_p.append(state.base_T_ee[:3, 3].copy() if state.base_T_ee is not None else np.full(3, np.nan))
+        tr.target_quat.append(np.asarray(se3.rot_to_quat(ref.target.T[:3, :3])) if ref is not None
+                              else np.full(4, np.nan))
+        tr.ee_quat.append(np.asarray(se3.rot_to_quat(state.base_T_ee[:3, :3])) if state.base_T_ee is not None
+                          else np.full(4, np.nan))
         tr.q.append(state.q.copy())
         tr.q_des.append(np.asarray(cmd.q_des, float).copy())
         tr.mode.append(-1.0 if self.safety_hold is not None else (1.0 if ref is not None else 0.0))

@@ -94,7 +94,13 @@ class ArmTeleopNode(Node):
         if vr_enabled:
             sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             port = t["vr"]["port"] if vr_port == 0 else (0 if vr_port < 0 else vr_port)
-            sock.bind((t["vr"]["bind_address"], port))
+            try:
+                sock.bind((t["vr"]["bind_address"], port))
+            except OSError as exc:
+                sock.close()
+                raise RuntimeError(f"arm_teleop: cannot receive VR packets on udp://{t['vr']['bind_address']}:"
+                                   f"{port} ({exc}); another receiver there? set the parameter vr_port "
+                                   f"(-1: any free port) or teleop.vr.port") from exc
             self.vr_address = sock.getsockname()
             self.receiver = ArmVrReceiver(sock, self.clock, self.cfg, logger=self._std_logger())
             self.get_logger().info(f"VR controller poses on udp://{self.vr_address[0]}:{self.vr_address[1]}")

@@ -215,11 +215,12 @@ class InteractionController:
         """T_d moves towards the latest target along the geodesic, at most
         ``reference_max_linear_m_s`` / ``reference_max_angular_rad_s`` (a step becomes a ramp:
         torque and torque rate stay inside the robot's limits)."""
-        if self.frozen_reason is not None:
+        if self.frozen_reason is not None or self.world_T_d is self.world_T_target:
             return
         se3 = self.admittance.se3
         xi = se3.log(se3.inverse(self.world_T_d) @ self.world_T_target)
         if not xi.any():
+            self.world_T_d = self.world_T_target
             return
         s = 1.0
         nw, nv = float(np.linalg.norm(xi[:3])), float(np.linalg.norm(xi[3:]))
@@ -231,7 +232,7 @@ class InteractionController:
             flags.add("reference_ramping")
             self.world_T_d = self.world_T_d @ se3.exp(s * xi)
         else:
-            self.world_T_d = self.world_T_target.copy()
+            self.world_T_d = self.world_T_target     # reached (same object: no work next tick)
 
     def set_wrench(self, wrench_body) -> bool:
         w = np.asarray(wrench_body, float)
@@ -367,9 +368,11 @@ class InteractionController:
         T_ref = self.reference()
         V_ref = self.admittance.body_twist() if self.admittance.lam_dot.any() else None
         K, D = self._gains(dt)
-        ff = (state.gravity if self.p.gravity_compensation else 0.0) + \
-            (state.coriolis if self.p.coriolis_compensation else 0.0)
-        ff = np.broadcast_to(np.asarray(ff, float), (self.n,))
+        ff = np.zeros(self.n)
+        if self.p.gravity_compensation:
+            ff += state.gravity
+        if self.p.coriolis_compensation:
+            ff += state.coriolis
         if self.law == "lie":
             tau = lie_impedance_torque(state.world_T_ee, state.body_twist, state.body_jacobian, ff,
                                        T_ref, K, D, V_ref)
