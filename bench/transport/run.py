@@ -11,6 +11,8 @@ both Zenoh clients of the router, so no GIL is shared between the two ends.
 * ours:  hri_runtime Node on ZenohContext: publish(msg) -> CDR + 33-byte attachment -> put;
          subscription -> attachment/CDR checks -> executor queue -> deserialize -> callback; the
          pong node re-publishes the message object it received (deserialize + serialize).
+* ours-raw: the same Node layer with ``raw=True`` subscriptions (CDR bytes delivered, as rclpy
+         offers) and ``publish(bytes)``: our transport layer without the CDR codec.
 * raw:   plain zenoh publishers/subscribers putting the same CDR bytes, no attachment, the echo
          is done in zenoh's callback thread (the baseline "without our layer").
 * raw+hop: raw, but every received sample is handed to one worker thread first (what any
@@ -22,6 +24,10 @@ Measured per message type (64-byte String payload, 7-joint sensor_msgs/JointStat
 * paced stream at --rate-hz for --duration s: sent, received by the pong side, lost;
 * burst: --burst messages as fast as possible, received per second at the pong side.
 Ratios ours/raw are printed at the end. Timing lives here, never in tests.
+
+Noise (shared machine): ``--reps N`` repeats the whole set of transports N times, interleaved
+(raw, ours, ours-raw, ... per repetition, so every ratio compares runs minutes apart at most) and
+reports the median over repetitions of the per-repetition ratios. ``--kinds`` selects transports.
 """
 from __future__ import annotations
 
@@ -46,6 +52,7 @@ from hri_runtime.node import Node
 from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
 
 PING, PONG, STREAM, COUNT = "/bench/ping", "/bench/pong", "/bench/stream", "/bench/count"
+KINDS = ["raw", "raw+hop", "ours", "ours-raw"]
 MESSAGES = {"64B String": "std_msgs/msg/String", "JointState (7)": "sensor_msgs/msg/JointState"}
 
 
@@ -75,6 +82,8 @@ def raw_session(endpoint: str):
     c.insert_json5("mode", '"client"')
     c.insert_json5("connect/endpoints", json.dumps([endpoint]))
     c.insert_json5("scouting/multicast/enabled", "false")
+    if os.environ.get("BENCH_RAW_TS"):
+        c.insert_json5("timestamping/enabled", "true")
     return zenoh.open(c)
 
 
@@ -87,13 +96,13 @@ QOS = QoSProfile(depth=1000)   # no keep-last drops in the executor queue for bu
 
 
 # ------------------------------------------------------------------------------ pong side
-def pong_ours(endpoint: str, type_name: str) -> None:
+def pong_ours(endpoint: str, type_name: str, raw: bool = False) -> None:
     ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint]))
     node = Node("bench_pong", context=ctx)
     pub = node.create_publisher(type_name, PONG, qos=QOS)
     cpub = node.create_publisher("std_msgs/msg/UInt64", COUNT, qos=QOS)
     state = {"n": 0}
-    node.create_subscription(type_name, PING, pub.publish, qos=QOS)
+    node.create_subscription(type_name, PING, pub.publish, qos=QOS, raw=raw)
 
     def on_stream(_m):
         state["n"] += 1
@@ -101,7 +110,7 @@ def pong_ours(endpoint: str, type_name: str) -> None:
     def on_count(_m):
         cpub.publish(msgs.new("std_msgs/msg/UInt64", data=state["n"]))
 
-    node.create_subscription(type_name, STREAM, on_stream, qos=QOS)
+    node.create_subscription(type_name, STREAM, on_stream, qos=QOS, raw=raw)
     node.create_subscription("std_msgs/msg/UInt64", COUNT + "_req", on_count, qos=QOS)
     print("ready", flush=True)
     ctx.spin_in_background()
@@ -137,10 +146,14 @@ def pong_raw(endpoint: str, type_name: str, hop: bool = False) -> None:
         with lock:
             state["n"] += 1
 
+    att = {"attachment": bytes(33)} if os.environ.get("BENCH_RAW_ATT") else {}
     if hop:
         s.declare_subscriber(raw_key(PING, type_name), _hop(pub.put))
+    elif os.environ.get("BENCH_RAW_DIRECT"):
+        s.declare_subscriber(raw_key(PING, type_name), zenoh.handlers.Callback(
+            lambda smp: pub.put(smp.payload, **att), indirect=False))
     else:
-        s.declare_subscriber(raw_key(PING, type_name), lambda smp: pub.put(smp.payload))
+        s.declare_subscriber(raw_key(PING, type_name), lambda smp: pub.put(smp.payload, **att))
     s.declare_subscriber(raw_key(STREAM, type_name), on_stream)
     s.declare_subscriber(raw_key(COUNT + "_req", type_name),
                          lambda smp: cpub.put(state["n"].to_bytes(8, "little")))
@@ -170,17 +183,19 @@ class _Chain:
 
 
 class OursPing(_Chain):
-    def __init__(self, endpoint, type_name):
+    def __init__(self, endpoint, type_name, raw: bool = False):
         self.ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint]))
         self.node = Node("bench_ping", context=self.ctx)
         self.type_name = type_name
         self.msg = make_msg(type_name)
+        if raw:                        # publish ready CDR bytes, receive bytes
+            self.msg = msgs.serialize(self.msg, type_name)
         self.ping = self.node.create_publisher(type_name, PING, qos=QOS)
         self.stream = self.node.create_publisher(type_name, STREAM, qos=QOS)
         self.creq = self.node.create_publisher("std_msgs/msg/UInt64", COUNT + "_req", qos=QOS)
         self.ev = threading.Event()
         self.count = None
-        self.node.create_subscription(type_name, PONG, self._on_pong, qos=QOS)
+        self.node.create_subscription(type_name, PONG, self._on_pong, qos=QOS, raw=raw)
         self.node.create_subscription("std_msgs/msg/UInt64", COUNT, self._on_count, qos=QOS)
         self.ctx.spin_in_background()
 
@@ -220,7 +235,11 @@ class RawPing(_Chain):
         self.creq = self.s.declare_publisher(raw_key(COUNT + "_req", type_name))
         self.ev = threading.Event()
         self.count = None
-        self.s.declare_subscriber(raw_key(PONG, type_name), _hop(self._on_pong) if hop else self._on_pong)
+        cb = _hop(self._on_pong) if hop else self._on_pong
+        if os.environ.get("BENCH_RAW_DIRECT") and not hop:
+            cb = zenoh.handlers.Callback(cb, indirect=False)
+        self.att = {"attachment": bytes(33)} if os.environ.get("BENCH_RAW_ATT") else {}
+        self.s.declare_subscriber(raw_key(PONG, type_name), cb)
         self.s.declare_subscriber(raw_key(COUNT, type_name), self._on_count)
 
     def _on_count(self, smp):
@@ -232,7 +251,7 @@ class RawPing(_Chain):
 
     def _send_ping(self):
         self.t0 = time.perf_counter()
-        self.ping.put(self.payload)
+        self.ping.put(self.payload, **self.att)
 
     def send_stream(self):
         self.stream.put(self.payload)
@@ -265,7 +284,10 @@ def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
     ping = None
     try:
         assert child.stdout.readline().strip() == "ready", "pong side did not start"
-        ping = OursPing(endpoint, type_name) if kind == "ours" else RawPing(endpoint, type_name, kind == "raw+hop")
+        if kind.startswith("ours"):
+            ping = OursPing(endpoint, type_name, raw=kind == "ours-raw")
+        else:
+            ping = RawPing(endpoint, type_name, kind == "raw+hop")
         end = time.monotonic() + 10.0
         while not ping.ready() and time.monotonic() < end:
             time.sleep(0.01)
@@ -362,61 +384,77 @@ def main(argv=None) -> int:
     ap.add_argument("--duration", type=float, default=10.0, help="s of the paced stream per row")
     ap.add_argument("--burst", type=int, default=5000)
     ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--pong", choices=["ours", "raw", "raw+hop"], help=argparse.SUPPRESS)
+    ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions (medians of ratios)")
+    ap.add_argument("--kinds", default="raw,raw+hop,ours,ours-raw",
+                    help="comma list of raw, raw+hop, ours, ours-raw (raw is always included)")
+    ap.add_argument("--no-inproc", action="store_true")
+    ap.add_argument("--pong", choices=KINDS, help=argparse.SUPPRESS)
     ap.add_argument("--endpoint", help=argparse.SUPPRESS)
     ap.add_argument("--type", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.pong:
-        if args.pong == "ours":
-            pong_ours(args.endpoint, args.type)
+        if args.pong.startswith("ours"):
+            pong_ours(args.endpoint, args.type, raw=args.pong == "ours-raw")
         else:
             pong_raw(args.endpoint, args.type, hop=args.pong == "raw+hop")
         return 0
 
+    kinds = [k for k in KINDS if k in args.kinds.split(",") or k == "raw"]
     endpoint = f"tcp/127.0.0.1:{free_port()}"
     router = start_router([endpoint])
-    results = {}
+    results = {}        # (label, kind) -> list of per-repetition results
     try:
-        for label, type_name in MESSAGES.items():
-            size = len(msgs.serialize(make_msg(type_name), type_name))
-            for kind in ("raw", "raw+hop", "ours"):
-                r = run_pair(kind, endpoint, type_name, args)
-                r["bytes"] = size
-                results[(label, kind)] = r
-                print(f"{label:15s} {kind:7s} p50 {r['p50_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
-                      f"{args.rate_hz:.0f} Hz x {args.duration:.0f} s: sent {r['sent']} received "
-                      f"{r['received']} lost {r['lost']} ({r['achieved_hz']:.1f} Hz sent)  "
-                      f"burst {r['burst_msgs_s']:9.0f} msg/s ({r['burst_received']}/{r['burst_sent']})",
-                      flush=True)
-            r = run_inproc(type_name, args)
-            r["bytes"] = size
-            results[(label, "inproc")] = r
-            print(f"{label:15s} inproc p50 {r['p50_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
-                  f"burst {r['burst_msgs_s']:9.0f} msg/s", flush=True)
+        for rep in range(args.reps):
+            for label, type_name in MESSAGES.items():
+                size = len(msgs.serialize(make_msg(type_name), type_name))
+                for kind in kinds:
+                    r = run_pair(kind, endpoint, type_name, args)
+                    r["bytes"] = size
+                    results.setdefault((label, kind), []).append(r)
+                    print(f"rep {rep + 1} {label:15s} {kind:8s} p50 {r['p50_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
+                          f"{args.rate_hz:.0f} Hz x {args.duration:.0f} s: sent {r['sent']} received "
+                          f"{r['received']} lost {r['lost']} ({r['achieved_hz']:.1f} Hz sent)  "
+                          f"burst {r['burst_msgs_s']:9.0f} msg/s ({r['burst_received']}/{r['burst_sent']})",
+                          flush=True)
+                if rep == 0 and not args.no_inproc:
+                    r = run_inproc(type_name, args)
+                    r["bytes"] = size
+                    results[(label, "inproc")] = [r]
+                    print(f"{label:15s} inproc p50 {r['p50_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
+                          f"burst {r['burst_msgs_s']:9.0f} msg/s", flush=True)
     finally:
         router.close()
 
+    med = statistics.median
     print()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"eclipse-zenoh {importlib.metadata.version('eclipse-zenoh')}, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
           f"round trips {args.round_trips}, stream {args.rate_hz:.0f} Hz x {args.duration:.0f} s, "
-          f"burst {args.burst}")
+          f"burst {args.burst}, repetitions {args.reps} (medians over repetitions)")
     print()
-    print("| message | bytes | transport | RTT p50 µs | RTT p99 µs | 1 kHz sent | lost | burst msg/s |")
+    print("| message | bytes | transport | RTT p50 µs | RTT p99 µs | 1 kHz sent | lost (sum) | burst msg/s |")
     print("|---|---:|---|---:|---:|---:|---:|---:|")
-    for (label, kind), r in results.items():
-        print(f"| {label} | {r['bytes']} | {kind} | {r['p50_us']:.0f} | {r['p99_us']:.0f} | "
-              f"{r.get('sent', '–')} | {r.get('lost', '–')} | {r['burst_msgs_s']:.0f} |")
+    for (label, kind), rs in results.items():
+        print(f"| {label} | {rs[0]['bytes']} | {kind} | {med(r['p50_us'] for r in rs):.0f} | "
+              f"{med(r['p99_us'] for r in rs):.0f} | {sum(r.get('sent', 0) for r in rs) or '–'} | "
+              f"{sum(r.get('lost', 0) for r in rs) if 'lost' in rs[0] else '–'} | "
+              f"{med(r['burst_msgs_s'] for r in rs):.0f} |")
     print()
-    print("| message | ours/raw RTT p50 | ours/raw RTT p99 | ours/raw burst msg/s | ours adds to raw p50 "
-          "| ours/(raw+hop) RTT p50 |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("Ratios: median over repetitions of (X / raw of the same repetition); +% = what X adds to raw p50")
+    print()
+    others = [k for k in kinds if k != "raw"]
+    print("| message | " + " | ".join(f"{k}/raw p50 | {k}/raw p99" for k in others) + " |")
+    print("|---|" + "---:|---:|" * len(others))
     for label in MESSAGES:
-        o, w, h = results[(label, "ours")], results[(label, "raw")], results[(label, "raw+hop")]
-        print(f"| {label} | {o['p50_us'] / w['p50_us']:.2f} | {o['p99_us'] / w['p99_us']:.2f} | "
-              f"{o['burst_msgs_s'] / w['burst_msgs_s']:.2f} | {100 * (o['p50_us'] / w['p50_us'] - 1):+.0f}% "
-              f"| {o['p50_us'] / h['p50_us']:.2f} |")
+        raw = results[(label, "raw")]
+        cells = []
+        for k in others:
+            xs = results[(label, k)]
+            r50 = med(x["p50_us"] / w["p50_us"] for x, w in zip(xs, raw))
+            r99 = med(x["p99_us"] / w["p99_us"] for x, w in zip(xs, raw))
+            cells.append(f"{r50:.2f} ({100 * (r50 - 1):+.0f}%) | {r99:.2f}")
+        print(f"| {label} | " + " | ".join(cells) + " |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({f"{k[0]}|{k[1]}": v for k, v in results.items()}, f, indent=1)

@@ -6,6 +6,7 @@
 //   Lie admittance     M_l = J^T M J, D_l = J^T (D J + M Jdot), gamma = J^T F  (J = dexp = J_l(lambda))
 //                      semi-implicit Euler in the algebra, per-call dt; T_mod = T_d exp(lambda)
 // Fixed-size Eigen types (J_b up to 6 x kMaxDof, stack storage): no heap allocation per tick.
+// InteractionTick (cpp/include/hri_core/interaction.hpp): the whole gated tick in one call.
 #include <pybind11/eigen.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -15,43 +16,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "hri_core/se3.hpp"
+#include "hri_core/interaction.hpp"
 
 namespace py = pybind11;
 
 namespace hri_core::interaction {
-using namespace hri_core::se3;
-
-constexpr int kMaxDof = 16;
-using MatJ = Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::ColMajor, 6, kMaxDof>;
-using VecN = Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, kMaxDof, 1>;
-
-inline VecN lie_impedance_torque(const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias,
-                                 const Mat4& Tref, const Mat6& K, const Mat6& D, const Vec6* Vref) {
-  const Mat4 refTee = inverse(Tref) * T;
-  const Vec6 e = log(refTee);
-  Vec6 ed = Vb;
-  if (Vref != nullptr) ed -= adjoint(inverse(refTee)) * (*Vref);
-  const Vec6 F = -K * e - D * ed;
-  return Jb.transpose() * F + bias;
-}
-
-struct LieAdmittance {
-  Mat6 M, D, K;
-  Vec6 lam = Vec6::Zero(), lam_dot = Vec6::Zero();
-
-  void step(const Vec6& F, double dt) {
-    const Mat6 J = left_jacobian(lam);
-    Mat6 Ml = J.transpose() * M * J;
-    Ml = 0.5 * (Ml + Ml.transpose()).eval();
-    Mat6 Dl = J.transpose() * (D * J);
-    if (!lam_dot.isZero(0.0)) Dl.noalias() += J.transpose() * (M * left_jacobian_dot(lam, lam_dot));
-    const Vec6 rhs = J.transpose() * F - Dl * lam_dot - K * lam;
-    const Vec6 acc = Ml.llt().solve(rhs);
-    lam_dot += dt * acc;
-    lam += dt * lam_dot;
-  }
-};
 
 class InteractionKernel {
  public:
@@ -100,6 +69,15 @@ inline void check_dof(const MatJ& Jb, const VecN& bias) {
   if (Jb.cols() != bias.size())
     throw std::invalid_argument("body_jacobian columns (" + std::to_string(Jb.cols()) +
                                 ") != bias size (" + std::to_string(bias.size()) + ")");
+}
+
+inline int index_of(const std::string& v, std::initializer_list<const char*> names, const char* what) {
+  int i = 0;
+  for (const char* n : names) {
+    if (v == n) return i;
+    ++i;
+  }
+  throw std::invalid_argument(std::string("InteractionTick: unknown ") + what + " '" + v + "'");
 }
 
 }  // namespace hri_core::interaction
@@ -153,4 +131,129 @@ void bind_interaction(py::module_& root) {
       .def("set_impedance", &I::InteractionKernel::set_impedance)
       .def_property_readonly("lam", &I::InteractionKernel::lam)
       .def_property_readonly("lam_dot", &I::InteractionKernel::lam_dot);
+
+  namespace Sf = hri_core::safety;
+  m.attr("TICK_FLAGS") = [] {
+    py::dict d;
+    for (int i = 0; i < I::kNumTickFlags; ++i) d[I::kTickFlagNames[i]] = 1u << i;
+    return d;
+  }();
+  py::class_<I::InteractionTick>(
+      m, "InteractionTick",
+      "The whole gated 1 kHz tick of hri_interaction's InteractionController in one call: state "
+      "check, reference governor, sigma_min, wrench filter, admittance, twist bound, gain blend, "
+      "torque law, the hri_core SafetyChecker gate and the torque clip. Slow inputs are pushed "
+      "with the setters (validated in Python).")
+      .def(py::init([](int n, const std::string& law, const std::string& filter, bool gravity,
+                       bool coriolis, const Mat6& K, const Mat6& D, const Mat6& M_adm,
+                       const Mat6& D_adm, const Mat6& K_adm, const Vec6& compliant_axes,
+                       const Vec6& wave_damping, double energy_floor_j, double settle_lin,
+                       double settle_ang, double max_lin, double max_ang, double ref_lin,
+                       double ref_ang, double singular_sigma_min,
+                       std::optional<I::VecN> torque_max_nm, const Mat4& world_T_d,
+                       std::optional<Sf::SafetyChecker*> safety) {
+             if (n < 1 || n > I::kMaxDof) throw std::invalid_argument("InteractionTick: 1..16 joints");
+             I::TickParams p;
+             p.n = n;
+             p.law = I::index_of(law, {"lie", "cartesian"}, "law");
+             p.filter = I::index_of(filter, {"none", "passivity", "tdpc", "wave"}, "filter");
+             p.gravity_compensation = gravity;
+             p.coriolis_compensation = coriolis;
+             p.K = K;
+             p.D = D;
+             p.M_adm = M_adm;
+             p.D_adm = D_adm;
+             p.K_adm = K_adm;
+             p.compliant_axes = compliant_axes;
+             p.wave_damping = wave_damping;
+             p.energy_floor_j = energy_floor_j;
+             p.settle_max_linear_m_s = settle_lin;
+             p.settle_max_angular_rad_s = settle_ang;
+             p.max_linear_m_s = max_lin;
+             p.max_angular_rad_s = max_ang;
+             p.reference_max_linear_m_s = ref_lin;
+             p.reference_max_angular_rad_s = ref_ang;
+             p.singular_sigma_min = singular_sigma_min;
+             if (torque_max_nm) {
+               if (torque_max_nm->size() != n) throw std::invalid_argument("InteractionTick: torque_max_nm size != n");
+               p.has_torque_max = true;
+               p.torque_max_nm = *torque_max_nm;
+             }
+             Sf::SafetyChecker* chk = safety ? *safety : nullptr;
+             if (chk != nullptr && chk->limits().n != n)
+               throw std::invalid_argument("InteractionTick: safety checker joint count != n");
+             return I::InteractionTick(p, world_T_d, chk);
+           }),
+           py::arg("n"), py::arg("law"), py::arg("filter"), py::arg("gravity_compensation"),
+           py::arg("coriolis_compensation"), py::arg("K"), py::arg("D"), py::arg("M_adm"),
+           py::arg("D_adm"), py::arg("K_adm"), py::arg("compliant_axes"), py::arg("wave_damping"),
+           py::arg("energy_floor_j"), py::arg("settle_max_linear_m_s"),
+           py::arg("settle_max_angular_rad_s"), py::arg("max_linear_m_s"),
+           py::arg("max_angular_rad_s"), py::arg("reference_max_linear_m_s"),
+           py::arg("reference_max_angular_rad_s"), py::arg("singular_sigma_min"),
+           py::arg("torque_max_nm"), py::arg("world_T_d"), py::arg("safety") = py::none(),
+           py::keep_alive<1, 24>())
+      .def(
+          "tick",
+          [](I::InteractionTick& k, const I::VecN& q, const I::VecN& dq, const Mat4& T,
+             const Vec6& Vb, const I::MatJ& Jb, const I::VecN& g, const I::VecN& c, double dt) {
+            const int n = k.params().n;
+            if (q.size() != n || dq.size() != n || g.size() != n || c.size() != n || Jb.cols() != n)
+              throw std::invalid_argument("InteractionTick.tick: q, dq, gravity, coriolis need n entries, "
+                                          "body_jacobian 6 x n");
+            I::TickInput in{&q, &dq, &T, &Vb, &Jb, &g, &c};
+            I::TickOutput out;
+            k.tick(in, dt, out);
+            return py::make_tuple(out.tau, out.world_T_ref, out.flags, out.safety_flags, out.sigma_min);
+          },
+          py::arg("q"), py::arg("dq"), py::arg("world_T_ee"), py::arg("body_twist"),
+          py::arg("body_jacobian"), py::arg("gravity"), py::arg("coriolis"), py::arg("dt"),
+          "-> (tau, world_T_ref, flags (TICK_FLAGS bits), safety_flags (safety.FLAGS bits), sigma_min)")
+      .def(
+          "bench_tick_ns",
+          [](I::InteractionTick& k, const I::VecN& q, const I::VecN& dq, const Mat4& T,
+             const Vec6& Vb, const I::MatJ& Jb, const I::VecN& g, const I::VecN& c, double dt,
+             int n_ticks) {
+            I::TickInput in{&q, &dq, &T, &Vb, &Jb, &g, &c};
+            I::TickOutput out;
+            double sink = 0.0;
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < n_ticks; ++i) {
+              k.tick(in, dt, out);
+              sink += out.tau(0);
+            }
+            const auto t1 = std::chrono::steady_clock::now();
+            if (sink != sink) throw std::runtime_error("NaN in bench tick");
+            return std::chrono::duration<double, std::nano>(t1 - t0).count() / n_ticks;
+          },
+          "Mean ns per tick of n ticks inside C++ (advances this object's state; bench only).")
+      .def("set_target", &I::InteractionTick::set_target, py::arg("world_T_target"))
+      .def("set_wrench", &I::InteractionTick::set_wrench, py::arg("wrench_body"), py::arg("ok"))
+      .def("set_gains", &I::InteractionTick::set_gains, py::arg("K"), py::arg("D"), py::arg("blend_s"))
+      .def("set_admittance", &I::InteractionTick::set_admittance, py::arg("M"), py::arg("D"), py::arg("K"))
+      .def("set_mode", &I::InteractionTick::set_mode, py::arg("mode"), py::arg("settle_until_s"))
+      .def("set_frozen", &I::InteractionTick::set_frozen, py::arg("frozen"))
+      .def("reset_filter", &I::InteractionTick::reset_filter)
+      .def("set_filter_state", &I::InteractionTick::set_filter_state, py::arg("energy_j"),
+           py::arg("dissipated_j"), py::arg("min_energy_j"), py::arg("violations"),
+           py::arg("energy_dof_j"))
+      .def("modified_pose", &I::InteractionTick::modified_pose, py::arg("world_T_d"))
+      .def("twist", &I::InteractionTick::twist)
+      .def_property_readonly("time_s", &I::InteractionTick::time_s)
+      .def_property_readonly("world_T_d", [](const I::InteractionTick& k) { return Mat4(k.world_T_d()); })
+      .def_property_readonly("K", [](const I::InteractionTick& k) { return Mat6(k.K()); })
+      .def_property_readonly("D", [](const I::InteractionTick& k) { return Mat6(k.D()); })
+      .def_property_readonly("last_tau", [](const I::InteractionTick& k) { return I::VecN(k.last_tau()); })
+      .def_property_readonly("last_ref", [](const I::InteractionTick& k) { return Mat4(k.last_ref()); })
+      .def_property("lam", [](I::InteractionTick& k) { return Vec6(k.lam()); },
+                    [](I::InteractionTick& k, const Vec6& v) { k.lam() = v; })
+      .def_property("lam_dot", [](I::InteractionTick& k) { return Vec6(k.lam_dot()); },
+                    [](I::InteractionTick& k, const Vec6& v) { k.lam_dot() = v; })
+      .def_property_readonly("energy_j", &I::InteractionTick::energy_j)
+      .def_property_readonly("dissipated_j", &I::InteractionTick::dissipated_j)
+      .def_property_readonly("min_energy_j", &I::InteractionTick::min_energy_j)
+      .def_property_readonly("violations", &I::InteractionTick::violations)
+      .def_property_readonly("energy_dof_j", [](const I::InteractionTick& k) { return Vec6(k.energy_dof_j()); })
+      .def_property_readonly("mode", &I::InteractionTick::mode)
+      .def_property_readonly("frozen", &I::InteractionTick::frozen);
 }

@@ -47,6 +47,9 @@ def build() -> Path:
         res = subprocess.run(cmd, capture_output=True, text=True)
         assert res.returncode == 0, res.stderr[-4000:]
         tmp.rename(exe)
+        for old in out_dir.glob("test_core_unit_*"):   # binaries of older sources
+            if old != exe:
+                old.unlink(missing_ok=True)
     return exe
 
 

@@ -351,33 +351,92 @@ def test_malformed_liveliness_tokens_are_counted_not_fatal(make_ctx, raw):
     assert wait_until(lambda: "/foreign_node" not in ctx.graph().nodes)
 
 
-def test_all_callbacks_of_a_context_run_on_its_one_executor_thread(make_ctx):
+def _exclusion_probe():
+    """Callbacks that record overlap (max number running at once), thread and order."""
     import threading
-    a, b = make_ctx(), make_ctx()
-    threads = []
+    lock = threading.Lock()
+    st = {"active": 0, "max_active": 0, "threads": set(), "got": [], "ticks": 0}
 
-    def note(*_):
-        threads.append(threading.get_ident())
+    def enter():
+        with lock:
+            st["active"] += 1
+            st["max_active"] = max(st["max_active"], st["active"])
+        st["threads"].add(threading.get_ident())
+        time.sleep(0.0005)            # widen the window in which an overlap would show
+        with lock:
+            st["active"] -= 1
+
+    return st, enter
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_callbacks_of_a_context_are_mutually_exclusive_and_ordered(make_ctx, inline):
+    """ROS 2's guarantee for a node's default (mutually exclusive) callback group: callbacks
+    never overlap, and a subscription's messages arrive in publication order. With
+    runtime.zenoh.inline_callbacks (default) a subscription callback may run on Zenoh's thread
+    when the executor is idle; with it off everything runs on the executor thread."""
+    a, b = make_ctx(inline_callbacks=inline), make_ctx(inline_callbacks=inline)
+    st, enter = _exclusion_probe()
+
+    def on_msg(m):
+        enter()
+        st["got"].append(int(m.data))
+
+    def tick():
+        enter()
+        st["ticks"] += 1
 
     def add(req, resp):
-        note()
         resp.sum = req.a + req.b
         return resp
 
-    server = Node("srv", context=a)
-    server.create_service("example_interfaces/srv/AddTwoInts", "thread_add", add)
+    Node("srv", context=a).create_service("example_interfaces/srv/AddTwoInts", "thread_add", add)
     node = Node("multi", context=b)
-    node.create_subscription("std_msgs/msg/String", "thread_topic", note)
-    node.create_timer(0.01, note)
-    pub = Node("pub", context=a).create_publisher("std_msgs/msg/String", "thread_topic")
+    node.create_subscription("std_msgs/msg/String", "thread_topic", on_msg, qos=1000)
+    timer = node.create_timer(0.001, tick)
+    pub = Node("pub", context=a).create_publisher("std_msgs/msg/String", "thread_topic", qos=1000)
     cli = node.create_client("example_interfaces/srv/AddTwoInts", "thread_add")
     assert wait_until(lambda: pub.get_subscription_count() == 1 and cli.service_is_ready())
-    for _ in range(5):
-        pub.publish(msgs.new("std_msgs/msg/String", data="x"))
+    n = 200
+    for i in range(n):
+        pub.publish(msgs.new("std_msgs/msg/String", data=str(i)))
     fut = cli.call_async(msgs.new("example_interfaces/srv/AddTwoInts_Request", a=1, b=2))
-    # (no done-callback here: added after completion it would run on this thread, as in rclpy)
-    assert wait_until(lambda: fut.done() and len(threads) >= 12)
+    assert wait_until(lambda: fut.done() and len(st["got"]) == n and st["ticks"] >= 3)
     assert fut.result().sum == 3
-    assert threads.count(a._bg.ident) == 1         # the service handler, on a's executor
-    assert {t for t in threads if t != a._bg.ident} == {b._bg.ident}   # subscription, timer
-    assert a._bg.ident != b._bg.ident
+    assert st["got"] == list(range(n))               # per-subscription order kept
+    assert st["max_active"] == 1                     # never two callbacks of b at once
+    timer.cancel()                                   # executor idle from now on
+    for i in range(n, n + 5):                        # spaced: each one finds the executor idle
+        pub.publish(msgs.new("std_msgs/msg/String", data=str(i)))
+        assert wait_until(lambda: len(st["got"]) == i + 1)
+    assert st["got"] == list(range(n + 5))
+    assert st["max_active"] == 1
+    if inline:
+        assert b.executor.inline_runs > 0            # some ran on the delivering thread
+    else:
+        assert b.executor.inline_runs == 0
+        assert st["threads"] == {b._bg.ident}        # all on b's one executor thread
+
+
+def test_blocking_call_from_an_inline_callback_is_refused_not_deadlocked(make_ctx):
+    """A subscription callback that runs inline (Zenoh thread, executor lock held) must not
+    block on a service call (the reply needs the executor): refused as on the executor thread."""
+    a, b = make_ctx(), make_ctx()
+    Node("srv", context=a).create_service("example_interfaces/srv/AddTwoInts", "inl_add",
+                                          lambda req, resp: resp)
+    node = Node("inl", context=b)
+    cli = node.create_client("example_interfaces/srv/AddTwoInts", "inl_add")
+    errors = []
+
+    def on_msg(_m):
+        try:
+            cli.call(msgs.new("example_interfaces/srv/AddTwoInts_Request"), timeout_s=1.0)
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    node.create_subscription("std_msgs/msg/String", "inl_topic", on_msg)
+    pub = Node("pub", context=a).create_publisher("std_msgs/msg/String", "inl_topic")
+    assert wait_until(lambda: pub.get_subscription_count() == 1 and cli.service_is_ready())
+    pub.publish(msgs.new("std_msgs/msg/String", data="x"))
+    assert wait_until(lambda: len(errors) == 1)
+    assert "deadlock" in errors[0]

@@ -10,8 +10,11 @@
 //     right Jacobian J_r(xi) = J_l(-xi)                (exp(xi + d) ~ exp(xi) exp(J_r d)).
 //     SE(3) block form J_l = [[J, 0], [Q, J]] (J the SO(3) left Jacobian, Q Barfoot's Q).
 //   * Every scalar function with a removable singularity at th = 0 is evaluated by its Taylor
-//     series (coefficients in series_coeffs.hpp) for th < 1, in closed form above; the closed
-//     forms are well conditioned for th >= 1.  so3_log has a dedicated branch near th = pi.
+//     series (coefficients in series_coeffs.hpp) below a threshold, in closed form above: th^2 < 1
+//     for the Jacobians and their derivatives (closed forms well conditioned for th >= 1);
+//     th^2 < 0.04 for C in exp and D in log, whose closed-form rounding error ~eps/th^2 multiplies
+//     a term of size th^2 (absolute error ~eps).  A, B use the half-angle form (no 1 - cos
+//     cancellation).  so3_log uses th = atan2(|s|, c) and a dedicated branch near th = pi.
 #pragma once
 
 #include <Eigen/Core>

@@ -29,6 +29,9 @@ def plot_series(s: Mapping[str, np.ndarray], out: str | Path, leg: Mapping | Non
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    firsts = [v[0, 0] for v in s.values() if len(v)]
+    t0 = min(firsts) if firsts else 0.0          # a live recording has wall-clock stamps: plot from its start
+    s = {k: (np.column_stack([v[:, 0] - t0, v[:, 1]]) if len(v) else v) for k, v in s.items()}
     fig, ax = plt.subplots(4, 1, sharex=True, figsize=(10, 9))
     if len(s["state"]):
         ax[0].step(s["state"][:, 0], s["state"][:, 1], where="post")
@@ -49,7 +52,7 @@ def plot_series(s: Mapping[str, np.ndarray], out: str | Path, leg: Mapping | Non
     ax[3].plot(s["linear_m_s"][:, 0], s["linear_m_s"][:, 1], label="linear.x [m/s]")
     ax[3].plot(s["angular_rad_s"][:, 0], s["angular_rad_s"][:, 1], label="angular.z [rad/s]")
     ax[3].set_ylabel("base twist")
-    ax[3].set_xlabel("t [s]")
+    ax[3].set_xlabel("t [s] from the first sample")
     ax[3].legend(loc="upper right", fontsize=8)
     for a in ax:
         a.grid(alpha=0.3)

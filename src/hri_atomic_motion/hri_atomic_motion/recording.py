@@ -8,97 +8,81 @@ run plots the same way):
 * ``cmd_vel``    geometry_msgs/Twist     base twist
 * ``atomic_state`` std_msgs/String       JSON ``{"state": s, "locked": b, "fault": f}``
 
-Uses ``hri_runtime.recording`` when the runtime provides it; otherwise ``mcap`` + ``rosbags``.
+Written and read with ``hri_runtime.recording`` (``McapWriter`` / ``McapReader``), the same format as
+``hri record``; ``read_mcap`` therefore also reads a live recording (``hri record`` of a launch).
 """
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Mapping
 
 import numpy as np
+from hri_runtime import msgs
+from hri_runtime.recording import McapReader, McapWriter
 
 TYPES = {"leg_state": "sensor_msgs/msg/JointState", "leg_rpm": "std_msgs/msg/Float64",
          "cmd_vel": "geometry_msgs/msg/Twist", "atomic_state": "std_msgs/msg/String"}
+SERIES = ("state", "ticks", "rpm_meas", "rpm_cmd", "linear_m_s", "angular_rad_s")
 
 
-def _store():
-    from rosbags.typesys import Stores, get_typestore
-
-    return get_typestore(Stores.ROS2_HUMBLE)
+def _stamp(t_s: float):
+    sec = int(math.floor(t_s))
+    return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=int(round((t_s - sec) * 1e9)) % 1_000_000_000)
 
 
 def write_mcap(path: str | Path, tl: Mapping[str, np.ndarray], topics: Mapping[str, str],
                decimate: int = 1) -> Path:
-    """Write a timeline (``hri_atomic_motion.lockstep.Timeline.array()``) as MCAP."""
-    from mcap.writer import Writer
-
-    ts = _store()
-    T = ts.types
-    Time, Header = T["builtin_interfaces/msg/Time"], T["std_msgs/msg/Header"]
-    JointState, Float64, String = T["sensor_msgs/msg/JointState"], T["std_msgs/msg/Float64"], T["std_msgs/msg/String"]
-    Twist, Vector3 = T["geometry_msgs/msg/Twist"], T["geometry_msgs/msg/Vector3"]
+    """Write a timeline (``hri_atomic_motion.lockstep.Timeline.array()``) as MCAP, every
+    ``decimate``-th sample; ``atomic_state`` only when (state, locked, fault) changes."""
     path = Path(path)
-    with open(path, "wb") as fh:
-        w = Writer(fh)
-        w.start(profile="ros2", library="hri_atomic_motion")
-        ch = {}
+    with McapWriter(path, library="hri_atomic_motion") as w:
         for key, typename in TYPES.items():
-            text, _ = ts.generate_msgdef(typename)
-            sid = w.register_schema(name=typename, encoding="ros2msg", data=text.encode())
-            ch[key] = (w.register_channel(topic=topics[key], message_encoding="cdr", schema_id=sid), typename)
-
-        def put(key, t, msg):
-            cid, typename = ch[key]
-            ns = int(round(t * 1e9))
-            w.add_message(channel_id=cid, log_time=ns, publish_time=ns, data=bytes(ts.serialize_cdr(msg, typename)))
-
+            w.add_channel(topics[key], typename)
         last = None
         for i in range(0, len(tl["t_s"]), decimate):
             t = float(tl["t_s"][i])
-            sec = int(np.floor(t))
-            stamp = Time(sec=sec, nanosec=int(round((t - sec) * 1e9)) % 1_000_000_000)
-            put("leg_state", t, JointState(header=Header(stamp=stamp, frame_id=""), name=["leg"],
-                                           position=np.array([tl["ticks"][i]], dtype=np.float64),
-                                           velocity=np.array([tl["rpm_meas"][i]], dtype=np.float64),
-                                           effort=np.zeros(0)))
-            put("leg_rpm", t, Float64(data=float(tl["rpm_cmd"][i])))
-            put("cmd_vel", t, Twist(linear=Vector3(x=float(tl["linear_m_s"][i]), y=0.0, z=0.0),
-                                    angular=Vector3(x=0.0, y=0.0, z=float(tl["angular_rad_s"][i]))))
+            w.write(topics["leg_state"], msgs.new(
+                "sensor_msgs/msg/JointState", header=msgs.new("std_msgs/msg/Header", stamp=_stamp(t)),
+                name=["leg"], position=np.array([tl["ticks"][i]], dtype=np.float64),
+                velocity=np.array([tl["rpm_meas"][i]], dtype=np.float64), effort=np.zeros(0)), t_s=t)
+            w.write(topics["leg_rpm"], msgs.new("std_msgs/msg/Float64", data=float(tl["rpm_cmd"][i])), t_s=t)
+            w.write(topics["cmd_vel"], msgs.new(
+                "geometry_msgs/msg/Twist", linear=msgs.new("geometry_msgs/msg/Vector3", x=float(tl["linear_m_s"][i])),
+                angular=msgs.new("geometry_msgs/msg/Vector3", z=float(tl["angular_rad_s"][i]))), t_s=t)
             st = (int(tl["state"][i]), bool(tl["locked"][i]), bool(tl["fault"][i]))
             if st != last:
-                put("atomic_state", t, String(data=json.dumps({"state": st[0], "locked": st[1], "fault": st[2]})))
+                w.write(topics["atomic_state"], msgs.new("std_msgs/msg/String", data=json.dumps(
+                    {"state": st[0], "locked": st[1], "fault": st[2]})), t_s=t)
                 last = st
-        w.finish()
     return path
 
 
 def read_mcap(path: str | Path, topics: Mapping[str, str]) -> dict[str, np.ndarray]:
-    """Series for the plot: ``{name: (t, values)}`` per quantity."""
-    from mcap.reader import make_reader
-
-    ts = _store()
+    """Series for the plot: ``{name: array (n, 2) of (t_s, value)}`` per quantity. Reads our
+    demo files and live recordings (``hri record``); a message that does not parse is skipped."""
     by_topic = {v: k for k, v in topics.items() if k in TYPES}
-    series: dict[str, list] = {k: [] for k in ("state", "ticks", "rpm_meas", "rpm_cmd", "linear_m_s", "angular_rad_s")}
-    with open(path, "rb") as fh:
-        for schema, channel, message in make_reader(fh).iter_messages():
-            key = by_topic.get(channel.topic)
-            if key is None:
-                continue
-            msg = ts.deserialize_cdr(message.data, TYPES[key])
-            t = message.log_time * 1e-9
+    series: dict[str, list] = {k: [] for k in SERIES}
+    reader = McapReader(path)
+    want = [t for t, typ in reader.topics().items() if t in by_topic and msgs.normalize(typ) == TYPES[by_topic[t]]]
+    for m in reader.messages(want):
+        key, t = by_topic[m.topic], m.t_s
+        try:
+            msg = m.msg
             if key == "leg_state":
-                series["ticks"].append((t, float(msg.position[0])))
-                if len(msg.velocity):
-                    series["rpm_meas"].append((t, float(msg.velocity[0])))
+                names = list(msg.name)
+                i = names.index("leg") if "leg" in names else 0
+                series["ticks"].append((t, float(msg.position[i])))
+                if len(msg.velocity) > i:
+                    series["rpm_meas"].append((t, float(msg.velocity[i])))
             elif key == "leg_rpm":
-                series["rpm_cmd"].append((t, msg.data))
+                series["rpm_cmd"].append((t, float(msg.data)))
             elif key == "cmd_vel":
-                series["linear_m_s"].append((t, msg.linear.x))
-                series["angular_rad_s"].append((t, msg.angular.z))
+                series["linear_m_s"].append((t, float(msg.linear.x)))
+                series["angular_rad_s"].append((t, float(msg.angular.z)))
             else:
-                try:
-                    series["state"].append((t, float(json.loads(msg.data)["state"])))
-                except (ValueError, KeyError, TypeError):
-                    pass
+                series["state"].append((t, float(json.loads(msg.data)["state"])))
+        except (ValueError, KeyError, TypeError, IndexError, msgs.DecodeError):
+            continue
     return {k: np.array(v, dtype=float).reshape(-1, 2) for k, v in series.items()}

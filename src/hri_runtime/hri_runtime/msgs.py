@@ -66,6 +66,7 @@ _MSG_DEFAULTS = {"geometry_msgs/msg/Quaternion": {"w": 1.0}}
 _lock = threading.Lock()
 _store = get_typestore(Stores.ROS2_JAZZY)
 _srvs: dict[str, str] = {}
+_codecs: dict[str, tuple[str, Any]] = {}     #  (hot path, see serialize) type name as given -> (normalized name, Msgdef)
 
 _INT_TYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "byte", "char", "octet"}
 _FLOAT_TYPES = {"float32", "float64"}
@@ -111,6 +112,7 @@ def register_msg(type_name: str, text: str) -> None:
     t = normalize(type_name)
     with _lock:
         _store.register(get_types_from_msg(text, t))
+        _codecs.clear()
 
 
 def register_srv(type_name: str, text: str) -> None:
@@ -128,6 +130,7 @@ def register_srv(type_name: str, text: str) -> None:
                 types[key.replace(f"{pkg}/msg/{name}{suffix}", t + suffix)] = val
         _store.register(types)
         _srvs[t] = text
+        _codecs.clear()
 
 
 for _name, _text in _STANDARD_SRVS.items():
@@ -331,14 +334,36 @@ def _coerce_deep(msg, t: str) -> None:
             setattr(msg, name, nv)
 
 
+# Hot path (every publish / every received sample): the rosbags Msgdef (generated, cached
+# per type by the store) is looked up once per type name as given, so a call skips
+# ``normalize``/``get`` and the store's own per-call wrapper (measured, JointState 7 joints:
+# serialize 14.6 -> ~11 us, deserialize 17.3 -> ~13 us per message on this machine).
+
+
+def _codec(type_name: str) -> tuple[str, Any]:
+    c = _codecs.get(type_name)
+    if c is None:
+        t = normalize(type_name)
+        get(t)
+        c = (t, _store.get_msgdef(t))
+        _codecs[type_name] = c
+    return c
+
+
 def serialize(msg, type_name: str | None = None) -> bytes:
     """CDR little endian with the 4-byte header, as ros2/rmw write it."""
-    t = normalize(type_name) if type_name else type_name_of(msg)
+    if type_name:
+        t, md = _codec(type_name)
+    else:
+        t, md = _codec(type_name_of(msg))
     got = getattr(msg, "__msgtype__", None)
     if got != t:
         raise EncodeError(f"message is a {got or type(msg).__name__}, expected {t}")
     try:
-        return bytes(_store.serialize_cdr(msg, t))
+        buf = bytearray(4 + md.getsize_cdr(0, msg, _store))
+        buf[1] = 1                                   # CDR_LE encapsulation: 00 01 00 00
+        md.serialize_cdr_le(memoryview(buf)[4:], 0, msg, _store)
+        return bytes(buf)
     except Exception:  # lists for numpy arrays, dicts for messages: coerce once and retry
         try:
             _coerce_deep(msg, t)
@@ -351,17 +376,20 @@ def serialize(msg, type_name: str | None = None) -> bytes:
 
 def deserialize(data: bytes | bytearray | memoryview, type_name: str):
     """Message from CDR bytes (either endianness). Raises DecodeError on any malformed input."""
-    t = normalize(type_name)
-    get(t)
-    buf = bytes(data)
+    t, md = _codec(type_name)
+    buf = data if type(data) is bytes else bytes(data)
     if len(buf) < 4:
         raise DecodeError(f"{t}: payload of {len(buf)} bytes is shorter than the 4-byte CDR header")
     if buf[0] != 0 or buf[1] not in (0, 1):
         raise DecodeError(f"{t}: bad CDR encapsulation header {buf[:4].hex()} (expected 00 01 or 00 00)")
+    func = md.deserialize_cdr_le if buf[1] else md.deserialize_cdr_be
     try:
-        return _store.deserialize_cdr(buf, t)
+        msg, pos = func(memoryview(buf)[4:], 0, md.cls, _store)
     except Exception as e:
         raise DecodeError(f"{t}: malformed CDR ({type(e).__name__}: {e})") from e
+    if pos + 4 + 3 < len(buf):                       # as rosbags: at most 3 padding bytes
+        raise DecodeError(f"{t}: malformed CDR (CDR message size mismatch for {t!r})")
+    return msg
 
 
 def definition(type_name: str) -> str:

@@ -170,7 +170,7 @@ class Subscription:
     def _deliver(self, data: bytes, meta: Optional[dict] = None) -> None:  # any thread
         self.node.context.executor.enqueue(self.queue, (data, meta))
 
-    def _on_item(self, item) -> None:  # executor thread
+    def _on_item(self, item) -> None:  # under the executor lock (executor or transport thread)
         data, _meta = item
         self.received += 1
         if self.raw:
@@ -430,7 +430,9 @@ class Node:
 
     def create_subscription(self, msg_type: str, topic: str, callback: Callable, qos: Any = 10,
                             raw: bool = False) -> Subscription:
-        """callback(msg) on the executor thread; raw=True gives the CDR bytes instead."""
+        """callback(msg), mutually exclusive with the context's other callbacks (on the executor
+        thread, or inline on the transport thread, see ``context`` "Threads"); raw=True gives
+        the CDR bytes instead (no decode, as rclpy's raw subscriptions)."""
         t = msgs.normalize(msg_type)
         msgs.get(t)
         name = self.resolve_topic_name(topic)

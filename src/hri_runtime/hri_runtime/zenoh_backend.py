@@ -22,9 +22,13 @@ sees every node, publisher, subscription, service and client created here (``ros
   cache from ``@ros2_lv/<domain>/**`` (``graph()``, ``get_subscription_count()``,
   ``service_is_ready()``).
 
-Zenoh callbacks never run user code: they validate and hand the bytes to ``deliver`` /
-``on_request`` / ``on_response``, which queue work for the context's one executor thread
-(``context.ThreadedContext``), so callbacks of a node run on one thread as in rclpy.
+Zenoh callbacks validate and hand the bytes to ``deliver`` / ``on_request`` / ``on_response``,
+which queue work for the context's executor thread (``context.ThreadedContext``). With
+``runtime.zenoh.inline_callbacks`` (default true) a subscription's ``deliver`` runs the node
+callback directly on the Zenoh thread when the executor is idle, under the executor's lock:
+callbacks of a context stay mutually exclusive and ordered per subscription, as ROS 2's default
+callback group guarantees (see ``hri_runtime.context`` "Threads"); no user exception ever
+reaches Zenoh (``ThreadedContext`` logs and counts it).
 
 ``start_router(endpoints)`` opens a session in router mode (what ``hri launch`` starts when no
 router answers on ``runtime.zenoh.router_listen_endpoints``; it stands in for ``rmw_zenohd``).
@@ -82,6 +86,7 @@ class ZenohParams:
     service_timeout_s: float
     transient_local_heartbeat_s: float
     drop_log_interval_s: float
+    inline_callbacks: bool = True     # see ZenohContext / context.Executor (inline)
 
     @classmethod
     def from_config(cls, cfg: dict) -> "ZenohParams":
@@ -101,7 +106,8 @@ class ZenohParams:
                 humble=bool(z["humble"]), multicast_scouting=bool(z["multicast_scouting"]),
                 service_timeout_s=float(z["service_timeout_s"]),
                 transient_local_heartbeat_s=float(z["transient_local_heartbeat_s"]),
-                drop_log_interval_s=float(z["drop_log_interval_s"]))
+                drop_log_interval_s=float(z["drop_log_interval_s"]),
+                inline_callbacks=bool(z.get("inline_callbacks", True)))
         if p.mode not in ("client", "peer"):
             raise ValueError(f"runtime.zenoh.mode {p.mode!r}: client | peer")
         if not 0 <= p.domain_id <= 232:
@@ -330,6 +336,8 @@ class ZenohPublisher(_Endpoint):
                 publisher_detection=True, sample_miss_detection=miss, **common)
         else:
             self._z = ctx.session.declare_publisher(self.key, **common)
+        self._put = self._z.put
+        self._att = wire.AttachmentPacker(self.gid)
         self._declare_token()
 
     def publish(self, data: bytes) -> None:
@@ -339,7 +347,7 @@ class ZenohPublisher(_Endpoint):
         with self._lock:
             self._seq += 1
             seq = self._seq
-        self._z.put(data, attachment=wire.pack_attachment(seq, time.time_ns(), self.gid))
+        self._put(data, attachment=self._att.pack(seq, time.time_ns()))
         self.published += 1
 
     def get_subscription_count(self) -> int:
@@ -354,6 +362,8 @@ class ZenohSubscription(_Endpoint):
         zenoh = _zenoh()
         self._deliver = deliver
         self._dds_type = wire.dds_type_name(type_name)
+        self._delete = zenoh.SampleKind.DELETE
+        self._key_ok = None          # last key that passed the type/hash checks (hot-path cache)
         self.received = 0
         # any type/hash on this topic, so that mismatches are counted instead of unseen
         self.selector = f"{ctx.params.domain_id}/{wire.strip_slashes(topic)}/*/*"
@@ -370,16 +380,18 @@ class ZenohSubscription(_Endpoint):
     def _on_sample(self, sample) -> None:
         """Zenoh thread: validate, then hand over to the executor queue. Never raises."""
         try:
-            if self._destroyed or sample.kind == _zenoh().SampleKind.DELETE:
+            if self._destroyed or sample.kind == self._delete:
                 return
             key = str(sample.key_expr)
-            type_seg, hash_seg = key.rsplit("/", 2)[-2:]
-            if type_seg != self._dds_type:
-                raise wire.WireError("type_mismatch",
-                                     f"type {type_seg} on {self.name}, expected {self._dds_type}")
-            if hash_seg != self.type_hash:
-                raise wire.WireError("hash_mismatch",
-                                     f"type hash {hash_seg} on {self.name}, expected {self.type_hash}")
+            if key != self._key_ok:
+                type_seg, hash_seg = key.rsplit("/", 2)[-2:]
+                if type_seg != self._dds_type:
+                    raise wire.WireError("type_mismatch",
+                                         f"type {type_seg} on {self.name}, expected {self._dds_type}")
+                if hash_seg != self.type_hash:
+                    raise wire.WireError("hash_mismatch",
+                                         f"type hash {hash_seg} on {self.name}, expected {self.type_hash}")
+                self._key_ok = key
             att = wire.unpack_attachment(_bytes(sample.attachment))
             payload = sample.payload.to_bytes()
             wire.check_cdr_payload(payload)
@@ -569,6 +581,7 @@ class ZenohContext(ThreadedContext):
         self.zid = str(session.zid())
         self._graph_sub = session.liveliness().declare_subscriber(
             wire.liveliness_selector(self.params.domain_id), self._on_token, history=True)
+        self.inline_callbacks = self.params.inline_callbacks
         super().__init__()
         log.info("zenoh session %s (%s, domain %d, %s) connected to %s", self.zid,
                  self.params.mode, self.params.domain_id, "humble" if self.params.humble else "jazzy+",

@@ -40,6 +40,7 @@ from hri_interaction.core.spd import GainError, blend, validate_spd
 
 MODES = ("impedance", "admittance", "hybrid")
 LAWS = ("lie", "cartesian")
+BACKENDS = ("python", "cxx")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class InteractionParams:
     reference_max_angular_rad_s: float
     singular_sigma_min: float
     torque_max_nm: Optional[np.ndarray] = None
+    backend: str = "python"      # "python": the tick below; "cxx": one C++ call (CxxInteractionController)
 
     @classmethod
     def from_config(cls, section: dict, torque_max_nm=None) -> "InteractionParams":
@@ -91,6 +93,9 @@ class InteractionParams:
         if axes.shape != (6,) or not np.all((axes == 0) | (axes == 1)):
             raise ValueError("interaction.hybrid.compliant_axes needs 6 values in {0, 1}")
         tmax = None if torque_max_nm is None else np.asarray(torque_max_nm, dtype=float)
+        backend = str(section.get("backend", "python"))
+        if backend not in BACKENDS:
+            raise ValueError(f"interaction.backend must be one of {BACKENDS}, got {backend!r}")
         return cls(
             rate_hz=pos("rate_hz", section["rate_hz"]), mode=mode,
             gravity_compensation=bool(section["gravity_compensation"]),
@@ -111,7 +116,7 @@ class InteractionParams:
             reference_max_angular_rad_s=pos("limits.reference_max_angular_rad_s",
                                             lim["reference_max_angular_rad_s"]),
             singular_sigma_min=pos("limits.singular_sigma_min", lim["singular_sigma_min"]),
-            torque_max_nm=tmax)
+            torque_max_nm=tmax, backend=backend)
 
 
 @dataclass
@@ -151,12 +156,31 @@ def _is_rigid(T: np.ndarray) -> bool:
 
 
 class InteractionController:
-    """Stateful, one per loop; not thread-safe (as the seed's controllers)."""
+    """Stateful, one per loop; not thread-safe (as the seed's controllers).
+
+    ``InteractionController(...)`` builds a :class:`CxxInteractionController` (the same tick as
+    one C++ call, same behaviour) when ``backend`` (default ``params.backend``) is ``"cxx"`` and
+    the installed hri_core has ``interaction.InteractionTick``."""
+
+    def __new__(cls, params=None, *args, backend: Optional[str] = None, **kw):
+        if cls is InteractionController and params is not None:
+            b = backend if backend is not None else getattr(params, "backend", "python")
+            if b not in BACKENDS:
+                raise ValueError(f"backend must be one of {BACKENDS}, got {b!r}")
+            if b == "cxx":
+                if cxx_tick_available():
+                    return object.__new__(CxxInteractionController)
+                logging.getLogger("hri_interaction").warning(
+                    "interaction: backend cxx requested but hri_core lacks InteractionTick; "
+                    "using the Python tick")
+        return object.__new__(cls)
 
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
-                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None):
+                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None,
+                 backend: Optional[str] = None):
         """``safety``: an ``hri_core.safety.SafetyChecker`` (torque, torque rate, workspace, EE
-        speed, NaN) run on every command; None = only the built-in NaN/torque-limit gate."""
+        speed, NaN) run on every command; None = only the built-in NaN/torque-limit gate.
+        ``backend``: see the class docstring (this class is the Python tick)."""
         if law not in LAWS:
             raise ValueError(f"law must be one of {LAWS}")
         self.p = params
@@ -429,3 +453,233 @@ class InteractionController:
                 "events": dict(self.events), "lambda": self.admittance.lam.tolist(),
                 "energy_j": self.filter.energy_j, "energy_violations": self.filter.violations,
                 "stiffness_diag": np.diag(self.K).tolist()}
+
+
+# ---------------------------------------------------------------------------- the C++ tick
+def cxx_tick_available() -> bool:
+    """The installed hri_core has ``interaction.InteractionTick`` (the whole gated tick)."""
+    from hri_interaction.core.impedance import cxx_kernels
+
+    cx = cxx_kernels()
+    return cx is not None and hasattr(cx, "InteractionTick")
+
+
+class _CxxAdmittanceView:
+    """``controller.admittance`` of the C++ path: (λ, λ̇) live in the C++ tick object."""
+
+    def __init__(self, tick, params: AdmittanceParams, law: str):
+        from hri_core import se3
+
+        self.se3 = se3
+        self._t = tick
+        self.params = params
+        self.law = law
+
+    lam = property(lambda self: np.asarray(self._t.lam), lambda self, v: setattr(self._t, "lam", v))
+    lam_dot = property(lambda self: np.asarray(self._t.lam_dot),
+                       lambda self, v: setattr(self._t, "lam_dot", v))
+
+    def reset(self, lam=None, lam_dot=None) -> None:
+        self._t.lam = np.zeros(6) if lam is None else np.asarray(lam, float)
+        self._t.lam_dot = np.zeros(6) if lam_dot is None else np.asarray(lam_dot, float)
+
+    def set_params(self, params: AdmittanceParams) -> None:
+        self.params = params
+        self._t.set_admittance(params.mass, params.damping, params.stiffness)
+
+    def twist(self) -> np.ndarray:
+        return np.asarray(self._t.twist())
+
+    def body_twist(self) -> np.ndarray:
+        if self.law == "lie":
+            return self.se3.right_jacobian(self.lam) @ self.lam_dot
+        return self.lam_dot
+
+    def energy(self) -> float:
+        V, lam, p = self.twist(), self.lam, self.params
+        return float(0.5 * V @ p.mass @ V + 0.5 * lam @ p.stiffness @ lam)
+
+    def modified_pose(self, world_T_d: np.ndarray) -> np.ndarray:
+        return np.asarray(self._t.modified_pose(np.asarray(world_T_d, float)))
+
+
+class _CxxFilterView:
+    """``controller.filter`` of the C++ path: the energy accounts live in the C++ tick object."""
+
+    def __init__(self, tick, params: PassivityParams):
+        self._t = tick
+        self.name = {"none": "baseline"}.get(params.filter, params.filter)
+        self.energy_floor_j = params.energy_floor_j
+
+    energy_j = property(lambda self: self._t.energy_j)
+    dissipated_j = property(lambda self: self._t.dissipated_j)
+    min_energy_j = property(lambda self: self._t.min_energy_j)
+    violations = property(lambda self: self._t.violations)
+    energy_dof_j = property(lambda self: np.asarray(self._t.energy_dof_j))
+
+    def reset(self) -> None:
+        self._t.reset_filter()
+
+
+class CxxInteractionController(InteractionController):
+    """The same controller with the whole gated tick in one C++ call
+    (``hri_core._hri_core.interaction.InteractionTick``, cpp/include/hri_core/interaction.hpp).
+
+    Python keeps the slow inputs (validation, rejection counters, logging: inherited) and pushes
+    each accepted one to the C++ object; the tick state (T_d, λ, λ̇, K, D, energy, time, last
+    command) lives in C++ and is read through properties. The safety checker passed in is the
+    same ``hri_core.safety.SafetyChecker`` object, called from C++ directly."""
+
+    def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
+                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None,
+                 backend: Optional[str] = None):
+        from hri_interaction.core.impedance import cxx_kernels
+
+        if law not in LAWS:
+            raise ValueError(f"law must be one of {LAWS}")
+        T = np.asarray(world_T_d, float)
+        if not _is_rigid(T):
+            raise ValueError("initial reference must be a finite rigid transform")
+        cx = cxx_kernels()
+        self._flag_bits = dict(cx.TICK_FLAGS)
+        from hri_core.safety import FLAGS as SAFETY_FLAGS
+
+        self._safety_bits = dict(SAFETY_FLAGS)
+        self.p = params
+        self.law = law
+        self.n = int(n_joints)
+        self.log = logger or logging.getLogger("hri_interaction")
+        a, ps = params.admittance, params.passivity
+        self._cx = cx.InteractionTick(
+            n=self.n, law=law, filter=ps.filter,
+            gravity_compensation=params.gravity_compensation,
+            coriolis_compensation=params.coriolis_compensation,
+            K=params.impedance.stiffness, D=params.impedance.damping,
+            M_adm=a.mass, D_adm=a.damping, K_adm=a.stiffness,
+            compliant_axes=params.compliant_axes, wave_damping=ps.wave_damping,
+            energy_floor_j=ps.energy_floor_j,
+            settle_max_linear_m_s=params.settle_max_linear_m_s,
+            settle_max_angular_rad_s=params.settle_max_angular_rad_s,
+            max_linear_m_s=params.max_linear_m_s, max_angular_rad_s=params.max_angular_rad_s,
+            reference_max_linear_m_s=params.reference_max_linear_m_s,
+            reference_max_angular_rad_s=params.reference_max_angular_rad_s,
+            singular_sigma_min=params.singular_sigma_min, torque_max_nm=params.torque_max_nm,
+            world_T_d=T, safety=safety)
+        self.admittance = _CxxAdmittanceView(self._cx, a, law)
+        self.filter = _CxxFilterView(self._cx, ps)
+        self._target = T.copy()
+        self._mode = params.mode
+        self._settle = -1.0
+        self._cx.set_mode(MODES.index(self._mode), self._settle)
+        self.wrench = np.zeros(6)
+        self.wrench_ok = True
+        self.frozen_reason: Optional[str] = None
+        self.rejected: Counter = Counter()
+        self.events: Counter = Counter()
+        self.last_flags: frozenset = frozenset()
+        self.safety = safety
+        self._flag_sets: dict = {}
+
+    # ---- state that lives in C++ (read) / is pushed to C++ (write)
+    time_s = property(lambda self: self._cx.time_s)
+    world_T_d = property(lambda self: np.asarray(self._cx.world_T_d))
+    K = property(lambda self: np.asarray(self._cx.K))
+    D = property(lambda self: np.asarray(self._cx.D))
+    last_tau = property(lambda self: np.asarray(self._cx.last_tau))
+    last_ref = property(lambda self: np.asarray(self._cx.last_ref))
+
+    @property
+    def world_T_target(self) -> np.ndarray:
+        return self._target
+
+    @world_T_target.setter
+    def world_T_target(self, T) -> None:
+        self._target = np.asarray(T, float)
+        self._cx.set_target(self._target)
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @mode.setter
+    def mode(self, m: str) -> None:
+        self._mode = m
+        self._cx.set_mode(MODES.index(m), self._settle)
+
+    @property
+    def _settle_until(self) -> float:
+        return self._settle
+
+    @_settle_until.setter
+    def _settle_until(self, t: float) -> None:
+        self._settle = float(t)
+        self._cx.set_mode(MODES.index(self._mode), self._settle)
+
+    # ---- inputs
+    def set_wrench(self, wrench_body) -> bool:
+        ok = super().set_wrench(wrench_body)
+        self._cx.set_wrench(self.wrench, self.wrench_ok)
+        return ok
+
+    def set_impedance_gains(self, K, D) -> bool:
+        try:
+            K = validate_spd(K, "stiffness")
+            D = validate_spd(D, "damping")
+        except GainError as exc:
+            return self._reject("gains_invalid", str(exc))
+        self._cx.set_gains(K, D, self.p.blend_s)
+        self.events["gain_change"] += 1
+        return True
+
+    def freeze(self, reason: str) -> None:
+        if self.frozen_reason is None:
+            self.log.warning("interaction: frozen (%s)", reason)
+            self.events["freeze"] += 1
+        self.frozen_reason = reason
+        self._cx.set_frozen(True)
+
+    def release(self) -> None:
+        self.frozen_reason = None
+        self._cx.set_frozen(False)
+
+    # ---- the tick: one C++ call, then counters/logging only when a flag is raised
+    def _flags_of(self, bits: int, sbits: int) -> frozenset:
+        key = (bits, sbits)
+        fs = self._flag_sets.get(key)
+        if fs is None:
+            names = {n for n, b in self._flag_bits.items() if bits & b and n != "safety_freeze"}
+            names |= {f"safety_{n}" for n, b in self._safety_bits.items() if sbits & b}
+            fs = self._flag_sets[key] = frozenset(names)
+        return fs
+
+    def tick(self, state: ArmState, dt: float) -> TickResult:
+        tau, T_ref, bits, sbits, smin = self._cx.tick(
+            state.q, state.dq, state.world_T_ee, state.body_twist, state.body_jacobian,
+            state.gravity, state.coriolis, dt)
+        self._dt = dt
+        flags = self._flags_of(bits, sbits) if (bits or sbits) else frozenset()
+        if bits or sbits:
+            self._account(bits, sbits)
+        self.last_flags = flags
+        return TickResult(tau, T_ref, flags, smin)
+
+    def _account(self, bits: int, sbits: int) -> None:
+        fb = self._flag_bits
+        if bits & fb["state_invalid"]:
+            self._reject("state_nonfinite", "non-finite joint state; holding the last command")
+            return
+        if bits & fb["singular"]:
+            self.events["singular_ticks"] += 1
+        if bits & fb["twist_bounded"]:
+            self.events["twist_bounded_settle" if bits & fb["settling"] else "twist_bounded"] += 1
+        if bits & fb["torque_invalid"]:
+            self._reject("torque_nonfinite", "controller produced NaN; holding the last command")
+        if sbits:
+            names = [n for n, b in self._safety_bits.items() if sbits & b]
+            for n in names:
+                self.events[f"safety_{n}"] += 1
+            if bits & fb["safety_freeze"]:
+                hit = self.FREEZE_ON.intersection(names)
+                self.freeze("safety: " + ",".join(sorted(hit)))
+        if bits & fb["torque_clamped"]:
+            self.events["torque_clamped"] += 1

@@ -40,7 +40,7 @@ class OptimiserParams:
     divergence_deg: float = 120.0
     initial_step_log: float = 0.5
     eps_fraction: float = 0.01
-    starts: int = 2                  # Nelder–Mead runs from the best ``starts`` heuristics (budget split)
+    starts: int = 1                  # Nelder–Mead runs from the best ``starts`` heuristics (budget split)
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "OptimiserParams":
