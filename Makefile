@@ -34,7 +34,7 @@ $(VENV)/.deps: requirements.txt
 
 # The workspace packages (editable) and the C++ core; redone when a package's metadata or
 # any C++ source changes.
-$(VENV)/.pkgs: $(VENV)/.deps $(PKGS) $(wildcard cpp/setup.py cpp/src/*.cpp cpp/include/hri_core/*.hpp)
+$(VENV)/.pkgs: $(VENV)/.deps $(PKGS) $(wildcard cpp/setup.py cpp/src/*.cpp cpp/src/*.hpp cpp/include/hri_core/*.hpp)
 	$(PIP) install -q --no-deps $(foreach p,$(PKGS),-e $(dir $(p)))
 	@if [ -f cpp/setup.py ]; then $(PIP) install -q --no-deps --no-build-isolation -e cpp; fi
 	@touch $@

@@ -52,7 +52,13 @@ from hri_runtime.node import Node
 from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
 
 PING, PONG, STREAM, COUNT = "/bench/ping", "/bench/pong", "/bench/stream", "/bench/count"
-KINDS = ["raw", "raw+hop", "ours", "ours-raw"]
+# Diagnostic variants of raw (what part of the wire/threading costs what): zenoh callbacks run
+# directly on zenoh's thread as ours (indirect=False), session timestamping on as ours, the
+# 33-byte attachment on every put as ours.
+RAW_VARIANTS = {"raw-direct": {"BENCH_RAW_DIRECT": "1"}, "raw-ts": {"BENCH_RAW_TS": "1"},
+                "raw-att": {"BENCH_RAW_ATT": "1"},
+                "raw-wire": {"BENCH_RAW_DIRECT": "1", "BENCH_RAW_TS": "1", "BENCH_RAW_ATT": "1"}}
+KINDS = ["raw", "raw+hop", "ours", "ours-raw", *RAW_VARIANTS]
 MESSAGES = {"64B String": "std_msgs/msg/String", "JointState (7)": "sensor_msgs/msg/JointState"}
 
 
@@ -278,9 +284,12 @@ def count(ping) -> int:
 
 
 def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
-    child = subprocess.Popen([sys.executable, __file__, "--pong", kind, "--endpoint", endpoint,
-                              "--type", type_name], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True)
+    env = RAW_VARIANTS.get(kind, {})
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)                       # raw variants: both sides read these
+    child = subprocess.Popen([sys.executable, __file__, "--pong", "raw" if env else kind,
+                              "--endpoint", endpoint, "--type", type_name],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     ping = None
     try:
         assert child.stdout.readline().strip() == "ready", "pong side did not start"
@@ -334,6 +343,11 @@ def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
                 "burst_sent": args.burst, "burst_received": got_burst,
                 "burst_msgs_s": got_burst / t_burst}
     finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         if ping is not None:            # an open session would keep this process alive
             ping.close()
         child.stdin.close()
@@ -386,7 +400,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions (medians of ratios)")
     ap.add_argument("--kinds", default="raw,raw+hop,ours,ours-raw",
-                    help="comma list of raw, raw+hop, ours, ours-raw (raw is always included)")
+                    help="comma list of raw, raw+hop, ours, ours-raw, raw-direct, raw-ts, raw-att, "
+                         "raw-wire (raw is always included)")
     ap.add_argument("--no-inproc", action="store_true")
     ap.add_argument("--pong", choices=KINDS, help=argparse.SUPPRESS)
     ap.add_argument("--endpoint", help=argparse.SUPPRESS)

@@ -45,3 +45,26 @@ def test_hri_dispatches_atomic():
     r = subprocess.run([sys.executable, "-m", "hri_runtime.cli", "atomic", "--help"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0 and "plot" in r.stdout
+
+
+def test_read_mcap_of_a_live_recording_layout(tmp_path):
+    """What `hri record` writes from a launch: JointState with the home switch, wall-clock stamps,
+    a malformed state JSON and a topic of the wrong type (skipped, not fatal)."""
+    from hri_runtime import msgs
+    from hri_runtime.recording import McapWriter
+
+    topics = load_robot_config("tino")["atomic"]["topics"]
+    t0 = 1.7e9
+    with McapWriter(tmp_path / "live.mcap") as w:
+        for k in range(10):
+            t = t0 + 0.005 * k
+            w.write(topics["leg_state"], msgs.new("sensor_msgs/msg/JointState", name=["leg_home_switch", "leg"],
+                                                  position=[1.0, 10.0 * k], velocity=[0.0, 50.0]), t_s=t)
+            w.write(topics["atomic_state"], msgs.new("std_msgs/msg/String",
+                                                     data="{not json" if k == 3 else '{"state": 3}'), t_s=t)
+        w.write(topics["cmd_vel"], msgs.new("std_msgs/msg/String", data="wrong type"), t_s=t0)
+    s = read_mcap(tmp_path / "live.mcap", topics)
+    assert list(s["ticks"][:, 1]) == [10.0 * k for k in range(10)]
+    assert set(s["rpm_meas"][:, 1]) == {50.0}
+    assert len(s["state"]) == 9 and len(s["linear_m_s"]) == 0
+    assert cli.main(["plot", str(tmp_path / "live.mcap")]) == 0
