@@ -1,4 +1,5 @@
-"""Interaction benchmark: per-tick compute (ours vs a naive numpy/scipy implementation) and a
+"""Interaction benchmark: the gated tick, Python path vs C++ path (one call, interleaved); per-tick
+compute (ours vs a naive numpy/scipy implementation) and a
 wall-clock 1 kHz loop with MuJoCo in it (absolute-deadline pacing vs a naive ``time.sleep`` loop).
 
     .venv/bin/python bench/interaction/run.py                 # 60 s per loop (the documented run)
@@ -158,14 +159,79 @@ def cxx_rows(cx, st, T_ref, K, D, bias, a, F, dt, calls):
             ("C++ admittance + impedance tick, in C++ (no crossing)", inner, None)]
 
 
+def backend_rows(cfg, calls: int, rounds: int):
+    """The whole gated tick (safety checker included), Python path vs C++ path (one call),
+    interleaved: ``rounds`` rounds, each timing ``calls`` ticks of every controller in an order
+    that alternates per round; per-call µs medians over the rounds and the median per-round ratio.
+    Both controllers of a row start from the same state and receive the same inputs."""
+    from hri_core.safety import SafetyChecker, limits_from_config
+    from hri_interaction.core.controller import cxx_tick_available
+    from hri_interaction.core.passivity import PassivityParams
+    import dataclasses
+
+    if not cxx_tick_available():
+        return [("C++ InteractionTick not built", None, None, None, None)]
+    sec = cfg["interaction"]
+    p0 = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+    home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
+    sim = Fr3Sim(p0.rate_hz, home, sec["ee_site"])
+    sim.data.qvel[sim.vadr] = 0.05
+    sim.mj.mj_forward(sim.model, sim.data)
+    st = sim.state()
+    dt = 1.0 / p0.rate_hz
+    F = np.array([0.2, -0.1, 0.05, 3.0, -2.0, 5.0])
+    T_ref = st.world_T_ee.copy()
+    T_ref[:3, 3] += [0.002, -0.001, 0.001]
+    cases = [("impedance, Lie, safety", "lie", "impedance", "none"),
+             ("admittance, Lie, PO/PC, safety", "lie", "admittance", "passivity"),
+             ("hybrid, Lie, wave, safety", "lie", "hybrid", "wave"),
+             ("admittance, Cartesian, TDPC, safety", "cartesian", "admittance", "tdpc")]
+    rows = []
+    for name, law, mode, filt in cases:
+        pp = dataclasses.replace(p0.passivity, filter=filt)
+        p = dataclasses.replace(p0, passivity=pp)
+        ctrls = {}
+        for b in ("python", "cxx"):
+            c = InteractionController(p, T_ref, sim.n, law=law, backend=b,
+                                      safety=SafetyChecker(limits_from_config(cfg)))
+            c.request_mode(mode, st)
+            c.set_wrench(F)
+            ctrls[b] = c
+        for c in ctrls.values():          # warm-up (first-tick seeding, caches)
+            for _ in range(200):
+                c.tick(st, dt)
+        per = {"python": [], "cxx": []}
+        order = ["python", "cxx"]
+        for r in range(rounds):
+            for b in (order if r % 2 == 0 else order[::-1]):
+                c = ctrls[b]
+                t = time.perf_counter()
+                for _ in range(calls):
+                    c.tick(st, dt)
+                per[b].append((time.perf_counter() - t) / calls * 1e6)
+        py_us, cx_us = float(np.median(per["python"])), float(np.median(per["cxx"]))
+        ratio = float(np.median(np.array(per["python"]) / np.array(per["cxx"])))
+        cx = ctrls["cxx"]._cx
+        inner = cx.bench_tick_ns(st.q, st.dq, st.world_T_ee, st.body_twist, st.body_jacobian,
+                                 st.gravity, st.coriolis, dt, 20000) / 1000.0
+        rows.append((name, py_us, cx_us, ratio, inner))
+    return rows
+
+
 def loop_rows(cfg, seconds: float):
     sec = cfg["interaction"]
     p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
     out = []
-    for name in ("absolute deadlines, sleep + spin", "naive time.sleep(T)"):
+    from hri_interaction.core.controller import cxx_tick_available
+
+    names = ["absolute deadlines, sleep + spin", "naive time.sleep(T)"]
+    if cxx_tick_available():
+        names.insert(1, "absolute deadlines, sleep + spin, C++ tick")
+    for name in names:
         sim = Fr3Sim(p.rate_hz, home, sec["ee_site"])
-        ctrl = InteractionController(p, sim.ee_pose(), sim.n)
+        ctrl = InteractionController(p, sim.ee_pose(), sim.n,
+                                     backend="cxx" if name.endswith("C++ tick") else "python")
         dt = 1.0 / p.rate_hz
         cost = []
 
@@ -189,10 +255,29 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--naive-calls", type=int, default=100, help="calls of the (slow) naive rows")
     ap.add_argument("--loop-seconds", type=float, default=60.0)
+    ap.add_argument("--rounds", type=int, default=21, help="interleaved rounds of the backend rows")
+    ap.add_argument("--backends-only", action="store_true",
+                    help="only the gated-tick rows, Python path vs C++ path")
     args = ap.parse_args(argv)
     cfg = load_robot_config(args.robot)
     print(f"# interaction benchmark  ({platform.machine()}, Python {sys.version.split()[0]}, "
           f"{args.calls} calls ({args.naive_calls} naive) x 5 repeats, loop {args.loop_seconds:.0f} s each)\n")
+    try:
+        load = " / ".join(f"{x:.1f}" for x in __import__("os").getloadavg())
+    except OSError:
+        load = "?"
+    print(f"| gated tick (state check → filter → law → SafetyChecker → clip), load {load} | "
+          f"Python path µs | C++ path (one call) µs | Python / C++ | C++ path inside C++ µs |")
+    print("|---|---:|---:|---:|---:|")
+    for name, py_us, cx_us, ratio, inner in backend_rows(cfg, args.calls, args.rounds):
+        if py_us is None:
+            print(f"| {name} | – | – | – | – |")
+            continue
+        print(f"| {name} | {py_us:.1f} | {cx_us:.2f} | {ratio:.1f}x | {inner:.2f} |", flush=True)
+    print(f"\n({args.rounds} interleaved rounds of {args.calls} ticks, medians; ratio = median of "
+          f"the per-round ratios)\n")
+    if args.backends_only:
+        return
     print("| per tick | ours µs | naive numpy/scipy µs | naive / ours |")
     print("|---|---:|---:|---:|")
     for name, ours, naive in compute_rows(cfg, args.calls, args.naive_calls):

@@ -158,8 +158,9 @@ def lat_ours_zenoh(n, flood_pps=0.0, sink_process=True):
     ca = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
     node = VrInterfaceNode(context=ca, parameters={"port": 0})
     ca.spin_in_background()
-    ready, stop, sq = mp.Event(), mp.Event(), mp.Queue()
-    sink = mp.Process(target=_sink_proc, args=(ep, ready, stop, sq))
+    spawn = mp.get_context("spawn")               # never fork a process that runs Zenoh threads
+    ready, stop, sq = spawn.Event(), spawn.Event(), spawn.Queue()
+    sink = spawn.Process(target=_sink_proc, args=(ep, ready, stop, sq))
     sink.start()
     ready.wait(20)
     time.sleep(1.0)                               # discovery
@@ -170,9 +171,9 @@ def lat_ours_zenoh(n, flood_pps=0.0, sink_process=True):
     seq, sent_at = 0, []
     flood = None
     if flood_pps:
-        fq = mp.Queue()
+        fq = spawn.Queue()
         est_s = (n + 3) * (CFG["pulse"]["debounce_s"] + 2 * period) + 1.0
-        flood = mp.Process(target=_flooder, args=(node.port, est_s, flood_pps, fq))
+        flood = spawn.Process(target=_flooder, args=(node.port, est_s, flood_pps, fq))
         flood.start()
         time.sleep(0.3)
     t_begin = time.perf_counter()
@@ -354,7 +355,7 @@ def _blaster(port, seconds, q):
 
 def rate_udp(ours: bool, seconds: float):
     u = CFG["udp"]
-    q = mp.Queue()
+    q = mp.get_context("spawn").Queue()
     if ours:
         car = UdpCarrier.bind("127.0.0.1", 0, u["rcvbuf_bytes"], u["max_packets_per_cycle"], u["max_datagram_bytes"])
         port = car.address[1]
@@ -363,7 +364,7 @@ def rate_udp(ours: bool, seconds: float):
         nv = NaiveSeedNode(lambda c: None)
         nv.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, u["rcvbuf_bytes"])
         port = nv.sock.getsockname()[1]
-    p = mp.Process(target=_blaster, args=(port, seconds, q))
+    p = mp.get_context("spawn").Process(target=_blaster, args=(port, seconds, q))
     p.start()
     got, t_end = 0, time.perf_counter() + seconds + 0.5
     tick = u and CFG["node"]["tick_period_s"]

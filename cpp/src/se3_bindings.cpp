@@ -11,19 +11,22 @@ namespace S = hri_core::se3;
 
 namespace {
 
-// Unary: in trailing shape -> out trailing shape.
+// Unary: in trailing shape -> out trailing shape.  `out=` (keyword-only) writes into a caller's
+// float64 C-contiguous array of the result shape (no allocation) and returns it; large batches
+// run with the GIL released, over threads (py_batch.hpp map_n, parallel=true).
 template <int IR, int IC, int OR, int OC, class F>
 void def1(py::module_& m, const char* name, F fn, const char* doc) {
   std::vector<ssize> tin = IC == 1 ? std::vector<ssize>{IR} : std::vector<ssize>{IR, IC};
   std::vector<ssize> tout = OC == 1 ? std::vector<ssize>{OR} : std::vector<ssize>{OR, OC};
   m.def(
       name,
-      [name, fn, tin, tout](const Arr& x) {
-        return map_n<1>(name, {Arg{&x, tin}}, tout, [&](const auto& p, double* o) {
-          RowMap<OR, OC>{o} = fn(CRowMap<IR, IC>(p[0]));
-        });
+      [name, fn, tin, tout](const Arr& x, const py::object& out) {
+        return map_n<1>(
+            name, {Arg{&x, tin}}, tout,
+            [&](const auto& p, double* o) { RowMap<OR, OC>{o} = fn(CRowMap<IR, IC>(p[0])); }, out,
+            /*parallel=*/true);
       },
-      py::arg("x"), doc);
+      py::arg("x"), py::kw_only(), py::arg("out") = py::none(), doc);
 }
 
 }  // namespace
@@ -227,6 +230,17 @@ void bind_se3(py::module_& root) {
       py::arg("T0"), py::arg("T1"), py::arg("s"),
       "interpolate(T0: (...,4,4), T1: (...,4,4), s: float | (N,)) -> (...,4,4): "
       "T0 exp(s log(T0^-1 T1)); s = 0 -> T0, s = 1 -> T1.");
+  m.def(
+      "set_batch_threads",
+      [](int n) {
+        if (n < 0) throw py::value_error("set_batch_threads: n must be >= 0 (0 = automatic), got " + std::to_string(n));
+        g_batch_threads.store(n);
+      },
+      py::arg("n"),
+      "set_batch_threads(n): maximum threads of batch calls (0 = automatic = hardware threads, "
+      "1 = single-threaded).  Results are bit-identical whatever n.");
+  m.def("get_batch_threads", []() { return g_batch_threads.load(); },
+        "get_batch_threads() -> int: the setting of set_batch_threads (0 = automatic).");
   // single-call fast paths (see namespace fast); the docstrings repeat the general ones
   fast::install<fast::F1<6, 1, 4, 4, fast::Exp>>(m, "exp", "exp(xi: (...,6)) -> (...,4,4): T = exp(hat(xi)), xi = (w, v).");
   fast::install<fast::F1<4, 4, 6, 1, fast::Log>>(m, "log", "log(T: (...,4,4)) -> (...,6): principal log, |w| <= pi.");

@@ -7,93 +7,27 @@ distance of state 3, extension of state 2); when the link dies the link_safe_sto
 robot stops (leg motor 0, base still) and stays stopped for new pulses until /atomic/reset."""
 from __future__ import annotations
 
-import json
 import math
-import select
-import socket
 
 import pytest
 from hri_pulse import emulator
 from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
-from hri_runtime.inproc import InprocContext
-from hri_runtime.node import Node
 
-STEP_S = 0.005
-
-
-class Monitor(Node):
-    def __init__(self, topics, **kw):
-        super().__init__("atomic_e2e_monitor", **kw)
-        self.states, self.diags = [], []
-        self.create_subscription("std_msgs/msg/String", topics["atomic_state"],
-                                 lambda m: self.states.append(json.loads(m.data)), qos=10000)
-        self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", self.diags.append, qos=100)
-        self.reset_pub = self.create_publisher("std_msgs/msg/Bool", topics["reset"], qos=10)
-
-    def movements(self):
-        """States entered from idle (the JSON of every atomic tick), in order."""
-        out, prev = [], 0
-        for s in self.states:
-            if s["state"] != prev and s["state"] != 0:
-                out.append(s["state"])
-            prev = s["state"]
-        return out
-
-
-class Headset:
-    """Sends an emulator plan over real loopback UDP, each datagram at its plan time on the
-    simulated clock; ``run(duration_s)`` continues where the previous call stopped."""
-
-    def __init__(self, ctx, vr, sock, plan):
-        self.ctx, self.vr, self.sock, self.plan = ctx, vr, sock, plan
-        self.t0, self.i = ctx.now_s(), 0
-
-    def run(self, duration_s):
-        ctx, dg = self.ctx, self.plan.datagrams
-        t_end = ctx.now_s() + duration_s
-        while ctx.now_s() < t_end - 1e-9:
-            sent = False
-            while self.i < len(dg) and dg[self.i].t_s <= ctx.now_s() - self.t0 + 1e-9:
-                self.sock.sendto(dg[self.i].data, ("127.0.0.1", self.vr.port))
-                sent, self.i = True, self.i + 1
-            if sent:      # loopback delivery is immediate; wait until readable before the node drains
-                select.select([self.vr.udp.sock], [], [], 0.5)
-            ctx.spin_for(STEP_S)
-            try:
-                while True:
-                    self.sock.recv(4096)   # feedback (pose/skeleton) from the node: drained, not checked
-            except BlockingIOError:
-                pass
-
-
-def send(ctx, vr, sock, plan, duration_s):
-    Headset(ctx, vr, sock, plan).run(duration_s)
+from hri_atomic_motion.e2e import Headset, build
 
 
 @pytest.fixture
 def rig():
-    from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
-    from hri_sim.tino_node import TinoSimNode
-
-    from hri_atomic_motion.nodes.atomic_node import AtomicNode
     cfg = load_robot_config("tino")
-    ctx = InprocContext(start_time_s=0.0)
-    vr = VrInterfaceNode(context=ctx, parameters={"port": 0})
-    sim = TinoSimNode(cfg=cfg, context=ctx)
-    at = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
-    mon = Monitor(cfg["atomic"]["topics"], context=ctx)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.setblocking(False)
-    yield cfg, ctx, vr, sim, at, mon, sock
-    sock.close()
-    for n in (vr, sim, at, mon):
-        n.destroy_node()
+    chain = build(cfg)
+    yield cfg, chain
+    chain.close()
 
 
 def test_vr_emulator_to_simulated_tino_one_movement_per_pulse_then_safe_stop(rig):
-    cfg, ctx, vr, sim, at, mon, sock = rig
+    cfg, chain = rig
+    ctx, vr, sim, at, mon = chain.ctx, chain.vr, chain.sim, chain.atomic, chain.watch
     a = cfg["atomic"]
     # 3 right, 3 forward, 1, 2 (leg held extended), then the headset dies at 11 s; duplicated packets
     sc = {"duration_s": 12.0,
@@ -102,7 +36,8 @@ def test_vr_emulator_to_simulated_tino_one_movement_per_pulse_then_safe_stop(rig
           "impairments": {"duplicate": 0.3, "stop_at_s": 11.0}}
     plan = emulator.plan(sc, cfg["pulse"]["emulator"], seed=5)
     assert plan.delivered_actions() == [0, 1, 2, 3]
-    hs = Headset(ctx, vr, sock, plan)
+    hs = Headset(ctx, vr, plan)
+    chain.extra.append(hs)
     hs.run(2.8)
     x0, y0, yaw_right = sim.sim.base_pose()
     assert yaw_right == pytest.approx(-a["base"]["move_angular_rad_s"] * a["base"]["move_s"], rel=0.03)
@@ -127,7 +62,9 @@ def test_vr_emulator_to_simulated_tino_one_movement_per_pulse_then_safe_stop(rig
     pose = sim.sim.base_pose()
     plan2 = emulator.plan({"duration_s": 3.0, "actions": [{"at_s": 0.5, "state": 3, "angular": -1}]},
                           cfg["pulse"]["emulator"], seed=6)
-    send(ctx, vr, sock, plan2, 3.0)
+    hs2 = Headset(ctx, vr, plan2)
+    chain.extra.append(hs2)
+    hs2.run(3.0)
     assert len(at.ctrl.started) == 4 and at.ctrl.counts["rejected_fault"] >= 1
     assert sim.sim.base_pose() == pytest.approx(pose, abs=1e-4)
     # explicit reset, then the next pulse moves the robot again (left turn)
@@ -136,7 +73,25 @@ def test_vr_emulator_to_simulated_tino_one_movement_per_pulse_then_safe_stop(rig
     assert at.ctrl.fault is None
     plan3 = emulator.plan({"duration_s": 2.5, "actions": [{"at_s": 0.2, "state": 3, "angular": -1}]},
                           cfg["pulse"]["emulator"], seed=7)
-    send(ctx, vr, sock, plan3, 2.5)
+    hs3 = Headset(ctx, vr, plan3)
+    chain.extra.append(hs3)
+    hs3.run(2.5)
     assert [(c.state, c.direction) for c in at.ctrl.started][-1] == (3, -1)
     assert sim.sim.base_pose()[2] - pose[2] == pytest.approx(
         a["base"]["move_angular_rad_s"] * a["base"]["move_s"], rel=0.03)
+
+
+def test_demo_chain_of_make_run_with_recording(tmp_path, capsys):
+    """`hri atomic demo` (chain vr, the README's `make run`): N pulses -> N movements, then the link
+    dies -> fault, robot still; the MCAP it writes is what `hri atomic plot` reads."""
+    from hri_atomic_motion import cli
+    from hri_atomic_motion.recording import read_mcap
+    cfg = load_robot_config("tino")
+    assert cli.main(["demo", "--sequence", "1,3r", "--gap-s", "2.2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "pulses 2, movements 2 [(1, 0), (3, 1)], fault link_safe_stop" in out
+    assert "motor 0 RPM, base twist 0.000 m/s" in out
+    assert (tmp_path / "timeline.png").stat().st_size > 1000
+    s = read_mcap(tmp_path / "run.mcap", cfg["atomic"]["topics"])
+    assert set(s["state"][:, 1]) == {0.0, 1.0, 3.0} and len(s["ticks"]) > 100
+    assert s["angular_rad_s"][:, 1].min() == pytest.approx(-cfg["atomic"]["base"]["move_angular_rad_s"])

@@ -14,7 +14,7 @@ from hri_atomic_motion.recording import read_mcap
 
 
 def test_demo_writes_mcap_npz_png_and_plot_reads_each(tmp_path, capsys):
-    assert cli.main(["demo", "--sequence", "1,3r", "--gap-s", "2.2", "--out", str(tmp_path)]) == 0
+    assert cli.main(["demo", "--chain", "lockstep", "--sequence", "1,3r", "--gap-s", "2.2", "--out", str(tmp_path)]) == 0
     assert "movements 2, fault None" in capsys.readouterr().out
     for name in ("run.mcap", "run.npz", "timeline.png"):
         assert (tmp_path / name).stat().st_size > 1000
@@ -67,4 +67,3 @@ def test_read_mcap_of_a_live_recording_layout(tmp_path):
     assert list(s["ticks"][:, 1]) == [10.0 * k for k in range(10)]
     assert set(s["rpm_meas"][:, 1]) == {50.0}
     assert len(s["state"]) == 9 and len(s["linear_m_s"]) == 0
-    assert cli.main(["plot", str(tmp_path / "live.mcap")]) == 0

@@ -1,5 +1,10 @@
-"""``hri atomic``: ``plot <run.mcap|run.npz|run.csv> [-o out.png]`` and ``demo`` (simulated Tino
-runs a command sequence in lockstep and writes run.mcap, run.npz and timeline.png)."""
+"""``hri atomic``: ``plot <run.mcap|run.npz|run.csv> [-o out.png]`` and ``demo``.
+
+``demo`` (default ``--chain vr``): the whole chain of launch/tino.launch.yaml in one process on the
+simulated clock – emulated headset packets over real UDP -> vr_interface_node -> atomic_node ->
+tino_sim – runs a command sequence, then the headset stops (the link monitor's safe stop latches
+a fault and the robot stops); writes run.mcap and timeline.png. ``--chain lockstep``: controller +
+MuJoCo drivers at 1 ms without nodes; writes run.mcap, run.npz and timeline.png."""
 from __future__ import annotations
 
 import argparse
@@ -39,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--gap-s", type=float, default=2.5, help="simulated seconds between commands")
     d.add_argument("--out", default="runs/atomic", help="output directory")
     d.add_argument("--robot", default="tino")
+    d.add_argument("--chain", choices=("vr", "lockstep"), default="vr",
+                   help="vr: headset UDP -> vr_interface -> atomic -> tino_sim nodes; lockstep: controller + sim only")
+    d.add_argument("--keep-link", action="store_true", help="chain vr: the headset does not stop at the end")
     a = ap.parse_args(argv)
     cfg = _cfg(a.robot)
     from .plot import load_series, plot_series
@@ -52,12 +60,14 @@ def main(argv: list[str] | None = None) -> int:
         plot_series(load_series(src, cfg["atomic"]["topics"]), out, cfg["atomic"]["leg"], title=src.name)
         print(f"wrote {out}")
         return 0
-    from .lockstep import tino_sim_runner
-    from .recording import write_mcap
-
     seq = _parse_seq(a.sequence)
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if a.chain == "vr":
+        return _demo_chain(cfg, a, seq, out_dir)
+    from .lockstep import tino_sim_runner
+    from .recording import write_mcap
+
     r = tino_sim_runner(cfg)
     r.run_for(0.2)
     for i, (s, dr) in enumerate(seq):
@@ -74,6 +84,28 @@ def main(argv: list[str] | None = None) -> int:
           f"base x {x:.3f} m y {y:.3f} m yaw {yaw:.3f} rad")
     print(f"wrote {npz}, {mcap}, {png}")
     return 0
+
+
+def _demo_chain(cfg, a, seq, out_dir: Path) -> int:
+    import logging
+
+    from .e2e import run_sequence
+    from .plot import load_series, plot_series
+
+    logging.getLogger("hri").setLevel(logging.ERROR)      # the dead link is announced below, not logged
+    print(f"chain: emulated headset -UDP-> vr_interface -> atomic -> tino_sim (simulated clock); "
+          f"sequence {a.sequence}, every {a.gap_s} s{'' if a.keep_link else ', then the headset stops'}",
+          file=sys.stderr)
+    mcap = out_dir / "run.mcap"
+    r = run_sequence(cfg, seq, a.gap_s, mcap=mcap, link_dies=not a.keep_link)
+    png = plot_series(load_series(mcap, cfg["atomic"]["topics"]), out_dir / "timeline.png", cfg["atomic"]["leg"],
+                      title=f"simulated Tino via vr_interface: {a.sequence}")
+    x, y, yaw = r["base_pose"]
+    print(f"pulses {r['pulses']}, movements {len(r['movements'])} {r['started']}, fault {r['fault']}, "
+          f"final ticks {r['leg_ticks']}, base x {x:.3f} m y {y:.3f} m yaw {yaw:.3f} rad, "
+          f"motor {r['leg_rpm_cmd']:.0f} RPM, base twist {r['base_twist'][0]:.3f} m/s {r['base_twist'][1]:.3f} rad/s")
+    print(f"wrote {mcap}, {png}")
+    return 0 if len(r["movements"]) == r["pulses"] else 1
 
 
 if __name__ == "__main__":

@@ -384,7 +384,9 @@ def deserialize(data: bytes | bytearray | memoryview, type_name: str):
         raise DecodeError(f"{t}: bad CDR encapsulation header {buf[:4].hex()} (expected 00 01 or 00 00)")
     func = md.deserialize_cdr_le if buf[1] else md.deserialize_cdr_be
     try:
-        msg, pos = func(memoryview(buf)[4:], 0, md.cls, _store)
+        # a bytes slice, not a memoryview: rosbags' string fields do bytes(view[a:b]).decode(),
+        # which is ~2x faster on bytes (String 1.5 -> 0.65 us; JointState unchanged)
+        msg, pos = func(buf[4:], 0, md.cls, _store)
     except Exception as e:
         raise DecodeError(f"{t}: malformed CDR ({type(e).__name__}: {e})") from e
     if pos + 4 + 3 < len(buf):                       # as rosbags: at most 3 padding bytes

@@ -27,7 +27,7 @@ from .params import AtomicParams
 _log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(slots=True)
 class AtomicOutput:
     leg_rpm: float
     linear_m_s: float

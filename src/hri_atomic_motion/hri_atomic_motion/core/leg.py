@@ -30,7 +30,7 @@ from .framework import Fault, PhaseTable, to_ms
 from .params import LegParams
 
 
-@dataclass
+@dataclass(slots=True)
 class LegOutput:
     rpm: float                   # scaled motor command
     rpm_unscaled: float          # before the asymmetry compensation
@@ -56,6 +56,8 @@ class LegController:
         self._last_unscaled = 0.0
         self._stall_ref_ticks: int | None = None
         self._stall_ref_ms = 0
+        self._stall_ms = to_ms(p.stall_time_s)            # precomputed: update() runs every ms
+        self._home_timeout_ms = to_ms(p.home_timeout_s)
 
     # ------------------------------------------------------------------ helpers
     def scale(self, rpm: float) -> float:
@@ -104,7 +106,7 @@ class LegController:
         if abs(self._last_unscaled) >= p.stall_min_rpm:
             if self._stall_ref_ticks is None or abs(ticks - self._stall_ref_ticks) >= p.stall_min_ticks:
                 self._stall_ref_ticks, self._stall_ref_ms = ticks, now
-            elif now - self._stall_ref_ms >= to_ms(p.stall_time_s):
+            elif now - self._stall_ref_ms >= self._stall_ms:
                 return LegOutput(0.0, 0.0, Fault.STALL,
                                  f"encoder at {ticks} for {now - self._stall_ref_ms} ms at {self._last_unscaled:.0f} RPM")
         else:
@@ -124,7 +126,7 @@ class LegController:
             self.pid.reset()
         elif self.state == 3:
             if not home_pressed:
-                if elapsed >= to_ms(p.home_timeout_s):
+                if elapsed >= self._home_timeout_ms:
                     return LegOutput(0.0, 0.0, Fault.HOME_TIMEOUT, f"home switch not closed after {elapsed} ms")
                 self.phase = "home"
                 return self._out(-p.rpm_backward)

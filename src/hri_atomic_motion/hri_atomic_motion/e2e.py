@@ -1,0 +1,156 @@
+"""The whole Tino chain in one process, deterministic: headset datagrams (``hri_pulse.emulator``
+plans, what ``hri vr-emulate`` sends) over a real loopback UDP socket -> ``vr_interface_node``
+(hri_pulse) -> ``atomic_node`` (driver ``topic``) -> ``tino_sim`` (MuJoCo), i.e. the nodes of
+``launch/tino.launch.yaml``, on ``InprocContext`` (simulated clock, ``step_s`` spins).
+
+Used by ``hri atomic demo`` (the README's ``make run``) and ``tests/atomic/test_atomic_e2e.py``.
+"""
+from __future__ import annotations
+
+import json
+import select
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from hri_runtime.inproc import InprocContext
+from hri_runtime.node import Node
+
+STEP_S = 0.005      # s, spin granularity of the driver loop (= atomic.node.period_s by default)
+
+
+class Headset:
+    """Sends an emulator plan over real loopback UDP, each datagram at its plan time on the
+    simulated clock; ``run(duration_s)`` continues where the previous call stopped. Feedback
+    datagrams from the node are drained and counted."""
+
+    def __init__(self, ctx, vr, plan, step_s: float = STEP_S):
+        self.ctx, self.vr, self.plan, self.step_s = ctx, vr, plan, step_s
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.setblocking(False)
+        self.t0, self.i, self.feedback = ctx.now_s(), 0, 0
+
+    def run(self, duration_s: float) -> None:
+        ctx, dg = self.ctx, self.plan.datagrams
+        t_end = ctx.now_s() + duration_s
+        while ctx.now_s() < t_end - 1e-9:
+            sent = False
+            while self.i < len(dg) and dg[self.i].t_s <= ctx.now_s() - self.t0 + 1e-9:
+                self.sock.sendto(dg[self.i].data, ("127.0.0.1", self.vr.port))
+                sent, self.i = True, self.i + 1
+            if sent:      # loopback delivery is immediate; wait until readable before the node drains
+                select.select([self.vr.udp.sock], [], [], 0.5)
+            ctx.spin_for(self.step_s)
+            try:
+                while True:
+                    self.sock.recv(4096)
+                    self.feedback += 1
+            except BlockingIOError:
+                pass
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class StateWatch(Node):
+    """Records atomic_state JSON and /diagnostics; optionally writes the plot topics to MCAP
+    (``hri_runtime.recording.McapWriter``, simulated time) so ``hri atomic plot`` reads it."""
+
+    def __init__(self, topics: dict, writer=None, **kw):
+        super().__init__("atomic_e2e_watch", **kw)
+        self.states, self.diags, self.writer = [], [], writer
+        self.reset_pub = self.create_publisher("std_msgs/msg/Bool", topics["reset"], qos=10)
+        self.create_subscription("std_msgs/msg/String", topics["atomic_state"], self._state, qos=10000)
+        self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", self.diags.append, qos=100)
+        if writer is not None:
+            for key, typ in (("leg_state", "sensor_msgs/msg/JointState"), ("leg_rpm", "std_msgs/msg/Float64"),
+                             ("cmd_vel", "geometry_msgs/msg/Twist")):
+                self.create_subscription(typ, topics[key], self._writer_cb(topics[key]), qos=10000)
+        self._topic_state = topics["atomic_state"]
+
+    def _writer_cb(self, topic):
+        return lambda m: self.writer.write(topic, m, t_s=self.get_clock().now_s())
+
+    def _state(self, m) -> None:
+        self.states.append(json.loads(m.data))
+        if self.writer is not None:
+            self.writer.write(self._topic_state, m, t_s=self.get_clock().now_s())
+
+    def movements(self) -> list[int]:
+        """States entered from idle, in order (one entry per executed movement)."""
+        out, prev = [], 0
+        for s in self.states:
+            if s["state"] != prev and s["state"] != 0:
+                out.append(s["state"])
+            prev = s["state"]
+        return out
+
+
+@dataclass
+class Chain:
+    cfg: dict
+    ctx: InprocContext
+    vr: Node
+    sim: Node
+    atomic: Node
+    watch: StateWatch
+    extra: list = field(default_factory=list)
+
+    def close(self) -> None:
+        for n in (self.vr, self.sim, self.atomic, self.watch):
+            n.destroy_node()
+        for x in self.extra:
+            x.close()
+
+
+def build(cfg: dict, writer=None, start_time_s: float = 0.0) -> Chain:
+    """The three nodes of launch/tino.launch.yaml + a watcher on one InprocContext. vr_interface
+    listens on an ephemeral loopback port (``chain.vr.port``)."""
+    from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
+    from hri_sim.tino_node import TinoSimNode
+
+    from hri_atomic_motion.nodes.atomic_node import AtomicNode
+
+    ctx = InprocContext(start_time_s=start_time_s)
+    vr = VrInterfaceNode(context=ctx, parameters={"port": 0, "bind_address": "127.0.0.1"})
+    sim = TinoSimNode(cfg=cfg, context=ctx)
+    at = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
+    watch = StateWatch(cfg["atomic"]["topics"], writer=writer, context=ctx)
+    return Chain(cfg, ctx, vr, sim, at, watch)
+
+
+def run_sequence(cfg: dict, sequence: list[tuple[int, int]], gap_s: float, mcap: Optional[Path] = None,
+                 link_dies: bool = True, seed: int = 0) -> dict:
+    """Pulses ``sequence`` [(state, direction)] every ``gap_s`` through the whole chain; then (when
+    ``link_dies``) the headset stops and the run continues past the link timeout. Returns a summary."""
+    from hri_pulse import emulator
+    from hri_runtime.recording import McapWriter
+
+    first_s = 0.5
+    last_s = first_s + gap_s * len(sequence)
+    stop_at = last_s if link_dies else None
+    imp = {"stop_at_s": stop_at} if link_dies else {}
+    sc = {"duration_s": last_s + 0.5, "impairments": imp,
+          "actions": [{"at_s": first_s + gap_s * i, "state": s, "angular": d} for i, (s, d) in enumerate(sequence)]}
+    plan = emulator.plan(sc, cfg["pulse"]["emulator"], seed=seed)
+    writer = McapWriter(mcap, library="hri_atomic_motion") if mcap is not None else None
+    chain = build(cfg, writer)
+    hs = Headset(chain.ctx, chain.vr, plan)
+    try:
+        hs.run(last_s)
+        if link_dies:
+            hs.run(cfg["pulse"]["health"]["disconnect_timeout_s"] + 0.5)
+        x, y, yaw = chain.sim.sim.base_pose()
+        return {"pulses": len(sequence), "movements": chain.watch.movements(),
+                "started": [(c.state, c.direction) for c in chain.atomic.ctrl.started],
+                "fault": chain.atomic.ctrl.fault.value if chain.atomic.ctrl.fault else None,
+                "leg_ticks": chain.sim.sim.leg_ticks(), "leg_rpm_cmd": chain.sim.sim.leg_rpm_cmd,
+                "base_pose": (x, y, yaw), "base_twist": chain.sim.sim.base_twist(),
+                "feedback_packets": hs.feedback, "t_s": chain.ctx.now_s()}
+    finally:
+        hs.close()
+        chain.close()
+        if writer is not None:
+            writer.close()

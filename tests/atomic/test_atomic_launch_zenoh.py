@@ -1,0 +1,102 @@
+"""`hri launch launch/tino.launch.yaml` on the real Zenoh transport (router in-process on a free
+port, three node processes) driven by `hri vr-emulate`'s sender over real UDP: two pulses give two
+movements, the dead link latches link_safe_stop and the robot stops. Wall clock: waits are bounded,
+no duration is asserted (the deterministic version is test_atomic_e2e.py)."""
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("zenoh")
+pytest.importorskip("hri_runtime.zenoh_backend")
+
+from hri_pulse import emulator  # noqa: E402
+from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.node import Node  # noqa: E402
+from hri_runtime.zenoh_backend import ZenohContext, ZenohParams  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 40.0
+
+
+def free_port(kind=socket.SOCK_STREAM) -> int:
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Watch(Node):
+    def __init__(self, T, **kw):
+        super().__init__("atomic_launch_watch", **kw)
+        self.states, self.base_cmd, self.legs, self.odom, self.rpm, self.twist = [], [], [], [], [], []
+        self.create_subscription("std_msgs/msg/String", T["atomic_state"],
+                                 lambda m: self.states.append(json.loads(m.data)), qos=10000)
+        self.create_subscription("geometry_msgs/msg/Twist", T["pulse"], self.base_cmd.append, qos=100)
+        self.create_subscription("sensor_msgs/msg/JointState", T["leg_state"], self.legs.append, qos=100)
+        self.create_subscription("nav_msgs/msg/Odometry", T["odom"], self.odom.append, qos=100)
+        self.create_subscription("std_msgs/msg/Float64", T["leg_rpm"], lambda m: self.rpm.append(m.data), qos=1000)
+        self.create_subscription("geometry_msgs/msg/Twist", T["cmd_vel"],
+                                 lambda m: self.twist.append((m.linear.x, m.angular.z)), qos=1000)
+
+    def movements(self):
+        out, prev = [], 0
+        for s in list(self.states):
+            if s["state"] != prev and s["state"] != 0:
+                out.append(s["state"])
+            prev = s["state"]
+        return out
+
+
+def wait(cond, what):
+    end = time.monotonic() + WAIT_S
+    while not cond():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_tino_launch_on_zenoh_with_the_emulator(tmp_path):
+    cfg = load_robot_config("tino")
+    T, base = cfg["atomic"]["topics"], cfg["atomic"]["base"]
+    ep, udp = f"tcp/127.0.0.1:{free_port()}", free_port(socket.SOCK_DGRAM)
+    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
+    launcher = subprocess.Popen([sys.executable, "-m", "hri_runtime.cli", "launch", str(ROOT / "launch/tino.launch.yaml"),
+                                 f"vr_port:={udp}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, cwd=ROOT)
+    ctx = None
+    try:
+        # the router is the launcher's: wait until it answers before connecting
+        from hri_runtime.zenoh_backend import router_answers
+        wait(lambda: launcher.poll() is None and router_answers(ep, 0.5), "the launcher's router")
+        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+        w = Watch(T, context=ctx)
+        ctx.spin_in_background()
+        wait(lambda: w.states and w.base_cmd and w.legs and w.odom, "atomic, vr_interface and tino_sim")
+        time.sleep(0.5)      # let atomic see a few leg states (not an assertion)
+        plan = emulator.plan({"duration_s": 5.0, "actions": [{"at_s": 0.3, "state": 3, "angular": 1},
+                                                             {"at_s": 2.6, "state": 1}],
+                              "impairments": {"duplicate": 0.2, "stop_at_s": 4.6}},
+                             cfg["pulse"]["emulator"], seed=3)
+        emulator.send_plan(plan, "127.0.0.1", udp, out=open(os.devnull, "w"))
+        wait(lambda: w.states and w.states[-1]["fault"] == "link_safe_stop", "the link_safe_stop fault")
+        assert w.movements() == [3, 1]
+        n_rpm, n_tw = len(w.rpm), len(w.twist)
+        wait(lambda: len(w.rpm) > n_rpm + 20 and len(w.twist) > n_tw + 20, "commands after the fault")
+        assert all(r == 0.0 for r in w.rpm[n_rpm:]) and all(t == (0.0, 0.0) for t in w.twist[n_tw:])
+        q = w.odom[-1].pose.pose.orientation
+        assert 2 * math.atan2(q.z, q.w) == pytest.approx(-base["move_angular_rad_s"] * base["move_s"], rel=0.1)
+        assert abs(w.odom[-1].twist.twist.linear.x) < 1e-3 and abs(w.odom[-1].twist.twist.angular.z) < 1e-3
+    finally:
+        if ctx is not None:
+            ctx.shutdown()
+            ctx.close()
+        launcher.send_signal(signal.SIGINT)
+        text, _ = launcher.communicate(timeout=WAIT_S)
+    assert launcher.returncode == 0, text
+    assert "fault latched: link_safe_stop" in text
