@@ -10,6 +10,7 @@ PIP := $(VENV)/bin/pip
 HRI := $(VENV)/bin/hri
 PKGS := $(sort $(wildcard src/*/setup.py))
 RUN_ARGS ?=
+BENCHES := $(sort $(wildcard bench/*/run.py)) bench/teleop/bench_latency.py bench/console/stop_latency.py
 
 .PHONY: all run test venv core colcon bench clean help
 
@@ -61,7 +62,7 @@ colcon: venv
 
 bench: venv
 	$(PIP) install -q -r requirements-bench.txt
-	@for b in bench/*/run.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) build install log
