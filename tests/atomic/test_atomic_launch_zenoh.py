@@ -83,7 +83,8 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path):
                                                              {"at_s": 2.6, "state": 1}],
                               "impairments": {"duplicate": 0.2, "stop_at_s": 4.6}},
                              cfg["pulse"]["emulator"], seed=3)
-        emulator.send_plan(plan, "127.0.0.1", udp, out=open(os.devnull, "w"))
+        with open(os.devnull, "w") as devnull:
+            emulator.send_plan(plan, "127.0.0.1", udp, out=devnull)
         wait(lambda: w.states and w.states[-1]["fault"] == "link_safe_stop", "the link_safe_stop fault")
         assert w.movements() == [3, 1]
         n_rpm, n_tw = len(w.rpm), len(w.twist)

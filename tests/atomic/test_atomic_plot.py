@@ -39,6 +39,8 @@ def test_plot_csv_and_missing_file(tmp_path):
     csv = tl.save(tmp_path / "run.csv")
     assert cli.main(["plot", str(csv)]) == 0 and (tmp_path / "run.png").is_file()
     assert cli.main(["plot", str(tmp_path / "nope.mcap")]) == 2
+    for bad in ("x", "5", "1,,2", "3q"):
+        assert cli.main(["demo", "--sequence", bad, "--out", str(tmp_path / "bad")]) == 2
 
 
 def test_hri_dispatches_atomic():

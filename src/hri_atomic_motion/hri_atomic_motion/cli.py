@@ -60,7 +60,14 @@ def main(argv: list[str] | None = None) -> int:
         plot_series(load_series(src, cfg["atomic"]["topics"]), out, cfg["atomic"]["leg"], title=src.name)
         print(f"wrote {out}")
         return 0
-    seq = _parse_seq(a.sequence)
+    try:
+        seq = _parse_seq(a.sequence)
+    except ValueError:
+        seq = []
+    if not seq or any(not 0 <= st <= 3 for st, _ in seq):
+        print(f"hri atomic demo: --sequence {a.sequence!r}: expected states 0-3 with an optional r/l, "
+              f"comma separated (e.g. 1,2,3r)", file=sys.stderr)
+        return 2
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     if a.chain == "vr":
