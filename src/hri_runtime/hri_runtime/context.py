@@ -517,7 +517,9 @@ class ThreadedContext(Context):
     def shutdown(self) -> None:
         super().shutdown()
         self._notify()
-        if self._bg is not None and self._bg.is_alive() and threading.get_ident() != self._bg.ident:
+        me = threading.get_ident()
+        if (self._bg is not None and self._bg.is_alive() and me != self._bg.ident
+                and self.executor.callback_thread != me):     # not from a (inline) callback
             self._bg.join(timeout=2.0)
 
     def wait_future(self, future, timeout_s: Optional[float]) -> bool:

@@ -9,7 +9,9 @@ settling; a step that does not settle counts ``unsettled_penalty_s``), divergenc
 ``divergence_cost``. The optimiser evaluates every heuristic's gains, starts from the best and
 refines with Nelder–Mead in log-gain space
 ``x = (ln Kp, ln(Ki + εi), ln(Kd + εd))`` (εi = Kp/Tu·eps_fraction, εd = Kp·Tu·eps_fraction keep
-a zero gain reachable), within a budget of simulated trials (heuristics included).
+a zero gain reachable), within a budget of simulated trials (heuristics included). With
+``starts`` > 1 Nelder–Mead runs from each of the best ``starts`` heuristics, the remaining budget
+split between them (bench/pid compares 1 and 2).
 """
 from __future__ import annotations
 
