@@ -110,8 +110,8 @@ def compute_rows(cfg, calls: int, naive_calls: int):
     lie = LieAdmittance(a)
     lie.reset(np.full(6, 0.01), np.full(6, 0.01))
     cart = CartesianAdmittance(a)
-    ctrl_imp = InteractionController(p, T_ref, sim.n)
-    ctrl_adm = InteractionController(p, T_ref, sim.n)
+    ctrl_imp = InteractionController(p, T_ref, sim.n, backend="python")
+    ctrl_adm = InteractionController(p, T_ref, sim.n, backend="python")
     ctrl_adm.request_mode("admittance", st)
     ctrl_adm.set_wrench(F)
     naive_state = [np.full(6, 0.01), np.full(6, 0.01)]
@@ -132,9 +132,9 @@ def compute_rows(cfg, calls: int, naive_calls: int):
         ("Cartesian impedance torque", per_call_us(
             lambda: cartesian_impedance_torque(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), calls), None),
         ("Cartesian admittance step", per_call_us(lambda: cart.step(F, dt), calls), None),
-        ("full tick, impedance mode (gates, flags)", per_call_us(lambda: ctrl_imp.tick(st, dt), calls),
+        ("full tick (Python path, no safety checker), impedance mode (gates, flags)", per_call_us(lambda: ctrl_imp.tick(st, dt), calls),
          per_call_us(lambda: naive_impedance(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), naive_calls)),
-        ("full tick, admittance mode (+ filter, bounds)", per_call_us(lambda: ctrl_adm.tick(st, dt), calls),
+        ("full tick (Python path, no safety checker), admittance mode (+ filter, bounds)", per_call_us(lambda: ctrl_adm.tick(st, dt), calls),
          per_call_us(naive_tick_adm, naive_calls)),
         ("MuJoCo state read (FK, J_b, g, c)", per_call_us(sim.state, calls), None),
     ]

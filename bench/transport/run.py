@@ -13,6 +13,8 @@ both Zenoh clients of the router, so no GIL is shared between the two ends.
          pong node re-publishes the message object it received (deserialize + serialize).
 * ours-raw: the same Node layer with ``raw=True`` subscriptions (CDR bytes delivered, as rclpy
          offers) and ``publish(bytes)``: our transport layer without the CDR codec.
+* ours-queued: ours with ``runtime.zenoh.inline_callbacks: false`` (every callback handed over
+         to the executor thread: session 1's behaviour).
 * raw:   plain zenoh publishers/subscribers putting the same CDR bytes, no attachment, the echo
          is done in zenoh's callback thread (the baseline "without our layer").
 * raw+hop: raw, but every received sample is handed to one worker thread first (what any
@@ -58,7 +60,7 @@ PING, PONG, STREAM, COUNT = "/bench/ping", "/bench/pong", "/bench/stream", "/ben
 RAW_VARIANTS = {"raw-direct": {"BENCH_RAW_DIRECT": "1"}, "raw-ts": {"BENCH_RAW_TS": "1"},
                 "raw-att": {"BENCH_RAW_ATT": "1"},
                 "raw-wire": {"BENCH_RAW_DIRECT": "1", "BENCH_RAW_TS": "1", "BENCH_RAW_ATT": "1"}}
-KINDS = ["raw", "raw+hop", "ours", "ours-raw", *RAW_VARIANTS]
+KINDS = ["raw", "raw+hop", "ours", "ours-queued", "ours-raw", *RAW_VARIANTS]
 MESSAGES = {"64B String": "std_msgs/msg/String", "JointState (7)": "sensor_msgs/msg/JointState"}
 
 
@@ -102,8 +104,8 @@ QOS = QoSProfile(depth=1000)   # no keep-last drops in the executor queue for bu
 
 
 # ------------------------------------------------------------------------------ pong side
-def pong_ours(endpoint: str, type_name: str, raw: bool = False) -> None:
-    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint]))
+def pong_ours(endpoint: str, type_name: str, raw: bool = False, inline: bool = True) -> None:
+    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint], inline_callbacks=inline))
     node = Node("bench_pong", context=ctx)
     pub = node.create_publisher(type_name, PONG, qos=QOS)
     cpub = node.create_publisher("std_msgs/msg/UInt64", COUNT, qos=QOS)
@@ -189,8 +191,9 @@ class _Chain:
 
 
 class OursPing(_Chain):
-    def __init__(self, endpoint, type_name, raw: bool = False):
-        self.ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint]))
+    def __init__(self, endpoint, type_name, raw: bool = False, inline: bool = True):
+        self.ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint],
+                                                             inline_callbacks=inline))
         self.node = Node("bench_ping", context=self.ctx)
         self.type_name = type_name
         self.msg = make_msg(type_name)
@@ -294,7 +297,7 @@ def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
     try:
         assert child.stdout.readline().strip() == "ready", "pong side did not start"
         if kind.startswith("ours"):
-            ping = OursPing(endpoint, type_name, raw=kind == "ours-raw")
+            ping = OursPing(endpoint, type_name, raw=kind == "ours-raw", inline=kind != "ours-queued")
         else:
             ping = RawPing(endpoint, type_name, kind == "raw+hop")
         end = time.monotonic() + 10.0
@@ -400,7 +403,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions (medians of ratios)")
     ap.add_argument("--kinds", default="raw,raw+hop,ours,ours-raw",
-                    help="comma list of raw, raw+hop, ours, ours-raw, raw-direct, raw-ts, raw-att, "
+                    help="comma list of raw, raw+hop, ours, ours-queued, ours-raw, raw-direct, raw-ts, raw-att, "
                          "raw-wire (raw is always included)")
     ap.add_argument("--no-inproc", action="store_true")
     ap.add_argument("--pong", choices=KINDS, help=argparse.SUPPRESS)
@@ -409,7 +412,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.pong:
         if args.pong.startswith("ours"):
-            pong_ours(args.endpoint, args.type, raw=args.pong == "ours-raw")
+            pong_ours(args.endpoint, args.type, raw=args.pong == "ours-raw", inline=args.pong != "ours-queued")
         else:
             pong_raw(args.endpoint, args.type, hop=args.pong == "raw+hop")
         return 0

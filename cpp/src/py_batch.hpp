@@ -169,7 +169,10 @@ py::array map_n(const char* name, const std::array<Arg, N>& args, const std::vec
     }
     result = py::reinterpret_borrow<py::array>(out);
   }
-  auto run = [&](ssize b0, ssize b1) {
+  // flatten: inline the whole per-element kernel (e.g. se3::exp, se3::log) into this loop.  Left
+  // to itself GCC calls them out of line and reloads the returned matrix with wider loads than
+  // it was stored with (store-forwarding stalls); see docs/benchmarks.md "Core".
+  auto run = [&](ssize b0, ssize b1) __attribute__((flatten)) {
     std::array<const double*, N> p;
     for (size_t i = 0; i < N; ++i) p[i] = ptr[i] + step[i] * b0;
     double* o = obase + out_inner * b0;

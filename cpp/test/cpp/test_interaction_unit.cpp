@@ -1,0 +1,150 @@
+// C++ unit test of hri_core::interaction::InteractionTick (owner: hri_interaction):
+// every law x filter x mode runs 2000 gated ticks with the SafetyChecker and the torque clip,
+// with ZERO heap allocations inside the tick loop (counted by a replaced operator new), finite
+// torques, a NaN state held (HOLD | STATE_INVALID, last torque), and a workspace violation that
+// freezes (SAFETY_FREEZE, admittance velocity zeroed).  Prints "N failures, M heap allocations".
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <new>
+
+#include "hri_core/interaction.hpp"
+
+static long g_allocs = 0;
+void* operator new(std::size_t n) {
+  ++g_allocs;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+  ++g_allocs;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace I = hri_core::interaction;
+namespace S = hri_core::safety;
+using namespace hri_core::se3;
+
+static int g_fail = 0;
+#define CHECK(c)                                                   \
+  do {                                                             \
+    if (!(c)) {                                                    \
+      ++g_fail;                                                    \
+      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);     \
+    }                                                              \
+  } while (0)
+
+static S::SafetyLimits limits(int n, double ws_z_max) {
+  S::SafetyLimits L;
+  L.n = n;
+  for (int j = 0; j < n; ++j) {
+    L.q_min[j] = -3;
+    L.q_max[j] = 3;
+    L.v_max[j] = 2;
+    L.a_max[j] = 10;
+    L.tau_max[j] = 80;
+    L.tau_rate_max[j] = 1000;
+  }
+  for (int k = 0; k < 3; ++k) {
+    L.workspace_min[k] = -1;
+    L.workspace_max[k] = 1;
+  }
+  L.workspace_max[2] = ws_z_max;
+  L.ee_speed_max = 1.0;
+  L.stale_after_s = 0.1;
+  return L;
+}
+
+static I::TickParams params(int law, int filter) {
+  I::TickParams p;
+  p.n = 7;
+  p.law = law;
+  p.filter = filter;
+  p.K = Vec6(60, 60, 60, 1200, 1200, 1200).asDiagonal();
+  p.D = Vec6(4, 4, 4, 100, 100, 100).asDiagonal();
+  p.M_adm = Vec6(0.5, 0.5, 0.5, 4, 4, 4).asDiagonal();
+  p.D_adm = Vec6(6, 6, 6, 160, 160, 160).asDiagonal();
+  p.K_adm = Vec6(50, 50, 50, 2500, 2500, 2500).asDiagonal();
+  p.compliant_axes << 0, 0, 0, 1, 1, 1;
+  p.wave_damping << 2, 2, 2, 60, 60, 60;
+  p.energy_floor_j = 1e-4;
+  p.has_torque_max = true;
+  p.torque_max_nm = I::VecN::Constant(7, 50.0);
+  return p;
+}
+
+int main() {
+  I::VecN q = I::VecN::Constant(7, 0.1), dq = I::VecN::Constant(7, 0.01);
+  I::VecN g = I::VecN::LinSpaced(7, -3, 3), c = I::VecN::Constant(7, 0.01);
+  I::MatJ Jb(6, 7);
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 7; ++j) Jb(i, j) = std::sin(1.0 + i * 7 + j);
+  Vec6 xi0;
+  xi0 << 0.1, -0.2, 0.3, 0.3, 0.1, 0.4;
+  const Mat4 T = exp(xi0);
+  Vec6 Vb = Vec6::Constant(0.01);
+  Vec6 F;
+  F << 0.2, -0.1, 0.05, 3.0, -2.0, 5.0;
+  const double dt = 1e-3;
+  long allocs_in_ticks = 0;
+  for (int law = 0; law < 2; ++law) {
+    for (int filter = 0; filter < 4; ++filter) {
+      for (int mode = 0; mode < 3; ++mode) {
+        S::SafetyChecker chk(limits(7, 1.0));
+        Mat4 Td = T;
+        Td(0, 3) += 0.003;
+        I::InteractionTick tick(params(law, filter), Td, &chk);
+        tick.set_mode(mode, 0.1);
+        tick.set_wrench(F, true);
+        Mat4 Tt = Td;
+        Tt(1, 3) += 0.01;
+        tick.set_target(Tt);
+        tick.set_gains(Mat6(Vec6(90, 90, 90, 2000, 2000, 2000).asDiagonal()),
+                       Mat6(Vec6(5, 5, 5, 150, 150, 150).asDiagonal()), 0.2);
+        I::TickInput in{&q, &dq, &T, &Vb, &Jb, &g, &c};
+        I::TickOutput out;
+        out.tau = I::VecN::Zero(7);
+        const long a0 = g_allocs;
+        bool finite = true;
+        for (int k = 0; k < 2000; ++k) {
+          tick.tick(in, dt, out);
+          finite = finite && out.tau.allFinite() && out.tau.size() == 7;
+        }
+        allocs_in_ticks += g_allocs - a0;
+        CHECK(finite);
+        CHECK(tick.time_s() > 1.99 && tick.time_s() < 2.01);
+        if (mode != 0) CHECK(!tick.lam().isZero(0.0));
+        // a NaN state holds the last torque
+        const I::VecN last = tick.last_tau();
+        I::VecN qn = q;
+        qn(2) = std::numeric_limits<double>::quiet_NaN();
+        I::TickInput bad{&qn, &dq, &T, &Vb, &Jb, &g, &c};
+        tick.tick(bad, dt, out);
+        CHECK(out.flags == (I::HOLD | I::STATE_INVALID));
+        CHECK(out.tau == last);
+      }
+    }
+  }
+  // the workspace box below the EE: the gate flags it and freezes (admittance velocity zeroed)
+  {
+    S::SafetyChecker chk(limits(7, T(2, 3) - 0.01));
+    I::InteractionTick tick(params(0, 0), T, &chk);
+    tick.set_mode(I::MODE_ADMITTANCE, -1.0);
+    tick.set_wrench(F, true);
+    I::TickInput in{&q, &dq, &T, &Vb, &Jb, &g, &c};
+    I::TickOutput out;
+    tick.tick(in, dt, out);
+    CHECK(out.safety_flags & S::WORKSPACE);
+    CHECK(out.flags & I::SAFETY_FREEZE);
+    CHECK(tick.frozen() && tick.lam_dot().isZero(0.0));
+    tick.tick(in, dt, out);
+    CHECK(out.flags & I::FROZEN);
+  }
+  std::printf("%d failures, %ld heap allocations in 48000 gated ticks\n", g_fail, allocs_in_ticks);
+  return (g_fail == 0 && allocs_in_ticks == 0) ? 0 : 1;
+}
