@@ -1,6 +1,6 @@
 """hri_core benchmark: ours vs Pinocchio (pin), spatialmath-python, scipy, numpy, MuJoCo – one run.
 
-    .venv/bin/python bench/core/run.py [--quick]
+    .venv/bin/python bench/core/run.py [--quick] [--only batch]
 
 Prints per-call times and ratios (reference / ours; > 1 means hri_core is faster).  Also builds
 and runs bench/core/bench_core.cpp for the C++-side figures (g++ -O3 -march=x86-64-v2).
@@ -148,7 +148,7 @@ def bench_batch(quick: bool) -> None:
     are interleaved round-robin in each repetition (the machine is shared and noisy) and the
     median per case is reported."""
     N = 200_000 if quick else 1_000_000
-    reps = 3 if quick else 7
+    reps = 3 if quick else 11
     print(f"== batch of {N:,} twists (median of {reps} interleaved rounds; "
           f"hardware threads {os.cpu_count()})")
     rng = np.random.default_rng(1)
@@ -309,9 +309,15 @@ def summary() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=["single", "batch", "kinematics", "safety", "cpp"],
+                    help="run one section only")
     a = ap.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    if a.only:
+        {"single": bench_single, "batch": bench_batch, "kinematics": bench_kinematics,
+         "safety": bench_safety, "cpp": lambda quick: bench_cpp()}[a.only](a.quick)
+        return
     bench_single(a.quick)
     bench_batch(a.quick)
     bench_kinematics(a.quick)

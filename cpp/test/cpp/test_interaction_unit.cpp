@@ -83,7 +83,7 @@ int main() {
   I::VecN g = I::VecN::LinSpaced(7, -3, 3), c = I::VecN::Constant(7, 0.01);
   I::MatJ Jb(6, 7);
   for (int i = 0; i < 6; ++i)
-    for (int j = 0; j < 7; ++j) Jb(i, j) = std::sin(1.0 + i * 7 + j);
+    for (int j = 0; j < 7; ++j) Jb(i, j) = (i == j ? 1.0 : 0.0) + 0.3 * std::sin(1.0 + 1.7 * i * i + 0.9 * j + 0.31 * i * j * j);
   Vec6 xi0;
   xi0 << 0.1, -0.2, 0.3, 0.3, 0.1, 0.4;
   const Mat4 T = exp(xi0);
