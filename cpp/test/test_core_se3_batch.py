@@ -4,7 +4,7 @@ Behaviour only (no timing; throughput is in bench/core/run.py):
 - `out=` gives bit-identical values to the allocating call, returns the very buffer passed, and
   rejects a wrong type, dtype, shape, layout, read-only buffer or partial overlap with a clear
   message (TypeError / ValueError), leaving the buffer untouched on rejection;
-- any thread count gives bit-identical results (threads split the batch into contiguous chunks);
+- any thread count gives bit-identical results (threads take 4096-element blocks of the batch);
 - a C-contiguous float64 input is read in place (no copy); other inputs are converted.
 """
 from __future__ import annotations
@@ -146,8 +146,8 @@ def test_threaded_split_is_bit_identical_to_single_thread(fn, make, threads_rest
         np.testing.assert_array_equal(out, ref)
     se3.set_batch_threads(0)
     np.testing.assert_array_equal(fn(x), ref)
-    # the chunk edges are covered: each element equals its own single call
-    for i in (0, N_SPLIT // 4, N_SPLIT // 2 - 1, N_SPLIT // 2, N_SPLIT - 1):
+    # block edges (4096 elements per block) and the tail: each element equals its own single call
+    for i in (0, 4095, 4096, 8191, N_SPLIT // 2, N_SPLIT - 1):
         np.testing.assert_array_equal(ref[i], fn(x[i]))
 
 
