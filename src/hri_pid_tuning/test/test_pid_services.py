@@ -213,17 +213,22 @@ def test_mirroring():
     assert st.local["r_elbow"] == PIDGains(5.0, 1.0, 0.2)
 
 
-@pytest.mark.parametrize("starts", [1, 2])
-def test_optimiser_beats_start_within_budget_and_is_near_grid(starts):
+@pytest.mark.parametrize("budget,starts,first_phase,restart_xatol",
+                         [(60, 1, 0, 0.0), (72, 2, 0, 0.0), (72, 2, 8, 0.0), (72, 1, 0, 0.1), (72, 2, 8, 0.1)])
+def test_optimiser_beats_start_within_budget_and_is_near_grid(budget, starts, first_phase, restart_xatol):
     plant = LinearPlant([1.0], [1.0, 3.0, 3.0, 1.0], dt_s=2e-2, effort_max=50.0)
     motion = StepTestMotion("x", step_deg=45.0, pause_s=1.0, hold_s=15.0)
-    p = OptimiserParams(budget_trials=60, starts=starts)     # config's budget; one or two Nelder–Mead starts
+    # one start; two with the budget split; two with a short first phase (the config's default);
+    # restarts of a converged simplex
+    p = OptimiserParams(budget_trials=budget, starts=starts, first_phase_trials=first_phase,
+                        restart_xatol_log=restart_xatol, restart_fatol=1e-2)
     cf = JointCostFunction(plant, motion, 0.0, p)
     hp = HeuristicsParams.from_config(load_robot_config("fr3")["pid_tuning"]["heuristics"])
     from hri_pid_tuning.core.heuristics import compute_all
     heur = compute_all(8.0, 2 * math.pi / math.sqrt(3), hp)
     res = optimise(cf, heur, 2 * math.pi / math.sqrt(3))
-    assert res.trials <= 60 == len(cf.trials)
+    assert res.trials <= budget and res.trials == len(cf.trials)
+    assert res.trials >= budget - 4            # the budget is used (a run needs more than 4 trials left)
     assert res.cost <= res.start_cost and res.cost <= min(res.heuristic_costs.values())
     assert res.cost < 0.9 * res.start_cost
     # a (coarse) grid does not find anything much better

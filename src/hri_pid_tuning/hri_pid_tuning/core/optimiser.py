@@ -10,8 +10,10 @@ settling; a step that does not settle counts ``unsettled_penalty_s``), divergenc
 refines with Nelder–Mead in log-gain space
 ``x = (ln Kp, ln(Ki + εi), ln(Kd + εd))`` (εi = Kp/Tu·eps_fraction, εd = Kp·Tu·eps_fraction keep
 a zero gain reachable), within a budget of simulated trials (heuristics included). With
-``starts`` > 1 Nelder–Mead runs from each of the best ``starts`` heuristics, the remaining budget
-split between them (bench/pid compares 1 and 2).
+``starts`` > 1 Nelder–Mead first runs ``first_phase_trials`` from each of the best ``starts``
+heuristics, then the start that reached the lowest cost gets the rest of the budget
+(``first_phase_trials`` = 0: the budget split evenly). Optionally (``restart_xatol_log`` > 0) a
+converged simplex restarts at its best point. bench/pid compares the variants.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from .plant import JointPlant, simulate_closed_loop
 class OptimiserParams:
     """``from_config`` reads ``pid_tuning.optimiser``."""
 
-    budget_trials: int = 60
+    budget_trials: int = 72
     w_itae: float = 1.0
     w_overshoot: float = 0.05
     w_settling: float = 1.0
@@ -42,7 +44,10 @@ class OptimiserParams:
     divergence_deg: float = 120.0
     initial_step_log: float = 0.5
     eps_fraction: float = 0.01
-    starts: int = 1                  # Nelder–Mead runs from the best ``starts`` heuristics (budget split)
+    starts: int = 2                  # Nelder–Mead runs from the best ``starts`` heuristics
+    first_phase_trials: int = 8      # > 0 and starts > 1: each start gets this many, the best start the rest
+    restart_xatol_log: float = 0.0   # > 0: restart with a fresh simplex at the best point once converged
+    restart_fatol: float = 1.0e-4    # cost spread of the simplex that counts as converged
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "OptimiserParams":
@@ -114,8 +119,14 @@ class OptimiserResult:
 
 def optimise(cost_fn: JointCostFunction, heuristics: Mapping[str, PIDGains], tu_s: float,
              progress: Callable[[float], None] | None = None) -> OptimiserResult:
-    """Every heuristic, then Nelder–Mead from each of the ``starts`` best (the remaining budget split
-    between them), within ``budget_trials`` simulations in total; the best gains found win."""
+    """Every heuristic, then Nelder–Mead within ``budget_trials`` simulations in total (heuristics
+    included); the best gains found win.
+
+    ``starts`` = 1: one run from the best heuristic. ``starts`` = N > 1 and ``first_phase_trials``
+    = 0: runs from the N best heuristics, the remaining budget split evenly. ``first_phase_trials``
+    = m > 0: a short first phase of m trials from each of the N best heuristics, then the start whose
+    phase reached the lowest cost gets the rest of the budget (a fresh simplex at its best point).
+    """
     p = cost_fn.p
     budget = p.budget_trials
     costs = {}
@@ -128,49 +139,78 @@ def optimise(cost_fn: JointCostFunction, heuristics: Mapping[str, PIDGains], tu_
     best = {"cost": costs[start_name], "gains": heuristics[start_name]}
     history = [best["cost"]]
     n_starts = max(1, min(p.starts, len(ranked)))
-    for k in range(n_starts):
-        remaining = budget - len(cost_fn.trials)
-        share = remaining // (n_starts - k)
-        if share <= 4:
-            break
-        _nelder_mead(cost_fn, heuristics[ranked[k]], tu_s, len(cost_fn.trials) + share, best, history, progress)
+    if n_starts > 1 and p.first_phase_trials > 0:
+        phase = []
+        for k in range(n_starts):
+            if budget - len(cost_fn.trials) <= 4:
+                break
+            local = {"cost": costs[ranked[k]], "gains": heuristics[ranked[k]]}
+            stop = min(budget, len(cost_fn.trials) + p.first_phase_trials)
+            _nelder_mead(cost_fn, local["gains"], tu_s, stop, best, history, progress, local)
+            phase.append(local)
+        if phase and budget - len(cost_fn.trials) > 4:
+            winner = min(phase, key=lambda d: d["cost"])
+            _nelder_mead(cost_fn, winner["gains"], tu_s, budget, best, history, progress, winner)
+    else:
+        for k in range(n_starts):
+            remaining = budget - len(cost_fn.trials)
+            share = remaining // (n_starts - k)
+            if share <= 4:
+                break
+            _nelder_mead(cost_fn, heuristics[ranked[k]], tu_s, len(cost_fn.trials) + share, best, history,
+                         progress)
     return OptimiserResult(best["gains"], best["cost"], start_name, costs[start_name], costs,
                            len(cost_fn.trials), history)
 
 
 def _nelder_mead(cost_fn: JointCostFunction, start: PIDGains, tu_s: float, stop_at: int, best: dict,
-                 history: list, progress) -> None:
-    """Nelder–Mead in x = (ln Kp, ln(Ki + εi), ln(Kd + εd)) from ``start`` until ``stop_at`` trials."""
+                 history: list, progress, local: dict | None = None) -> None:
+    """Nelder–Mead in x = (ln Kp, ln(Ki + εi), ln(Kd + εd)) from ``start`` until ``stop_at`` trials.
+
+    ``best`` is the overall best, ``local`` (optional) the best of this run. With
+    ``restart_xatol_log`` > 0 a run that converges (simplex within ``restart_xatol_log`` in ln-gain
+    and ``restart_fatol`` in cost) before ``stop_at`` restarts with a fresh simplex at its best point.
+    """
     p = cost_fn.p
     budget = p.budget_trials
-    eps_i = max(start.kp / tu_s * p.eps_fraction, 1e-9)
-    eps_d = max(start.kp * tu_s * p.eps_fraction, 1e-9)
-    x0 = np.log([max(start.kp, 1e-9), start.ki + eps_i, start.kd + eps_d])
+    local = {"cost": math.inf, "gains": start} if local is None else local
 
-    def to_gains(x):
-        kp, ki, kd = np.exp(x)
-        return PIDGains(float(kp), float(max(ki - eps_i, 0.0)), float(max(kd - eps_d, 0.0)))
+    while stop_at - len(cost_fn.trials) > 4:
+        start = local["gains"]
+        eps_i = max(start.kp / tu_s * p.eps_fraction, 1e-9)
+        eps_d = max(start.kp * tu_s * p.eps_fraction, 1e-9)
+        x0 = np.log([max(start.kp, 1e-9), start.ki + eps_i, start.kd + eps_d])
 
-    def f(x):
-        if len(cost_fn.trials) >= stop_at:
-            return best["cost"] + 1.0
-        g = to_gains(x)
-        c = cost_fn(g, "optimiser")
-        if c < best["cost"]:
-            best.update(cost=c, gains=g)
-        history.append(best["cost"])
-        if progress:
-            progress(len(cost_fn.trials) / budget)
-        return c
+        def to_gains(x, eps_i=eps_i, eps_d=eps_d):
+            kp, ki, kd = np.exp(x)
+            return PIDGains(float(kp), float(max(ki - eps_i, 0.0)), float(max(kd - eps_d, 0.0)))
 
-    s = p.initial_step_log
-    # the initial simplex also tries to switch an absent I or D term on (to ~its ZN size)
-    dx_i = s if start.ki > 0 else math.log(1.0 / p.eps_fraction) * 0.5
-    dx_d = s if start.kd > 0 else math.log(1.0 / p.eps_fraction) * 0.5
-    simplex = np.array([x0, x0 + [s, 0, 0], x0 + [0, dx_i, 0], x0 + [0, 0, dx_d]])
-    minimize(f, x0, method="Nelder-Mead",
-             options={"maxfev": stop_at - len(cost_fn.trials), "initial_simplex": simplex,
-                      "xatol": 1e-3, "fatol": 1e-4})
+        def f(x, to_gains=to_gains):
+            if len(cost_fn.trials) >= stop_at:
+                return best["cost"] + 1.0
+            g = to_gains(x)
+            c = cost_fn(g, "optimiser")
+            if c < best["cost"]:
+                best.update(cost=c, gains=g)
+            if c < local["cost"]:
+                local.update(cost=c, gains=g)
+            history.append(best["cost"])
+            if progress:
+                progress(len(cost_fn.trials) / budget)
+            return c
+
+        s = p.initial_step_log
+        # the initial simplex also tries to switch an absent I or D term on (to ~its ZN size)
+        dx_i = s if start.ki > 0 else math.log(1.0 / p.eps_fraction) * 0.5
+        dx_d = s if start.kd > 0 else math.log(1.0 / p.eps_fraction) * 0.5
+        simplex = np.array([x0, x0 + [s, 0, 0], x0 + [0, dx_i, 0], x0 + [0, 0, dx_d]])
+        restart = p.restart_xatol_log > 0
+        minimize(f, x0, method="Nelder-Mead",
+                 options={"maxfev": stop_at - len(cost_fn.trials), "initial_simplex": simplex,
+                          "xatol": p.restart_xatol_log if restart else 1e-3,
+                          "fatol": p.restart_fatol if restart else 1e-4})
+        if not restart:
+            break
 
 
 def grid_search(cost_fn: JointCostFunction, ku: float, tu_s: float, kp_factors, ki_factors, kd_factors,
