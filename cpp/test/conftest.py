@@ -1,0 +1,57 @@
+"""Shared by the C++ unit-test runners: build a test program from cpp/test/cpp/ with g++
+directly (no test framework), cached under build/cpp_tests/ by the hash of its sources."""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CPP = Path(__file__).resolve().parents[1]
+REPO = CPP.parent
+TEST_SRC = CPP / "test" / "cpp"
+
+
+def eigen_include() -> Path:
+    for root in map(Path, sys.path):
+        p = root / "cmeel.prefix" / "include" / "eigen3"
+        if (p / "Eigen" / "Core").is_file():
+            return p
+    p = Path("/usr/include/eigen3")
+    if (p / "Eigen" / "Core").is_file():
+        return p
+    pytest.skip("Eigen headers not found (pip install cmeel-eigen)")
+
+
+def build_cpp_test(name: str, extra_flags: tuple[str, ...] = ()) -> Path:
+    """Compile cpp/test/cpp/<name>.cpp (rebuilt only when it, a test header or an hri_core
+    header changed; older binaries of the same test are removed) and return the executable."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    src = TEST_SRC / f"{name}.cpp"
+    files = [src, *sorted(TEST_SRC.glob("*.hpp")), *sorted((CPP / "include" / "hri_core").glob("*.hpp"))]
+    h = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
+    out_dir = REPO / "build" / "cpp_tests"
+    exe = out_dir / f"{name}_{h}"
+    if not exe.exists():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tmp = exe.with_suffix(".tmp")
+        cmd = [cxx, "-std=c++17", "-O2", "-march=x86-64-v2", "-Wall", "-Werror", *extra_flags,
+               f"-I{CPP / 'include'}", f"-I{eigen_include()}", str(src), "-o", str(tmp)]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr[-4000:]
+        tmp.rename(exe)
+        for old in out_dir.glob(f"{name}_*"):   # binaries of older sources
+            if old != exe:
+                old.unlink(missing_ok=True)
+    return exe
+
+
+@pytest.fixture(scope="session")
+def cpp_test_binary():
+    """``cpp_test_binary(name, extra_flags=())`` -> path of the built test executable."""
+    return build_cpp_test
