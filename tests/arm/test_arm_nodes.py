@@ -10,11 +10,12 @@ import pytest
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
 from hri_arm_teleop.core import vr_packet as vp  # noqa: E402
-from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode, pose_from_msg, pose_stamped  # noqa: E402
+from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode  # noqa: E402
 from hri_arm_teleop.nodes.keyboard_node import KeyboardTeleopNode  # noqa: E402
 
 
@@ -35,14 +36,14 @@ def test_ee_command_moves_the_arm_then_stale_goes_to_hold():
     probe = Probe(context=ctx)
     ctx.spin_for(0.1)
     assert probe.ee and probe.js
-    T0 = pose_from_msg(probe.ee[-1])
+    T0 = matrix_from_pose(probe.ee[-1])
     T1 = T0.copy()
     T1[2, 3] += 0.03
     for _ in range(10):  # 1 s of 10 Hz commands
-        probe.cmd.publish(pose_stamped(T1, node.get_clock().now_s(), "fr3_base"))
+        probe.cmd.publish(pose_stamped_from_matrix(T1, node.get_clock().now_s(), "fr3_base"))
         ctx.spin_for(0.1)
     ctx.spin_for(0.5)
-    assert pose_from_msg(probe.ee[-1])[2, 3] == pytest.approx(T1[2, 3], abs=0.002)
+    assert matrix_from_pose(probe.ee[-1])[2, 3] == pytest.approx(T1[2, 3], abs=0.002)
     assert probe.modes[:2] == ["HOLD", "TRACK"]  # HOLD until the first command
     ctx.spin_for(1.5)  # no command for > 1.0 s + horizon
     assert probe.modes[-1] == "HOLD"
@@ -55,13 +56,13 @@ def test_vr_packets_over_udp_drive_the_clutch():
     probe = Probe(context=ctx)
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     ctx.spin_for(0.1)
-    z0 = pose_from_msg(probe.ee[-1])[2, 3]
+    z0 = matrix_from_pose(probe.ee[-1])[2, 3]
     for k in range(100):  # clutch held, hand rises 2 cm over 1 s (Unity +y)
         pkt = vp.ControllerPose(k, k * 0.01, (0.0, 1.2 + 0.02 * min(k / 80, 1.0), 0.4), (0, 0, 0, 1), clutch=True)
         tx.sendto(vp.encode(pkt), node.vr_address)
         ctx.spin_for(0.01)
     ctx.spin_for(0.3)
-    assert pose_from_msg(probe.ee[-1])[2, 3] - z0 == pytest.approx(0.02, abs=0.002)
+    assert matrix_from_pose(probe.ee[-1])[2, 3] - z0 == pytest.approx(0.02, abs=0.002)
     assert node.receiver.stats.accepted >= 95
     tx.close()
 
@@ -79,8 +80,8 @@ def test_keyboard_node_publishes_from_the_current_pose_at_10_hz():
     kb.feed(b"\x1b[A\x1b[A")  # two presses of Up: +16 mm along x
     ctx.spin_for(1.0)
     assert 9 <= len(got) - n0 <= 11
-    p0 = pose_from_msg(got[n0 - 1] if n0 else got[0])[:3, 3]
-    np.testing.assert_allclose(pose_from_msg(got[-1])[:3, 3] - p0, [0.016, 0, 0], atol=1e-9)
+    p0 = matrix_from_pose(got[n0 - 1] if n0 else got[0])[:3, 3]
+    np.testing.assert_allclose(matrix_from_pose(got[-1])[:3, 3] - p0, [0.016, 0, 0], atol=1e-9)
 
 
 def test_out_of_workspace_command_shows_safety_hold_on_the_mode_topic():
@@ -89,13 +90,13 @@ def test_out_of_workspace_command_shows_safety_hold_on_the_mode_topic():
     node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
     probe = Probe(context=ctx)
     ctx.spin_for(0.1)
-    T1 = pose_from_msg(probe.ee[-1])
+    T1 = matrix_from_pose(probe.ee[-1])
     T1[2, 3] = 0.70   # 8 cm above the box
     for _ in range(10):
-        probe.cmd.publish(pose_stamped(T1, node.get_clock().now_s(), "fr3_base"))
+        probe.cmd.publish(pose_stamped_from_matrix(T1, node.get_clock().now_s(), "fr3_base"))
         ctx.spin_for(0.1)
     assert probe.modes[-1] == "SAFETY_HOLD" and "TRACK" in probe.modes
-    assert pose_from_msg(probe.ee[-1])[2, 3] <= 0.62 + 0.002
+    assert matrix_from_pose(probe.ee[-1])[2, 3] <= 0.62 + 0.002
     assert node.pipe.gate.flags.get("workspace", 0) >= 1
 
 

@@ -1,6 +1,7 @@
 """End to end, deterministic: emulator plan (`hri vr-emulate`'s generator) over a real UDP socket ->
 vr_interface_node (hri_pulse) -> atomic_node (driver ``topic``) -> tino_sim node (MuJoCo), i.e. the
-three nodes of launch/tino.launch.yaml, on the in-process runtime (simulated clock, 5 ms spins).
+three nodes of launch/tino.launch.yaml, on the in-process runtime (simulated clock, spins of
+atomic.node.period_s).
 
 Checks: every delivered pulse gives exactly one movement and the simulated robot does it (yaw /
 distance of state 3, extension of state 2); when the link dies the link_safe_stop fault latches, the
@@ -14,7 +15,7 @@ from hri_pulse import emulator
 from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
 
-from hri_atomic_motion.e2e import Headset, build
+from hri_atomic_motion.e2e import build
 
 
 @pytest.fixture
@@ -36,8 +37,7 @@ def test_vr_emulator_to_simulated_tino_one_movement_per_pulse_then_safe_stop(rig
           "impairments": {"duplicate": 0.3, "stop_at_s": 11.0}}
     plan = emulator.plan(sc, cfg["pulse"]["emulator"], seed=5)
     assert plan.delivered_actions() == [0, 1, 2, 3]
-    hs = Headset(ctx, vr, plan)
-    chain.extra.append(hs)
+    hs = chain.headset(plan)     # spins of atomic.node.period_s
     hs.run(2.8)
     x0, y0, yaw_right = sim.sim.base_pose()
     assert yaw_right == pytest.approx(-a["base"]["move_angular_rad_s"] * a["base"]["move_s"], rel=0.03)
@@ -62,8 +62,7 @@ def test_vr_emulator_to_simulated_tino_one_movement_per_pulse_then_safe_stop(rig
     pose = sim.sim.base_pose()
     plan2 = emulator.plan({"duration_s": 3.0, "actions": [{"at_s": 0.5, "state": 3, "angular": -1}]},
                           cfg["pulse"]["emulator"], seed=6)
-    hs2 = Headset(ctx, vr, plan2)
-    chain.extra.append(hs2)
+    hs2 = chain.headset(plan2)
     hs2.run(3.0)
     assert len(at.ctrl.started) == 4 and at.ctrl.counts["rejected_fault"] >= 1
     assert sim.sim.base_pose() == pytest.approx(pose, abs=1e-4)
@@ -73,8 +72,7 @@ def test_vr_emulator_to_simulated_tino_one_movement_per_pulse_then_safe_stop(rig
     assert at.ctrl.fault is None
     plan3 = emulator.plan({"duration_s": 2.5, "actions": [{"at_s": 0.2, "state": 3, "angular": -1}]},
                           cfg["pulse"]["emulator"], seed=7)
-    hs3 = Headset(ctx, vr, plan3)
-    chain.extra.append(hs3)
+    hs3 = chain.headset(plan3)
     hs3.run(2.5)
     assert [(c.state, c.direction) for c in at.ctrl.started][-1] == (3, -1)
     assert sim.sim.base_pose()[2] - pose[2] == pytest.approx(

@@ -5,6 +5,7 @@ switches, gain changes, freeze/release, bad input, a NaN state); their torques, 
 flags, σ_min, counters and internal state must agree to 1e-9 on every tick of every scenario."""
 import copy
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -106,8 +107,11 @@ def test_both_paths_agree_through_the_interaction_scenarios(cfg, law, filt):
     sec = cfg["interaction"]["passivity"]
     # PO/PC and TDPC with an energy floor above 0 so that their controllers act (floor 0 rarely
     # triggers on a passive admittance).
+    # The C++ tick has no α cap yet (passivity.po_pc.max_damping, Python only; docs/status/
+    # interaction.md "Session 4 follow-ups"): the *uncapped* controller is compared here (α reaches
+    # ~1e8 in this scenario), the capped one in test_cxx_tick_applies_the_po_pc_cap below.
     pp = PassivityParams(filter=filt, energy_floor_j=1e-4 if filt in ("passivity", "tdpc") else 0.0,
-                         wave_damping=np.asarray(sec["wave_damping"], float))
+                         wave_damping=np.asarray(sec["wave_damping"], float), max_damping=math.inf)
     tw = Twin(cfg, law=law, passivity=pp)
     # Lie law + single-port PO/PC: α = (E_floor − e)/(Δt‖λ̇‖²) is unbounded as λ̇ → 0 and the
     # branch e < E_floor is decided at rounding level, so numpy's (OpenBLAS) and Eigen's 6-term dot
@@ -115,6 +119,30 @@ def test_both_paths_agree_through_the_interaction_scenarios(cfg, law, filt):
     # acting ticks (seen: 1e-12 for 1300 ticks, then 2e-2 N·m). For that pair every tick starts
     # from the Python controller's (λ, λ̇, energy): the tick *function* is compared, not the drift.
     tw.resync = law == "lie" and filt == "passivity"
+    _scenarios(tw, cfg)
+    assert tw.worst <= TOL
+    print(f"{law}/{filt}: {tw.ticks} ticks, worst |Δτ| {tw.worst:.2e} N·m")
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="cpp/ InteractionTick does not cap the PO/PC α (passivity.po_pc.max_damping) "
+                          "yet: the paths separate at the first saturated tick (seen: tick 1200, |Δτ| 1.6 N·m)")
+@pytest.mark.parametrize("filt", ["passivity", "tdpc"])
+def test_cxx_tick_applies_the_po_pc_cap(cfg, filt):
+    from hri_interaction.core.passivity import PassivityParams
+
+    sec = cfg["interaction"]["passivity"]
+    pp = PassivityParams(filter=filt, energy_floor_j=1e-4, wave_damping=np.asarray(sec["wave_damping"], float),
+                         max_damping=float(sec["po_pc"]["max_damping"]))
+    tw = Twin(cfg, law="lie", passivity=pp)
+    tw.resync = filt == "passivity"
+    _scenarios(tw, cfg)
+    assert tw.py.filter.saturations > 0        # the scenario does reach the cap
+
+
+def _scenarios(tw, cfg):
+    """Impedance under disturbance, reference step, admittance under a push, gain change, hybrid,
+    bad inputs, NaN state, freeze/release, back to impedance; every tick compared by ``Twin``."""
     v = cfg["interaction"]["validation"]
     # 1) impedance under a 5 N, 0.5 Hz disturbance
     for k in range(300):
@@ -164,8 +192,6 @@ def test_both_paths_agree_through_the_interaction_scenarios(cfg, law, filt):
     tw.run(0.4)
     tw.check_state()
     assert tw.ticks > 2000
-    assert tw.worst <= TOL
-    print(f"{law}/{filt}: {tw.ticks} ticks, worst |Δτ| {tw.worst:.2e} N·m")
 
 
 def test_both_paths_agree_on_safety_freeze_torque_clamp_and_singularity(cfg):

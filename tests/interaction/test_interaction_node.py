@@ -9,10 +9,11 @@ pytest.importorskip("hri_runtime.inproc", reason="hri_runtime in-process backend
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
-from hri_interaction.nodes.interaction_node import InteractionNode, pose_from_msg, pose_msg  # noqa: E402
+from hri_interaction.nodes.interaction_node import InteractionNode  # noqa: E402
 
 
 class Probe(Node):
@@ -51,7 +52,7 @@ def test_node_admittance_push_reference_and_bad_input():
     st = probe.states[-1]
     assert st["mode"] == "admittance" and st["energy_violations"] == 0
     K = cfg["interaction"]["admittance"]["stiffness_diag"][5]
-    T_mod = pose_from_msg(probe.poses[-1])
+    T_mod = matrix_from_pose(probe.poses[-1])
     assert np.linalg.norm(T_mod[:3, 3] - node.ctrl.world_T_d[:3, 3]) == pytest.approx(5.0 / K, rel=0.02)
     assert node.sim.ee_pose()[2, 3] - p0[2] > 0.5 * 5.0 / K
     # release; a new reference 1 cm up in impedance mode is tracked
@@ -60,11 +61,11 @@ def test_node_admittance_push_reference_and_bad_input():
     ctx.spin_for(2.0)
     T = node.ctrl.world_T_d.copy()
     T[2, 3] += 0.01
-    probe.ref.publish(pose_msg(T, ctx.now_s(), "base"))
+    probe.ref.publish(pose_stamped_from_matrix(T, ctx.now_s(), "base"))
     ctx.spin_for(1.5)
     assert node.sim.ee_pose()[2, 3] == pytest.approx(T[2, 3], abs=5e-4)
     # bad inputs: NaN reference, unknown mode, malformed gains -> rejected, counted, reported
-    bad = pose_msg(T, ctx.now_s(), "base")
+    bad = pose_stamped_from_matrix(T, ctx.now_s(), "base")
     bad.pose.position.x = float("nan")
     probe.ref.publish(bad)
     probe.mode.publish(msgs.new("std_msgs/msg/String", data="warp"))
@@ -90,7 +91,7 @@ def test_upper_layer_stall_holds_the_last_reference_and_reports_stale():
     ctx.spin_for(0.05)
     T = node.ctrl.world_T_d.copy()
     T[1, 3] += 0.005
-    probe.ref.publish(pose_msg(T, ctx.now_s(), "base"))
+    probe.ref.publish(pose_stamped_from_matrix(T, ctx.now_s(), "base"))
     ctx.spin_for(0.3)
     assert probe.states[-1]["reference_stale"] is False
     ctx.spin_for(1.0)                       # teleop silent for > reference_timeout_s
@@ -159,7 +160,7 @@ def test_topic_driver_closes_the_loop_over_joint_states_and_torque():
     assert np.linalg.norm(robot.sim.ee_pose()[:3, 3] - p0) < 1e-3      # holds against gravity
     T = node.ctrl.world_T_d.copy()
     T[0, 3] += 0.01
-    probe.ref.publish(pose_msg(T, ctx.now_s(), "base"))
+    probe.ref.publish(pose_stamped_from_matrix(T, ctx.now_s(), "base"))
     ctx.spin_for(1.5)
     assert robot.sim.ee_pose()[0, 3] == pytest.approx(T[0, 3], abs=1e-3)
     bad = msgs.new("sensor_msgs/msg/JointState", name=["nope"], position=[0.0])

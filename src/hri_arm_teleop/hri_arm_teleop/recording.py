@@ -10,15 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from hri_runtime import msgs
+from hri_runtime.geometry import pose_stamped_from_parts, time_from_seconds
 from hri_runtime.recording import McapWriter
 
 _MODES = {1.0: "TRACK", 0.0: "HOLD", -1.0: "SAFETY_HOLD"}
-
-
-def _stamp(t: float):
-    sec = int(np.floor(t))
-    return msgs.new("builtin_interfaces/msg/Time", sec=sec,
-                    nanosec=int(round((t - sec) * 1e9)) % 1_000_000_000)
 
 
 def write_mcap(path: Path, trace, cfg: dict) -> Path:
@@ -27,17 +22,11 @@ def write_mcap(path: Path, trace, cfg: dict) -> Path:
     a = trace.arrays()
 
     def pose_msg(t, p, q):
-        return msgs.new(
-            "geometry_msgs/msg/PoseStamped",
-            header=msgs.new("std_msgs/msg/Header", stamp=_stamp(t), frame_id=base),
-            pose=msgs.new("geometry_msgs/msg/Pose",
-                          position=msgs.new("geometry_msgs/msg/Point", x=float(p[0]), y=float(p[1]), z=float(p[2])),
-                          orientation=msgs.new("geometry_msgs/msg/Quaternion", x=float(q[0]), y=float(q[1]),
-                                               z=float(q[2]), w=float(q[3]))))
+        return pose_stamped_from_parts(p, q, t, base)
 
     def js(t, q):
         return msgs.new("sensor_msgs/msg/JointState",
-                        header=msgs.new("std_msgs/msg/Header", stamp=_stamp(t), frame_id=""),
+                        header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t), frame_id=""),
                         name=names, position=np.asarray(q, dtype=np.float64),
                         velocity=np.zeros(0), effort=np.zeros(0))
 

@@ -1,12 +1,18 @@
 """Clutch teleop core (seed 001) on SE(3): continuity, rotation mapping, scaling, clipping, clamp."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 
 from hri_core import se3
+from hri_runtime.config import load_robot_config
 from hri_arm_teleop.core.clutch import ClutchParams, ClutchTeleop
+
+#: the configured clutch (scale 1, world mapping, entry at the target); tests override fields
+BASE = ClutchParams.from_config(load_robot_config("fr3")["teleop"]["clutch"])
 
 
 class Clock:
@@ -40,7 +46,7 @@ EE0 = pose((0.5, 0.0, 0.4), (np.pi, 0, 0))  # gripper pointing down
 
 
 def make(clock=None, **kw):
-    params = ClutchParams(**{**FAST, **kw})
+    params = dataclasses.replace(BASE, **{**FAST, **kw})
     return ClutchTeleop(params, clock or AutoClock())
 
 
@@ -176,7 +182,7 @@ def test_tool_frame_translation_follows_the_hand_axes():
 
 def test_velocity_clipping_limits_the_target_speed_and_catches_up():
     clock = Clock()
-    c = ClutchTeleop(ClutchParams(max_linear_speed_m_s=0.1, max_angular_speed_rad_s=0.5), clock)
+    c = ClutchTeleop(dataclasses.replace(BASE, max_linear_speed_m_s=0.1, max_angular_speed_rad_s=0.5), clock)
     h0 = pose()
     c.update(h0, True, EE0)
     clock.t = 0.1
@@ -199,7 +205,7 @@ def test_workspace_clamp_is_applied_and_flagged():
         q = np.clip(p, lo, hi)
         return q, bool(np.any(q != p))
 
-    c = ClutchTeleop(ClutchParams(**FAST), AutoClock(), workspace_clamp=clamp)
+    c = ClutchTeleop(dataclasses.replace(BASE, **FAST), AutoClock(), workspace_clamp=clamp)
     c.update(pose(), True, EE0)
     out = c.update(pose((0.5, 0, 0)), True, EE0)  # would be x = 1.0
     assert out.clamped and c.counters.workspace_clamps == 1
@@ -230,7 +236,7 @@ def test_cannot_engage_without_any_entry_pose():
 
 def test_bad_params_are_rejected():
     with pytest.raises(ValueError):
-        ClutchParams(mapping_frame="camera")
+        dataclasses.replace(BASE, mapping_frame="camera")
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402

@@ -64,5 +64,5 @@ def test_tracking_frame_places_the_headset_space_in_the_robot_base():
     T = tf.base_T_hand((0.0, 1.2, 0.3), (0, 0, 0, 1))
     np.testing.assert_allclose(T[:3, 3], [1.0 - 0.3, 0.0, 1.2], atol=1e-12)
     np.testing.assert_allclose(T[:3, :3], se3.so3_exp(np.array([0, 0, np.pi])), atol=1e-12)
-    ros = TrackingFrame(TrackingParams("ros"))
+    ros = TrackingFrame(TrackingParams("ros", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)))
     np.testing.assert_allclose(ros.base_T_hand((1, 2, 3), (0, 0, 0, 1))[:3, 3], [1, 2, 3])

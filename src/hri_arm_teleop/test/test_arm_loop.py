@@ -45,7 +45,7 @@ def test_decimation_schedule_and_order():
 
 def test_stale_command_goes_to_hold_after_one_second_and_logs_each_transition_once(caplog):
     clock = Clock()
-    params = LoopParams()
+    params = LoopParams.from_config(load_robot_config("fr3")["teleop"]["loop"])
     planner = CommandPlanner(params, clock, "attachment_site")
     bridge = Bridge(clock, logger=logging.getLogger("t"))
     caplog.set_level(logging.INFO, logger="t")
@@ -139,7 +139,7 @@ def test_latest_value_hand_off_is_thread_safe_and_newest_wins():
 
 def test_planner_approaches_a_far_command_with_bounded_speed_and_acceleration():
     clock = Clock()
-    p = LoopParams()
+    p = LoopParams.from_config(load_robot_config("fr3")["teleop"]["loop"])
     planner = CommandPlanner(p, clock, "attachment_site")
     planner.seed(np.eye(4))  # the measured EE pose
     far = np.eye(4)

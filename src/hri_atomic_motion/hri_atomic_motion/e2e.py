@@ -1,7 +1,8 @@
 """The whole Tino chain in one process, deterministic: headset datagrams (``hri_pulse.emulator``
 plans, what ``hri vr-emulate`` sends) over a real loopback UDP socket -> ``vr_interface_node``
 (hri_pulse) -> ``atomic_node`` (driver ``topic``) -> ``tino_sim`` (MuJoCo), i.e. the nodes of
-``launch/tino.launch.yaml``, on ``InprocContext`` (simulated clock, ``step_s`` spins).
+``launch/tino.launch.yaml``, on ``InprocContext`` (simulated clock, spins of ``step_s`` =
+config ``atomic.node.period_s``, the atomic node's own timer period).
 
 Used by ``hri atomic demo`` (the README's ``make run``) and ``tests/atomic/test_atomic_e2e.py``.
 """
@@ -17,15 +18,16 @@ from typing import Optional
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 
-STEP_S = 0.005      # s, spin granularity of the driver loop (= atomic.node.period_s by default)
-
 
 class Headset:
     """Sends an emulator plan over real loopback UDP, each datagram at its plan time on the
     simulated clock; ``run(duration_s)`` continues where the previous call stopped. Feedback
-    datagrams from the node are drained and counted."""
+    datagrams from the node are drained and counted. ``step_s``: spin granularity (s); the chain
+    passes config ``atomic.node.period_s`` (``Chain.headset``)."""
 
-    def __init__(self, ctx, vr, plan, step_s: float = STEP_S):
+    def __init__(self, ctx, vr, plan, step_s: float):
+        if not step_s > 0:
+            raise ValueError(f"step_s must be > 0, got {step_s!r}")
         self.ctx, self.vr, self.plan, self.step_s = ctx, vr, plan, step_s
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
@@ -98,6 +100,18 @@ class Chain:
     watch: StateWatch
     extra: list = field(default_factory=list)
 
+    @property
+    def step_s(self) -> float:
+        """Spin granularity of the driver loop: config ``atomic.node.period_s`` (s)."""
+        return float(self.cfg["atomic"]["node"]["period_s"])
+
+    def headset(self, plan) -> Headset:
+        """A headset sending ``plan`` to this chain's vr_interface, spinning ``step_s``; closed
+        with the chain."""
+        hs = Headset(self.ctx, self.vr, plan, self.step_s)
+        self.extra.append(hs)
+        return hs
+
     def close(self) -> None:
         for n in (self.vr, self.sim, self.atomic, self.watch):
             n.destroy_node()
@@ -137,7 +151,7 @@ def run_sequence(cfg: dict, sequence: list[tuple[int, int]], gap_s: float, mcap:
     plan = emulator.plan(sc, cfg["pulse"]["emulator"], seed=seed)
     writer = McapWriter(mcap, library="hri_atomic_motion") if mcap is not None else None
     chain = build(cfg, writer)
-    hs = Headset(chain.ctx, chain.vr, plan)
+    hs = Headset(chain.ctx, chain.vr, plan, chain.step_s)
     try:
         hs.run(last_s)
         if link_dies:

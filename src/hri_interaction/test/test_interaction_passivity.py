@@ -75,12 +75,77 @@ def test_wave_transform_is_constant_damping_and_passive():
 
 
 def test_params_from_config_validate():
-    good = {"filter": "wave", "energy_floor_j": 0.0, "wave_damping": [1] * 6}
+    good = {"filter": "wave", "energy_floor_j": 0.0, "wave_damping": [1] * 6, "po_pc": {"max_damping": 7.0}}
     assert isinstance(make_filter(PassivityParams.from_config(good)), WaveVariableTransform)
+    for kind in ("passivity", "tdpc"):   # the cap reaches the filters
+        assert make_filter(PassivityParams.from_config(good), kind).max_damping == 7.0
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="max_damping"):
+            PassivityParams.from_config({**good, "po_pc": {"max_damping": bad}})
     with pytest.raises(ValueError, match="filter"):
         PassivityParams.from_config({**good, "filter": "magic"})
     with pytest.raises(ValueError, match="wave_damping"):
         PassivityParams.from_config({**good, "wave_damping": [1, 1, 1, 1, 1, -1]})
+
+
+def test_configured_cap_is_the_one_in_the_config_tree():
+    from hri_runtime.config import load_robot_config
+
+    sec = load_robot_config("fr3")["interaction"]["passivity"]
+    p = PassivityParams.from_config(sec)
+    assert p.max_damping == sec["po_pc"]["max_damping"] and math.isfinite(p.max_damping)
+    assert make_filter(p, "passivity").max_damping == p.max_damping
+
+
+def _deficit_then_creep(f, dt=1e-3, v_small=1e-6):
+    """One tick that puts the observer 1 mJ below its floor with λ̇ = 0 (nothing to act on), then
+    ticks at a tiny velocity: the uncapped α would be 1e-3 / (dt v²) = 1e12."""
+    f.energy_j = f.energy_floor_j - 1e-3
+    if isinstance(f, TDPCFilter):
+        f.energy_dof_j[:] = f.energy_floor_j / 6.0
+        f.energy_dof_j[5] -= 1e-3
+    v = np.zeros(6)
+    v[5] = v_small
+    return v
+
+
+@pytest.mark.parametrize("cls", [PassivityFilter, TDPCFilter])
+def test_alpha_is_capped_at_tiny_velocity_and_the_deficit_stays_visible(cls):
+    cap, dt = 500.0, 1e-3
+    f = cls(0.0, max_damping=cap)
+    v = _deficit_then_creep(f, dt)
+    w = np.zeros(6)
+    out = f.filter(w, v, dt)
+    alpha = np.atleast_1d(f.last_alpha)
+    assert np.all(np.abs(alpha) <= cap) and np.max(alpha) == cap        # capped, and acting
+    np.testing.assert_allclose(out, w + cap * v * (1 if cls is PassivityFilter else np.r_[0, 0, 0, 0, 0, 1]))
+    assert np.max(np.abs(out)) <= cap * 1e-6 + 1e-15                    # no huge corrective wrench
+    assert f.saturations == 1
+    # the energy that could not be dissipated is still there: below the floor, flagged
+    assert f.deficit_j == pytest.approx(1e-3 - cap * 1e-12 * dt, rel=1e-9)
+    assert f.violations == 1
+    # and it is carried, not reset: the next tick saturates again, the deficit shrinks only by α v² dt
+    f.filter(w, v, dt)
+    assert f.saturations == 2 and f.violations == 2
+    assert f.deficit_j == pytest.approx(1e-3 - 2 * cap * 1e-12 * dt, rel=1e-9)
+
+
+@pytest.mark.parametrize("cls", [PassivityFilter, TDPCFilter])
+def test_uncapped_alpha_would_have_been_huge(cls):
+    """The failure the cap removes (can fail: without a cap α reaches 1e12)."""
+    f = cls(0.0)                                    # math.inf: the textbook controller
+    v = _deficit_then_creep(f)
+    out = f.filter(np.zeros(6), v, 1e-3)
+    assert np.max(np.atleast_1d(f.last_alpha)) == pytest.approx(1e12, rel=1e-6)
+    assert np.max(np.abs(out)) == pytest.approx(1e6, rel=1e-6)        # 1 MN from a 1 mJ deficit
+    assert f.saturations == 0 and f.deficit_j == pytest.approx(0.0, abs=1e-12)
+
+
+def test_cap_not_reached_behaves_exactly_like_the_uncapped_controller():
+    a, b = PassivityFilter(0.0, max_damping=500.0), PassivityFilter(0.0)
+    for w, v in active_port():
+        np.testing.assert_array_equal(a.filter(w, v, 1e-3), b.filter(w, v, 1e-3))
+    assert a.saturations == 0 and a.violations == 0 and a.dissipated_j == b.dissipated_j > 0
 
 
 def test_lognormal_injector_matches_the_seed_moments_and_drops_out_of_order():

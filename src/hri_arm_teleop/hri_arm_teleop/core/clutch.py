@@ -43,12 +43,14 @@ WorkspaceClamp = Callable[[np.ndarray], "tuple[np.ndarray, bool]"]
 
 @dataclass(frozen=True)
 class ClutchParams:
-    position_scale: float = 1.0
-    orientation_scale: float = 1.0
-    mapping_frame: str = "world"
-    entry_pose: str = "target"
-    max_linear_speed_m_s: float = 0.25
-    max_angular_speed_rad_s: float = 1.0
+    """Config ``teleop.clutch`` (values and units: docs/configuration.md; no defaults here)."""
+
+    position_scale: float
+    orientation_scale: float
+    mapping_frame: str
+    entry_pose: str
+    max_linear_speed_m_s: float
+    max_angular_speed_rad_s: float
 
     @classmethod
     def from_config(cls, section: dict) -> "ClutchParams":

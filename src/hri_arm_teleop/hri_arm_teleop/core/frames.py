@@ -70,9 +70,9 @@ def rpy_matrix(rpy_rad) -> np.ndarray:
 class TrackingParams:
     """Where the VR tracking space sits relative to the robot base (config ``teleop.tracking``)."""
 
-    convention: str = "unity"
-    base_T_track_xyz_m: tuple = (0.0, 0.0, 0.0)
-    base_T_track_rpy_deg: tuple = (0.0, 0.0, 0.0)
+    convention: str
+    base_T_track_xyz_m: tuple
+    base_T_track_rpy_deg: tuple
 
     @classmethod
     def from_config(cls, section: dict) -> "TrackingParams":

@@ -15,9 +15,11 @@ from typing import Sequence
 
 @dataclass(frozen=True)
 class GamepadParams:
-    button_keys: tuple = ()        # index = Joy button; "" = unbound
-    axis_keys: tuple = ()          # index = Joy axis; "positive_key/negative_key" or ""
-    axis_threshold: float = 0.5
+    """Config ``teleop.gamepad`` (no defaults here: the values live in config/)."""
+
+    button_keys: tuple             # index = Joy button; "" = unbound
+    axis_keys: tuple               # index = Joy axis; "positive_key/negative_key" or ""
+    axis_threshold: float
 
     @classmethod
     def from_config(cls, section: dict) -> "GamepadParams":

@@ -25,15 +25,17 @@ from hri_core import se3
 
 @dataclass(frozen=True)
 class IKParams:
-    solver: str = "mink"
-    ee_site: str = "attachment_site"
-    pos_threshold_m: float = 1e-4
-    ori_threshold_rad: float = 1e-4
-    max_iters: int = 20
-    qp_solver: str = "daqp"
-    posture_cost: float = 0.01
-    damping: float = 1e-3
-    dt_s: float = 0.01
+    """Config ``teleop.ik`` (values and units: docs/configuration.md; no defaults here)."""
+
+    solver: str
+    ee_site: str
+    pos_threshold_m: float
+    ori_threshold_rad: float
+    max_iters: int
+    qp_solver: str
+    posture_cost: float
+    damping: float
+    dt_s: float
 
     @classmethod
     def from_config(cls, section: dict) -> "IKParams":

@@ -42,12 +42,14 @@ _ESCAPES = {b"\x1b[A": "up", b"\x1b[B": "down", b"\x1b[C": "right", b"\x1b[D": "
 
 @dataclass(frozen=True)
 class KeyboardParams:
-    translation_step_m: float = 0.008
-    rotation_step_rad: float = 0.03
-    min_translation_step_m: float = 0.001
-    max_translation_step_m: float = 0.05
-    step_factor: float = 2.0
-    publish_rate_hz: float = 10.0
+    """Config ``teleop.keyboard`` (values and units: docs/configuration.md; no defaults here)."""
+
+    translation_step_m: float
+    rotation_step_rad: float
+    min_translation_step_m: float
+    max_translation_step_m: float
+    step_factor: float
+    publish_rate_hz: float
 
     @classmethod
     def from_config(cls, section: dict) -> "KeyboardParams":

@@ -43,19 +43,21 @@ from hri_arm_teleop.core.types import (CartesianTarget, JointCommand, LatestValu
 
 @dataclass(frozen=True)
 class LoopParams:
-    base_rate_hz: float = 100.0
-    controller_decimation: int = 1
-    planner_decimation: int = 2
-    io_decimation: int = 2
-    horizon_s: float = 0.25
-    command_max_age_s: float = 1.0
-    pos_tol_m: float = 0.002
-    rot_tol_rad: float = 0.02
-    ref_max_linear_speed_m_s: float = 0.2
-    ref_max_angular_speed_rad_s: float = 1.0
-    ref_max_linear_accel_m_s2: float = 2.0
-    ref_max_angular_accel_rad_s2: float = 5.0
-    joint_limit_fraction: float = 0.8
+    """Config ``teleop.loop`` (values and units: docs/configuration.md; no defaults here)."""
+
+    base_rate_hz: float
+    controller_decimation: int
+    planner_decimation: int
+    io_decimation: int
+    horizon_s: float
+    command_max_age_s: float
+    pos_tol_m: float
+    rot_tol_rad: float
+    ref_max_linear_speed_m_s: float
+    ref_max_angular_speed_rad_s: float
+    ref_max_linear_accel_m_s2: float
+    ref_max_angular_accel_rad_s2: float
+    joint_limit_fraction: float
 
     @classmethod
     def from_config(cls, section: dict) -> "LoopParams":

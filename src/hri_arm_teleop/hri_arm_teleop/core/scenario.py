@@ -32,15 +32,17 @@ class HandSample:
 
 @dataclass(frozen=True)
 class SquareScenario:
-    side_m: float = 0.2
-    speed_m_s: float = 0.05
-    strokes: int = 3
-    reposition_s: float = 1.0
-    settle_s: float = 1.0
-    press_lead_s: float = 0.2
-    ramp_s: float = 0.3
-    home_unity_m: tuple = (0.0, 1.2, 0.4)
-    quat_unity: tuple = (0.0, 0.0, 0.0, 1.0)
+    """Config ``teleop.demo`` (values and units: docs/configuration.md; no defaults here)."""
+
+    side_m: float
+    speed_m_s: float
+    strokes: int
+    reposition_s: float
+    settle_s: float
+    press_lead_s: float
+    ramp_s: float
+    home_unity_m: tuple
+    quat_unity: tuple
     _segments: list = field(default_factory=list, init=False, repr=False, compare=False)
 
     @classmethod
@@ -48,7 +50,9 @@ class SquareScenario:
         """From config ``teleop.demo``."""
         return cls(side_m=section["side_m"], speed_m_s=section["speed_m_s"],
                    strokes=section["strokes"], reposition_s=section["reposition_s"],
-                   settle_s=section["settle_s"])
+                   settle_s=section["settle_s"], press_lead_s=section["press_lead_s"],
+                   ramp_s=section["ramp_s"], home_unity_m=tuple(section["home_unity_m"]),
+                   quat_unity=tuple(section["quat_unity"]))
 
     # ------------------------------------------------------------------ geometry
     @property

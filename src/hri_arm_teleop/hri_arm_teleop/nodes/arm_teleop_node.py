@@ -16,34 +16,12 @@ from typing import Optional
 
 import numpy as np
 
-from hri_arm_teleop.core.frames import pose_matrix, pose_parts
 from hri_arm_teleop.lockstep import build_pipeline
 from hri_arm_teleop.vr_link import ArmVrReceiver
 from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
+from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
-
-
-def pose_stamped(T: np.ndarray, stamp_s: float, frame_id: str):
-    p, q = pose_parts(T)
-    sec = int(np.floor(stamp_s))
-    return msgs.new(
-        "geometry_msgs/msg/PoseStamped",
-        header=msgs.new("std_msgs/msg/Header", frame_id=frame_id,
-                        stamp=msgs.new("builtin_interfaces/msg/Time", sec=sec,
-                                       nanosec=int((stamp_s - sec) * 1e9) % 1_000_000_000)),
-        pose=msgs.new("geometry_msgs/msg/Pose",
-                      position=msgs.new("geometry_msgs/msg/Point", x=p[0], y=p[1], z=p[2]),
-                      orientation=msgs.new("geometry_msgs/msg/Quaternion", x=q[0], y=q[1], z=q[2], w=q[3])))
-
-
-def pose_from_msg(msg) -> Optional[np.ndarray]:
-    p, o = msg.pose.position, msg.pose.orientation
-    q = np.array([o.x, o.y, o.z, o.w], dtype=float)
-    pos = np.array([p.x, p.y, p.z], dtype=float)
-    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(pos))) or abs(np.linalg.norm(q) - 1) > 1e-3:
-        return None
-    return pose_matrix(pos, q / np.linalg.norm(q))
 
 
 def _value(param):
@@ -121,7 +99,7 @@ class ArmTeleopNode(Node):
 
     # ------------------------------------------------------------------ callbacks
     def on_ee_command(self, msg) -> None:
-        T = pose_from_msg(msg)
+        T = matrix_from_pose(msg)
         if T is None:
             self.rejected_commands += 1
             if self.rejected_commands == 1:
@@ -146,16 +124,13 @@ class ArmTeleopNode(Node):
     def publish_state(self) -> None:
         now = self.clock()
         st = self.robot.get_state()
-        sec = int(np.floor(now))
         self.pub_js.publish(msgs.new(
             "sensor_msgs/msg/JointState",
-            header=msgs.new("std_msgs/msg/Header", frame_id="",
-                            stamp=msgs.new("builtin_interfaces/msg/Time", sec=sec,
-                                           nanosec=int((now - sec) * 1e9) % 1_000_000_000)),
+            header=msgs.new("std_msgs/msg/Header", frame_id="", stamp=time_from_seconds(now)),
             name=list(self.cfg["joints"]["names"]), position=np.asarray(st.q, float),
             velocity=np.asarray(st.dq, float), effort=np.zeros(0)))
         if st.base_T_ee is not None:
-            self.pub_ee.publish(pose_stamped(st.base_T_ee, now, self.base_frame))
+            self.pub_ee.publish(pose_stamped_from_matrix(st.base_T_ee, now, self.base_frame))
         mode = self.pipe.mode
         if mode != self._last_mode:
             self._last_mode = mode

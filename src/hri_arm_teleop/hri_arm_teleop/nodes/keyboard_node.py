@@ -15,8 +15,9 @@ from typing import Optional
 
 from hri_arm_teleop.core.gamepad import GamepadKeys, GamepadParams
 from hri_arm_teleop.core.keyboard import HELP, KeyboardParams, KeyboardTeleop, parse_keys
-from hri_arm_teleop.nodes.arm_teleop_node import _value, pose_from_msg, pose_stamped
+from hri_arm_teleop.nodes.arm_teleop_node import _value
 from hri_runtime.config import load_robot_config
+from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix
 from hri_runtime.node import Node, run_node
 
 
@@ -60,7 +61,7 @@ class KeyboardTeleopNode(Node):
 
     def on_ee_pose(self, msg) -> None:
         if self.core is None:
-            T = pose_from_msg(msg)
+            T = matrix_from_pose(msg)
             if T is not None:
                 self.core = KeyboardTeleop(self.params, T)
                 self.say("initial target = current end-effector pose; ready")
@@ -90,7 +91,7 @@ class KeyboardTeleopNode(Node):
             if text:
                 self.say(text)
         if self.core is not None:
-            self.pub.publish(pose_stamped(self.core.target, self.get_clock().now_s(), self.frame_id))
+            self.pub.publish(pose_stamped_from_matrix(self.core.target, self.get_clock().now_s(), self.frame_id))
         if self.quit and self._tty is not None:
             self.restore_terminal()
             raise KeyboardInterrupt  # ESC: the runtime's spin loop ends the node

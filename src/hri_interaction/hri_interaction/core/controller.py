@@ -65,8 +65,8 @@ class InteractionParams:
     reference_max_linear_m_s: float
     reference_max_angular_rad_s: float
     singular_sigma_min: float
-    torque_max_nm: Optional[np.ndarray] = None
-    backend: str = "python"      # "python": the tick below; "cxx": one C++ call (CxxInteractionController)
+    backend: str                 # "python": the tick below; "cxx": one C++ call (CxxInteractionController)
+    torque_max_nm: Optional[np.ndarray] = None   # structural: None = no per-joint torque clamp given
 
     @classmethod
     def from_config(cls, section: dict, torque_max_nm=None) -> "InteractionParams":
@@ -93,7 +93,7 @@ class InteractionParams:
         if axes.shape != (6,) or not np.all((axes == 0) | (axes == 1)):
             raise ValueError("interaction.hybrid.compliant_axes needs 6 values in {0, 1}")
         tmax = None if torque_max_nm is None else np.asarray(torque_max_nm, dtype=float)
-        backend = str(section.get("backend", "python"))
+        backend = str(section["backend"])
         if backend not in BACKENDS:
             raise ValueError(f"interaction.backend must be one of {BACKENDS}, got {backend!r}")
         return cls(
@@ -452,6 +452,7 @@ class InteractionController:
                 "flags": sorted(self.last_flags), "rejected": dict(self.rejected),
                 "events": dict(self.events), "lambda": self.admittance.lam.tolist(),
                 "energy_j": self.filter.energy_j, "energy_violations": self.filter.violations,
+                "pc_saturations": self.filter.saturations,
                 "stiffness_diag": np.diag(self.K).tolist()}
 
 
@@ -516,6 +517,9 @@ class _CxxFilterView:
     min_energy_j = property(lambda self: self._t.min_energy_j)
     violations = property(lambda self: self._t.violations)
     energy_dof_j = property(lambda self: np.asarray(self._t.energy_dof_j))
+    # The C++ tick (cpp/include/hri_core/interaction.hpp) has no α cap and no saturation counter
+    # yet: None = "not counted", never a misleading 0.
+    saturations = None
 
     def reset(self) -> None:
         self._t.reset_filter()

@@ -14,16 +14,29 @@ the port (w_safe, λ̇) into the admittance, per tick:
       α = (E_floor − e) / (Δt ‖λ̇‖²) ≥ 0,    w_safe = w + α λ̇,   so E_k = E_floor,
 
   i.e. it cancels the component of w that extracts energy (never more), and counts the energy it
-  withheld in ``dissipated_j``. For a passive admittance driven from rest E ≥ 0 always, so with
+  withheld in ``dissipated_j``. α is unbounded as λ̇ → 0 (a finite deficit over a vanishing
+  velocity: huge corrective wrenches), so it is capped (config ``passivity.po_pc.max_damping``):
+
+      α_applied = min(α, α_max),    E_k = e + Δt α_applied ‖λ̇‖²  < E_floor  when capped.
+
+  A capped tick is counted in ``saturations``; the deficit it could not remove,
+  E_floor − E_k, stays in the observer (carried to the next tick, never reset: the next ticks
+  keep dissipating it as λ̇ allows), is visible as ``deficit_j`` and the tick counts as a
+  violation (energy below the floor). For a passive admittance driven from rest E ≥ 0 always, so with
   E_floor = 0 the controller never acts (the seed's observation: "the load never triggers the
   PC"); it acts after energy-injecting events (seeded state, stiffness increases).
-- :class:`TDPCFilter`: the same per DoF (E_i ≥ E_floor/6, α_i, w_i + α_i λ̇_i).
+- :class:`TDPCFilter`: the same per DoF (E_i ≥ E_floor/6, α_i = min(α_i, α_max), w_i + α_i λ̇_i);
+  a tick with a capped DoF left below E_floor/6 is a saturation and a violation.
 - :class:`WaveVariableTransform`: the seed's "single-side approximation" of Niemeyer–Slotine,
   equivalent at zero channel delay to constant added damping  w_safe = w − b ⊙ λ̇ (passive for any
   Δt ≥ 0); wave variables u = (b λ̇ + w)/√(2b), v = (b λ̇ − w)/√(2b) are exposed for diagnostics.
 
 ``violations`` counts ticks where the energy after the filter is below ``E_floor`` (for the
-passivity family the controller makes this impossible unless λ̇ = 0 while E < E_floor).
+passivity family the controller makes this impossible unless λ̇ = 0 while E < E_floor, or α
+was capped).
+
+Units of α: the correction α λ̇ is a wrench (moment, force) on the twist λ̇ = (ω, v), so α is a
+damping in N·s/m on the translational and N·m·s/rad on the rotational components.
 
 :class:`DelayJitter` replays a wrench stream through a lognormal per-sample delay (seed: mean
 137 ms, std 78.76 ms, moment-matched), latest-value semantics: a sample older than the newest
@@ -48,6 +61,7 @@ class PassivityParams:
     filter: str
     energy_floor_j: float
     wave_damping: np.ndarray  # (6,)
+    max_damping: float        # α_max of the PO/PC and TDPC controllers (N·s/m | N·m·s/rad)
 
     @classmethod
     def from_config(cls, section: dict) -> "PassivityParams":
@@ -61,7 +75,10 @@ class PassivityParams:
         e = float(section["energy_floor_j"])
         if not math.isfinite(e):
             raise ValueError("interaction.passivity.energy_floor_j must be finite")
-        return cls(filter=f, energy_floor_j=e, wave_damping=b)
+        a = float(section["po_pc"]["max_damping"])
+        if not (math.isfinite(a) and a > 0):
+            raise ValueError(f"interaction.passivity.po_pc.max_damping must be finite and > 0, got {a}")
+        return cls(filter=f, energy_floor_j=e, wave_damping=b, max_damping=a)
 
 
 class WrenchFilter:
@@ -78,11 +95,20 @@ class WrenchFilter:
         self.dissipated_j = 0.0
         self.violations = 0
         self.min_energy_j = 0.0
+        self.saturations = 0          # ticks where the PC's α hit max_damping
+        self._short = False           # this tick: the cap left a deficit (set by _shape)
+
+    @property
+    def deficit_j(self) -> float:
+        """Energy (J) the observer is below its floor now: max(0, E_floor − E); the energy a
+        capped (or λ̇ = 0) tick could not dissipate, carried until it is."""
+        return max(0.0, self.energy_floor_j - self.energy_j)
 
     def _shape(self, w: np.ndarray, lam_dot: np.ndarray, dt: float) -> np.ndarray:
         return w
 
     def filter(self, w: np.ndarray, lam_dot: np.ndarray, dt: float) -> np.ndarray:
+        self._short = False
         w_safe = self._shape(np.asarray(w, float), np.asarray(lam_dot, float), float(dt))
         self._account(w_safe, lam_dot, dt)
         return w_safe
@@ -90,7 +116,7 @@ class WrenchFilter:
     def _account(self, w_safe, lam_dot, dt) -> None:
         self.energy_j = self._energy_after(w_safe, lam_dot, dt)
         self.min_energy_j = min(self.min_energy_j, self.energy_j)
-        if self.energy_j < self.energy_floor_j - 1e-12:
+        if self.energy_j < self.energy_floor_j - 1e-12 or self._short:
             self.violations += 1
 
     def _energy_after(self, w_safe, lam_dot, dt) -> float:
@@ -102,18 +128,35 @@ class Passthrough(WrenchFilter):
 
 
 class PassivityFilter(WrenchFilter):
-    """Single-port PO/PC."""
+    """Single-port PO/PC with α capped at ``max_damping`` (module doc). ``max_damping`` = inf
+    is the uncapped textbook controller (unit tests); the controller passes the config value."""
 
     name = "passivity"
+
+    def __init__(self, energy_floor_j: float = 0.0, max_damping: float = math.inf):
+        if not float(max_damping) > 0:
+            raise ValueError(f"max_damping must be > 0, got {max_damping!r}")
+        self.max_damping = float(max_damping)
+        super().__init__(energy_floor_j)
 
     def _shape(self, w, lam_dot, dt):
         e_next = self.energy_j + dt * float(np.dot(lam_dot, w))
         v2 = float(np.dot(lam_dot, lam_dot))
         if e_next < self.energy_floor_j and v2 > _EPS_V2 and dt > 0:
             alpha = (self.energy_floor_j - e_next) / (dt * v2)
+            if alpha > self.max_damping:
+                alpha = self.max_damping
+                self.saturations += 1
+                self._short = True
+            self.last_alpha = alpha
             self.dissipated_j += alpha * v2 * dt
             return w + alpha * lam_dot
+        self.last_alpha = 0.0
         return w
+
+    def reset(self) -> None:
+        super().reset()
+        self.last_alpha = 0.0         # α applied on the last tick (N·s/m | N·m·s/rad)
 
 
 class TDPCFilter(WrenchFilter):
@@ -121,9 +164,21 @@ class TDPCFilter(WrenchFilter):
 
     name = "tdpc"
 
+    def __init__(self, energy_floor_j: float = 0.0, max_damping: float = math.inf):
+        if not float(max_damping) > 0:
+            raise ValueError(f"max_damping must be > 0, got {max_damping!r}")
+        self.max_damping = float(max_damping)
+        super().__init__(energy_floor_j)
+
     def reset(self) -> None:
         super().reset()
         self.energy_dof_j = np.zeros(6)
+        self.last_alpha = np.zeros(6)  # α_i applied on the last tick
+
+    @property
+    def deficit_j(self) -> float:
+        """Σ_i max(0, E_floor/6 − E_i): the per-DoF energy below the floors (J)."""
+        return float(np.sum(np.maximum(0.0, self.energy_floor_j / 6.0 - self.energy_dof_j)))
 
     def _shape(self, w, lam_dot, dt):
         e_next = self.energy_dof_j + dt * lam_dot * w
@@ -131,10 +186,17 @@ class TDPCFilter(WrenchFilter):
         out = w.copy()
         v2 = lam_dot * lam_dot
         act = (e_next < floor) & (v2 > _EPS_V2) & (dt > 0)
+        alpha = np.zeros(6)
         if np.any(act):
             alpha = np.where(act, (floor - e_next) / np.where(act, dt * v2, 1.0), 0.0)
+            capped = alpha > self.max_damping
+            if np.any(capped):
+                alpha = np.minimum(alpha, self.max_damping)
+                self.saturations += 1
+                self._short = True
             out = w + alpha * lam_dot
             self.dissipated_j += float(np.sum(alpha * v2 * dt))
+        self.last_alpha = alpha
         self.energy_dof_j = self.energy_dof_j + dt * lam_dot * out
         return out
 
@@ -164,9 +226,9 @@ def make_filter(params: PassivityParams, kind: Optional[str] = None) -> WrenchFi
     if kind == "none":
         return Passthrough(params.energy_floor_j)
     if kind == "passivity":
-        return PassivityFilter(params.energy_floor_j)
+        return PassivityFilter(params.energy_floor_j, params.max_damping)
     if kind == "tdpc":
-        return TDPCFilter(params.energy_floor_j)
+        return TDPCFilter(params.energy_floor_j, params.max_damping)
     if kind == "wave":
         return WaveVariableTransform(params.wave_damping, params.energy_floor_j)
     raise ValueError(f"unknown wrench filter {kind!r} (expected one of {FILTERS})")

@@ -30,6 +30,7 @@ class JitterRun:
     energy_violations: int
     min_energy_j: float
     pc_dissipated_j: float
+    pc_saturations: int       # ticks where the PC's α hit passivity.po_pc.max_damping
 
 
 def force_profile(t: float, v: dict) -> float:
@@ -67,7 +68,7 @@ def run_table_13_9(adm: AdmittanceParams, pas: PassivityParams, validation: dict
         vmax = max(vmax, float(np.linalg.norm(kernel.lam_dot)))
     return JitterRun(final_mm=dp * 1e3, peak_mm=peak * 1e3, lam_dot_max=vmax,
                      energy_violations=filt.violations, min_energy_j=filt.min_energy_j,
-                     pc_dissipated_j=filt.dissipated_j)
+                     pc_dissipated_j=filt.dissipated_j, pc_saturations=filt.saturations)
 
 
 def table_13_9(adm: AdmittanceParams, pas: PassivityParams, validation: dict, rate_hz: float,

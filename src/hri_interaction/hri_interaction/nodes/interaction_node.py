@@ -34,44 +34,12 @@ from hri_interaction.core.controller import MODES, InteractionController, Intera
 from hri_interaction.sim import Fr3Sim
 from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
+from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
 
 
 def _value(param):
     return getattr(param, "value", param)
-
-
-def _stamp(t: float):
-    sec = int(np.floor(t))
-    return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=int((t - sec) * 1e9) % 1_000_000_000)
-
-
-def pose_msg(T: np.ndarray, t: float, frame_id: str):
-    from hri_core import se3
-
-    q = se3.rot_to_quat(T[:3, :3])
-    p = T[:3, 3]
-    return msgs.new(
-        "geometry_msgs/msg/PoseStamped",
-        header=msgs.new("std_msgs/msg/Header", frame_id=frame_id, stamp=_stamp(t)),
-        pose=msgs.new("geometry_msgs/msg/Pose",
-                      position=msgs.new("geometry_msgs/msg/Point", x=p[0], y=p[1], z=p[2]),
-                      orientation=msgs.new("geometry_msgs/msg/Quaternion", x=q[0], y=q[1], z=q[2], w=q[3])))
-
-
-def pose_from_msg(msg) -> Optional[np.ndarray]:
-    """4x4 from a PoseStamped; None if non-finite or the quaternion is not ~unit."""
-    from hri_core import se3
-
-    p, o = msg.pose.position, msg.pose.orientation
-    q = np.array([o.x, o.y, o.z, o.w], dtype=float)
-    pos = np.array([p.x, p.y, p.z], dtype=float)
-    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(pos))) or abs(np.linalg.norm(q) - 1) > 1e-3:
-        return None
-    T = np.eye(4)
-    T[:3, :3] = se3.quat_to_rot(q)
-    T[:3, 3] = pos
-    return T
 
 
 def wrench_from_msg(msg) -> np.ndarray:
@@ -137,7 +105,7 @@ class InteractionNode(Node):
 
     # ------------------------------------------------------------------ inputs
     def on_reference(self, msg) -> None:
-        T = pose_from_msg(msg)
+        T = matrix_from_pose(msg)
         if T is None:
             self.rejected_msgs["reference"] += 1
             self.ctrl._reject("reference_nonfinite", "bad PoseStamped")
@@ -201,10 +169,10 @@ class InteractionNode(Node):
             d = self.sim.data
             self.js_pub.publish(msgs.new(
                 "sensor_msgs/msg/JointState",
-                header=msgs.new("std_msgs/msg/Header", frame_id=self.base_frame, stamp=_stamp(now)),
+                header=msgs.new("std_msgs/msg/Header", frame_id=self.base_frame, stamp=time_from_seconds(now)),
                 name=self.joint_names, position=d.qpos[self.sim.qadr].tolist(),
                 velocity=d.qvel[self.sim.vadr].tolist(), effort=self.ctrl.last_tau.tolist()))
-        self.pose_pub.publish(pose_msg(self.ctrl.last_ref, now, self.base_frame))
+        self.pose_pub.publish(pose_stamped_from_matrix(self.ctrl.last_ref, now, self.base_frame))
         diag = self.ctrl.diagnostics()
         diag["reference_stale"] = (now - self.last_reference_s) > self.sec["node"]["reference_timeout_s"]
         diag["ticks"] = self.ticks
@@ -223,7 +191,7 @@ class InteractionNode(Node):
                                   for k, v in (("rejected", diag["rejected"]), ("events", diag["events"]),
                                                ("energy_j", diag["energy_j"]))])
         self.diag_pub.publish(msgs.new("diagnostic_msgs/msg/DiagnosticArray",
-                                       header=msgs.new("std_msgs/msg/Header", stamp=_stamp(now)),
+                                       header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(now)),
                                        status=[status]))
 
 

@@ -1,0 +1,125 @@
+"""PoseStamped <-> 4x4 homogeneous transform: the one conversion of the workspace.
+
+A ``geometry_msgs/PoseStamped`` in frame ``x`` holds ``x_T_child``: position ``p`` (m) and the
+unit quaternion ``q = (x, y, z, w)`` (ROS order) of the rotation ``R``::
+
+    x_T_child = [[R(q), p],
+                 [0,    1]]
+
+    R(q) = I + 2 w [v]x + 2 [v]x^2,   v = (x, y, z)      (|q| = 1)
+
+``q`` and ``-q`` are the same rotation; published quaternions are canonical with ``w >= 0``.
+
+Pure numpy (``hri_runtime`` sits below ``hri_core`` and does not depend on it); the quaternion
+math is the same as ``hri_core.se3.quat_to_rot`` / ``rot_to_quat`` (tests cross-check both).
+
+Validation of incoming poses (``matrix_from_pose``): every field must be finite and
+``| |q| - 1 | <= UNIT_QUAT_TOL``; an accepted quaternion is re-normalised before use (the stricter of
+the two former copies, arm_teleop's: it both rejected and re-normalised). A zero quaternion (the
+all-zero default of a message whose orientation was never set) is rejected.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from hri_runtime import msgs
+
+#: Accepted deviation of a received quaternion's norm from 1 (not a seed number: message
+#: hygiene, float32 round-off of producers is ~1e-7).
+UNIT_QUAT_TOL = 1e-3
+
+
+def rot_from_quat(q_xyzw) -> np.ndarray:
+    """3x3 rotation of a quaternion (x, y, z, w); ``q`` is normalised first (must be non-zero)."""
+    q = np.asarray(q_xyzw, dtype=float)
+    x, y, z, w = q / np.linalg.norm(q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def quat_from_rot(R) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) of a rotation matrix, ``w >= 0`` (Shepperd's method: the
+    largest of 4w², 4x², 4y², 4z² is taken as the pivot, so no division by a small number)."""
+    R = np.asarray(R, dtype=float)
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    pivots = (tr, R[0, 0], R[1, 1], R[2, 2])
+    k = int(np.argmax(pivots))
+    if k == 0:
+        s = 2.0 * np.sqrt(max(1.0 + tr, 0.0))  # s = 4w
+        q = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1], 0.25 * s * s]) / s
+    elif k == 1:
+        s = 2.0 * np.sqrt(max(1.0 + R[0, 0] - R[1, 1] - R[2, 2], 0.0))  # s = 4x
+        q = np.array([0.25 * s * s, R[0, 1] + R[1, 0], R[0, 2] + R[2, 0], R[2, 1] - R[1, 2]]) / s
+    elif k == 2:
+        s = 2.0 * np.sqrt(max(1.0 + R[1, 1] - R[0, 0] - R[2, 2], 0.0))  # s = 4y
+        q = np.array([R[0, 1] + R[1, 0], 0.25 * s * s, R[1, 2] + R[2, 1], R[0, 2] - R[2, 0]]) / s
+    else:
+        s = 2.0 * np.sqrt(max(1.0 + R[2, 2] - R[0, 0] - R[1, 1], 0.0))  # s = 4z
+        q = np.array([R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], 0.25 * s * s, R[1, 0] - R[0, 1]]) / s
+    q /= np.linalg.norm(q)
+    return -q if q[3] < 0.0 else q
+
+
+def time_from_seconds(stamp_s: float):
+    """``builtin_interfaces/Time`` of a time in seconds: ``sec = floor(t)``, ``nanosec`` in
+    [0, 1e9) rounded to the nearest ns (a carry goes into ``sec``)."""
+    sec, nanosec = divmod(int(round(float(stamp_s) * 1e9)), 1_000_000_000)
+    return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=nanosec)
+
+
+def pose_from_matrix(frame_T_child: np.ndarray):
+    """``geometry_msgs/Pose`` of a 4x4 transform (quaternion canonical, ``w >= 0``)."""
+    T = np.asarray(frame_T_child, dtype=float)
+    return pose_from_parts(T[:3, 3], quat_from_rot(T[:3, :3]))
+
+
+def pose_from_parts(position_m, quat_xyzw):
+    """``geometry_msgs/Pose`` of a position (m) and a quaternion (x, y, z, w), copied as given."""
+    p, q = np.asarray(position_m, dtype=float), np.asarray(quat_xyzw, dtype=float)
+    return msgs.new(
+        "geometry_msgs/msg/Pose",
+        position=msgs.new("geometry_msgs/msg/Point", x=float(p[0]), y=float(p[1]), z=float(p[2])),
+        orientation=msgs.new("geometry_msgs/msg/Quaternion",
+                             x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3])))
+
+
+def pose_stamped_from_matrix(frame_T_child: np.ndarray, stamp_s: float, frame_id: str):
+    """``geometry_msgs/PoseStamped`` of a 4x4 transform ``frame_T_child`` expressed in
+    ``frame_id``, stamped ``stamp_s`` (seconds of the node's clock)."""
+    return msgs.new(
+        "geometry_msgs/msg/PoseStamped",
+        header=msgs.new("std_msgs/msg/Header", frame_id=frame_id, stamp=time_from_seconds(stamp_s)),
+        pose=pose_from_matrix(frame_T_child))
+
+
+def pose_stamped_from_parts(position_m, quat_xyzw, stamp_s: float, frame_id: str):
+    """``geometry_msgs/PoseStamped`` of a position and a quaternion (x, y, z, w) (recordings of
+    traces that store the parts)."""
+    return msgs.new(
+        "geometry_msgs/msg/PoseStamped",
+        header=msgs.new("std_msgs/msg/Header", frame_id=frame_id, stamp=time_from_seconds(stamp_s)),
+        pose=pose_from_parts(position_m, quat_xyzw))
+
+
+def matrix_from_pose(msg) -> Optional[np.ndarray]:
+    """4x4 transform of a ``PoseStamped`` (or a bare ``Pose``); ``None`` when a field is NaN/Inf
+    or the quaternion is not unit within ``UNIT_QUAT_TOL`` (zero quaternion included). The
+    accepted quaternion is re-normalised, so ``R`` is orthonormal to machine precision."""
+    pose = getattr(msg, "pose", msg)
+    p, o = pose.position, pose.orientation
+    q = np.array([o.x, o.y, o.z, o.w], dtype=float)
+    pos = np.array([p.x, p.y, p.z], dtype=float)
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(pos))):
+        return None
+    n = float(np.linalg.norm(q))
+    if abs(n - 1.0) > UNIT_QUAT_TOL:
+        return None
+    T = np.eye(4)
+    T[:3, :3] = rot_from_quat(q / n)
+    T[:3, 3] = pos
+    return T
