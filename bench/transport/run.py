@@ -3,6 +3,8 @@
 
     .venv/bin/python bench/transport/run.py                 # 2000 round trips, 10 s at 1 kHz
     .venv/bin/python bench/transport/run.py --duration 60   # the issue's 60 s zero-loss check
+    .venv/bin/python bench/transport/run.py --paired --round-trips 20000 --kinds raw,ours,ours-raw
+                                                            # the latency ratio, side by side
 
 Setup: a Zenoh router opened in this process on a free loopback port (stands in for rmw_zenohd),
 this process is the "ping" side, a child process (this script with ``--pong``) the "pong" side,
@@ -64,6 +66,12 @@ KINDS = ["raw", "raw+hop", "ours", "ours-queued", "ours-raw", *RAW_VARIANTS]
 MESSAGES = {"64B String": "std_msgs/msg/String", "JointState (7)": "sensor_msgs/msg/JointState"}
 
 
+def t(topic: str) -> str:
+    """Topic of the side being created: --paired runs several kinds at once, each on its own
+    topics (BENCH_TOPIC_SUFFIX, inherited by the pong process)."""
+    return topic + os.environ.get("BENCH_TOPIC_SUFFIX", "")
+
+
 def make_msg(type_name: str, i: int = 0):
     if type_name == "std_msgs/msg/String":
         m = msgs.new(type_name, data="x" * 55)          # 4 header + 4 length + 55 + NUL = 64 B
@@ -107,10 +115,10 @@ QOS = QoSProfile(depth=1000)   # no keep-last drops in the executor queue for bu
 def pong_ours(endpoint: str, type_name: str, raw: bool = False, inline: bool = True) -> None:
     ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint], inline_callbacks=inline))
     node = Node("bench_pong", context=ctx)
-    pub = node.create_publisher(type_name, PONG, qos=QOS)
-    cpub = node.create_publisher("std_msgs/msg/UInt64", COUNT, qos=QOS)
+    pub = node.create_publisher(type_name, t(PONG), qos=QOS)
+    cpub = node.create_publisher("std_msgs/msg/UInt64", t(COUNT), qos=QOS)
     state = {"n": 0}
-    node.create_subscription(type_name, PING, pub.publish, qos=QOS, raw=raw)
+    node.create_subscription(type_name, t(PING), pub.publish, qos=QOS, raw=raw)
 
     def on_stream(_m):
         state["n"] += 1
@@ -118,8 +126,8 @@ def pong_ours(endpoint: str, type_name: str, raw: bool = False, inline: bool = T
     def on_count(_m):
         cpub.publish(msgs.new("std_msgs/msg/UInt64", data=state["n"]))
 
-    node.create_subscription(type_name, STREAM, on_stream, qos=QOS, raw=raw)
-    node.create_subscription("std_msgs/msg/UInt64", COUNT + "_req", on_count, qos=QOS)
+    node.create_subscription(type_name, t(STREAM), on_stream, qos=QOS, raw=raw)
+    node.create_subscription("std_msgs/msg/UInt64", t(COUNT + "_req"), on_count, qos=QOS)
     print("ready", flush=True)
     ctx.spin_in_background()
     sys.stdin.read()            # until the parent closes our stdin
@@ -145,8 +153,8 @@ def _hop(fn):
 
 def pong_raw(endpoint: str, type_name: str, hop: bool = False) -> None:
     s = raw_session(endpoint)
-    pub = s.declare_publisher(raw_key(PONG, type_name))
-    cpub = s.declare_publisher(raw_key(COUNT, type_name))
+    pub = s.declare_publisher(raw_key(t(PONG), type_name))
+    cpub = s.declare_publisher(raw_key(t(COUNT), type_name))
     state = {"n": 0}
     lock = threading.Lock()
 
@@ -156,14 +164,14 @@ def pong_raw(endpoint: str, type_name: str, hop: bool = False) -> None:
 
     att = {"attachment": bytes(33)} if os.environ.get("BENCH_RAW_ATT") else {}
     if hop:
-        s.declare_subscriber(raw_key(PING, type_name), _hop(pub.put))
+        s.declare_subscriber(raw_key(t(PING), type_name), _hop(pub.put))
     elif os.environ.get("BENCH_RAW_DIRECT"):
-        s.declare_subscriber(raw_key(PING, type_name), zenoh.handlers.Callback(
+        s.declare_subscriber(raw_key(t(PING), type_name), zenoh.handlers.Callback(
             lambda smp: pub.put(smp.payload, **att), indirect=False))
     else:
-        s.declare_subscriber(raw_key(PING, type_name), lambda smp: pub.put(smp.payload, **att))
-    s.declare_subscriber(raw_key(STREAM, type_name), on_stream)
-    s.declare_subscriber(raw_key(COUNT + "_req", type_name),
+        s.declare_subscriber(raw_key(t(PING), type_name), lambda smp: pub.put(smp.payload, **att))
+    s.declare_subscriber(raw_key(t(STREAM), type_name), on_stream)
+    s.declare_subscriber(raw_key(t(COUNT + "_req"), type_name),
                          lambda smp: cpub.put(state["n"].to_bytes(8, "little")))
     print("ready", flush=True)
     sys.stdin.read()
@@ -199,13 +207,13 @@ class OursPing(_Chain):
         self.msg = make_msg(type_name)
         if raw:                        # publish ready CDR bytes, receive bytes
             self.msg = msgs.serialize(self.msg, type_name)
-        self.ping = self.node.create_publisher(type_name, PING, qos=QOS)
-        self.stream = self.node.create_publisher(type_name, STREAM, qos=QOS)
-        self.creq = self.node.create_publisher("std_msgs/msg/UInt64", COUNT + "_req", qos=QOS)
+        self.ping = self.node.create_publisher(type_name, t(PING), qos=QOS)
+        self.stream = self.node.create_publisher(type_name, t(STREAM), qos=QOS)
+        self.creq = self.node.create_publisher("std_msgs/msg/UInt64", t(COUNT + "_req"), qos=QOS)
         self.ev = threading.Event()
         self.count = None
-        self.node.create_subscription(type_name, PONG, self._on_pong, qos=QOS, raw=raw)
-        self.node.create_subscription("std_msgs/msg/UInt64", COUNT, self._on_count, qos=QOS)
+        self.node.create_subscription(type_name, t(PONG), self._on_pong, qos=QOS, raw=raw)
+        self.node.create_subscription("std_msgs/msg/UInt64", t(COUNT), self._on_count, qos=QOS)
         self.ctx.spin_in_background()
 
     def _send_ping(self):
@@ -239,17 +247,17 @@ class RawPing(_Chain):
     def __init__(self, endpoint, type_name, hop: bool = False):
         self.s = raw_session(endpoint)
         self.payload = msgs.serialize(make_msg(type_name), type_name)
-        self.ping = self.s.declare_publisher(raw_key(PING, type_name))
-        self.stream = self.s.declare_publisher(raw_key(STREAM, type_name))
-        self.creq = self.s.declare_publisher(raw_key(COUNT + "_req", type_name))
+        self.ping = self.s.declare_publisher(raw_key(t(PING), type_name))
+        self.stream = self.s.declare_publisher(raw_key(t(STREAM), type_name))
+        self.creq = self.s.declare_publisher(raw_key(t(COUNT + "_req"), type_name))
         self.ev = threading.Event()
         self.count = None
         cb = _hop(self._on_pong) if hop else self._on_pong
         if os.environ.get("BENCH_RAW_DIRECT") and not hop:
             cb = zenoh.handlers.Callback(cb, indirect=False)
         self.att = {"attachment": bytes(33)} if os.environ.get("BENCH_RAW_ATT") else {}
-        self.s.declare_subscriber(raw_key(PONG, type_name), cb)
-        self.s.declare_subscriber(raw_key(COUNT, type_name), self._on_count)
+        self.s.declare_subscriber(raw_key(t(PONG), type_name), cb)
+        self.s.declare_subscriber(raw_key(t(COUNT), type_name), self._on_count)
 
     def _on_count(self, smp):
         self.count = int.from_bytes(smp.payload.to_bytes(), "little")
@@ -357,6 +365,90 @@ def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
         child.wait(timeout=10)
 
 
+class _Env:
+    """Set the raw-variant environment variables of a kind while a side is being created."""
+
+    def __init__(self, kind: str, paired: bool = False):
+        self.env = dict(RAW_VARIANTS.get(kind, {}))
+        if paired:
+            self.env["BENCH_TOPIC_SUFFIX"] = "_" + kind.replace("-", "_").replace("+", "_")
+
+    def __enter__(self):
+        self.saved = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_paired(endpoint: str, type_name: str, kinds: list[str], args) -> dict:
+    """Round-trip latency of every kind measured side by side: all pong processes and ping
+    sides stay up, and blocks of ``--block`` round trips alternate between the kinds (order
+    rotated per round), so slow drifts of this shared machine hit every kind alike. Returns
+    per kind the pooled RTT samples and, per round, the block medians."""
+    children, pings = {}, {}
+    try:
+        for kind in kinds:
+            with _Env(kind, paired=True):
+                env = RAW_VARIANTS.get(kind, {})
+                children[kind] = subprocess.Popen(
+                    [sys.executable, __file__, "--pong", "raw" if env else kind, "--endpoint", endpoint,
+                     "--type", type_name], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                assert children[kind].stdout.readline().strip() == "ready", "pong side did not start"
+                if kind.startswith("ours"):
+                    pings[kind] = OursPing(endpoint, type_name, raw=kind == "ours-raw",
+                                           inline=kind != "ours-queued")
+                else:
+                    pings[kind] = RawPing(endpoint, type_name, kind == "raw+hop")
+        end = time.monotonic() + 10.0
+        while not all(p.ready() for p in pings.values()) and time.monotonic() < end:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        for p in pings.values():
+            p.round_trips(100, 10.0)                    # warm-up
+        rtt = {k: [] for k in kinds}
+        block_p50 = {k: [] for k in kinds}
+        rounds = max(1, args.round_trips // args.block)
+        for r in range(rounds):
+            order = kinds[r % len(kinds):] + kinds[:r % len(kinds)]
+            for kind in order:
+                xs = pings[kind].round_trips(args.block, 30.0)
+                rtt[kind] += xs
+                block_p50[kind].append(statistics.median(xs))
+        return {"rtt": rtt, "block_p50": block_p50, "rounds": rounds}
+    finally:
+        for p in pings.values():
+            p.close()
+        for c in children.values():
+            c.stdin.close()
+            c.wait(timeout=10)
+
+
+def report_paired(results: dict, kinds: list[str], args) -> None:
+    med = statistics.median
+    print()
+    print(f"Paired round trips: {args.round_trips} per kind in blocks of {args.block}, kinds alternating "
+          f"block by block (order rotated each round); load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print()
+    print("| message | transport | RTT p50 µs | RTT p99 µs | X/raw p50 (pooled) | X/raw p50 per round: median [p25, p75] |")
+    print("|---|---|---:|---:|---:|---|")
+    for label, res in results.items():
+        raw = res["rtt"]["raw"]
+        for k in kinds:
+            xs = res["rtt"][k]
+            ratio = med(xs) / med(raw)
+            per = sorted(a / b for a, b in zip(res["block_p50"][k], res["block_p50"]["raw"]))
+            q = lambda f: per[min(len(per) - 1, int(f * (len(per) - 1) + 0.5))]   # noqa: E731
+            cells = "–" if k == "raw" else f"{ratio:.2f} ({100 * (ratio - 1):+.0f}%)"
+            rounds = "–" if k == "raw" else f"{q(0.5):.2f} [{q(0.25):.2f}, {q(0.75):.2f}]"
+            print(f"| {label} | {k} | {1e6 * med(xs):.0f} | {1e6 * percentile(xs, 99):.0f} | {cells} | {rounds} |")
+
+
 def run_inproc(type_name: str, args) -> dict:
     ctx = InprocContext()
     a, b = Node("bench_ping", context=ctx), Node("bench_pong", context=ctx)
@@ -406,6 +498,10 @@ def main(argv=None) -> int:
                     help="comma list of raw, raw+hop, ours, ours-queued, ours-raw, raw-direct, raw-ts, raw-att, "
                          "raw-wire (raw is always included)")
     ap.add_argument("--no-inproc", action="store_true")
+    ap.add_argument("--paired", action="store_true",
+                    help="latency only: all kinds up at once, blocks of round trips alternating between "
+                         "them (robust ratios on a noisy machine); no stream/burst")
+    ap.add_argument("--block", type=int, default=100, help="round trips per block in --paired")
     ap.add_argument("--pong", choices=KINDS, help=argparse.SUPPRESS)
     ap.add_argument("--endpoint", help=argparse.SUPPRESS)
     ap.add_argument("--type", help=argparse.SUPPRESS)
@@ -420,6 +516,18 @@ def main(argv=None) -> int:
     kinds = [k for k in KINDS if k in args.kinds.split(",") or k == "raw"]
     endpoint = f"tcp/127.0.0.1:{free_port()}"
     router = start_router([endpoint])
+    if args.paired:
+        try:
+            results = {label: run_paired(endpoint, type_name, kinds, args)
+                       for label, type_name in MESSAGES.items()}
+        finally:
+            router.close()
+        report_paired(results, kinds, args)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({label: {k: [1e6 * x for x in v] for k, v in res["rtt"].items()}
+                           for label, res in results.items()}, f)
+        return 0
     results = {}        # (label, kind) -> list of per-repetition results
     try:
         for rep in range(args.reps):

@@ -103,10 +103,10 @@ def test_pubsub_roundtrip_with_attachment(make_ctx):
         pub.publish(msgs.new("std_msgs/msg/String", data=f"hello {i}"))
     assert wait_until(lambda: len(got) == 5)
     assert got == [f"hello {i}" for i in range(5)]
-    assert [m["sequence_number"] for m in metas] == [1, 2, 3, 4, 5]
-    assert {m["publisher_gid"] for m in metas} == {pub._raw.gid}
-    assert all(m["source_timestamp_ns"] > 1_600_000_000 * 10**9 for m in metas)
-    assert metas[0]["key"] == "0/chatter/std_msgs::msg::dds_::String_/" + STRING_HASH
+    assert [m.sequence_number for m in metas] == [1, 2, 3, 4, 5]
+    assert {m.publisher_gid for m in metas} == {pub._raw.gid}
+    assert all(m.source_timestamp_ns > 1_600_000_000 * 10**9 for m in metas)
+    assert metas[0].key == "0/chatter/std_msgs::msg::dds_::String_/" + STRING_HASH
     assert a.drop_counts() == {} and b.drop_counts() == {}
 
 

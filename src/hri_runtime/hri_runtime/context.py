@@ -236,6 +236,7 @@ class Executor:
         self.thread_id: Optional[int] = None
         self.inline = False
         self.inline_runs = 0
+        self.sim_timers = 0          # timers on a sim clock (an inline run wakes the executor for them)
         self.run_lock = threading.Lock()
         self.callback_thread: Optional[int] = None
 
@@ -265,7 +266,7 @@ class Executor:
                         self._run(q.callback, (item,), "callback")
                     finally:
                         self.callback_thread = None
-                    if self._ready or any(t.clock.is_sim for t in self.timers):
+                    if self._ready or self.sim_timers:
                         self._wake()                  # work queued meanwhile / sim timers to check
                     return
             finally:
@@ -285,6 +286,7 @@ class Executor:
     def add_timer(self, t: Timer) -> Timer:
         with self._lock:
             self.timers.append(t)
+            self.sim_timers += bool(t.clock.is_sim)
         self._wake()
         return t
 
@@ -293,6 +295,7 @@ class Executor:
         with self._lock:
             if t in self.timers:
                 self.timers.remove(t)
+                self.sim_timers -= bool(t.clock.is_sim)
 
     def has_ready(self) -> bool:
         return bool(self._ready)

@@ -441,6 +441,26 @@ class AttachmentPacker:
         return self._HEAD.pack(sequence_number, source_timestamp_ns) + self.tail
 
 
+class MessageInfo(NamedTuple):
+    """What a subscription learns about one sample besides its payload (rmw_message_info_t's
+    fields that the wire carries): from the attachment, plus the key it arrived on."""
+    sequence_number: int
+    source_timestamp_ns: int
+    publisher_gid: bytes
+    key: str
+
+
+def message_info(data: bytes | None, key: str) -> MessageInfo:
+    """The receive hot path: unpack the attachment straight into a MessageInfo (one struct
+    call); anything that is not exactly a valid attachment goes through
+    :func:`unpack_attachment` for its AttachmentError."""
+    if data is not None and len(data) == ATTACHMENT_SIZE and data[16] == GID_SIZE:
+        seq, ts, _n, gid = _ATTACHMENT.unpack(data)
+        return MessageInfo(seq, ts, gid, key)
+    att = unpack_attachment(data)                   # raises with the cause
+    return MessageInfo(att.sequence_number, att.source_timestamp_ns, att.gid, key)
+
+
 def unpack_attachment(data: bytes | bytearray | memoryview | None) -> Attachment:
     """Inverse of :func:`pack_attachment`; AttachmentError(cause) on anything else."""
     if data is None:

@@ -35,6 +35,7 @@ router answers on ``runtime.zenoh.router_listen_endpoints``; it stands in for ``
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import socket
@@ -266,6 +267,9 @@ def _bytes(z) -> bytes | None:
     return None if z is None else z.to_bytes()
 
 
+_CDR_HEADERS = (wire.CDR_LE_HEADER, wire.CDR_BE_HEADER)
+
+
 # --------------------------------------------------------------------------------------------
 # entities
 @dataclass
@@ -322,8 +326,7 @@ class ZenohPublisher(_Endpoint):
     def __init__(self, ctx, node, topic, type_name, qos):
         super().__init__(ctx, node, topic, type_name, qos)
         zenoh = _zenoh()
-        self._lock = threading.Lock()
-        self._seq = 0
+        self._seq = itertools.count(1)
         self.published = 0
         common = dict(reliability=_reliability(zenoh, qos), congestion_control=_congestion(zenoh, qos))
         if qos.durability == "transient_local":
@@ -344,10 +347,8 @@ class ZenohPublisher(_Endpoint):
         """Put CDR bytes with the attachment (sequence numbers from 1, per publisher)."""
         if self._destroyed:
             raise RuntimeError(f"publisher on {self.name} was destroyed")
-        with self._lock:
-            self._seq += 1
-            seq = self._seq
-        self._put(data, attachment=self._att.pack(seq, time.time_ns()))
+        # next() on itertools.count is atomic under the GIL: seq stays unique across threads
+        self._put(data, attachment=self._att.pack(next(self._seq), time.time_ns()))
         self.published += 1
 
     def get_subscription_count(self) -> int:
@@ -392,9 +393,11 @@ class ZenohSubscription(_Endpoint):
                     raise wire.WireError("hash_mismatch",
                                          f"type hash {hash_seg} on {self.name}, expected {self.type_hash}")
                 self._key_ok = key
-            att = wire.unpack_attachment(_bytes(sample.attachment))
+            att = sample.attachment
+            info = wire.message_info(None if att is None else att.to_bytes(), key)
             payload = sample.payload.to_bytes()
-            wire.check_cdr_payload(payload)
+            if payload[:4] not in _CDR_HEADERS or len(payload) <= 4:
+                wire.check_cdr_payload(payload)          # raises with the cause
         except wire.WireError as e:
             self.drops.drop(e.cause, str(e))
             return
@@ -403,9 +406,7 @@ class ZenohSubscription(_Endpoint):
             return
         self.received += 1
         try:
-            self._deliver(payload, {"sequence_number": att.sequence_number,
-                                    "source_timestamp_ns": att.source_timestamp_ns,
-                                    "publisher_gid": att.gid, "key": key})
+            self._deliver(payload, info)
         except Exception as e:  # noqa: BLE001
             self.drops.drop("deliver_failed", f"{type(e).__name__}: {e}")
 

@@ -197,6 +197,15 @@ def test_attachment_rejects_malformed(data, cause):
     with pytest.raises(wire.AttachmentError) as e:
         wire.unpack_attachment(data)
     assert e.value.cause == cause
+    with pytest.raises(wire.AttachmentError) as e:          # the receive fast path: same causes
+        wire.message_info(data, "0/t/T/H")
+    assert e.value.cause == cause
+
+
+def test_message_info_is_the_unpacked_attachment_plus_key():
+    info = wire.message_info(GOLDEN_ATTACHMENT, "0/chatter/std_msgs::msg::dds_::String_/RIHS01_x")
+    assert info == (1, 0x0102030405060708, bytes(range(16)), "0/chatter/std_msgs::msg::dds_::String_/RIHS01_x")
+    assert info.publisher_gid == wire.unpack_attachment(GOLDEN_ATTACHMENT).gid
 
 
 def test_attachment_refuses_short_gid():
