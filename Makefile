@@ -10,7 +10,7 @@ PIP := $(VENV)/bin/pip
 HRI := $(VENV)/bin/hri
 PKGS := $(sort $(wildcard src/*/setup.py))
 RUN_ARGS ?=
-BENCHES := $(sort $(wildcard bench/*/run.py)) bench/teleop/bench_latency.py bench/console/stop_latency.py
+BENCHES := $(sort $(wildcard bench/*/run.py)) bench/transport/codec.py bench/teleop/bench_latency.py bench/console/stop_latency.py
 
 .PHONY: all run test venv core colcon bench clean help
 

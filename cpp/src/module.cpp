@@ -7,6 +7,7 @@ void bind_se3(py::module_& m);
 void bind_kinematics(py::module_& m);
 void bind_safety(py::module_& m);
 void bind_interaction(py::module_& m);
+void bind_cdr(py::module_& m);
 
 PYBIND11_MODULE(_hri_core, m) {
   m.doc() = "hri_core compiled core (C++17, Eigen): se3, kinematics, safety.";
@@ -14,4 +15,5 @@ PYBIND11_MODULE(_hri_core, m) {
   bind_kinematics(m);
   bind_safety(m);
   bind_interaction(m);
+  bind_cdr(m);
 }

@@ -29,7 +29,7 @@ from rosbags.typesys.store import Nodetype
 __all__ = [
     "DecodeError", "EncodeError", "UnknownTypeError", "new", "get", "serialize", "deserialize",
     "definition", "normalize", "srv_types", "is_srv", "register_msg", "register_srv", "typestore",
-    "type_name_of", "CDR_LE_HEADER", "to_dict", "to_yaml", "from_dict", "rihs01",
+    "type_name_of", "CDR_LE_HEADER", "to_dict", "to_yaml", "from_dict", "rihs01", "codec_backend",
 ]
 
 CDR_LE_HEADER = b"\x00\x01\x00\x00"
@@ -66,7 +66,7 @@ _MSG_DEFAULTS = {"geometry_msgs/msg/Quaternion": {"w": 1.0}}
 _lock = threading.Lock()
 _store = get_typestore(Stores.ROS2_JAZZY)
 _srvs: dict[str, str] = {}
-_codecs: dict[str, tuple[str, Any]] = {}     #  (hot path, see serialize) type name as given -> (normalized name, Msgdef)
+_codecs: dict[str, tuple[str, Any, Any]] = {}  # (hot path, see serialize) type name as given -> (normalized name, Msgdef, C++ plan)
 
 _INT_TYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "byte", "char", "octet"}
 _FLOAT_TYPES = {"float32", "float64"}
@@ -334,28 +334,101 @@ def _coerce_deep(msg, t: str) -> None:
             setattr(msg, name, nv)
 
 
-# Hot path (every publish / every received sample): the rosbags Msgdef (generated, cached
-# per type by the store) is looked up once per type name as given, so a call skips
-# ``normalize``/``get`` and the store's own per-call wrapper (measured, JointState 7 joints:
-# serialize 14.6 -> ~11 us, deserialize 17.3 -> ~13 us per message on this machine).
+# Hot path (every publish / every received sample): per type name as given, the normalized
+# name, the rosbags Msgdef (the reference codec, and the fallback) and the compiled plan of the
+# C++ codec (hri_core._hri_core.cdr, plans from hri_runtime.cdr_plan; None when hri_core is not
+# installed or the type has a kind the C++ codec lacks). Cleared by register_msg/register_srv.
+# Measured (bench/transport/codec.py, JointState 7 joints): see docs/status/runtime-codec.md.
+
+_cdr_state: list = []                        # [cdr module or None], resolved on first use
 
 
-def _codec(type_name: str) -> tuple[str, Any]:
+class _NoCdrError(Exception):
+    """Placeholder for the C++ codec's exceptions until it is loaded (never raised)."""
+
+
+_cdr_ser = _cdr_de = None                    # hri_core._hri_core.cdr.serialize / deserialize
+_CdrEncodeError = _CdrDecodeError = _NoCdrError
+
+
+def _cdr_module():
+    """The C++ codec module (hri_core._hri_core.cdr) or None (hri_core not installed)."""
+    global _cdr_ser, _cdr_de, _CdrEncodeError, _CdrDecodeError
+    if not _cdr_state:
+        try:
+            from hri_core._hri_core import cdr as mod
+        except Exception:  # noqa: BLE001  (hri_core absent or built without the codec)
+            mod = None
+        _cdr_state.append(mod)
+    mod = _cdr_state[0]
+    if mod is not None and _cdr_ser is not mod.serialize:
+        _cdr_ser, _cdr_de = mod.serialize, mod.deserialize
+        _CdrEncodeError, _CdrDecodeError = mod.EncodeError, mod.DecodeError
+    return mod
+
+
+def _compile_cpp_plan(t: str):
+    mod = _cdr_module()
+    if mod is None:
+        return None
+    from . import cdr_plan
+
+    try:
+        return cdr_plan.compile_plan(t, _store, mod)
+    except Exception:  # noqa: BLE001  (PlanUnsupported: wstring/float128 stay on rosbags)
+        return None
+
+
+def _codec(type_name: str) -> tuple[str, Any, Any]:
     c = _codecs.get(type_name)
     if c is None:
         t = normalize(type_name)
         get(t)
-        c = (t, _store.get_msgdef(t))
+        c = (t, _store.get_msgdef(t), _compile_cpp_plan(t))
         _codecs[type_name] = c
     return c
 
 
+def codec_backend(type_name: str) -> str:
+    """'cpp' when (de)serialize of ``type_name`` runs in the C++ codec, else 'rosbags'."""
+    return "rosbags" if _codec(type_name)[2] is None else "cpp"
+
+
+def _check_type(msg, t: str) -> None:
+    got = getattr(msg, "__msgtype__", None)
+    if got != t:
+        raise EncodeError(f"message is a {got or type(msg).__name__}, expected {t}")
+
+
+def _serialize_cpp_retry(msg, t: str, plan, first: Exception) -> bytes:
+    """The C++ codec refused ``msg``: wrong type -> EncodeError as the rosbags path says it;
+    else coerce (dicts -> messages, as the rosbags path does) and retry once; still refused ->
+    EncodeError naming the field (the C++ message: 'pkg/msg/T.field.path: why')."""
+    _check_type(msg, t)
+    try:
+        _coerce_deep(msg, t)
+    except Exception as e:  # noqa: BLE001
+        raise EncodeError(str(first)) from e
+    try:
+        return _cdr_ser(plan, msg)
+    except _CdrEncodeError as e:
+        raise EncodeError(str(e)) from None
+
+
 def serialize(msg, type_name: str | None = None) -> bytes:
-    """CDR little endian with the 4-byte header, as ros2/rmw write it."""
-    if type_name:
-        t, md = _codec(type_name)
-    else:
-        t, md = _codec(type_name_of(msg))
+    """CDR little endian with the 4-byte header, as ros2/rmw write it.
+
+    (With hri_core, ``msgs.serialize`` is the C front built by ``_install_cpp_front``; this
+    Python function is its fallback: first call of a type, rosbags types, encode errors.)"""
+    c = _codecs.get(type_name) if type_name else None
+    if c is None:
+        c = _codec(type_name or type_name_of(msg))
+    t, md, plan = c
+    if plan is not None:          # C++ codec (checks the message type itself)
+        try:
+            return _cdr_ser(plan, msg)
+        except _CdrEncodeError as e:
+            return _serialize_cpp_retry(msg, t, plan, e)
     got = getattr(msg, "__msgtype__", None)
     if got != t:
         raise EncodeError(f"message is a {got or type(msg).__name__}, expected {t}")
@@ -375,8 +448,19 @@ def serialize(msg, type_name: str | None = None) -> bytes:
 
 
 def deserialize(data: bytes | bytearray | memoryview, type_name: str):
-    """Message from CDR bytes (either endianness). Raises DecodeError on any malformed input."""
-    t, md = _codec(type_name)
+    """Message from CDR bytes (either endianness). Raises DecodeError on any malformed input.
+
+    (With hri_core, ``msgs.deserialize`` is the C front built by ``_install_cpp_front``; this
+    Python function is its fallback: first call of a type, rosbags types.)"""
+    c = _codecs.get(type_name)
+    if c is None:
+        c = _codec(type_name)
+    t, md, plan = c
+    if plan is not None:          # C++ codec
+        try:
+            return _cdr_de(plan, data)
+        except _CdrDecodeError as e:
+            raise DecodeError(str(e)) from None
     buf = data if type(data) is bytes else bytes(data)
     if len(buf) < 4:
         raise DecodeError(f"{t}: payload of {len(buf)} bytes is shorter than the 4-byte CDR header")
@@ -392,6 +476,24 @@ def deserialize(data: bytes | bytearray | memoryview, type_name: str):
     if pos + 4 + 3 < len(buf):                       # as rosbags: at most 3 padding bytes
         raise DecodeError(f"{t}: malformed CDR (CDR message size mismatch for {t!r})")
     return msg
+
+
+_serialize_py, _deserialize_py = serialize, deserialize
+
+
+def _install_cpp_front() -> None:
+    """With hri_core: ``serialize``/``deserialize`` become C functions over ``_codecs`` that run
+    the C++ plan of a cached type directly (no Python frame: ~70 ns less a call) and call the
+    Python functions above for everything else."""
+    global serialize, deserialize
+    mod = _cdr_module()
+    if mod is not None and hasattr(mod, "make_front"):
+        serialize, deserialize = mod.make_front(_codecs, _serialize_py, _deserialize_py, DecodeError)
+    else:
+        serialize, deserialize = _serialize_py, _deserialize_py
+
+
+_install_cpp_front()
 
 
 def definition(type_name: str) -> str:
