@@ -21,6 +21,7 @@ Wall-clock numbers are for this machine only; tests never assert them.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -85,7 +86,10 @@ def bench_relay() -> dict:
     import control
 
     from hri_pid_tuning.core.relay import RelayParams, relay_tune
+    from hri_runtime.config import load_robot_config
     from hri_sim.pid_plants import LinearPlant
+
+    base = RelayParams.from_config(load_robot_config("fr3")["pid_tuning"]["relay"])
 
     plants = {"1/(s+1)^3": ([1.0], [1.0, 3.0, 3.0, 1.0]),
               "1/(s+1)^4": ([1.0], [1.0, 4.0, 6.0, 4.0, 1.0]),
@@ -96,8 +100,9 @@ def bench_relay() -> dict:
     for name, (num, den) in plants.items():
         gm, _pm, wcg, _wcp = control.margin(control.tf(num, den))
         ku_x, tu_x = float(gm), 2 * math.pi / float(wcg)
-        p = RelayParams(amplitude=1.0, start_angle_deg=5.0, warmup_s=4 * tu_x, duration_s=8 * tu_x,
-                        divergence_deg=1e4, joint_limit_margin_deg=0.0)
+        p = dataclasses.replace(base, amplitude=1.0, start_angle_deg=5.0, target_angle_deg=0.0, warmup_s=4 * tu_x,
+                                duration_s=8 * tu_x, divergence_deg=1e4, joint_limit_margin_deg=0.0,
+                                hysteresis_deg=0.0)
         res = relay_tune(LinearPlant(num, den, dt_s=1e-3, effort_max=10.0), p)
         row = {"plant": name, "ku_exact": ku_x, "tu_exact": tu_x, "ku": res.ku, "tu_s": res.tu_s,
                "ku_err": res.ku / ku_x - 1, "tu_err": res.tu_s / tu_x - 1}

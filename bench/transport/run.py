@@ -15,6 +15,8 @@ both Zenoh clients of the router, so no GIL is shared between the two ends.
          pong node re-publishes the message object it received (deserialize + serialize).
 * ours-raw: the same Node layer with ``raw=True`` subscriptions (CDR bytes delivered, as rclpy
          offers) and ``publish(bytes)``: our transport layer without the CDR codec.
+* ours-direct: ours with ``runtime.zenoh.direct_callbacks: true`` (callbacks on Zenoh's network
+         thread, ``indirect=False``: sessions 1-3's behaviour).
 * ours-queued: ours with ``runtime.zenoh.inline_callbacks: false`` (every callback handed over
          to the executor thread: session 1's behaviour).
 * raw:   plain zenoh publishers/subscribers putting the same CDR bytes, no attachment, the echo
@@ -61,8 +63,16 @@ PING, PONG, STREAM, COUNT = "/bench/ping", "/bench/pong", "/bench/stream", "/ben
 # 33-byte attachment on every put as ours.
 RAW_VARIANTS = {"raw-direct": {"BENCH_RAW_DIRECT": "1"}, "raw-ts": {"BENCH_RAW_TS": "1"},
                 "raw-att": {"BENCH_RAW_ATT": "1"},
-                "raw-wire": {"BENCH_RAW_DIRECT": "1", "BENCH_RAW_TS": "1", "BENCH_RAW_ATT": "1"}}
-KINDS = ["raw", "raw+hop", "ours", "ours-queued", "ours-raw", *RAW_VARIANTS]
+                "raw-wire": {"BENCH_RAW_DIRECT": "1", "BENCH_RAW_TS": "1", "BENCH_RAW_ATT": "1"},
+                # ours' wire exactly (timestamps, attachment, rmw keys, wildcard subscriber) with
+                # ours' default callback thread (indirect): what is left of ours-raw is the node layer
+                "raw-rmw": {"BENCH_RAW_TS": "1", "BENCH_RAW_ATT": "1", "BENCH_RAW_KEYS": "1"}}
+# a valid rmw_zenoh attachment (constant: seq 1, t 0, zero GID), so that raw and ours can talk
+RAW_ATTACHMENT = bytes(8) + bytes(8) + bytes([16]) + bytes(16)
+RAW_ATTACHMENT = (1).to_bytes(8, "little") + RAW_ATTACHMENT[8:]
+# Hybrids (--paired only): one side ours, the other raw-rmw, to see which side costs what
+HYBRIDS = {"ours-pong": "pong", "ours-ping": "ping"}
+KINDS = ["raw", "raw+hop", "ours", "ours-queued", "ours-raw", "ours-direct", *RAW_VARIANTS, *HYBRIDS]
 MESSAGES = {"64B String": "std_msgs/msg/String", "JointState (7)": "sensor_msgs/msg/JointState"}
 
 
@@ -105,15 +115,32 @@ def raw_session(endpoint: str):
 
 def raw_key(topic: str, type_name: str) -> str:
     # same key layout as ours (the type hash segment does not matter for the baseline)
+    if os.environ.get("BENCH_RAW_KEYS"):      # exactly ours: DDS type name + RIHS01 hash
+        from hri_runtime import wire
+        return wire.topic_keyexpr(0, topic, type_name, wire.type_hash(type_name, msgs.typestore()))
     return f"0{topic}/{type_name.replace('/', '_')}/raw"
+
+
+def raw_sub_key(topic: str, type_name: str) -> str:
+    """What a raw subscriber listens on: the exact key, or (BENCH_RAW_KEYS) ours' selector
+    ``<domain>/<topic>/*/*``."""
+    if os.environ.get("BENCH_RAW_KEYS"):
+        return f"0{topic}/*/*"
+    return raw_key(topic, type_name)
 
 
 QOS = QoSProfile(depth=1000)   # no keep-last drops in the executor queue for bursts
 
 
 # ------------------------------------------------------------------------------ pong side
-def pong_ours(endpoint: str, type_name: str, raw: bool = False, inline: bool = True) -> None:
-    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint], inline_callbacks=inline))
+def ours_params(endpoint: str, kind: str) -> ZenohParams:
+    return ZenohParams.defaults().with_(connect_endpoints=[endpoint], inline_callbacks=kind != "ours-queued",
+                                        direct_callbacks=kind == "ours-direct")
+
+
+def pong_ours(endpoint: str, type_name: str, kind: str) -> None:
+    ctx = ZenohContext(ours_params(endpoint, kind))
+    raw = kind == "ours-raw"
     node = Node("bench_pong", context=ctx)
     pub = node.create_publisher(type_name, t(PONG), qos=QOS)
     cpub = node.create_publisher("std_msgs/msg/UInt64", t(COUNT), qos=QOS)
@@ -162,16 +189,16 @@ def pong_raw(endpoint: str, type_name: str, hop: bool = False) -> None:
         with lock:
             state["n"] += 1
 
-    att = {"attachment": bytes(33)} if os.environ.get("BENCH_RAW_ATT") else {}
+    att = {"attachment": RAW_ATTACHMENT} if os.environ.get("BENCH_RAW_ATT") else {}
     if hop:
-        s.declare_subscriber(raw_key(t(PING), type_name), _hop(pub.put))
+        s.declare_subscriber(raw_sub_key(t(PING), type_name), _hop(pub.put))
     elif os.environ.get("BENCH_RAW_DIRECT"):
-        s.declare_subscriber(raw_key(t(PING), type_name), zenoh.handlers.Callback(
+        s.declare_subscriber(raw_sub_key(t(PING), type_name), zenoh.handlers.Callback(
             lambda smp: pub.put(smp.payload, **att), indirect=False))
     else:
-        s.declare_subscriber(raw_key(t(PING), type_name), lambda smp: pub.put(smp.payload, **att))
-    s.declare_subscriber(raw_key(t(STREAM), type_name), on_stream)
-    s.declare_subscriber(raw_key(t(COUNT + "_req"), type_name),
+        s.declare_subscriber(raw_sub_key(t(PING), type_name), lambda smp: pub.put(smp.payload, **att))
+    s.declare_subscriber(raw_sub_key(t(STREAM), type_name), on_stream)
+    s.declare_subscriber(raw_sub_key(t(COUNT + "_req"), type_name),
                          lambda smp: cpub.put(state["n"].to_bytes(8, "little")))
     print("ready", flush=True)
     sys.stdin.read()
@@ -199,9 +226,9 @@ class _Chain:
 
 
 class OursPing(_Chain):
-    def __init__(self, endpoint, type_name, raw: bool = False, inline: bool = True):
-        self.ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[endpoint],
-                                                             inline_callbacks=inline))
+    def __init__(self, endpoint, type_name, kind: str = "ours"):
+        self.ctx = ZenohContext(ours_params(endpoint, kind))
+        raw = kind == "ours-raw"
         self.node = Node("bench_ping", context=self.ctx)
         self.type_name = type_name
         self.msg = make_msg(type_name)
@@ -255,9 +282,9 @@ class RawPing(_Chain):
         cb = _hop(self._on_pong) if hop else self._on_pong
         if os.environ.get("BENCH_RAW_DIRECT") and not hop:
             cb = zenoh.handlers.Callback(cb, indirect=False)
-        self.att = {"attachment": bytes(33)} if os.environ.get("BENCH_RAW_ATT") else {}
-        self.s.declare_subscriber(raw_key(t(PONG), type_name), cb)
-        self.s.declare_subscriber(raw_key(t(COUNT), type_name), self._on_count)
+        self.att = {"attachment": RAW_ATTACHMENT} if os.environ.get("BENCH_RAW_ATT") else {}
+        self.s.declare_subscriber(raw_sub_key(t(PONG), type_name), cb)
+        self.s.declare_subscriber(raw_sub_key(t(COUNT), type_name), self._on_count)
 
     def _on_count(self, smp):
         self.count = int.from_bytes(smp.payload.to_bytes(), "little")
@@ -305,7 +332,7 @@ def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
     try:
         assert child.stdout.readline().strip() == "ready", "pong side did not start"
         if kind.startswith("ours"):
-            ping = OursPing(endpoint, type_name, raw=kind == "ours-raw", inline=kind != "ours-queued")
+            ping = OursPing(endpoint, type_name, kind)
         else:
             ping = RawPing(endpoint, type_name, kind == "raw+hop")
         end = time.monotonic() + 10.0
@@ -393,15 +420,17 @@ def run_paired(endpoint: str, type_name: str, kinds: list[str], args) -> dict:
     children, pings = {}, {}
     try:
         for kind in kinds:
-            with _Env(kind, paired=True):
+            with _Env("raw-rmw" if kind in HYBRIDS else kind, paired=True), _Env(kind, paired=True):
                 env = RAW_VARIANTS.get(kind, {})
+                pong = {"ours-pong": "ours-raw", "ours-ping": "raw"}.get(kind, "raw" if env else kind)
                 children[kind] = subprocess.Popen(
-                    [sys.executable, __file__, "--pong", "raw" if env else kind, "--endpoint", endpoint,
+                    [sys.executable, __file__, "--pong", pong, "--endpoint", endpoint,
                      "--type", type_name], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
                 assert children[kind].stdout.readline().strip() == "ready", "pong side did not start"
-                if kind.startswith("ours"):
-                    pings[kind] = OursPing(endpoint, type_name, raw=kind == "ours-raw",
-                                           inline=kind != "ours-queued")
+                if kind == "ours-ping":
+                    pings[kind] = OursPing(endpoint, type_name, "ours-raw")
+                elif kind.startswith("ours") and kind != "ours-pong":
+                    pings[kind] = OursPing(endpoint, type_name, kind)
                 else:
                     pings[kind] = RawPing(endpoint, type_name, kind == "raw+hop")
         end = time.monotonic() + 10.0
@@ -508,7 +537,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.pong:
         if args.pong.startswith("ours"):
-            pong_ours(args.endpoint, args.type, raw=args.pong == "ours-raw", inline=args.pong != "ours-queued")
+            pong_ours(args.endpoint, args.type, args.pong)
         else:
             pong_raw(args.endpoint, args.type, hop=args.pong == "raw+hop")
         return 0

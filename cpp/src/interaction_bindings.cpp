@@ -142,12 +142,14 @@ void bind_interaction(py::module_& root) {
       m, "InteractionTick",
       "The whole gated 1 kHz tick of hri_interaction's InteractionController in one call: state "
       "check, reference governor, sigma_min, wrench filter, admittance, twist bound, gain blend, "
-      "torque law, the hri_core SafetyChecker gate and the torque clip. Slow inputs are pushed "
+      "torque law, the hri_core SafetyChecker gate and the torque clip. PO/PC and TDPC alpha is "
+      "capped at max_damping (interaction.passivity.po_pc.max_damping; saturations counted). Slow inputs are pushed "
       "with the setters (validated in Python).")
       .def(py::init([](int n, const std::string& law, const std::string& filter, bool gravity,
                        bool coriolis, const Mat6& K, const Mat6& D, const Mat6& M_adm,
                        const Mat6& D_adm, const Mat6& K_adm, const Vec6& compliant_axes,
-                       const Vec6& wave_damping, double energy_floor_j, double settle_lin,
+                       const Vec6& wave_damping, double energy_floor_j, double max_damping,
+                       double settle_lin,
                        double settle_ang, double max_lin, double max_ang, double ref_lin,
                        double ref_ang, double singular_sigma_min,
                        std::optional<I::VecN> torque_max_nm, const Mat4& world_T_d,
@@ -167,6 +169,9 @@ void bind_interaction(py::module_& root) {
              p.compliant_axes = compliant_axes;
              p.wave_damping = wave_damping;
              p.energy_floor_j = energy_floor_j;
+             if (!(max_damping > 0))  // NaN, 0, < 0; +inf = uncapped
+               throw std::invalid_argument("InteractionTick: max_damping must be > 0");
+             p.max_damping = max_damping;
              p.settle_max_linear_m_s = settle_lin;
              p.settle_max_angular_rad_s = settle_ang;
              p.max_linear_m_s = max_lin;
@@ -187,12 +192,12 @@ void bind_interaction(py::module_& root) {
            py::arg("n"), py::arg("law"), py::arg("filter"), py::arg("gravity_compensation"),
            py::arg("coriolis_compensation"), py::arg("K"), py::arg("D"), py::arg("M_adm"),
            py::arg("D_adm"), py::arg("K_adm"), py::arg("compliant_axes"), py::arg("wave_damping"),
-           py::arg("energy_floor_j"), py::arg("settle_max_linear_m_s"),
+           py::arg("energy_floor_j"), py::arg("max_damping"), py::arg("settle_max_linear_m_s"),
            py::arg("settle_max_angular_rad_s"), py::arg("max_linear_m_s"),
            py::arg("max_angular_rad_s"), py::arg("reference_max_linear_m_s"),
            py::arg("reference_max_angular_rad_s"), py::arg("singular_sigma_min"),
            py::arg("torque_max_nm"), py::arg("world_T_d"), py::arg("safety") = py::none(),
-           py::keep_alive<1, 24>())
+           py::keep_alive<1, 25>())
       .def(
           "tick",
           [](I::InteractionTick& k, const I::VecN& q, const I::VecN& dq, const Mat4& T,
@@ -236,7 +241,7 @@ void bind_interaction(py::module_& root) {
       .def("reset_filter", &I::InteractionTick::reset_filter)
       .def("set_filter_state", &I::InteractionTick::set_filter_state, py::arg("energy_j"),
            py::arg("dissipated_j"), py::arg("min_energy_j"), py::arg("violations"),
-           py::arg("energy_dof_j"))
+           py::arg("energy_dof_j"), py::arg("saturations") = 0)
       .def("modified_pose", &I::InteractionTick::modified_pose, py::arg("world_T_d"))
       .def("twist", &I::InteractionTick::twist)
       .def_property_readonly("time_s", &I::InteractionTick::time_s)
@@ -253,6 +258,10 @@ void bind_interaction(py::module_& root) {
       .def_property_readonly("dissipated_j", &I::InteractionTick::dissipated_j)
       .def_property_readonly("min_energy_j", &I::InteractionTick::min_energy_j)
       .def_property_readonly("violations", &I::InteractionTick::violations)
+      .def_property_readonly("saturations", &I::InteractionTick::saturations,
+                             "ticks where the PO/PC (TDPC) alpha hit max_damping")
+      .def_property_readonly("last_alpha", [](const I::InteractionTick& k) { return Vec6(k.last_alpha()); },
+                             "alpha applied on the last filtered tick (PO/PC: entry 0; TDPC: per DoF)")
       .def_property_readonly("energy_dof_j", [](const I::InteractionTick& k) { return Vec6(k.energy_dof_j()); })
       .def_property_readonly("mode", &I::InteractionTick::mode)
       .def_property_readonly("frozen", &I::InteractionTick::frozen);

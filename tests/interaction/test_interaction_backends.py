@@ -63,7 +63,8 @@ class Twin:
         if self.resync:
             f, cx = self.py.filter, self.cx._cx
             cx.lam, cx.lam_dot = self.py.admittance.lam, self.py.admittance.lam_dot
-            cx.set_filter_state(f.energy_j, f.dissipated_j, f.min_energy_j, f.violations, np.zeros(6))
+            cx.set_filter_state(f.energy_j, f.dissipated_j, f.min_energy_j, f.violations, np.zeros(6),
+                                f.saturations)
         a = self.py.tick(st, self.dt)
         b = self.cx.tick(st, self.dt)
         err = float(np.abs(a.tau - b.tau).max())
@@ -92,6 +93,7 @@ class Twin:
         assert abs(py.filter.energy_j - cx.filter.energy_j) <= TOL
         assert abs(py.filter.dissipated_j - cx.filter.dissipated_j) <= TOL
         assert py.filter.violations == cx.filter.violations
+        assert py.filter.saturations == cx.filter.saturations
         assert py.time_s == pytest.approx(cx.time_s, abs=1e-12)
         assert py.mode == cx.mode and py.frozen_reason == cx.frozen_reason
         assert py.rejected == cx.rejected and py.events == cx.events
@@ -99,45 +101,90 @@ class Twin:
         assert dp.keys() == dc.keys() and dp["flags"] == dc["flags"] and dp["events"] == dc["events"]
 
 
-@pytest.mark.parametrize("law", ["lie", "cartesian"])
-@pytest.mark.parametrize("filt", ["none", "passivity", "tdpc", "wave"])
-def test_both_paths_agree_through_the_interaction_scenarios(cfg, law, filt):
+def _passivity(cfg, filt, capped=True):
+    """The config's passivity section with ``filt``; PO/PC and TDPC with an energy floor above 0 so
+    that their controllers act (floor 0 rarely triggers on a passive admittance). ``capped``: α_max
+    = config ``passivity.po_pc.max_damping``; else inf (the textbook, uncapped controller)."""
     from hri_interaction.core.passivity import PassivityParams
 
-    sec = cfg["interaction"]["passivity"]
-    # PO/PC and TDPC with an energy floor above 0 so that their controllers act (floor 0 rarely
-    # triggers on a passive admittance).
-    # The C++ tick has no α cap yet (passivity.po_pc.max_damping, Python only; docs/status/
-    # interaction.md "Session 4 follow-ups"): the *uncapped* controller is compared here (α reaches
-    # ~1e8 in this scenario), the capped one in test_cxx_tick_applies_the_po_pc_cap below.
-    pp = PassivityParams(filter=filt, energy_floor_j=1e-4 if filt in ("passivity", "tdpc") else 0.0,
-                         wave_damping=np.asarray(sec["wave_damping"], float), max_damping=math.inf)
-    tw = Twin(cfg, law=law, passivity=pp)
-    # Lie law + single-port PO/PC: α = (E_floor − e)/(Δt‖λ̇‖²) is unbounded as λ̇ → 0 and the
-    # branch e < E_floor is decided at rounding level, so numpy's (OpenBLAS) and Eigen's 6-term dot
-    # products, both correct but summed in a different order, separate in closed loop after ~10³
-    # acting ticks (seen: 1e-12 for 1300 ticks, then 2e-2 N·m). For that pair every tick starts
-    # from the Python controller's (λ, λ̇, energy): the tick *function* is compared, not the drift.
+    p = PassivityParams.from_config(cfg["interaction"]["passivity"])
+    return dataclasses.replace(p, filter=filt, energy_floor_j=1e-4 if filt in ("passivity", "tdpc") else 0.0,
+                               max_damping=p.max_damping if capped else math.inf)
+
+
+def _compare_scenarios(cfg, law, filt, capped):
+    tw = Twin(cfg, law=law, passivity=_passivity(cfg, filt, capped))
+    # Lie law + single-port PO/PC: α = (E_floor − e)/(Δt‖λ̇‖²) grows as λ̇ → 0 (up to 1e8 here
+    # uncapped, up to α_max capped) and the branch e < E_floor is decided at rounding level, so
+    # numpy's (OpenBLAS) and Eigen's 6-term dot products, both correct but summed in a different
+    # order, separate in closed loop after ~10³ acting ticks (seen uncapped: 1e-12 for 1300 ticks,
+    # then 2e-2 N·m; capped: 2.8e-8 N·m at tick 1379, above TOL). For that pair every tick starts from the Python controller's (λ, λ̇, energy,
+    # counters): the tick *function* is compared, not the drift.
     tw.resync = law == "lie" and filt == "passivity"
     _scenarios(tw, cfg)
     assert tw.worst <= TOL
-    print(f"{law}/{filt}: {tw.ticks} ticks, worst |Δτ| {tw.worst:.2e} N·m")
+    print(f"{law}/{filt}/{'capped' if capped else 'uncapped'}: {tw.ticks} ticks, worst |Δτ| {tw.worst:.2e} N·m, "
+          f"saturations py {tw.py.filter.saturations} cxx {tw.cx.filter.saturations}")
+    return tw
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="cpp/ InteractionTick does not cap the PO/PC α (passivity.po_pc.max_damping) "
-                          "yet: the paths separate at the first saturated tick (seen: tick 1200, |Δτ| 1.6 N·m)")
+@pytest.mark.parametrize("law", ["lie", "cartesian"])
+@pytest.mark.parametrize("filt", ["none", "passivity", "tdpc", "wave"])
+def test_both_paths_agree_through_the_interaction_scenarios(cfg, law, filt):
+    """The configured controllers (PO/PC and TDPC α capped at ``po_pc.max_damping``)."""
+    _compare_scenarios(cfg, law, filt, capped=True)
+
+
+@pytest.mark.parametrize("law", ["lie", "cartesian"])
+@pytest.mark.parametrize("filt", ["passivity", "tdpc"])
+def test_both_paths_agree_with_the_uncapped_po_pc(cfg, law, filt):
+    """max_damping = inf on both sides: the textbook controller, α up to ~1e8 in this scenario."""
+    tw = _compare_scenarios(cfg, law, filt, capped=False)
+    assert tw.py.filter.saturations == tw.cx.filter.saturations == 0
+
+
 @pytest.mark.parametrize("filt", ["passivity", "tdpc"])
 def test_cxx_tick_applies_the_po_pc_cap(cfg, filt):
-    from hri_interaction.core.passivity import PassivityParams
+    """The scenario does reach the cap (else the capped parity above proves nothing about it), and
+    the C++ tick counts the same saturations and violations and carries the same deficit."""
+    tw = _compare_scenarios(cfg, "lie", filt, capped=True)
+    py, cx = tw.py.filter, tw.cx.filter
+    assert cx.max_damping == py.max_damping == cfg["interaction"]["passivity"]["po_pc"]["max_damping"]
+    assert py.saturations > 0 and cx.saturations == py.saturations
+    assert cx.violations == py.violations >= py.saturations
+    assert cx.deficit_j == pytest.approx(py.deficit_j, abs=TOL)
+    np.testing.assert_allclose(cx.last_alpha, py.last_alpha, rtol=1e-9, atol=TOL)
+    assert tw.cx.diagnostics()["pc_saturations"] == tw.py.diagnostics()["pc_saturations"] == py.saturations
 
-    sec = cfg["interaction"]["passivity"]
-    pp = PassivityParams(filter=filt, energy_floor_j=1e-4, wave_damping=np.asarray(sec["wave_damping"], float),
-                         max_damping=float(sec["po_pc"]["max_damping"]))
-    tw = Twin(cfg, law="lie", passivity=pp)
-    tw.resync = filt == "passivity"
-    _scenarios(tw, cfg)
-    assert tw.py.filter.saturations > 0        # the scenario does reach the cap
+
+def test_cxx_tick_caps_alpha_and_carries_the_deficit(cfg):
+    """Direct check of the C++ filter (no closed loop): a 1 mJ deficit seeded with λ̇ = 0, then a
+    creep at ‖λ̇‖ = 1e-6 where the uncapped α would be 1e12: the correction is α_max λ̇, the tick is a
+    saturation and a violation, and the deficit shrinks only by α_max ‖λ̇‖² Δt per tick."""
+    for filt in ("passivity", "tdpc"):
+        tw = Twin(cfg, law="cartesian", safety=False, passivity=_passivity(cfg, filt, capped=True))
+        cap = tw.cx.filter.max_damping
+        for c in (tw.py, tw.cx):
+            c.request_mode("admittance", tw.sim.state())
+        tw.wrench_from_sim = False
+        tw.both("set_wrench", np.zeros(6))
+        floor = tw.py.filter.energy_floor_j
+        e_dof = np.full(6, floor / 6.0)
+        e_dof[5] -= 1e-3
+        tw.py.filter.energy_j = floor - 1e-3
+        if filt == "tdpc":
+            tw.py.filter.energy_dof_j = e_dof.copy()
+        tw.cx._cx.set_filter_state(floor - 1e-3, 0.0, floor - 1e-3, 0, e_dof)
+        lam_dot = np.r_[0, 0, 0, 0, 0, 1e-6]
+        for k in (1, 2):
+            for c in (tw.py, tw.cx):
+                c.admittance.lam_dot = lam_dot
+            tw.tick(tw.sim.state())            # same state, no sim step: only the filter moves
+            for f in (tw.py.filter, tw.cx.filter):
+                assert f.saturations == k and f.violations == k
+                assert f.deficit_j == pytest.approx(1e-3 - k * cap * 1e-12 * tw.dt, rel=1e-9)
+            assert tw.cx.filter.dissipated_j == pytest.approx(k * cap * 1e-12 * tw.dt, rel=1e-9)
+            assert np.max(tw.cx.filter.last_alpha) == np.max(tw.py.filter.last_alpha) == cap
 
 
 def _scenarios(tw, cfg):

@@ -1,11 +1,12 @@
 """MuJoCo plants of the PID tuning: the humanoid arm in S1–S4, the FR3, the social robot's leg."""
+import dataclasses
 import math
 
 import mujoco
 import numpy as np
 import pytest
 
-from hri_pid_tuning.core.pid import PIDGains
+from hri_pid_tuning.core.pid import PIDGains, PIDParams
 from hri_pid_tuning.core.relay import RelayParams, relay_tune
 from hri_pid_tuning.session import TuningSession, load_pid_config
 from hri_sim.pid_plants_mujoco import HUMANOID_ARM_JOINTS, ArmSetup, build_humanoid_arm, humanoid_arm_model
@@ -58,7 +59,7 @@ def test_joint_view_holds_the_other_joints(pt):
     plant = build_humanoid_arm(ArmSetup.from_config("s2", pt["setups"]["s2"]))
     ig = pt["initial_gains"]
     holds = {j: PIDGains(kp, ki, kd) for j, kp, ki, kd in zip(HUMANOID_ARM_JOINTS, ig["kp"], ig["ki"], ig["kd"])}
-    jv = plant.joint("elbow", holds)
+    jv = plant.joint("elbow", holds, PIDParams.from_config(pt["pid"]))
     jv.reset(jv.plant.base_pose_rad[3])
     for _ in range(500):
         jv.step(5.0)          # push the elbow
@@ -106,18 +107,22 @@ def test_tino_leg_relay_and_heuristics(pt):
     """The social robot's leg (speed-controlled DC motor: the PID output is the motor speed
     command): relay finds an oscillation, every heuristic holds a 30° step without offset (I rules)."""
     from hri_pid_tuning.core.heuristics import HeuristicsParams, compute_all
-    from hri_pid_tuning.core.metrics import evaluate_joint
+    from hri_pid_tuning.core.metrics import EvaluationParams, evaluate_joint
     from hri_pid_tuning.core.plant import simulate_closed_loop
     from hri_sim.pid_plants_mujoco import build_tino_leg
 
-    leg = build_tino_leg(["leg"], [100.0], [30.0], control_period_s=0.002).joint("leg", {})
-    res = relay_tune(leg, RelayParams(amplitude=30.0, start_angle_deg=35.0, target_angle_deg=30.0,
-                                      warmup_s=1.0, duration_s=2.0, hysteresis_deg=0.05))
+    pid_params = PIDParams.from_config(pt["pid"])
+
+    leg = build_tino_leg(["leg"], [100.0], [30.0], control_period_s=0.002).joint("leg", {}, pid_params)
+    rp = dataclasses.replace(RelayParams.from_config(pt["relay"]), amplitude=30.0, start_angle_deg=35.0,
+                             target_angle_deg=30.0, warmup_s=1.0, duration_s=2.0, hysteresis_deg=0.05)
+    res = relay_tune(leg, rp)
     assert res.ok and len(res.peaks) >= 6 and res.ku > 0 and 0 < res.tu_s < 1.0
     hp = HeuristicsParams.from_config(pt["heuristics"])
     for name, g in compute_all(res.ku, res.tu_s, hp).items():
-        tr = simulate_closed_loop(leg, g, lambda t: math.radians(30.0 if t < 0.3 else 60.0), 1.5)
-        ev = evaluate_joint(tr.t_s, tr.desired_deg, tr.measured_deg)
+        tr = simulate_closed_loop(leg, g, lambda t: math.radians(30.0 if t < 0.3 else 60.0), 1.5,
+                                  pid_params=pid_params)
+        ev = evaluate_joint(tr.t_s, tr.desired_deg, tr.measured_deg, EvaluationParams.from_config(pt["evaluation"]))
         assert tr.aborted is None, name
         assert ev.settling(5.0) is not None and ev.settling(5.0) < 0.5, name
         if g.ki > 0:

@@ -7,7 +7,8 @@ from hri_runtime.config import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 
-STEP_S = 0.005
+# s, one step of the simulated clock = one vr_interface_node tick (pulse.node.tick_period_s)
+STEP_S = float(load_robot_config("tino")["pulse"]["node"]["tick_period_s"])
 
 
 class Recorder(Node):
@@ -77,7 +78,8 @@ class Headset:
 
 
 def run_plan(ctx, node, headset, plan, t_end, t0=None):
-    """Send every datagram when the simulated time reaches its send time, spin 5 ms steps."""
+    """Send every datagram when the simulated time reaches its send time, spin one node tick
+    (``STEP_S``) at a time."""
     t0 = ctx.now_s() if t0 is None else t0
     i, dg = 0, plan.datagrams
     while ctx.now_s() < t0 + t_end - 1e-9:

@@ -10,7 +10,6 @@ from hri_runtime import msgs
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 
-STEP_S = 0.005
 
 
 @pytest.fixture
@@ -41,6 +40,7 @@ def test_zmq_carrier_same_validation_sequence_and_pulses(zrig, pulse_cfg):
     ctx, node, rec, pub, sub = zrig
     sc = {"duration_s": 6.0, "every_s": 0.6, "impairments": {"loss": 0.2, "duplicate": 0.2, "garbage": 0.1}}
     plan = emulator.plan(sc, pulse_cfg["emulator"], seed=11)
+    step_s = pulse_cfg["node"]["tick_period_s"]          # one node tick per step
     t0, i, dg = ctx.now_s(), 0, plan.datagrams
     while ctx.now_s() < t0 + 6.5:
         now = ctx.now_s() - t0
@@ -53,7 +53,7 @@ def test_zmq_carrier_same_validation_sequence_and_pulses(zrig, pulse_cfg):
         deadline = time.monotonic() + 1.0
         while n and node.zmq.sub.poll(0) == 0 and time.monotonic() < deadline:
             time.sleep(0.0005)                # wait for TCP delivery before the node drains
-        ctx.spin_for(STEP_S)
+        ctx.spin_for(step_s)
     exp = [(plan.actions[k].state, plan.actions[k].angular) for k in plan.delivered_actions()]
     pulses = rec.pulses()
     assert [(s, d) for _, s, d, _ in pulses] == exp and all(n == 3 for *_, n in pulses)

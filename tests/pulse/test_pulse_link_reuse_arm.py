@@ -4,7 +4,7 @@ timeout from its config section."""
 import dataclasses
 
 from hri_arm_teleop.core import vr_packet as vp
-from hri_pulse.core import HealthParams, LinkReceiver, SequenceParams
+from hri_pulse.core import HealthParams, LinkParams, LinkReceiver, SequenceParams
 from hri_runtime.config import load_robot_config
 
 
@@ -16,7 +16,7 @@ def test_arm_codec_in_pulse_link_receiver():
                                  disconnect_timeout_s=vr["disconnect_timeout_s"])
     t = [0.0]
     lr = LinkReceiver(vp.ControllerPoseCodec(), lambda: t[0], SequenceParams.from_config(cfg["pulse"]),
-                      health, name="arm_vr")
+                      health, LinkParams.from_config(cfg["pulse"]), name="arm_vr")
     peer = ("127.0.0.1", 6000)
 
     def pose(seq):

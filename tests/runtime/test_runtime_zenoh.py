@@ -96,7 +96,7 @@ def test_pubsub_roundtrip_with_attachment(make_ctx):
     sub = listener.create_subscription("std_msgs/msg/String", "chatter", lambda m: got.append(m.data))
     handle = sub._handle  # the backend's subscription: record the meta it hands to the node
     real_deliver = handle._deliver
-    handle._deliver = lambda data, meta: (metas.append(meta), real_deliver(data, meta))
+    handle._deliver = lambda data, meta: (metas.append(wire.message_info(*meta)), real_deliver(data, meta))
     pub = talker.create_publisher("std_msgs/msg/String", "chatter")
     assert wait_until(lambda: pub.get_subscription_count() == 1)
     for i in range(5):

@@ -115,6 +115,9 @@ struct TickParams {
   Vec6 compliant_axes = Vec6::Zero();
   Vec6 wave_damping = Vec6::Ones();
   double energy_floor_j = 0.0;
+  // alpha_max of the PO/PC and TDPC controllers (N s/m on v, N m s/rad on w; config
+  // interaction.passivity.po_pc.max_damping, passed by Python); infinity = the uncapped controller.
+  double max_damping = std::numeric_limits<double>::infinity();
   double settle_max_linear_m_s = 0.05, settle_max_angular_rad_s = 0.2;
   double max_linear_m_s = 0.5, max_angular_rad_s = 1.5;
   double reference_max_linear_m_s = 0.1, reference_max_angular_rad_s = 0.5;
@@ -194,17 +197,19 @@ class InteractionTick {
   }
   /// Seeds the wrench filter's energy accounts (hand-over from another controller, tests).
   void set_filter_state(double energy_j, double dissipated_j, double min_energy_j, long violations,
-                        const Vec6& energy_dof_j) {
+                        const Vec6& energy_dof_j, long saturations) {
     energy_j_ = energy_j;
     dissipated_j_ = dissipated_j;
     min_energy_j_ = min_energy_j;
     violations_ = violations;
     energy_dof_j_ = energy_dof_j;
+    saturations_ = saturations;
   }
   void reset_filter() {
     energy_j_ = dissipated_j_ = min_energy_j_ = 0.0;
-    violations_ = 0;
+    violations_ = saturations_ = 0;
     energy_dof_j_.setZero();
+    last_alpha_.setZero();
   }
 
   // ------------------------------------------------------------------ the tick
@@ -315,6 +320,9 @@ class InteractionTick {
   double dissipated_j() const { return dissipated_j_; }
   double min_energy_j() const { return min_energy_j_; }
   long violations() const { return violations_; }
+  long saturations() const { return saturations_; }
+  /// alpha applied on the last filtered tick: PO/PC in entry 0, TDPC per DoF.
+  const Vec6& last_alpha() const { return last_alpha_; }
   const Vec6& energy_dof_j() const { return energy_dof_j_; }
   const TickParams& params() const { return p_; }
   int mode() const { return mode_; }
@@ -347,14 +355,27 @@ class InteractionTick {
     }
   }
 
+  // Wrench filter + energy observer (hri_interaction/core/passivity.py, same arithmetic):
+  //   PO/PC  alpha = min((E_floor - e) / (dt |ld|^2), alpha_max), w_safe = w + alpha ld
+  //   TDPC   the same per DoF against E_floor / 6
+  // A capped tick counts one saturation and one violation; the deficit it could not remove stays
+  // in energy_j_ / energy_dof_j_ (carried to the next tick, never reset).
   Vec6 filter(const Vec6& w, const Vec6& ld, double dt) {
     Vec6 ws = w;
+    bool short_of_floor = false;  // this tick: the cap left a deficit
     switch (p_.filter) {
       case FILTER_PASSIVITY: {
         const double e_next = energy_j_ + dt * ld.dot(w);
         const double v2 = ld.dot(ld);
+        last_alpha_.setZero();
         if (e_next < p_.energy_floor_j && v2 > kEpsV2 && dt > 0) {
-          const double alpha = (p_.energy_floor_j - e_next) / (dt * v2);
+          double alpha = (p_.energy_floor_j - e_next) / (dt * v2);
+          if (alpha > p_.max_damping) {
+            alpha = p_.max_damping;
+            ++saturations_;
+            short_of_floor = true;
+          }
+          last_alpha_(0) = alpha;
           dissipated_j_ += alpha * v2 * dt;
           ws = w + alpha * ld;
         }
@@ -373,11 +394,23 @@ class InteractionTick {
           }
         }
         if (any) {
+          bool capped = false;
+          for (int i = 0; i < 6; ++i) {
+            if (alpha(i) > p_.max_damping) {
+              alpha(i) = p_.max_damping;
+              capped = true;
+            }
+          }
+          if (capped) {
+            ++saturations_;
+            short_of_floor = true;
+          }
           ws = w + alpha.cwiseProduct(ld);
           double s = 0.0;
           for (int i = 0; i < 6; ++i) s += alpha(i) * (ld(i) * ld(i)) * dt;
           dissipated_j_ += s;
         }
+        last_alpha_ = alpha;
         energy_dof_j_ = energy_dof_j_ + dt * ld.cwiseProduct(ws);
         break;
       }
@@ -392,7 +425,7 @@ class InteractionTick {
     }
     energy_j_ = energy_j_ + dt * ld.dot(ws);
     min_energy_j_ = std::min(min_energy_j_, energy_j_);
-    if (energy_j_ < p_.energy_floor_j - 1e-12) ++violations_;
+    if (energy_j_ < p_.energy_floor_j - 1e-12 || short_of_floor) ++violations_;
     return ws;
   }
 
@@ -488,6 +521,8 @@ class InteractionTick {
   double time_s_ = 0.0;
   double energy_j_ = 0.0, dissipated_j_ = 0.0, min_energy_j_ = 0.0;
   long violations_ = 0;
+  long saturations_ = 0;  // ticks where the PC's alpha hit p_.max_damping
+  Vec6 last_alpha_ = Vec6::Zero();
   Vec6 energy_dof_j_ = Vec6::Zero();
   VecN last_tau_;
   Mat4 last_ref_;

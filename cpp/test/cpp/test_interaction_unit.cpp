@@ -2,7 +2,9 @@
 // every law x filter x mode runs 2000 gated ticks with the SafetyChecker and the torque clip,
 // with ZERO heap allocations inside the tick loop (counted by a replaced operator new), finite
 // torques, a NaN state held (HOLD | STATE_INVALID, last torque), and a workspace violation that
-// freezes (SAFETY_FREEZE, admittance velocity zeroed).  Prints "N failures, M heap allocations".
+// freezes (SAFETY_FREEZE, admittance velocity zeroed), the PO/PC and TDPC alpha capped at
+// max_damping (saturations counted, deficit carried).  Prints "N failures, M heap allocations".
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -130,6 +132,48 @@ int main() {
     CHECK(tick.frozen() && tick.lam_dot().isZero(0.0));
     tick.tick(in, dt, out);
     CHECK(out.flags & I::FROZEN);
+  }
+  // PO/PC and TDPC alpha capped at max_damping: a 1 mJ deficit seeded, then a creep at |ld| = 1e-6
+  // (uncapped alpha = 1e12): each tick is one saturation and one violation, the correction is
+  // max_damping * ld, and the deficit is carried (shrinks by max_damping |ld|^2 dt per tick).
+  for (int filter : {int(I::FILTER_PASSIVITY), int(I::FILTER_TDPC)}) {
+    I::TickParams p = params(I::LAW_CARTESIAN, filter);
+    p.max_damping = 500.0;
+    p.has_torque_max = false;
+    I::InteractionTick tick(p, T, nullptr);
+    tick.set_mode(I::MODE_ADMITTANCE, -1.0);
+    tick.set_wrench(Vec6::Zero(), true);
+    Vec6 e_dof = Vec6::Constant(p.energy_floor_j / 6.0);
+    e_dof(5) -= 1e-3;
+    tick.set_filter_state(p.energy_floor_j - 1e-3, 0.0, p.energy_floor_j - 1e-3, 0, e_dof, 0);
+    I::TickInput in{&q, &dq, &T, &Vb, &Jb, &g, &c};
+    I::TickOutput out;
+    out.tau = I::VecN::Zero(7);
+    const long a0 = g_allocs;
+    for (int k = 1; k <= 3; ++k) {
+      tick.lam().setZero();
+      tick.lam_dot().setZero();
+      tick.lam_dot()(5) = 1e-6;
+      tick.tick(in, dt, out);
+      const double removed = k * 500.0 * 1e-12 * dt;
+      CHECK(tick.saturations() == k);
+      CHECK(tick.violations() == k);
+      CHECK(std::abs(tick.dissipated_j() - removed) <= 1e-9 * removed);
+      const double deficit = filter == I::FILTER_TDPC ? p.energy_floor_j / 6.0 - tick.energy_dof_j()(5)
+                                                      : p.energy_floor_j - tick.energy_j();
+      CHECK(std::abs(deficit - (1e-3 - removed)) <= 1e-12);
+    }
+    allocs_in_ticks += g_allocs - a0;
+    // uncapped (infinity): the same tick removes the whole deficit, no saturation
+    p.max_damping = std::numeric_limits<double>::infinity();
+    I::InteractionTick free_tick(p, T, nullptr);
+    free_tick.set_mode(I::MODE_ADMITTANCE, -1.0);
+    free_tick.set_wrench(Vec6::Zero(), true);
+    free_tick.set_filter_state(p.energy_floor_j - 1e-3, 0.0, p.energy_floor_j - 1e-3, 0, e_dof, 0);
+    free_tick.lam_dot()(5) = 1e-6;
+    free_tick.tick(in, dt, out);
+    CHECK(free_tick.saturations() == 0);
+    CHECK(std::abs(free_tick.dissipated_j() - 1e-3) <= 1e-9);
   }
   std::printf("%d failures, %ld heap allocations in 48000 gated ticks\n", g_fail, allocs_in_ticks);
   return (g_fail == 0 && allocs_in_ticks == 0) ? 0 : 1;

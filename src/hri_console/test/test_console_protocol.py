@@ -1,4 +1,5 @@
 """Console protocol: command validation, rejection counting, token auth, bind check."""
+import dataclasses
 import json
 
 import pytest
@@ -7,9 +8,18 @@ from hri_console.core.protocol import (
     CommandGate, ConsoleParams, Rejected, StartupRefused, check_bind, is_loopback,
     parse_command, state_frame, token_ok,
 )
+from hri_runtime.config import load_robot_config
 
-P = ConsoleParams(modes=("admittance", "impedance"), gain_max=100.0, num_joints=7,
-                  max_frame_bytes=1024)
+
+def console_params(**kw) -> ConsoleParams:
+    """The FR3 config's console section (and joint count) with this test's overrides."""
+    cfg = load_robot_config("fr3")
+    return dataclasses.replace(ConsoleParams.from_config(cfg["console"], num_joints=len(cfg["joints"]["names"])),
+                               **kw)
+
+
+P = console_params(modes=("admittance", "impedance"), gain_max=100.0,
+                   max_frame_bytes=1024)
 
 
 def frame(**kw):
@@ -97,23 +107,23 @@ def test_gate_safe_stop_bypasses_dispatch_and_reports_service_refusal():
 
 
 def test_bind_requires_token_off_loopback():
-    check_bind(ConsoleParams(bind_host="127.0.0.1"))
-    check_bind(ConsoleParams(bind_host="::1"))
-    check_bind(ConsoleParams(bind_host="localhost"))
+    check_bind(console_params(bind_host="127.0.0.1"))
+    check_bind(console_params(bind_host="::1"))
+    check_bind(console_params(bind_host="localhost"))
     with pytest.raises(StartupRefused):
-        check_bind(ConsoleParams(bind_host="0.0.0.0"))
+        check_bind(console_params(bind_host="0.0.0.0"))
     with pytest.raises(StartupRefused):
-        check_bind(ConsoleParams(bind_host="192.168.1.5", token=""))
-    check_bind(ConsoleParams(bind_host="0.0.0.0", token="s3cret"))
+        check_bind(console_params(bind_host="192.168.1.5", token=""))
+    check_bind(console_params(bind_host="0.0.0.0", token="s3cret"))
     assert is_loopback("127.3.4.5") and not is_loopback("example.org")
 
 
 def test_token_check():
-    p = ConsoleParams(bind_host="0.0.0.0", token="s3cret")
+    p = console_params(bind_host="0.0.0.0", token="s3cret")
     assert token_ok(p, "s3cret")
     assert not token_ok(p, None)
     assert not token_ok(p, "s3cre")
-    assert token_ok(ConsoleParams(), None)
+    assert token_ok(console_params(), None)
 
 
 def test_state_frame_is_strict_json():

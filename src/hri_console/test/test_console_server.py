@@ -1,5 +1,6 @@
 """Console server carrier: token auth on page and WebSocket, malformed frames have no effect,
 non-loopback bind without token refuses to start. Loopback sockets only."""
+import dataclasses
 import json
 import urllib.error
 import urllib.request
@@ -10,11 +11,19 @@ from websockets.sync.client import connect
 
 from hri_console.core.protocol import CommandGate, ConsoleParams, StartupRefused
 from hri_console.server import ConsoleServer
+from hri_runtime.config import load_robot_config
+
+
+def console_params(**kw) -> ConsoleParams:
+    """The FR3 config's console section (and joint count) with this test's overrides."""
+    cfg = load_robot_config("fr3")
+    return dataclasses.replace(ConsoleParams.from_config(cfg["console"], num_joints=len(cfg["joints"]["names"])),
+                               **kw)
 
 
 def make(token=None):
-    params = ConsoleParams(bind_host="127.0.0.1", port=0, token=token,
-                           modes=("admittance", "impedance"), gain_max=100.0, state_rate_hz=50.0)
+    params = console_params(bind_host="127.0.0.1", port=0, token=token,
+                            modes=("admittance", "impedance"), gain_max=100.0, state_rate_hz=50.0)
     calls, stops = [], []
     gate = CommandGate(params, dispatch=calls.append, on_safe_stop=lambda: stops.append(1))
     srv = ConsoleServer(params, gate, snapshot=lambda: {"modes": list(params.modes)})
@@ -30,7 +39,7 @@ def recv_reply(ws):
 
 
 def test_non_loopback_without_token_refuses_to_start():
-    p = ConsoleParams(bind_host="0.0.0.0", port=0)
+    p = console_params(bind_host="0.0.0.0", port=0)
     with pytest.raises(StartupRefused):
         ConsoleServer(p, CommandGate(p, dispatch=lambda c: None))
 
@@ -84,7 +93,7 @@ def test_malformed_frames_rejected_without_effect():
 def test_safe_stop_not_queued_behind_busy_command():
     import threading
 
-    params = ConsoleParams(bind_host="127.0.0.1", port=0, modes=("admittance",), state_rate_hz=50.0)
+    params = console_params(bind_host="127.0.0.1", port=0, modes=("admittance",), state_rate_hz=50.0)
     release, entered, stops = threading.Event(), threading.Event(), []
 
     def slow_dispatch(cmd):  # a service call that hangs until released

@@ -1,4 +1,5 @@
 """Tests of the discrete PID (hri_pid_tuning.core.pid)."""
+import dataclasses
 import math
 
 import numpy as np
@@ -7,6 +8,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hri_pid_tuning.core.pid import PID, PIDGains, PIDParams
+from hri_runtime.config import load_robot_config
+
+BASE = PIDParams.from_config(load_robot_config("fr3")["pid_tuning"]["pid"])   # the config's PID
+
+
+def params(**kw) -> PIDParams:
+    """The config's PID parameters with this test's overrides."""
+    return dataclasses.replace(BASE, **kw)
 
 
 class FirstOrder:
@@ -57,7 +66,7 @@ def test_standard_form_roundtrip_property(kp, ki, kd):
 
 def test_p_only_has_steady_state_error():
     K, kp = 2.0, 3.0
-    pid = PID(PIDGains(kp), PIDParams())
+    pid = PID(PIDGains(kp), params())
     _, y, _ = run_loop(pid, FirstOrder(K=K), 1.0, T=5.0)
     assert y[-1] == pytest.approx(K * kp / (1 + K * kp), rel=1e-3)
 
@@ -65,7 +74,7 @@ def test_p_only_has_steady_state_error():
 def test_pi_pole_zero_cancellation_gives_first_order_closed_loop():
     # C = kp (1 + 1/(Ti s)), Ti = tau → L = K kp/(tau s) → closed loop 1/(tau/(K kp) s + 1)
     K, tau, kp = 2.0, 0.5, 1.5
-    pid = PID(PIDGains.from_standard(kp, tau, 0.0), PIDParams())
+    pid = PID(PIDGains.from_standard(kp, tau, 0.0), params())
     t, y, _ = run_loop(pid, FirstOrder(K=K, tau=tau), 1.0, T=3.0, h=1e-3)
     tcl = tau / (K * kp)
     expected = 1 - np.exp(-t / tcl)
@@ -74,7 +83,7 @@ def test_pi_pole_zero_cancellation_gives_first_order_closed_loop():
 
 
 def test_measured_dt_irregular_sampling_integrates_exactly():
-    pid = PID(PIDGains(0.0, 2.0, 0.0), PIDParams())
+    pid = PID(PIDGains(0.0, 2.0, 0.0), params(dt_max_s=None))   # no gap cap: steps up to 0.59 s count in full
     times = [0.0, 0.1, 0.15, 0.4, 0.41, 1.0]
     for t in times:
         u = pid.update(1.0, 0.0, t)  # constant error 1
@@ -83,7 +92,7 @@ def test_measured_dt_irregular_sampling_integrates_exactly():
 
 
 def test_bad_input_rejected_counted_and_output_held():
-    pid = PID(PIDGains(1.0, 1.0), PIDParams())
+    pid = PID(PIDGains(1.0, 1.0), params(dt_max_s=None))   # no gap cap: the 1 s step counts in full
     u0 = pid.update(1.0, 0.0, 0.0)
     assert pid.update(1.0, 0.0, 0.0) == u0
     assert pid.update(1.0, 0.0, -1.0) == u0
@@ -97,7 +106,7 @@ def test_bad_input_rejected_counted_and_output_held():
 
 
 def test_derivative_on_measurement_has_no_setpoint_kick():
-    pid = PID(PIDGains(1.0, 0.0, 5.0), PIDParams(derivative_filter_n=None))
+    pid = PID(PIDGains(1.0, 0.0, 5.0), params(derivative_filter_n=None))
     pid.update(0.0, 0.0, 0.0)
     u = pid.update(10.0, 0.0, 0.001)   # setpoint jumps, measurement constant
     assert u == pytest.approx(10.0)    # P only, no derivative spike
@@ -108,7 +117,7 @@ def test_derivative_on_measurement_has_no_setpoint_kick():
 def test_derivative_filter_time_constant():
     # ramp y = t: filtered derivative approaches 1 with time constant Tf
     tf = 0.05
-    pid = PID(PIDGains(0.0, 0.0, 1.0), PIDParams(derivative_filter_tau_s=tf))
+    pid = PID(PIDGains(0.0, 0.0, 1.0), params(derivative_filter_tau_s=tf))
     h = 1e-3
     for k in range(int(0.05 / h) + 1):
         pid.update(0.0, k * h, k * h)
@@ -117,12 +126,12 @@ def test_derivative_filter_time_constant():
         pid.update(0.0, k * h, k * h)
     assert -pid.terms.d == pytest.approx(1.0, abs=1e-3)
     # N form: Tf = Td/N = (kd/kp)/N
-    pid = PID(PIDGains(2.0, 0.0, 1.0), PIDParams(derivative_filter_n=10.0))
+    pid = PID(PIDGains(2.0, 0.0, 1.0), params(derivative_filter_n=10.0))
     assert pid._tf(pid.gains) == pytest.approx(0.05)
 
 
 def test_output_limits():
-    pid = PID(PIDGains(100.0), PIDParams(output_min=-2.0, output_max=3.0))
+    pid = PID(PIDGains(100.0), params(output_min=-2.0, output_max=3.0))
     assert pid.update(1.0, 0.0, 0.0) == 3.0
     assert pid.terms.saturated and pid.terms.unsaturated == pytest.approx(100.0)
     assert pid.update(-1.0, 0.0, 0.1) == -2.0
@@ -130,7 +139,7 @@ def test_output_limits():
 
 def _windup_scenario(mode):
     """Large step with a saturated actuator, then the setpoint comes back: measure overshoot."""
-    pid = PID(PIDGains(2.0, 8.0, 0.0), PIDParams(output_min=-1.0, output_max=1.0, anti_windup=mode))
+    pid = PID(PIDGains(2.0, 8.0, 0.0), params(output_min=-1.0, output_max=1.0, anti_windup=mode))
     plant = FirstOrder(K=2.0, tau=0.5)
     r = lambda t: 1.5 if t < 3.0 else 0.5   # 1.5 needs u=0.75 → reachable, but the transient saturates
     t, y, u = run_loop(pid, plant, r, T=6.0, h=1e-3)
@@ -153,14 +162,14 @@ def test_windup_without_anti_windup_overshoots_more():
 def test_integral_stays_bounded_against_an_obstacle():
     # measurement blocked (obstacle, thesis L288): integral must not grow without bound
     for mode, bounded in (("clamp", True), ("back_calculation", True), ("none", False)):
-        pid = PID(PIDGains(1.0, 5.0), PIDParams(output_min=-1.0, output_max=1.0, anti_windup=mode))
+        pid = PID(PIDGains(1.0, 5.0), params(output_min=-1.0, output_max=1.0, anti_windup=mode))
         for k in range(10000):
             pid.update(1.0, 0.0, k * 1e-3)
         assert (abs(pid.integral) <= 1.0 + 1e-9) == bounded, mode
 
 
 def test_bumpless_gain_change():
-    pid = PID(PIDGains(1.0, 2.0, 0.1), PIDParams())
+    pid = PID(PIDGains(1.0, 2.0, 0.1), params())
     plant = FirstOrder()
     h = 1e-3
     t = 0.0
@@ -176,7 +185,7 @@ def test_bumpless_gain_change():
     # around the switch the output moves like in the neighbouring samples, no jump
     assert du[999] < 5 * max(du[990:999].max(), du[1001:1010].max()) + 1e-6
     # the same change without bumpless transfer jumps by (kp_new-kp_old)*e
-    pid2 = PID(PIDGains(1.0, 2.0, 0.0), PIDParams())
+    pid2 = PID(PIDGains(1.0, 2.0, 0.0), params())
     pid2.update(1.0, 0.0, 0.0)
     u_before = pid2.update(1.0, 0.0, 0.001)
     pid2.set_gains(PIDGains(4.0, 2.0, 0.0), bumpless=False)
@@ -184,7 +193,7 @@ def test_bumpless_gain_change():
 
 
 def test_bumpless_with_zero_ki_counts_jump():
-    pid = PID(PIDGains(1.0), PIDParams())
+    pid = PID(PIDGains(1.0), params())
     pid.update(1.0, 0.0, 0.0)
     pid.set_gains(PIDGains(2.0))
     assert pid.gain_jumps == 1
@@ -205,12 +214,12 @@ def test_reset_and_from_config():
     pid.reset(integral=0.5)
     assert pid.update(0.0, 0.0, 6.0) == pytest.approx(0.5)
     with pytest.raises(ValueError):
-        PIDParams(anti_windup="bogus")
+        params(anti_windup="bogus")
     with pytest.raises(ValueError):
-        PIDParams(output_min=1, output_max=0)
+        params(output_min=1, output_max=0)
 
 
 def test_gap_caps_integration_step():
-    pid = PID(PIDGains(0.0, 1.0), PIDParams(dt_max_s=0.1))
+    pid = PID(PIDGains(0.0, 1.0), params(dt_max_s=0.1))
     pid.update(1.0, 0.0, 0.0)
     assert pid.update(1.0, 0.0, 10.0) == pytest.approx(0.1)

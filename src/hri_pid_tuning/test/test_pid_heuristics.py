@@ -5,7 +5,8 @@ import pytest
 
 from hri_pid_tuning.core.heuristics import (THESIS_RULES, HeuristicsParams, IntegratingDelayModel,
                                             compute_all)
-from hri_pid_tuning.core.metrics import evaluate_joint
+from hri_pid_tuning.core.metrics import EvaluationParams, evaluate_joint
+from hri_pid_tuning.core.pid import PIDParams
 from hri_pid_tuning.core.plant import simulate_closed_loop
 from hri_runtime.config import load_robot_config
 from hri_sim.pid_plants import LinearPlant
@@ -43,9 +44,13 @@ def test_integrating_delay_model_reproduces_ultimate_point():
 def test_every_heuristic_stabilises_third_order(hp):
     plant = LinearPlant([1.0], [1.0, 3.0, 3.0, 1.0], dt_s=1e-2, effort_max=100.0)
     results = {}
+    pt = load_robot_config("fr3")["pid_tuning"]
+    ev_params = EvaluationParams.from_config(pt["evaluation"])
+    pid_params = PIDParams.from_config(pt["pid"])
     for name, g in compute_all(KU, TU, hp).items():
-        tr = simulate_closed_loop(plant, g, lambda t: 0.0 if t < 1.0 else math.radians(45), 60.0, q0_rad=0.0)
-        ev = evaluate_joint(tr.t_s, tr.desired_deg, tr.measured_deg)
+        tr = simulate_closed_loop(plant, g, lambda t: 0.0 if t < 1.0 else math.radians(45), 60.0, q0_rad=0.0,
+                                  pid_params=pid_params)
+        ev = evaluate_joint(tr.t_s, tr.desired_deg, tr.measured_deg, ev_params)
         results[name] = ev
         assert tr.aborted is None
         assert ev.avg_steady_state_error is not None

@@ -1,4 +1,5 @@
 """Metrics against analytic responses and python-control's step_info."""
+import dataclasses
 import math
 
 import control
@@ -9,8 +10,10 @@ from scipy.optimize import brentq
 from hri_pid_tuning.core.metrics import (EvaluationParams, Evaluation, aggregate, evaluate_joint,
                                          significant_setpoint_changes, step_response_info)
 from hri_pid_tuning.core.peaks import find_peaks_hysteresis, find_peaks_thesis
+from hri_runtime.config import load_robot_config
 
 H = 1e-3
+EVAL = EvaluationParams.from_config(load_robot_config("fr3")["pid_tuning"]["evaluation"])
 
 
 def second_order(t, zeta, wn):
@@ -31,7 +34,7 @@ def step_record(y_unit, step_deg=45.0, t_hold=1.0, T=10.0, y0=0.0):
 def test_second_order_against_analytic(zeta, wn):
     step = 45.0
     t, r, y = step_record(lambda s: second_order(s, zeta, wn), step)
-    ev = evaluate_joint(t, r, y)
+    ev = evaluate_joint(t, r, y, EVAL)
     wd = wn * math.sqrt(1 - zeta ** 2)
     mp = math.exp(-math.pi * zeta / math.sqrt(1 - zeta ** 2))
     assert ev.setpoint_changes == 1
@@ -73,7 +76,7 @@ def test_against_control_step_info(zeta, wn):
     r = np.concatenate(([0.0], np.full(len(t), step)))
     y = np.concatenate(([0.0], yu * step))
     tt = np.concatenate(([-H], t))
-    ev = evaluate_joint(tt, r, y, EvaluationParams(settling_bands_deg=(0.02 * step,)))
+    ev = evaluate_joint(tt, r, y, dataclasses.replace(EVAL, settling_bands_deg=(0.02 * step,)))
     assert ev.avg_rise_time == pytest.approx(info["RiseTime"], abs=1e-12)
     assert ev.avg_peak_time == pytest.approx(info["PeakTime"], abs=1e-12)
     assert ev.avg_overshoot_percent == pytest.approx(info["Overshoot"], abs=1e-9)
@@ -87,7 +90,7 @@ def test_against_control_step_info(zeta, wn):
 def test_first_order_integral_criteria():
     tau, A = 0.3, 20.0
     t, r, y = step_record(lambda s: 1 - np.exp(-s / tau), A, T=6.0)
-    ev = evaluate_joint(t, r, y)
+    ev = evaluate_joint(t, r, y, EVAL)
     # the sampled step edge (one sample interval of a linear ramp of e) adds A·h/2 resp. A²·h/2
     assert ev.iae == pytest.approx(A * tau + A * H / 2, rel=1e-4)
     assert ev.ise == pytest.approx(A ** 2 * tau / 2 + A ** 2 * H / 2, rel=1e-4)
@@ -99,7 +102,7 @@ def test_first_order_integral_criteria():
 
 def test_null_rules_for_small_steps():
     t, r, y = step_record(lambda s: second_order(s, 0.3, 3.0), step_deg=7.0)
-    ev = evaluate_joint(t, r, y)
+    ev = evaluate_joint(t, r, y, EVAL)
     assert ev.settling(10.0) is None                     # step < band
     assert ev.settling(5.0) is not None and ev.settling(2.0) is not None
     assert ev.avg_50_percent_response_time is None        # step < 10°
@@ -117,7 +120,7 @@ def test_robust_settling_rejects_oscillation_ending_inside_band():
     r = np.where(t < 1.0, 0.0, step)
     w = 2 * math.pi / 1.0
     y = np.where(t < 1.0, 0.0, step + 20 * np.sin(w * (t - 1.0)))
-    ev = evaluate_joint(t, r, y)
+    ev = evaluate_joint(t, r, y, EVAL)
     assert ev.settling(10.0) is not None     # thesis's algorithm: "settled" (known bug, L519)
     assert ev.avg_robust_settling_time[10.0] is None
     assert ev.oscillation_count >= 5
@@ -133,9 +136,9 @@ def test_significant_setpoint_changes():
 
 def test_aggregation_and_json_roundtrip():
     t, r, y = step_record(lambda s: second_order(s, 0.3, 3.0), 45.0)
-    a = evaluate_joint(t, r, y)
+    a = evaluate_joint(t, r, y, EVAL)
     t, r, y = step_record(lambda s: 1 - np.exp(-s / 0.2), 45.0)
-    b = evaluate_joint(t, r, y)
+    b = evaluate_joint(t, r, y, EVAL)
     agg = aggregate([a, b])
     assert agg.max_overshoot == a.max_overshoot          # b is overdamped: null ignored
     assert agg.avg_absolute_error == pytest.approx((a.avg_absolute_error + b.avg_absolute_error) / 2)

@@ -1,10 +1,12 @@
 """Relay auto-tuning on plants with known ultimate gain and period."""
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 from hri_pid_tuning.core.relay import RelayController, RelayParams, relay_tune
+from hri_runtime.config import load_robot_config
 from hri_sim.pid_plants import LinearPlant
 
 KU = 8.0
@@ -15,11 +17,16 @@ def third_order(**kw):
     return LinearPlant([1.0], [1.0, 3.0, 3.0, 1.0], dt_s=1e-3, **kw)
 
 
+RELAY = RelayParams.from_config(load_robot_config("fr3")["pid_tuning"]["relay"])
+
+
 def params(**kw):
+    """The config's relay parameters with this test's plant-scale overrides (ideal plant: no
+    hysteresis unless a test sets one)."""
     base = dict(amplitude=1.0, start_angle_deg=5.0, target_angle_deg=0.0, warmup_s=10.0, duration_s=25.0,
-                divergence_deg=1000.0, joint_limit_margin_deg=0.0)
+                divergence_deg=1000.0, joint_limit_margin_deg=0.0, hysteresis_deg=0.0)
     base.update(kw)
-    return RelayParams(**base)
+    return dataclasses.replace(RELAY, **base)
 
 
 def test_third_order_ku_tu_within_5_percent():

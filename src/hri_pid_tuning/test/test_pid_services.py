@@ -1,5 +1,6 @@
 """Service API without UI: storage (acknowledged updates, JSON), motions (step test, time
 stretch), tracker, test runner (automated + manual), auto-tuning service, mirroring, optimiser."""
+import dataclasses
 import json
 import math
 
@@ -8,6 +9,7 @@ import pytest
 
 from hri_pid_tuning.core.autotune import AutoTuningService, mirror_tuning
 from hri_pid_tuning.core.heuristics import HeuristicsParams
+from hri_pid_tuning.core.metrics import EvaluationParams
 from hri_pid_tuning.core.motion import (AnimatorControl, DanceMotion, RecordedMotion, SignFlipMotion,
                                         StepTestMotion)
 from hri_pid_tuning.core.optimiser import JointCostFunction, OptimiserParams, grid_search, optimise
@@ -18,6 +20,10 @@ from hri_runtime.config import load_robot_config
 from hri_sim.pid_plants import LinearPlant
 
 FIXED_CLOCK = lambda: 1.7e9   # noqa: E731  (2023-11-14T22:13:20Z)
+PT = load_robot_config("fr3")["pid_tuning"]
+EVAL = EvaluationParams.from_config(PT["evaluation"])
+PID_PARAMS = PIDParams.from_config(PT["pid"])
+RELAY = RelayParams.from_config(PT["relay"])
 
 
 class TwoJointPlant:
@@ -110,7 +116,7 @@ def test_sign_flip_motion_is_the_thesis_step_button():
     plant = TwoJointPlant()
     plant.base_pose_rad = base
     st = PidConfigurationStorage(["a", "b"], PIDGains(40.0, 20.0, 2.0))
-    res = TestRunner(plant, st, sample_interval_s=0.01).play(m)
+    res = TestRunner(plant, st, PID_PARAMS, EVAL, sample_interval_s=0.01).play(m)
     ev = res.joint_evaluations["b"]
     assert ev.setpoint_changes == 4 and ev.max_step_deg == pytest.approx(60.0)
 
@@ -136,7 +142,7 @@ def test_runner_automated_and_manual():
     plant = TwoJointPlant()
     st = PidConfigurationStorage(["a", "b"], PIDGains(40.0, 20.0, 2.0), clock=FIXED_CLOCK)
     st.transmit_all()
-    runner = TestRunner(plant, st, PIDParams(), sample_interval_s=0.01, clock=FIXED_CLOCK)
+    runner = TestRunner(plant, st, PID_PARAMS, EVAL, sample_interval_s=0.01, clock=FIXED_CLOCK)
     run = runner.run_test([StepTestMotion("a", 45.0, 0.5, 2.0), DanceMotion([10.0, 5.0], [0.5, 1.0], 2.0)])
     step = run.motions[0]
     ev = step.joint_evaluations["a"]
@@ -177,8 +183,8 @@ def test_autotuning_service_applies_and_keeps_all_heuristics():
     hp = HeuristicsParams.from_config(load_robot_config("fr3")["pid_tuning"]["heuristics"])
     st = PidConfigurationStorage(["x", "y"], PIDGains(1.0, 0.1, 0.0))
     seen = []
-    rp = RelayParams(amplitude=1.0, start_angle_deg=5.0, warmup_s=10.0, duration_s=25.0, divergence_deg=1000,
-                     joint_limit_margin_deg=0.0)
+    rp = dataclasses.replace(RELAY, amplitude=1.0, start_angle_deg=5.0, target_angle_deg=0.0, warmup_s=10.0,
+                             duration_s=25.0, divergence_deg=1000, joint_limit_margin_deg=0.0, hysteresis_deg=0.0)
     svc = AutoTuningService(_single_joint_factory(seen), st, rp, hp, "classic", {"x": 0.0, "y": 0.0}, ["y", "x"])
     out = svc.tune_all_joints()
     assert list(out) == ["y", "x"]
@@ -199,7 +205,8 @@ def test_autotuning_failure_restores_gains():
     def factory(joint, holds):
         return LinearPlant([1.0], [1.0, 3.0, 3.0, 1.0], dt_s=1e-2, effort_max=10.0, q_min_rad=-0.01, q_max_rad=1.0)
 
-    rp = RelayParams(amplitude=1.0, start_angle_deg=5.0, warmup_s=10.0, duration_s=25.0, joint_limit_margin_deg=0.1)
+    rp = dataclasses.replace(RELAY, amplitude=1.0, start_angle_deg=5.0, target_angle_deg=0.0, warmup_s=10.0,
+                             duration_s=25.0, joint_limit_margin_deg=0.1, hysteresis_deg=0.0)
     svc = AutoTuningService(factory, st, rp, hp, "classic", {"x": 0.0})
     data = svc.tune_single_joint("x")
     assert not data.relay.ok and data.relay.reason == "joint_limit"
@@ -220,9 +227,9 @@ def test_optimiser_beats_start_within_budget_and_is_near_grid(budget, starts, fi
     motion = StepTestMotion("x", step_deg=45.0, pause_s=1.0, hold_s=15.0)
     # one start; two with the budget split; two with a short first phase (the config's default);
     # restarts of a converged simplex
-    p = OptimiserParams(budget_trials=budget, starts=starts, first_phase_trials=first_phase,
-                        restart_xatol_log=restart_xatol, restart_fatol=1e-2)
-    cf = JointCostFunction(plant, motion, 0.0, p)
+    p = dataclasses.replace(OptimiserParams.from_config(PT["optimiser"]), budget_trials=budget, starts=starts,
+                            first_phase_trials=first_phase, restart_xatol_log=restart_xatol, restart_fatol=1e-2)
+    cf = JointCostFunction(plant, motion, 0.0, p, PID_PARAMS, EVAL)
     hp = HeuristicsParams.from_config(load_robot_config("fr3")["pid_tuning"]["heuristics"])
     from hri_pid_tuning.core.heuristics import compute_all
     heur = compute_all(8.0, 2 * math.pi / math.sqrt(3), hp)
@@ -232,7 +239,7 @@ def test_optimiser_beats_start_within_budget_and_is_near_grid(budget, starts, fi
     assert res.cost <= res.start_cost and res.cost <= min(res.heuristic_costs.values())
     assert res.cost < 0.9 * res.start_cost
     # a (coarse) grid does not find anything much better
-    cf_grid = JointCostFunction(plant, motion, 0.0, p)
+    cf_grid = JointCostFunction(plant, motion, 0.0, p, PID_PARAMS, EVAL)
     _, grid_cost, n = grid_search(cf_grid, 8.0, 2 * math.pi / math.sqrt(3), [0.2, 0.3, 0.45, 0.6, 0.8],
                                   [0.0, 0.1, 0.2, 0.4, 0.8], [0.0, 0.05, 0.1, 0.15])
     assert res.cost <= 1.1 * grid_cost

@@ -1,3 +1,4 @@
+import dataclasses
 import struct
 
 import pytest
@@ -15,7 +16,7 @@ def raw(seq, state=0, ang=0):
 def make(pulse_section, clock, **link):
     return LinkReceiver(UnityCodec(PacketParams.from_config(pulse_section)), clock,
                         SequenceParams.from_config(pulse_section), HealthParams.from_config(pulse_section),
-                        LinkParams(**link) if link else LinkParams.from_config(pulse_section))
+                        dataclasses.replace(LinkParams.from_config(pulse_section), **link))
 
 
 def test_accept_and_count_every_cause(pulse_section, clock):
@@ -78,7 +79,8 @@ def test_other_codec_plugs_in(pulse_section, clock):
             return pkt
 
     lr = LinkReceiver(Codec(), clock, SequenceParams.from_config(pulse_section),
-                      HealthParams.from_config(pulse_section), reject_exceptions=(MyError,))
+                      HealthParams.from_config(pulse_section), LinkParams.from_config(pulse_section),
+                      reject_exceptions=(MyError,))
     assert lr.handle(b"OK7", A) == 7
     assert lr.handle(b"XX8", A) is None and lr.rejected["bad_magic"] == 1
     assert lr.handle(b"OK7", A) is None and lr.rejected["duplicate"] == 1

@@ -125,6 +125,7 @@ class Future:
 class Publisher:
     def __init__(self, node: "Node", raw, topic: str, msg_type: str, qos: QoSProfile):
         self.node, self._raw, self.topic_name, self.msg_type, self.qos = node, raw, topic, msg_type, qos
+        self._raw_publish = raw.publish          # bound once (hot path)
         self.published = 0
 
     @property
@@ -133,12 +134,14 @@ class Publisher:
 
     def publish(self, msg) -> None:
         """Publish a message of this publisher's type (or ready CDR bytes, as rclpy allows)."""
-        if isinstance(msg, (bytes, bytearray, memoryview)):
+        if type(msg) is bytes:
+            data = msg
+        elif isinstance(msg, (bytes, bytearray, memoryview)):
             data = bytes(msg)
         else:
             data = msgs.serialize(msg, self.msg_type)
         self.published += 1
-        self._raw.publish(data)
+        self._raw_publish(data)
 
     def get_subscription_count(self) -> int:
         f = getattr(self._raw, "get_subscription_count", None)
@@ -156,6 +159,7 @@ class Subscription:
         self.raw = raw
         self.received = 0
         self.queue = SubQueue(self._on_item, qos.queue_len)
+        self._enqueue = node.context.executor.enqueue     # bound once (hot path)
         self._handle = None
 
     @property
@@ -167,8 +171,10 @@ class Subscription:
         """Messages dropped by keep-last (queue full before the executor took them)."""
         return self.queue.dropped
 
-    def _deliver(self, data: bytes, meta: Optional[dict] = None) -> None:  # any thread
-        self.node.context.executor.enqueue(self.queue, (data, meta))
+    def _deliver(self, data: bytes, meta: Any = None) -> None:  # any thread
+        """The backend hands over a sample (CDR bytes + backend-specific meta: Zenoh gives
+        ``(attachment bytes, key)``, see ``wire.message_info``)."""
+        self._enqueue(self.queue, (data, meta))
 
     def _on_item(self, item) -> None:  # under the executor lock (executor or transport thread)
         data, _meta = item

@@ -29,11 +29,13 @@ from hri_sim.models import load_arm
 
 @dataclass(frozen=True)
 class ArmSimParams:
-    timestep_s: float = 0.002
-    actuation: str = "impedance"
-    gravity_compensation: bool = True
-    impedance_stiffness_nm_rad: Optional[tuple] = None
-    impedance_damping_nms_rad: Optional[tuple] = None
+    """``sim.arm`` of the config (no field defaults: the numbers live in config/)."""
+
+    timestep_s: float                               # s, MuJoCo physics step
+    actuation: str                                  # position | impedance
+    gravity_compensation: bool
+    impedance_stiffness_nm_rad: Optional[tuple]     # N·m/rad per joint; None: not given (position actuation)
+    impedance_damping_nms_rad: Optional[tuple]      # N·m·s/rad per joint
 
     @classmethod
     def from_config(cls, section: dict) -> "ArmSimParams":

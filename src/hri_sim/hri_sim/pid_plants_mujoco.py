@@ -105,7 +105,7 @@ class MujocoMultiJointPlant:
             self.diverged = True
         self._buf.append(self.q_true_rad)
 
-    def joint(self, name: str, hold_gains: Mapping[str, Any], pid_params=None) -> "JointView":
+    def joint(self, name: str, hold_gains: Mapping[str, Any], pid_params) -> "JointView":
         return JointView(self, self.joint_names.index(name), hold_gains, pid_params)
 
 
@@ -113,10 +113,10 @@ class JointView:
     """One joint of a :class:`MujocoMultiJointPlant` as a ``JointPlant``; the other joints are
     held at the base pose by PIDs with ``hold_gains[joint]`` (``PIDGains``) and output limits ±effort_max."""
 
-    def __init__(self, plant: MujocoMultiJointPlant, index: int, hold_gains: Mapping[str, Any], pid_params=None):
+    def __init__(self, plant: MujocoMultiJointPlant, index: int, hold_gains: Mapping[str, Any], pid_params):
         from dataclasses import replace
 
-        from hri_pid_tuning.core.pid import PID, PIDParams
+        from hri_pid_tuning.core.pid import PID
 
         self.plant = plant
         self.index = index
@@ -125,7 +125,7 @@ class JointView:
         self.effort_max = float(plant.effort_max[index])
         self.q_min_rad = float(plant.q_min[index])
         self.q_max_rad = float(plant.q_max[index])
-        base = pid_params or PIDParams()
+        base = pid_params
         self._holds = []
         for i, jn in enumerate(plant.joint_names):
             if i == index:

@@ -43,8 +43,9 @@ class LegController:
         self.p = p
         self.pid = PID(PIDGains(p.hold_kp, p.hold_ki, p.hold_kd),
                        PIDParams(output_min=-p.hold_output_max_rpm, output_max=p.hold_output_max_rpm,
-                                 anti_windup="back_calculation",
-                                 derivative_filter_n=p.hold_derivative_filter_n))
+                                 anti_windup="back_calculation", tracking_time_s=None,
+                                 derivative_filter_tau_s=None, derivative_filter_n=p.hold_derivative_filter_n,
+                                 dt_max_s=None))
         f = p.push_fractions
         d = p.push_duration_s
         self.push_table = PhaseTable([("push", d * f[0]), ("pause", d * f[1]), ("return", d * f[2])])

@@ -42,28 +42,30 @@ class Rejected(ValueError):
 
 @dataclass(frozen=True)
 class ConsoleParams:
-    """Console server parameters (config section ``console``)."""
+    """Console server parameters (config section ``console``; no field defaults, the numbers live
+    in config/; overrides with ``dataclasses.replace``). ``num_joints`` is the robot's joint
+    count (``joints.names``), passed by the caller."""
 
-    bind_host: str = "127.0.0.1"
-    port: int = 8080
-    token: str | None = None
-    max_frame_bytes: int = 65536
-    state_rate_hz: float = 10.0
-    modes: tuple = ()
-    gain_max: float = 1.0e4
-    num_joints: int = 7
+    bind_host: str
+    port: int
+    token: str | None
+    max_frame_bytes: int
+    state_rate_hz: float
+    modes: tuple
+    gain_max: float
+    num_joints: int
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any], num_joints: int | None = None) -> "ConsoleParams":
+    def from_config(cls, section: Mapping[str, Any], num_joints: int) -> "ConsoleParams":
         return cls(
             bind_host=str(section["bind_host"]),
             port=int(section["port"]),
-            token=section.get("token"),
+            token=section["token"],
             max_frame_bytes=int(section["max_frame_bytes"]),
             state_rate_hz=float(section["state_rate_hz"]),
             modes=tuple(section["modes"]),
             gain_max=float(section["gain_max"]),
-            num_joints=int(num_joints if num_joints is not None else section.get("num_joints", 7)),
+            num_joints=int(num_joints),
         )
 
 

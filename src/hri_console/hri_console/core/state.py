@@ -31,10 +31,10 @@ STALE = 3
 
 @dataclass(frozen=True)
 class StateParams:
-    """``console.state`` of the config."""
+    """``console.state`` of the config (no field defaults: the numbers live in config/)."""
 
-    health_stale_s: float = 3.0
-    error_history_len: int = 200
+    health_stale_s: float
+    error_history_len: int
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "StateParams":

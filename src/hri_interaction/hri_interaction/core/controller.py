@@ -511,15 +511,30 @@ class _CxxFilterView:
         self._t = tick
         self.name = {"none": "baseline"}.get(params.filter, params.filter)
         self.energy_floor_j = params.energy_floor_j
+        self.max_damping = params.max_damping
 
     energy_j = property(lambda self: self._t.energy_j)
     dissipated_j = property(lambda self: self._t.dissipated_j)
     min_energy_j = property(lambda self: self._t.min_energy_j)
     violations = property(lambda self: self._t.violations)
     energy_dof_j = property(lambda self: np.asarray(self._t.energy_dof_j))
-    # The C++ tick (cpp/include/hri_core/interaction.hpp) has no α cap and no saturation counter
-    # yet: None = "not counted", never a misleading 0.
-    saturations = None
+    # ticks where the C++ PO/PC (TDPC) α hit max_damping (same rule as passivity.py)
+    saturations = property(lambda self: self._t.saturations)
+
+    @property
+    def last_alpha(self):
+        """α applied on the last filtered tick, as ``PassivityFilter.last_alpha`` (float) /
+        ``TDPCFilter.last_alpha`` (6 values)."""
+        a = np.asarray(self._t.last_alpha)
+        return a if self.name == "tdpc" else float(a[0])
+
+    @property
+    def deficit_j(self) -> float:
+        """As ``WrenchFilter.deficit_j`` / ``TDPCFilter.deficit_j``: the energy (J) below the
+        floor(s) now, carried until it is dissipated."""
+        if self.name == "tdpc":
+            return float(np.sum(np.maximum(0.0, self.energy_floor_j / 6.0 - self.energy_dof_j)))
+        return max(0.0, self.energy_floor_j - self.energy_j)
 
     def reset(self) -> None:
         self._t.reset_filter()
@@ -561,7 +576,7 @@ class CxxInteractionController(InteractionController):
             K=params.impedance.stiffness, D=params.impedance.damping,
             M_adm=a.mass, D_adm=a.damping, K_adm=a.stiffness,
             compliant_axes=params.compliant_axes, wave_damping=ps.wave_damping,
-            energy_floor_j=ps.energy_floor_j,
+            energy_floor_j=ps.energy_floor_j, max_damping=ps.max_damping,
             settle_max_linear_m_s=params.settle_max_linear_m_s,
             settle_max_angular_rad_s=params.settle_max_angular_rad_s,
             max_linear_m_s=params.max_linear_m_s, max_angular_rad_s=params.max_angular_rad_s,

@@ -20,7 +20,7 @@ ultimate point (|G(jωu)| = 1/Ku, arg G(jωu) = −π, ωu = 2π/Tu)::
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .pid import PIDGains
@@ -50,13 +50,14 @@ THESIS_RULES = ("classic", "pessen_integral_rule", "some_overshoot", "no_oversho
 
 @dataclass(frozen=True)
 class HeuristicsParams:
-    """``rules``: name → (a, b, c) multipliers of Ku, Ku/Tu, Ku·Tu. From ``pid_tuning.heuristics``."""
+    """``rules``: name → (a, b, c) multipliers of Ku, Ku/Tu, Ku·Tu. From ``pid_tuning.heuristics``
+    (no defaults here: the numbers live in config/)."""
 
-    rules: Mapping[str, tuple[float, float, float]] = field(default_factory=dict)
-    simc_tau_c_over_theta: float = 1.0
-    amigo_kp: float = 0.45
-    amigo_ti: float = 8.0
-    amigo_td: float = 0.5
+    rules: Mapping[str, tuple[float, float, float]]
+    simc_tau_c_over_theta: float
+    amigo_kp: float
+    amigo_ti: float
+    amigo_td: float
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "HeuristicsParams":

@@ -47,27 +47,27 @@ from .peaks import find_peaks_hysteresis
 
 @dataclass(frozen=True)
 class EvaluationParams:
-    """Thresholds of the evaluation; ``from_config`` reads ``pid_tuning.evaluation``."""
+    """Thresholds of the evaluation; ``from_config`` reads ``pid_tuning.evaluation`` (every field,
+    no defaults here: the numbers live in config/; overrides with ``dataclasses.replace``)."""
 
-    settling_bands_deg: tuple[float, ...] = (10.0, 5.0, 2.0)
-    setpoint_change_eps_deg: float = 1e-6
-    setpoint_hold_min_samples: int = 2
-    response_min_step_deg: float = 10.0
-    overshoot_min_step_deg: float = 10.0
-    overshoot_start_tolerance_deg: float = 0.5
-    response_fractions: tuple[float, ...] = (0.1, 0.5)
-    rise_limits: tuple[float, float] = (0.1, 0.9)
-    settling_confirm_s: float = 0.5
-    oscillation_min_amplitude_deg: float = 0.5
-    steady_state_window_s: float = 0.5
+    settling_bands_deg: tuple[float, ...]
+    setpoint_change_eps_deg: float
+    setpoint_hold_min_samples: int
+    response_min_step_deg: float
+    overshoot_min_step_deg: float
+    overshoot_start_tolerance_deg: float
+    response_fractions: tuple[float, ...]
+    rise_limits: tuple[float, float]
+    settling_confirm_s: float
+    oscillation_min_amplitude_deg: float
+    steady_state_window_s: float
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "EvaluationParams":
         kw: dict[str, Any] = {}
         for f in fields(cls):
-            if f.name in section:
-                v = section[f.name]
-                kw[f.name] = tuple(float(x) for x in v) if isinstance(v, list) else v
+            v = section[f.name]
+            kw[f.name] = tuple(float(x) for x in v) if isinstance(v, (list, tuple)) else v
         return cls(**kw)
 
 
@@ -360,9 +360,10 @@ def _max(vals: Iterable[float | None]) -> float | None:
 
 
 def evaluate_joint(t_s: Sequence[float], desired_deg: Sequence[float], measured_deg: Sequence[float],
-                   params: EvaluationParams | None = None) -> Evaluation:
-    """Evaluate one joint's samples (degrees). See the module docstring for every metric."""
-    p = params or EvaluationParams()
+                   params: EvaluationParams) -> Evaluation:
+    """Evaluate one joint's samples (degrees) with ``params`` (``EvaluationParams.from_config``).
+    See the module docstring for every metric."""
+    p = params
     t = np.asarray(t_s, dtype=float)
     r = np.asarray(desired_deg, dtype=float)
     y = np.asarray(measured_deg, dtype=float)

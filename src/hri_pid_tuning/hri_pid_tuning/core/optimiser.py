@@ -32,30 +32,29 @@ from .plant import JointPlant, simulate_closed_loop
 
 @dataclass(frozen=True)
 class OptimiserParams:
-    """``from_config`` reads ``pid_tuning.optimiser``."""
+    """``from_config`` reads ``pid_tuning.optimiser`` (every field; no defaults here, the numbers
+    live in config/; overrides with ``dataclasses.replace``)."""
 
-    budget_trials: int = 72
-    w_itae: float = 1.0
-    w_overshoot: float = 0.05
-    w_settling: float = 1.0
-    settling_band_deg: float = 5.0
-    unsettled_penalty_s: float = 3.0
-    divergence_cost: float = 1.0e4
-    divergence_deg: float = 120.0
-    initial_step_log: float = 0.5
-    eps_fraction: float = 0.01
-    starts: int = 2                  # Nelder–Mead runs from the best ``starts`` heuristics
-    first_phase_trials: int = 8      # > 0 and starts > 1: each start gets this many, the best start the rest
-    restart_xatol_log: float = 0.0   # > 0: restart with a fresh simplex at the best point once converged
-    restart_fatol: float = 1.0e-4    # cost spread of the simplex that counts as converged
+    budget_trials: int
+    w_itae: float                    # cost_weights.itae
+    w_overshoot: float               # cost_weights.overshoot_deg
+    w_settling: float                # cost_weights.settling_s
+    settling_band_deg: float
+    unsettled_penalty_s: float
+    divergence_cost: float
+    divergence_deg: float
+    initial_step_log: float
+    eps_fraction: float
+    starts: int                      # Nelder–Mead runs from the best ``starts`` heuristics
+    first_phase_trials: int          # > 0 and starts > 1: each start gets this many, the best start the rest
+    restart_xatol_log: float         # > 0: restart with a fresh simplex at the best point once converged
+    restart_fatol: float             # cost spread of the simplex that counts as converged
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "OptimiserParams":
-        w = section.get("cost_weights", {})
-        kw = {k: v for k, v in section.items() if k in cls.__dataclass_fields__}
-        kw.update({"w_itae": w.get("itae", cls.w_itae), "w_overshoot": w.get("overshoot_deg", cls.w_overshoot),
-                   "w_settling": w.get("settling_s", cls.w_settling)})
-        return cls(**kw)
+        w = section["cost_weights"]
+        weights = {"w_itae": w["itae"], "w_overshoot": w["overshoot_deg"], "w_settling": w["settling_s"]}
+        return cls(**{k: weights[k] if k in weights else section[k] for k in cls.__dataclass_fields__})
 
 
 @dataclass
@@ -80,13 +79,13 @@ class JointCostFunction:
     """Simulates the step test on one joint and returns the cost; counts trials."""
 
     def __init__(self, plant: JointPlant, motion: StepTestMotion, base_rad: float, params: OptimiserParams,
-                 pid_params: PIDParams | None = None, eval_params: EvaluationParams | None = None):
+                 pid_params: PIDParams, eval_params: EvaluationParams):
         self.plant = plant
         self.motion = motion
         self.base_rad = base_rad
         self.p = params
         self.pid_params = pid_params
-        self.eval_params = eval_params or EvaluationParams()
+        self.eval_params = eval_params
         self.trials: list[Trial] = []
         self.last_trace = None
 

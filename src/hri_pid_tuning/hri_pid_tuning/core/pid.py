@@ -105,16 +105,17 @@ class PIDParams:
     """Everything but the gains. ``from_config`` reads ``pid_tuning.pid``.
 
     derivative_filter_tau_s: Tf in s (takes precedence); else derivative_filter_n: Tf = Td/N;
-    both None → unfiltered difference quotient.
+    both None → unfiltered difference quotient. No field defaults: the numbers live in config/
+    (``pid_tuning.pid``); overrides with ``dataclasses.replace`` or ``PID(gains, params, **overrides)``.
     """
 
-    output_min: float | None = None
-    output_max: float | None = None
-    anti_windup: str = "back_calculation"
-    tracking_time_s: float | None = None
-    derivative_filter_tau_s: float | None = None
-    derivative_filter_n: float | None = 10.0
-    dt_max_s: float | None = None     # a larger gap re-initialises the derivative, caps h
+    output_min: float | None          # None = unbounded
+    output_max: float | None          # None = unbounded
+    anti_windup: str
+    tracking_time_s: float | None     # None = sqrt(Ti·Td) or Ti
+    derivative_filter_tau_s: float | None
+    derivative_filter_n: float | None
+    dt_max_s: float | None            # a larger gap re-initialises the derivative, caps h; None = no cap
 
     def __post_init__(self) -> None:
         if self.anti_windup not in ANTI_WINDUP_MODES:
@@ -130,9 +131,8 @@ class PIDParams:
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "PIDParams":
-        """``section`` = ``cfg['pid_tuning']['pid']`` (keys as the dataclass fields)."""
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in section.items() if k in known})
+        """``section`` = ``cfg['pid_tuning']['pid']`` (every dataclass field is a key)."""
+        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
 
 
 @dataclass
@@ -151,12 +151,13 @@ class PIDTerms:
 class PID:
     """Discrete PID (see module docstring for the equations).
 
-    >>> pid = PID(PIDGains(2.0, 1.0, 0.0), PIDParams(output_min=-1, output_max=1))
+    >>> params = PIDParams.from_config(cfg["pid_tuning"]["pid"])
+    >>> pid = PID(PIDGains(2.0, 1.0, 0.0), params, output_min=-1, output_max=1)
     >>> u = pid.update(setpoint=1.0, measurement=0.0, t_s=0.0)
     """
 
-    def __init__(self, gains: PIDGains, params: PIDParams | None = None, **param_overrides: Any):
-        self._params = replace(params or PIDParams(), **param_overrides)
+    def __init__(self, gains: PIDGains, params: PIDParams, **param_overrides: Any):
+        self._params = replace(params, **param_overrides)
         self._gains = gains
         self.rejected: Counter[str] = Counter()
         self.gain_jumps = 0

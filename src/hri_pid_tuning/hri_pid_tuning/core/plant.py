@@ -53,16 +53,15 @@ class Trace:
 
 
 def simulate_closed_loop(plant: JointPlant, gains: PIDGains, setpoint_rad: Callable[[float], float],
-                         duration_s: float, q0_rad: float | None = None,
-                         pid_params: PIDParams | None = None, sample_every: int = 1,
+                         duration_s: float, q0_rad: float | None = None, *,
+                         pid_params: PIDParams, sample_every: int = 1,
                          divergence_rad: float | None = None) -> Trace:
     """Reset the plant to ``q0_rad`` (default: the set-point at t=0), run a PID (output limited
     to ±``plant.effort_max``) for ``duration_s`` of plant time, return every
     ``sample_every``-th sample. Stops early (``aborted='divergence'``) when |e| exceeds
     ``divergence_rad`` or the state is not finite."""
-    params = pid_params or PIDParams()
     from dataclasses import replace
-    params = replace(params, output_min=-plant.effort_max, output_max=plant.effort_max)
+    params = replace(pid_params, output_min=-plant.effort_max, output_max=plant.effort_max)
     pid = PID(gains, params)
     plant.reset(setpoint_rad(0.0) if q0_rad is None else q0_rad)
     t0 = plant.t_s

@@ -39,28 +39,28 @@ _log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RelayParams:
-    """``from_config`` reads ``pid_tuning.relay``. Angles in degrees as in the thesis's API."""
+    """``from_config`` reads ``pid_tuning.relay`` (every field; no defaults here, the numbers live
+    in config/; overrides with ``dataclasses.replace``). Angles in degrees as in the thesis's API."""
 
-    amplitude: float | None = None            # relay d (effort); None → the joint's effort_max
-    amplitude_fraction: float = 1.0           # d = fraction · effort_max when amplitude is None
-    hysteresis_deg: float = 0.0               # ε
-    bias_compensation: bool = True
-    bias_gain: float = 1.0                    # relaxation of the bias update per period
-    start_angle_deg: float = 15.0             # RelayStartAngle
-    target_angle_deg: float = 0.0             # RelayTargetAngle
-    warmup_s: float = 30.0                    # TestWarmupSeconds
-    duration_s: float = 30.0                  # TestDurationSeconds
-    min_peaks: int = 6
-    max_attempts: int = 3                     # measurement windows before giving up
-    peak_hysteresis_deg: float = 0.2          # peak detector hysteresis, lower bound
-    peak_hysteresis_fraction: float = 0.25    # ... and at least this fraction of (max−min)/2
-    joint_limit_margin_deg: float = 1.0       # abort when closer than this to a joint limit
-    divergence_deg: float = 90.0              # abort when |e| exceeds this
+    amplitude: float | None                   # relay d (effort); None → the joint's effort_max
+    amplitude_fraction: float                 # d = fraction · effort_max when amplitude is None
+    hysteresis_deg: float                     # ε
+    bias_compensation: bool
+    bias_gain: float                          # relaxation of the bias update per period
+    start_angle_deg: float                    # RelayStartAngle
+    target_angle_deg: float                   # RelayTargetAngle
+    warmup_s: float                           # TestWarmupSeconds
+    duration_s: float                         # TestDurationSeconds
+    min_peaks: int
+    max_attempts: int                         # measurement windows before giving up
+    peak_hysteresis_deg: float                # peak detector hysteresis, lower bound
+    peak_hysteresis_fraction: float           # ... and at least this fraction of (max−min)/2
+    joint_limit_margin_deg: float             # abort when closer than this to a joint limit
+    divergence_deg: float                     # abort when |e| exceeds this
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "RelayParams":
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in section.items() if k in known})
+        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
 
 
 @dataclass

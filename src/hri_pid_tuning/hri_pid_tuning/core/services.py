@@ -222,13 +222,13 @@ class TestRunner:
     __test__ = False   # not a pytest class
 
     def __init__(self, plant: MultiJointPlant, storage: PidConfigurationStorage,
-                 pid_params: PIDParams | None = None, eval_params: EvaluationParams | None = None,
+                 pid_params: PIDParams, eval_params: EvaluationParams,
                  sample_interval_s: float | None = None, clock: Callable[[], float] | None = None):
         self.plant = plant
         self.storage = storage
         self.env = TestEnvSetup(plant)
-        self.pid_params = pid_params or PIDParams()
-        self.eval_params = eval_params or EvaluationParams()
+        self.pid_params = pid_params
+        self.eval_params = eval_params
         self.sample_interval_s = sample_interval_s or plant.dt_s
         self.clock = clock
         self.current_test_label: str | None = None

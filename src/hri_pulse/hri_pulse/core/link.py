@@ -33,9 +33,11 @@ PEER_CAUSES = ("not_allowed", "foreign_peer")
 
 @dataclass(frozen=True)
 class LinkParams:
-    peer_lock: bool = True
-    allow_list: Tuple[str, ...] = ()
-    log_period_s: float = 1.0      # s, at most one reject/gap log line per cause per period
+    """``pulse.link`` (config/_defaults.yaml): no field defaults, the numbers live in config/."""
+
+    peer_lock: bool
+    allow_list: Tuple[str, ...]
+    log_period_s: float            # s, at most one reject/gap log line per cause per period (reject_log_period_s)
 
     @classmethod
     def from_config(cls, section: dict) -> "LinkParams":
@@ -51,7 +53,7 @@ def _host(peer: Any) -> Any:
 class LinkReceiver:
     def __init__(self, codec: PacketCodec, clock: Callable[[], float],
                  sequence: SequenceParams, health: HealthParams,
-                 link: LinkParams = LinkParams(), logger: Optional[logging.Logger] = None,
+                 link: LinkParams, logger: Optional[logging.Logger] = None,
                  name: str = "link", reject_exceptions: Tuple[Type[Exception], ...] = (PacketRejected,)):
         self.codec = codec
         self.clock = clock

@@ -44,7 +44,7 @@ class PulseParams:
     cycles: int
     rate_hz: float
     debounce_s: float
-    idle_stream: bool = True     # False: one idle message after each pulse, then silence
+    idle_stream: bool            # False: one idle message after each pulse, then silence
 
     @property
     def period_s(self) -> float:

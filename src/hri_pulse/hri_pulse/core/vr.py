@@ -26,7 +26,7 @@ class PulseConfig:
     sequence: SequenceParams
     pulse: PulseParams
     health: HealthParams
-    link: LinkParams = LinkParams()
+    link: LinkParams
 
     @classmethod
     def from_config(cls, section: dict) -> "PulseConfig":
