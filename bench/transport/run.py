@@ -15,8 +15,8 @@ both Zenoh clients of the router, so no GIL is shared between the two ends.
          pong node re-publishes the message object it received (deserialize + serialize).
 * ours-raw: the same Node layer with ``raw=True`` subscriptions (CDR bytes delivered, as rclpy
          offers) and ``publish(bytes)``: our transport layer without the CDR codec.
-* ours-direct: ours with ``runtime.zenoh.direct_callbacks: true`` (callbacks on Zenoh's network
-         thread, ``indirect=False``: sessions 1-3's behaviour).
+* ours-indirect: ours with ``runtime.zenoh.direct_callbacks: false`` (zenoh-python hands every
+         sample to its own Python thread before our callback runs, as raw's default does).
 * ours-queued: ours with ``runtime.zenoh.inline_callbacks: false`` (every callback handed over
          to the executor thread: session 1's behaviour).
 * raw:   plain zenoh publishers/subscribers putting the same CDR bytes, no attachment, the echo
@@ -72,7 +72,7 @@ RAW_ATTACHMENT = bytes(8) + bytes(8) + bytes([16]) + bytes(16)
 RAW_ATTACHMENT = (1).to_bytes(8, "little") + RAW_ATTACHMENT[8:]
 # Hybrids (--paired only): one side ours, the other raw-rmw, to see which side costs what
 HYBRIDS = {"ours-pong": "pong", "ours-ping": "ping"}
-KINDS = ["raw", "raw+hop", "ours", "ours-queued", "ours-raw", "ours-direct", *RAW_VARIANTS, *HYBRIDS]
+KINDS = ["raw", "raw+hop", "ours", "ours-queued", "ours-raw", "ours-indirect", *RAW_VARIANTS, *HYBRIDS]
 MESSAGES = {"64B String": "std_msgs/msg/String", "JointState (7)": "sensor_msgs/msg/JointState"}
 
 
@@ -135,7 +135,7 @@ QOS = QoSProfile(depth=1000)   # no keep-last drops in the executor queue for bu
 # ------------------------------------------------------------------------------ pong side
 def ours_params(endpoint: str, kind: str) -> ZenohParams:
     return ZenohParams.defaults().with_(connect_endpoints=[endpoint], inline_callbacks=kind != "ours-queued",
-                                        direct_callbacks=kind == "ours-direct")
+                                        direct_callbacks=kind != "ours-indirect")
 
 
 def pong_ours(endpoint: str, type_name: str, kind: str) -> None:

@@ -252,9 +252,12 @@ class Executor:
             self._ready.append(fn)
         self._wake()
 
-    def enqueue(self, q: SubQueue, item: Any) -> None:
-        """Queue item for q: keep-last maxlen drops the oldest (counted in q.dropped).
-        With ``inline``: run q's callback right here when the executor is idle (see class doc)."""
+    def enqueue(self, q: SubQueue, data: Any, meta: Any = None) -> None:
+        """Queue a sample for q (its callback is later called as ``q.callback(data, meta)``):
+        keep-last maxlen drops the oldest (counted in q.dropped). With ``inline``: run q's
+        callback right here when the executor is idle (see class doc). Backends call this
+        directly (``functools.partial(enqueue, q)``): one call per sample, no tuple unless the
+        sample has to wait in the queue."""
         if self.inline and self.thread_id is not None and self.run_lock.acquire(False):
             try:
                 # nothing ready (implies q has nothing queued either): a deque's truth value is
@@ -264,7 +267,7 @@ class Executor:
                     self.inline_runs += 1
                     self.callbacks_run += 1
                     try:
-                        q.callback(item)              # = self._run, inlined (hot path)
+                        q.callback(data, meta)        # = self._run, inlined (hot path)
                     except Exception as e:  # noqa: BLE001
                         if self.on_error is None:
                             raise
@@ -276,6 +279,7 @@ class Executor:
                     return
             finally:
                 self.run_lock.release()
+        item = (data, meta)
         with self._lock:
             if not q.active:
                 return
@@ -313,7 +317,7 @@ class Executor:
                     if tok.items:
                         item = tok.items.popleft()
                         if tok.active:
-                            return tok.callback, (item,)
+                            return tok.callback, item
                     continue
                 return tok, ()
         return None, ()

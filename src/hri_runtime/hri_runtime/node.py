@@ -27,6 +27,7 @@ written in its module docstring).
 """
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import sys
@@ -159,7 +160,9 @@ class Subscription:
         self.raw = raw
         self.received = 0
         self.queue = SubQueue(self._on_item, qos.queue_len)
-        self._enqueue = node.context.executor.enqueue     # bound once (hot path)
+        # what the backend calls per sample, deliver(data, meta): straight into the executor
+        # (meta is backend-specific: Zenoh gives (attachment bytes, key), see wire.message_info)
+        self._deliver = functools.partial(node.context.executor.enqueue, self.queue)
         self._handle = None
 
     @property
@@ -171,13 +174,7 @@ class Subscription:
         """Messages dropped by keep-last (queue full before the executor took them)."""
         return self.queue.dropped
 
-    def _deliver(self, data: bytes, meta: Any = None) -> None:  # any thread
-        """The backend hands over a sample (CDR bytes + backend-specific meta: Zenoh gives
-        ``(attachment bytes, key)``, see ``wire.message_info``)."""
-        self._enqueue(self.queue, (data, meta))
-
-    def _on_item(self, item) -> None:  # under the executor lock (executor or transport thread)
-        data, _meta = item
+    def _on_item(self, data: bytes, _meta: Any = None) -> None:  # under the executor lock (executor or transport thread)
         self.received += 1
         if self.raw:
             self.callback(data)
