@@ -24,6 +24,14 @@ both Zenoh clients of the router, so no GIL is shared between the two ends.
 * raw+hop: raw, but every received sample is handed to one worker thread first (what any
          executor with rclpy's one-thread semantics must do): separates that cost from ours.
 * inproc: InprocContext (no network, no threads): serialize + deserialize + executor only.
+* raw-rmw: raw carrying exactly our wire (session timestamping, a valid 33-byte attachment, the
+         rmw_zenoh key with type name and RIHS01 hash, the subscriber on ``<domain>/<topic>/*/*``),
+         default callbacks: what the rmw_zenoh wire format alone costs over raw.
+* ours-pong / ours-ping (--paired only): one side ours (raw=True), the other raw-rmw.
+
+``--paired`` (the latency ratio to quote): every kind is up at once, each on its own topics, and
+blocks of ``--block`` round trips alternate between the kinds (order rotated every round), so a
+drift of this shared machine hits all kinds alike; prints pooled p50/p99 and X/raw per round.
 
 Measured per message type (64-byte String payload, 7-joint sensor_msgs/JointState):
 * round trip latency (ping -> pong -> ping), p50/p99 over --round-trips sequential exchanges;
@@ -524,8 +532,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions (medians of ratios)")
     ap.add_argument("--kinds", default="raw,raw+hop,ours,ours-raw",
-                    help="comma list of raw, raw+hop, ours, ours-queued, ours-raw, raw-direct, raw-ts, raw-att, "
-                         "raw-wire (raw is always included)")
+                    help="comma list of " + ", ".join(KINDS) + " (raw is always included; "
+                         "ours-pong/ours-ping only with --paired)")
     ap.add_argument("--no-inproc", action="store_true")
     ap.add_argument("--paired", action="store_true",
                     help="latency only: all kinds up at once, blocks of round trips alternating between "

@@ -472,14 +472,51 @@ PyObject* checked(PyObject* o) {
   return o;
 }
 
+// Short strings repeat in almost every stream (joint names, frame ids): a small direct-mapped
+// cache of decoded str objects (keyed by their UTF-8 bytes) saves one decode + allocation per
+// string. str is immutable, so sharing one object is safe; every access holds the GIL.
+struct StrCache {
+  static constexpr size_t kSlots = 512, kMaxLen = 64;
+  struct Slot {
+    uint32_t len = 0;
+    char bytes[kMaxLen];
+    PyObject* str = nullptr;  // owned
+  };
+  Slot slots[kSlots];
+  static size_t slot_of(const char* p, size_t n) {
+    uint64_t h = 1469598103934665603ull ^ n;  // FNV-1a
+    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+    return static_cast<size_t>(h ^ (h >> 29)) & (kSlots - 1);
+  }
+};
+StrCache g_str_cache;
+
 PyObject* get_string(In& in) {
   const uint32_t n = in.get<uint32_t>();
   const size_t at = in.pos - 4;
   if (n < 1 || n > in.len - in.pos)
     fail("invalid string length " + std::to_string(n) + " at offset " + std::to_string(at));
   if (in.p[in.pos + n - 1] != 0) fail("missing string terminator at offset " + std::to_string(in.pos + n - 1));
-  PyObject* s = PyUnicode_DecodeUTF8(reinterpret_cast<const char*>(in.p + in.pos), n - 1, "strict");
+  const char* b = reinterpret_cast<const char*>(in.p + in.pos);
+  const size_t len = n - 1;
+  StrCache::Slot* slot = nullptr;
+  if (len <= StrCache::kMaxLen) {
+    slot = &g_str_cache.slots[StrCache::slot_of(b, len)];
+    if (slot->str && slot->len == len && std::memcmp(slot->bytes, b, len) == 0) {
+      in.pos += n;
+      Py_INCREF(slot->str);
+      return slot->str;
+    }
+  }
+  PyObject* s = PyUnicode_DecodeUTF8(b, static_cast<Py_ssize_t>(len), "strict");
   if (!s) fail_from_py("string at offset " + std::to_string(at) + ": ");
+  if (slot) {
+    Py_XDECREF(slot->str);
+    Py_INCREF(s);
+    slot->str = s;
+    slot->len = static_cast<uint32_t>(len);
+    std::memcpy(slot->bytes, b, len);
+  }
   in.pos += n;
   return s;
 }

@@ -441,3 +441,23 @@ def test_extreme_values_roundtrip():
         b = msgs.serialize(m)
         assert b == ref_bytes(m, t)
         assert msgs.deserialize(b, t).data == v
+
+
+def test_repeated_short_strings_are_shared_and_every_string_stays_exact():
+    """Decoded short strings come from a small cache (joint names repeat in every message): the
+    same bytes give the same str object, and 3000 distinct strings (cache slots overwritten
+    many times, lengths around the 64-byte limit, non-ASCII) still decode exactly."""
+    import random
+
+    t = "sensor_msgs/msg/JointState"
+    names = [f"fr3_joint{k}" for k in range(7)]
+    data = msgs.serialize(msgs.new(t, name=names), t)
+    a, b = msgs.deserialize(data, t), msgs.deserialize(data, t)
+    assert a.name == names and all(x is y for x, y in zip(a.name, b.name))
+    rng = random.Random(7)
+    alphabet = "abcxyz_0123456789äöü€漢"
+    for i in range(3000):
+        s = "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 1, 5, 20, 40, 63, 64, 65, 90])))
+        got = msgs.deserialize(msgs.serialize(msgs.new("std_msgs/msg/String", data=s), "std_msgs/msg/String"),
+                               "std_msgs/msg/String").data
+        assert got == s, (i, s, got)
