@@ -775,30 +775,27 @@ PyObject* decode(const Plan* p, PyObject* obj) {
   return result;
 }
 
-PyObject* py_serialize(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+// serialize(plan, msg) / deserialize(plan, data): the argument checks are the same
+template <PyObject* (*Codec)(const Plan*, PyObject*)>
+PyObject* with_plan(const char* what, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "serialize(plan, msg) takes 2 arguments");
+    PyErr_Format(PyExc_TypeError, "%s takes 2 arguments", what);
     return nullptr;
   }
   const Plan* p = plan_of(args[0]);
   if (!p) {
-    PyErr_SetString(PyExc_TypeError, "serialize: first argument is not a cdr plan");
+    PyErr_Format(PyExc_TypeError, "%s: first argument is not a cdr plan", what);
     return nullptr;
   }
-  return encode(p, args[1]);
+  return Codec(p, args[1]);
+}
+
+PyObject* py_serialize(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return with_plan<encode>("serialize(plan, msg)", args, nargs);
 }
 
 PyObject* py_deserialize(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "deserialize(plan, data) takes 2 arguments");
-    return nullptr;
-  }
-  const Plan* p = plan_of(args[0]);
-  if (!p) {
-    PyErr_SetString(PyExc_TypeError, "deserialize: first argument is not a cdr plan");
-    return nullptr;
-  }
-  return decode(p, args[1]);
+  return with_plan<decode>("deserialize(plan, data)", args, nargs);
 }
 
 // ------------------------------------------------------------------------------ msgs front
