@@ -5,6 +5,8 @@ Submodules
 se3         SE(3)/SO(3) Lie-group toolkit, twist order (w, v), single and batch forms.
 kinematics  product-of-exponentials model (FK, space/body Jacobians, DLS IK).
 safety      SafetyChecker / SafetyLimits (limits come from the config tree).
+_hri_core.cdr  the CDR codec behind hri_runtime.msgs (plans from hri_runtime.cdr_plan; used
+            through msgs.serialize / msgs.deserialize, not directly).
 """
 from . import _hri_core  # noqa: F401  (compiled extension)
 from . import kinematics, safety, se3  # noqa: F401
