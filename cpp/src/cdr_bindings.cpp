@@ -347,6 +347,26 @@ py::object seq_item(PyObject* seq, Py_ssize_t i, Py_ssize_t n) {
 
 void put_msg(Out& o, const Plan& p, PyObject* msg);
 
+// A fixed array (length must be op.n) or a sequence (uint32 count first) of non-primitive items
+// (strings, messages): put_item writes one element, errors get the element index in their path.
+template <class PutItem>
+void put_items(Out& o, const Op& op, PyObject* v, bool fixed, PutItem put_item) {
+  py::object seq = as_fast_seq(v);
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  if (fixed && n != op.n)
+    fail("fixed array of length " + std::to_string(op.n) + ", got " + std::to_string(n));
+  if (!fixed) o.put<uint32_t>(static_cast<uint32_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    try {
+      py::object item = seq_item(seq.ptr(), i, n);
+      put_item(item.ptr());
+    } catch (Fail& f) {
+      prefix(f, "[" + std::to_string(i) + "]");
+      throw;
+    }
+  }
+}
+
 void put_field(Out& o, const Op& op, PyObject* v) {
   switch (op.code) {
     case OpCode::SCALAR: put_scalar(o, op.arg, v); return;
@@ -357,42 +377,20 @@ void put_field(Out& o, const Op& op, PyObject* v) {
         put_prim_array(o, op, v, fixed ? op.n : -1, fixed ? 0 : static_cast<size_t>(op.n));
         return;
       }
-      py::object seq = as_fast_seq(v);
-      const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
-      if (fixed && n != op.n)
-        fail("fixed array of length " + std::to_string(op.n) + ", got " + std::to_string(n));
-      if (!fixed) o.put<uint32_t>(static_cast<uint32_t>(n));
-      for (Py_ssize_t i = 0; i < n; ++i) {
-        try {
-          py::object item = seq_item(seq.ptr(), i, n);
-          o.align(4);
-          put_string(o, item.ptr());
-        } catch (Fail& f) {
-          prefix(f, "[" + std::to_string(i) + "]");
-          throw;
-        }
-      }
+      put_items(o, op, v, fixed, [&](PyObject* item) {
+        o.align(4);
+        put_string(o, item);
+      });
       return;
     }
     case OpCode::MSG: put_msg(o, *op.sub, v); return;
     case OpCode::MSG_ARRAY:
     case OpCode::MSG_SEQ: {
       const bool fixed = op.code == OpCode::MSG_ARRAY;
-      py::object seq = as_fast_seq(v);
-      const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
-      if (fixed && n != op.n)
-        fail("fixed array of length " + std::to_string(op.n) + ", got " + std::to_string(n));
-      if (!fixed) o.put<uint32_t>(static_cast<uint32_t>(n));
-      for (Py_ssize_t i = 0; i < n; ++i) {
-        try {
-          py::object item = seq_item(seq.ptr(), i, n);
-          if (op.arg) o.align(static_cast<size_t>(op.arg));
-          put_msg(o, *op.sub, item.ptr());
-        } catch (Fail& f) {
-          prefix(f, "[" + std::to_string(i) + "]");
-          throw;
-        }
-      }
+      put_items(o, op, v, fixed, [&](PyObject* item) {
+        if (op.arg) o.align(static_cast<size_t>(op.arg));
+        put_msg(o, *op.sub, item);
+      });
       return;
     }
     default: fail("bad plan op");

@@ -265,13 +265,8 @@ class Executor:
                 if not self._ready and q.active:
                     self.callback_thread = threading.get_ident()
                     self.inline_runs += 1
-                    self.callbacks_run += 1
                     try:
-                        q.callback(data, meta)        # = self._run, inlined (hot path)
-                    except Exception as e:  # noqa: BLE001
-                        if self.on_error is None:
-                            raise
-                        self.on_error(e, "callback")
+                        self._run(q.callback, (data, meta), "callback")
                     finally:
                         self.callback_thread = None
                     if self._ready or self.sim_timers:

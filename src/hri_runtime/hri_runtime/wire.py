@@ -451,13 +451,9 @@ class MessageInfo(NamedTuple):
 
 
 def message_info(data: bytes | None, key: str) -> MessageInfo:
-    """The receive hot path: unpack the attachment straight into a MessageInfo (one struct
-    call); anything that is not exactly a valid attachment goes through
-    :func:`unpack_attachment` for its AttachmentError."""
-    if data is not None and len(data) == ATTACHMENT_SIZE and data[16] == GID_SIZE:
-        seq, ts, _n, gid = _ATTACHMENT.unpack(data)
-        return MessageInfo(seq, ts, gid, key)
-    att = unpack_attachment(data)                   # raises with the cause
+    """The MessageInfo of a sample from its attachment bytes and key (what the Zenoh backend
+    hands a subscription as ``meta``); AttachmentError as :func:`unpack_attachment`."""
+    att = unpack_attachment(data)
     return MessageInfo(att.sequence_number, att.source_timestamp_ns, att.gid, key)
 
 

@@ -35,7 +35,8 @@ import numpy as np
 from hri_interaction.core.admittance import AdmittanceParams, CartesianAdmittance, LieAdmittance
 from hri_interaction.core.impedance import (ImpedanceParams, cartesian_impedance_torque,
                                             lie_impedance_torque, sigma_min)
-from hri_interaction.core.passivity import PassivityParams, make_filter
+from hri_interaction.core.passivity import (PassivityParams, energy_deficit_dof_j, energy_deficit_j,
+                                            make_filter)
 from hri_interaction.core.spd import GainError, blend, validate_spd
 
 MODES = ("impedance", "admittance", "hybrid")
@@ -533,8 +534,8 @@ class _CxxFilterView:
         """As ``WrenchFilter.deficit_j`` / ``TDPCFilter.deficit_j``: the energy (J) below the
         floor(s) now, carried until it is dissipated."""
         if self.name == "tdpc":
-            return float(np.sum(np.maximum(0.0, self.energy_floor_j / 6.0 - self.energy_dof_j)))
-        return max(0.0, self.energy_floor_j - self.energy_j)
+            return energy_deficit_dof_j(self.energy_floor_j, self.energy_dof_j)
+        return energy_deficit_j(self.energy_floor_j, self.energy_j)
 
     def reset(self) -> None:
         self._t.reset_filter()

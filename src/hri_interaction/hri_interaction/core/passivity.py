@@ -81,6 +81,16 @@ class PassivityParams:
         return cls(filter=f, energy_floor_j=e, wave_damping=b, max_damping=a)
 
 
+def energy_deficit_j(energy_floor_j: float, energy_j: float) -> float:
+    """Energy (J) an observer is below its floor: max(0, E_floor − E)."""
+    return max(0.0, energy_floor_j - energy_j)
+
+
+def energy_deficit_dof_j(energy_floor_j: float, energy_dof_j) -> float:
+    """Per-DoF observers (TDPC, floors E_floor/6): Σ_i max(0, E_floor/6 − E_i) (J)."""
+    return float(np.sum(np.maximum(0.0, energy_floor_j / 6.0 - np.asarray(energy_dof_j))))
+
+
 class WrenchFilter:
     """Base: energy observer over the port (w_safe, λ̇)."""
 
@@ -102,7 +112,7 @@ class WrenchFilter:
     def deficit_j(self) -> float:
         """Energy (J) the observer is below its floor now: max(0, E_floor − E); the energy a
         capped (or λ̇ = 0) tick could not dissipate, carried until it is."""
-        return max(0.0, self.energy_floor_j - self.energy_j)
+        return energy_deficit_j(self.energy_floor_j, self.energy_j)
 
     def _shape(self, w: np.ndarray, lam_dot: np.ndarray, dt: float) -> np.ndarray:
         return w
@@ -127,17 +137,21 @@ class Passthrough(WrenchFilter):
     name = "baseline"
 
 
-class PassivityFilter(WrenchFilter):
-    """Single-port PO/PC with α capped at ``max_damping`` (module doc). ``max_damping`` = inf
-    is the uncapped textbook controller (unit tests); the controller passes the config value."""
-
-    name = "passivity"
+class _CappedPC(WrenchFilter):
+    """Base of the passivity controllers whose correction α is capped at ``max_damping``."""
 
     def __init__(self, energy_floor_j: float = 0.0, max_damping: float = math.inf):
         if not float(max_damping) > 0:
             raise ValueError(f"max_damping must be > 0, got {max_damping!r}")
         self.max_damping = float(max_damping)
         super().__init__(energy_floor_j)
+
+
+class PassivityFilter(_CappedPC):
+    """Single-port PO/PC with α capped at ``max_damping`` (module doc). ``max_damping`` = inf
+    is the uncapped textbook controller (unit tests); the controller passes the config value."""
+
+    name = "passivity"
 
     def _shape(self, w, lam_dot, dt):
         e_next = self.energy_j + dt * float(np.dot(lam_dot, w))
@@ -159,16 +173,10 @@ class PassivityFilter(WrenchFilter):
         self.last_alpha = 0.0         # α applied on the last tick (N·s/m | N·m·s/rad)
 
 
-class TDPCFilter(WrenchFilter):
+class TDPCFilter(_CappedPC):
     """Per-DoF time-domain passivity observer/controller."""
 
     name = "tdpc"
-
-    def __init__(self, energy_floor_j: float = 0.0, max_damping: float = math.inf):
-        if not float(max_damping) > 0:
-            raise ValueError(f"max_damping must be > 0, got {max_damping!r}")
-        self.max_damping = float(max_damping)
-        super().__init__(energy_floor_j)
 
     def reset(self) -> None:
         super().reset()
@@ -178,7 +186,7 @@ class TDPCFilter(WrenchFilter):
     @property
     def deficit_j(self) -> float:
         """Σ_i max(0, E_floor/6 − E_i): the per-DoF energy below the floors (J)."""
-        return float(np.sum(np.maximum(0.0, self.energy_floor_j / 6.0 - self.energy_dof_j)))
+        return energy_deficit_dof_j(self.energy_floor_j, self.energy_dof_j)
 
     def _shape(self, w, lam_dot, dt):
         e_next = self.energy_dof_j + dt * lam_dot * w
