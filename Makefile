@@ -12,7 +12,7 @@ PKGS := $(sort $(wildcard src/*/setup.py))
 RUN_ARGS ?=
 BENCHES := $(sort $(wildcard bench/*/run.py)) bench/transport/codec.py bench/teleop/bench_latency.py bench/console/stop_latency.py
 
-.PHONY: all run test venv core colcon bench clean help
+.PHONY: all run test venv core colcon ros2-test bench clean help
 
 all: help
 
@@ -20,6 +20,7 @@ help:
 	@echo "make run      simulated teleoperation scenario (no ROS, no hardware)"
 	@echo "make test     all tests"
 	@echo "make colcon   colcon build + colcon test of the workspace (as CI does)"
+	@echo "make ros2-test  end-to-end tests on a real ROS 2 (rclpy); source ROS 2 + install/setup.bash first"
 	@echo "make bench    all benchmarks (slow; figures go to docs/benchmarks.md by hand)"
 
 # Third-party dependencies; redone when requirements.txt changes.
@@ -45,20 +46,34 @@ venv: $(VENV)/.pkgs
 run: venv
 	$(HRI) config check
 	# The main scenario: a scripted VR operator over real UDP drives the simulated FR3 through
-	# the clutch teleop (a 20 cm square in 3 strokes), then the social robot's atomic movements.
+	# the clutch teleop and the 1 kHz interaction loop (a 20 cm square in 3 strokes, a person
+	# pushing the arm, a jittery reference link), then the social robot's atomic movements.
 	$(HRI) teleop-demo $(RUN_ARGS)
 	$(HRI) atomic demo
 
 test: venv
 	$(PY) -m pytest
 
+# hri_interfaces is ament_cmake + rosidl: it builds only where ROS 2 is sourced (ament_cmake on
+# AMENT_PREFIX_PATH). Without ROS it is skipped; the no-ROS runtime reads its .msg/.srv files from
+# src/hri_interfaces (or an installed share/hri_interfaces). docs/ros2-interop.md "Building".
+AMENT_CMAKE := $(firstword $(wildcard $(addsuffix /share/ament_cmake/package.xml,$(subst :, ,$(AMENT_PREFIX_PATH)))))
+COLCON_SKIP := $(if $(AMENT_CMAKE),,--packages-ignore hri_interfaces)
+
 colcon: venv
 	rm -rf build/colcon install log
+	@echo "colcon: $(if $(AMENT_CMAKE),ament_cmake found ($(AMENT_CMAKE)): building hri_interfaces,no ament_cmake (ROS 2 not sourced): skipping hri_interfaces)"
 	. $(VENV)/bin/activate && colcon --log-base log build --build-base build/colcon --install-base install \
-	  --base-paths src cpp --event-handlers console_cohesion- summary+
+	  --base-paths src cpp --event-handlers console_cohesion- summary+ $(COLCON_SKIP)
 	. $(VENV)/bin/activate && colcon --log-base log test --build-base build/colcon --install-base install \
-	  --base-paths src cpp --event-handlers console_cohesion- summary+ --pytest-args -q -p no:cacheprovider
+	  --base-paths src cpp --event-handlers console_cohesion- summary+ $(COLCON_SKIP) --pytest-args -q -p no:cacheprovider
 	. $(VENV)/bin/activate && colcon test-result --test-result-base build/colcon --verbose
+
+# The end-to-end tests on a real ROS 2 (tests/ros2/, rclpy backend). Needs a sourced ROS 2 and
+# the workspace built with it (colcon build, then `. install/setup.bash`); without rclpy every test
+# is skipped and the reason is printed (-rs).
+ros2-test: venv
+	$(PY) -m pytest tests/ros2 -rs -p no:cacheprovider
 
 bench: venv
 	$(PIP) install -q -r requirements-bench.txt

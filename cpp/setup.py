@@ -29,16 +29,49 @@ def eigen_include_dirs():
     raise RuntimeError('Eigen not found: pip install cmeel-eigen or apt install libeigen3-dev')
 
 
+def mujoco_lib():
+    """(include dir, library dir, library file) of the mujoco wheel (libmujoco + C headers), or
+    None: the real-time loop is then built without its MuJoCo robot (hri_core.rt.HAS_MUJOCO)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec('mujoco')
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(list(spec.submodule_search_locations)[0])
+    libs = sorted(root.glob('libmujoco.so*'))
+    if not (root / 'include' / 'mujoco' / 'mujoco.h').is_file() or not libs:
+        return None
+    return root / 'include', root, libs[-1].name
+
+
 # Compile the translation units in parallel (NPY_NUM_BUILD_JOBS overrides the job count).
 ParallelCompile('NPY_NUM_BUILD_JOBS', default=2).install()
 
-sources = sorted(os.path.relpath(p, HERE) for p in glob(str(HERE / 'src' / '*.cpp')))
+# Absolute paths: `colcon build --symlink-install` runs this file from the build directory.
+sources = sorted(str(Path(p).resolve()) for p in glob(str(HERE / 'src' / '*.cpp')))
+include_dirs = [str(HERE / 'include')] + eigen_include_dirs()
+compile_args = ['-O3', '-DNDEBUG', '-pthread']
+# Portable by default (amd64 and arm64 alike); HRI_CORE_MARCH=x86-64-v2 (or native, armv8.2-a, ...)
+# builds for that CPU level, e.g. for the benchmarks in docs/benchmarks.md.
+MARCH = os.environ.get('HRI_CORE_MARCH', '').strip()
+if MARCH:
+    compile_args.append(f'-march={MARCH}')
+link_args = ['-pthread']
+MUJOCO = mujoco_lib()
+if MUJOCO is not None:
+    # link the wheel's libmujoco by its file name; rpath: the wheel found at build time, and
+    # ../mujoco next to an installed hri_core (same site-packages)
+    inc, libdir, libname = MUJOCO
+    include_dirs.append(str(inc))
+    compile_args.append('-DHRI_WITH_MUJOCO')
+    link_args += [f'-L{libdir}', f'-l:{libname}', f'-Wl,-rpath,{libdir}', '-Wl,-rpath,$ORIGIN/../mujoco']
 ext = Pybind11Extension(
     'hri_core._hri_core',
     sources,
-    include_dirs=[str(HERE / 'include')] + eigen_include_dirs(),
+    include_dirs=include_dirs,
     cxx_std=17,
-    extra_compile_args=['-O3', '-march=x86-64-v2', '-DNDEBUG'],
+    extra_compile_args=compile_args,
+    extra_link_args=link_args,
 )
 
 setup(

@@ -161,6 +161,12 @@ def bench_node(cfg, seconds):
     from hri_atomic_motion.nodes.atomic_node import AtomicNode, leg_state_msg
     ctx = InprocContext(start_time_s=0.0)
     node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
+    StopSupervisorNode(cfg=cfg, context=ctx)      # its latched state releases the node (silence = stop)
+    while ctx.spin_once():
+        pass
+    assert not node.stop.stopped
     n = int(seconds / cfg["atomic"]["node"]["period_s"])
     node.on_leg_state(leg_state_msg(0.0, 0, True, 0.0))
     t0 = time.perf_counter_ns()

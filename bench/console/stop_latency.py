@@ -1,145 +1,135 @@
-"""Wall-clock safe-stop latency of the console over the Zenoh runtime, separate processes.
+"""Wall-clock safe-stop latency: console page click -> every actuator, Zenoh, separate processes.
 
-    .venv/bin/python bench/console/stop_latency.py --repeats 20
+    .venv/bin/python bench/console/stop_latency.py --repeats 20 --kills 5 [--arm-output cartesian|joint]
 
-`hri launch --transport zenoh --router tcp/127.0.0.1:<free port>` runs ``atomic_node`` (Tino,
-embedded MuJoCo, driver sim) and ``console_node`` on a private router (no cross-talk with other
-runs). This process is a WebSocket client of the console (what the page's button sends) and a
-runtime node on the same router: it drives the base (state-3 pulse on /base_cmd), sends
-``{"type":"safe_stop"}`` and takes the time until the first zero ``/cmd_vel`` from the atomic
-controller arrives here (t1 - t0, both perf_counter in this process: WebSocket -> console ->
-Zenoh -> atomic -> its next 5 ms tick -> Zenoh -> here). Between repeats it releases the stop
-through the console (``release_stop``). Prints p50 / p95 / max in ms.
+The stack of ``hri_safety.drill.Stack`` (launch/fr3.launch.yaml: stop supervisor + FR3 arm chain;
+Tino's vr_interface + atomic with embedded MuJoCo; the console) runs under ``hri launch`` against
+a standalone ``hri router`` on a free port (no cross-talk with other runs). This process
+is both headsets (real UDP: the arm follows a moving hand with the clutch held, the base drives a
+state-3 movement), the page's WebSocket client, and a node on the router.
+
+Click -> stop, ``--repeats`` times, while arm and base move: t0 = wall time just before the
+WebSocket send of ``{"type": "safe_stop"}``; then, arrival times in this process (``time.time()``):
+
+- ``request``: the console's StopRequest on /safety/stop_request (one hop: the baseline);
+- ``supervisor``: /safety/stop with stopped = true (console -> supervisor -> here);
+- ``atomic zero``: the first zero /cmd_vel of the atomic node (Tino's base command);
+- ``arm STOP``: arm_teleop's /teleop/mode = STOP (its hold is applied in the same callback);
+- ``interaction``: the interaction node's state with ``frozen`` set (published at
+  interaction.node.state_rate_hz, so quantised by that period; cartesian output only);
+- ``applied <node>``: the wall time of the node's own "SYSTEM STOP" log line (ms resolution),
+  i.e. when the stop took effect inside that process.
+
+Router kill -> stop, ``--kills`` times: the router is SIGKILLed while arm and base move (and the
+headsets stop); per actuator, the time of its "SYSTEM STOP: stop_heartbeat_timeout" log line
+after the kill. The contract bounds it by safety.stop.timeout_s + one heartbeat period after the
+last heartbeat received. Then the router restarts and the console resets.
+
+Prints one table: p50 / p95 / max in ms and the ratio of each p50 to the one-hop request p50,
+with the machine and its load.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import signal
-import socket
-import subprocess
+import platform
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-HRI = str(Path(sys.executable).with_name("hri"))
+WAIT_S = 60.0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def machine() -> str:
+    cpu = "?"
+    try:
+        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--kills", type=int, default=5)
+    ap.add_argument("--arm-output", choices=("cartesian", "joint"), default="cartesian")
     args = ap.parse_args(argv)
-    router, port = free_port(), free_port()
-    launch = Path(tempfile.mkdtemp()) / "stop_latency.launch.yaml"
-    launch.write_text(f"""launch:
-  - node: {{pkg: hri_atomic_motion, exec: atomic_node, name: atomic, param: [{{name: robot, value: tino}}, {{name: driver, value: sim}}]}}
-  - node: {{pkg: hri_console, exec: console_node, name: console, param: [{{name: robot, value: fr3}}, {{name: port, value: {port}}}]}}
-""")
-    endpoint = f"tcp/127.0.0.1:{router}"
-    proc = subprocess.Popen([HRI, "launch", "--transport", "zenoh", "--router", endpoint, str(launch)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    os.environ["HRI_TRANSPORT"] = "zenoh"
-    os.environ["HRI_ZENOH_CONNECT"] = f"[{endpoint}]"
-    try:
-        return run(args, port)
-    finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
 
+    from hri_safety.core.stop import StopParams
+    from hri_safety.drill import Stack
 
-def run(args, port: int) -> int:
-    from websockets.sync.client import connect
-
-    from hri_runtime import msgs
-    from hri_runtime.config import load_robot_config
-    from hri_runtime.context import get_default_context
-    from hri_runtime.node import Node
-
-    T = load_robot_config("tino")["atomic"]["topics"]
-    for _ in range(100):                                   # the router comes up with the launcher
-        try:
-            ctx = get_default_context()
-            break
-        except Exception:
-            time.sleep(0.1)
-    node = Node("stop_latency_bench", context=ctx)
-    lock = threading.Lock()
-    vel: list[tuple[float, float]] = []
-    state = {"fault": "unknown"}
-
-    def on_vel(m):
-        with lock:
-            vel.append((time.perf_counter(), float(m.linear.x)))
-
-    def on_state(m):
-        state["fault"] = json.loads(m.data).get("fault")
-
-    node.create_subscription("geometry_msgs/msg/Twist", T["cmd_vel"], on_vel, qos=100)
-    node.create_subscription("std_msgs/msg/String", T["atomic_state"], on_state, qos=10)
-    pulse = node.create_publisher("geometry_msgs/msg/Twist", T["pulse"], qos=10)
-    ctx.spin_in_background()
-
-    def wait(pred, what, timeout_s=20.0):
-        end = time.monotonic() + timeout_s
-        while not pred():
-            if time.monotonic() > end:
-                raise SystemExit(f"timed out: {what}")
-            time.sleep(0.002)
-
-    for _ in range(200):
-        try:
-            ws = connect(f"ws://127.0.0.1:{port}/ws", open_timeout=2)
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        raise SystemExit("console did not come up")
-    lat_ms = []
-    with ws:
-        def reply():
-            while True:
-                m = json.loads(ws.recv(timeout=10))
-                if m["type"] != "state":
-                    return m
-        wait(lambda: state["fault"] is None, "atomic node up")
+    load_before = load()
+    rng = np.random.default_rng(0)
+    with Stack(Path(tempfile.mkdtemp(prefix="stop_latency_")), args.arm_output, WAIT_S) as st:
+        w = st.watch
+        sp = StopParams.from_config(st.fr3["safety"])
+        observed = {"request": (w.requests, lambda s: s == "console"),
+                    "supervisor": (w.stops, lambda s: s[0]),
+                    "atomic zero": (w.twist, lambda tw: tw == (0.0, 0.0)),
+                    "arm STOP": (w.modes, lambda m: m == "STOP")}
+        if args.arm_output == "cartesian":
+            observed["interaction"] = (w.frozen, bool)
+        click: dict[str, list[float]] = {k: [] for k in list(observed) + [f"applied {n}" for n in st.actuators]}
+        kill: dict[str, list[float]] = {n: [] for n in st.actuators}
         for k in range(args.repeats):
-            ws.send(json.dumps({"type": "release_stop"}))
-            reply()
-            wait(lambda: state["fault"] is None, "fault reset")
-            for _ in range(3):
-                pulse.publish(msgs.new("geometry_msgs/msg/Twist", linear=msgs.new("geometry_msgs/msg/Vector3", x=3.0)))
-                time.sleep(0.04)
-            pulse.publish(msgs.new("geometry_msgs/msg/Twist"))
-            wait(lambda: vel and vel[-1][1] > 0, "base moving")
-            time.sleep(0.1)
-            t0 = time.perf_counter()
-            ws.send(json.dumps({"type": "safe_stop"}))
-            wait(lambda: any(t > t0 and x == 0.0 for t, x in vel[-50:]), "zero command")
-            with lock:
-                t1 = next(t for t, x in vel if t > t0 and x == 0.0)
-            lat_ms.append((t1 - t0) * 1e3)
-            reply()
-            wait(lambda: state["fault"] is not None, "fault latched")
-            time.sleep(1.8)                                # let the aborted movement's slot pass
-    ctx.shutdown()
-    a = np.array(lat_ms)
-    print(f"safe stop over zenoh, console -> atomic -> first zero /cmd_vel, {len(a)} repeats: "
-          f"p50 {np.percentile(a, 50):.1f} ms, p95 {np.percentile(a, 95):.1f} ms, max {a.max():.1f} ms")
+            st.drive(arm_m=0.003)
+            time.sleep(float(rng.uniform(0.05, 0.3)))
+            r = st.console.command("safe_stop")
+            assert r["type"] == "ack", r
+            t0 = st.console.sent_at[st.console.n]
+            st.wait(lambda: all(w.first(lst, t0, pred) is not None for lst, pred in observed.values()),
+                    "every stop observed")
+            time.sleep(0.3)
+            for name, (lst, pred) in observed.items():
+                click[name].append((w.first(lst, t0, pred) - t0) * 1e3)
+            for n in st.actuators:
+                ts = st.stop_log_times(n, "console", t0 - 0.002)   # log stamps have ms resolution
+                if ts:
+                    click[f"applied {n}"].append(max(0.0, (ts[0] - t0) * 1e3))
+            st.release()
+            print(f"click {k + 1}/{args.repeats}: " + ", ".join(f"{n} {v[-1]:.1f}" for n, v in click.items() if v),
+                  file=sys.stderr)
+        for k in range(args.kills):
+            st.drive(arm_m=0.003)
+            time.sleep(float(rng.uniform(0.05, 0.3)))
+            t_kill = st.kill_router()
+            st.headsets(False)
+            time.sleep(sp.bound_s + 1.0)
+            for n in st.actuators:
+                ts = st.stop_log_times(n, "stop_heartbeat_timeout", t_kill)
+                if ts:
+                    kill[n].append((ts[0] - t_kill) * 1e3)
+            st.restart_router()
+            st.release()
+            print(f"kill {k + 1}/{args.kills}: " + ", ".join(f"{n} {v[-1]:.0f}" for n, v in kill.items() if v),
+                  file=sys.stderr)
+
+    print(f"machine: {machine()}")
+    print(f"{load_before} (start), {load()} (end)")
+    print(f"stack: launch/fr3.launch.yaml output {args.arm_output} + Tino vr_interface/atomic (sim) + console, "
+          f"hri router, Zenoh client sessions; safety.stop heartbeat {sp.heartbeat_hz:g} Hz, timeout {sp.timeout_s:g} s")
+    base = float(np.percentile(click["request"], 50))
+    print(f"\nconsole click -> stop ({args.repeats} repeats, ms)")
+    print(f"{'stage':24s} {'n':>3s} {'p50':>8s} {'p95':>8s} {'max':>8s} {'p50 / request':>14s}")
+    for name, v in click.items():
+        if v:
+            a = np.asarray(v)
+            print(f"{name:24s} {len(a):3d} {np.percentile(a, 50):8.1f} {np.percentile(a, 95):8.1f} {a.max():8.1f} "
+                  f"{np.percentile(a, 50) / base:14.2f}")
+    print(f"\nrouter SIGKILL -> actuator stopped by its heartbeat watchdog ({args.kills} kills, ms; "
+          f"bound {sp.timeout_s * 1e3:.0f} + {sp.period_s * 1e3:.0f} ms after the last heartbeat received)")
+    for name, v in kill.items():
+        if v:
+            a = np.asarray(v)
+            print(f"{name:24s} {len(a):3d} {np.percentile(a, 50):8.1f} {np.percentile(a, 95):8.1f} {a.max():8.1f}")
     return 0
 
 

@@ -1,9 +1,17 @@
-"""Interaction benchmark: the gated tick, Python path vs C++ path (one call, interleaved); per-tick
-compute (ours vs a naive numpy/scipy implementation) and a
-wall-clock 1 kHz loop with MuJoCo in it (absolute-deadline pacing vs a naive ``time.sleep`` loop).
+"""Interaction benchmark: the 1 kHz loop with MuJoCo in it — the C++ real-time thread
+(``hri_core.rt.RtLoop``) vs the Python-timer node loop vs a naive ``time.sleep`` loop, one after
+the other in one run (missed deadlines, period error, tick cost, ratios); the gated tick, Python
+oracle vs C++ engine (one call, interleaved); per-tick compute (ours vs a naive numpy/scipy
+implementation).
 
-    .venv/bin/python bench/interaction/run.py                 # 60 s per loop (the documented run)
-    .venv/bin/python bench/interaction/run.py --loop-seconds 5 --calls 2000
+    .venv/bin/python bench/interaction/run.py --loop-only     # the 60 s loops (docs/benchmarks.md)
+    .venv/bin/python bench/interaction/run.py                 # everything
+    .venv/bin/python bench/interaction/run.py --loop-only --loop-seconds 5
+
+Loop statistics are computed the same way for all three loops from the tick start times
+(CLOCK_MONOTONIC): period error = |start_k - start_(k-1) - T|; a missed deadline = a period longer
+than 2 T (a whole period without a tick: the definition of the node's diagnostics); tick cost =
+read + tick + write (+ publish for the node loop).
 
 Per-tick rows: µs per call (median of 5 repeats of ``--calls`` calls), and the ratio naive/ours.
 "ours" = the hri_interaction Python code on the hri_core C++ SE(3) maps; "C++ kernel" rows
@@ -23,9 +31,9 @@ import scipy.linalg as sla
 
 from hri_runtime.config import load_robot_config
 from hri_interaction.core.admittance import AdmittanceParams, CartesianAdmittance, LieAdmittance
-from hri_interaction.core.controller import InteractionController, InteractionParams
+from hri_interaction.core.controller import (InteractionController, InteractionParams,
+                                             PyInteractionController, loop_config, tick_params)
 from hri_interaction.core.impedance import cartesian_impedance_torque, lie_impedance_torque
-from hri_interaction.core.pacing import NaiveLoop, PacedLoop
 from hri_interaction.sim import Fr3Sim
 
 
@@ -110,8 +118,8 @@ def compute_rows(cfg, calls: int, naive_calls: int):
     lie = LieAdmittance(a)
     lie.reset(np.full(6, 0.01), np.full(6, 0.01))
     cart = CartesianAdmittance(a)
-    ctrl_imp = InteractionController(p, T_ref, sim.n, backend="python")
-    ctrl_adm = InteractionController(p, T_ref, sim.n, backend="python")
+    ctrl_imp = PyInteractionController(p, T_ref, sim.n)
+    ctrl_adm = PyInteractionController(p, T_ref, sim.n)
     ctrl_adm.request_mode("admittance", st)
     ctrl_adm.set_wrench(F)
     naive_state = [np.full(6, 0.01), np.full(6, 0.01)]
@@ -132,9 +140,9 @@ def compute_rows(cfg, calls: int, naive_calls: int):
         ("Cartesian impedance torque", per_call_us(
             lambda: cartesian_impedance_torque(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), calls), None),
         ("Cartesian admittance step", per_call_us(lambda: cart.step(F, dt), calls), None),
-        ("full tick (Python path, no safety checker), impedance mode (gates, flags)", per_call_us(lambda: ctrl_imp.tick(st, dt), calls),
+        ("full tick (Python oracle, no safety checker), impedance mode (gates, flags)", per_call_us(lambda: ctrl_imp.tick(st, dt), calls),
          per_call_us(lambda: naive_impedance(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), naive_calls)),
-        ("full tick (Python path, no safety checker), admittance mode (+ filter, bounds)", per_call_us(lambda: ctrl_adm.tick(st, dt), calls),
+        ("full tick (Python oracle, no safety checker), admittance mode (+ filter, bounds)", per_call_us(lambda: ctrl_adm.tick(st, dt), calls),
          per_call_us(naive_tick_adm, naive_calls)),
         ("MuJoCo state read (FK, J_b, g, c)", per_call_us(sim.state, calls), None),
     ]
@@ -160,17 +168,13 @@ def cxx_rows(cx, st, T_ref, K, D, bias, a, F, dt, calls):
 
 
 def backend_rows(cfg, calls: int, rounds: int):
-    """The whole gated tick (safety checker included), Python path vs C++ path (one call),
+    """The whole gated tick (safety checker included), Python oracle vs C++ engine (one call),
     interleaved: ``rounds`` rounds, each timing ``calls`` ticks of every controller in an order
     that alternates per round; per-call µs medians over the rounds and the median per-round ratio.
     Both controllers of a row start from the same state and receive the same inputs."""
     from hri_core.safety import SafetyChecker, limits_from_config
-    from hri_interaction.core.controller import cxx_tick_available
-    from hri_interaction.core.passivity import PassivityParams
     import dataclasses
 
-    if not cxx_tick_available():
-        return [("C++ InteractionTick not built", None, None, None, None)]
     sec = cfg["interaction"]
     p0 = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
@@ -191,9 +195,8 @@ def backend_rows(cfg, calls: int, rounds: int):
         pp = dataclasses.replace(p0.passivity, filter=filt)
         p = dataclasses.replace(p0, passivity=pp)
         ctrls = {}
-        for b in ("python", "cxx"):
-            c = InteractionController(p, T_ref, sim.n, law=law, backend=b,
-                                      safety=SafetyChecker(limits_from_config(cfg)))
+        for b, cls in (("python", PyInteractionController), ("cxx", InteractionController)):
+            c = cls(p, T_ref, sim.n, law=law, safety=SafetyChecker(limits_from_config(cfg)))
             c.request_mode(mode, st)
             c.set_wrench(F)
             ctrls[b] = c
@@ -218,35 +221,156 @@ def backend_rows(cfg, calls: int, rounds: int):
     return rows
 
 
-def loop_rows(cfg, seconds: float):
+def _stats(start_ns, cost_ns, period_s: float, seconds: float) -> dict:
+    """The same statistics for every loop, from tick start times and tick costs (ns)."""
+    start = np.asarray(start_ns, dtype=np.int64)
+    per = np.diff(start) / 1e3                                 # µs
+    T = period_s * 1e6
+    err = np.abs(per - T)
+    cost = np.asarray(cost_ns, float) / 1e3
+    return {"ticks": int(start.size), "expected": int(round(seconds / period_s)),
+            "missed": int(np.sum(per > 2 * T)),
+            "late100": int(np.sum(err > 100.0)),
+            "err_p50": float(np.percentile(err, 50)), "err_p99": float(np.percentile(err, 99)),
+            "err_max": float(err.max()), "period_p50": float(np.percentile(per, 50)),
+            "cost_p50": float(np.percentile(cost, 50)), "cost_p99": float(np.percentile(cost, 99))}
+
+
+def rt_thread_loop(cfg, seconds: float) -> dict:
+    """hri_core.rt.RtLoop on its real-time thread: the FR3 stepped through MuJoCo's C API inside
+    it (config interaction.rt: SCHED_FIFO, mlockall when permitted); wake/cost times traced."""
+    import mujoco
+    from hri_core import rt
+    from hri_sim.models import load_arm
+
     sec = cfg["interaction"]
     p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
-    home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    out = []
-    from hri_interaction.core.controller import cxx_tick_available
-
-    names = ["absolute deadlines, sleep + spin", "naive time.sleep(T)"]
-    if cxx_tick_available():
-        names.insert(1, "absolute deadlines, sleep + spin, C++ tick")
-    for name in names:
-        sim = Fr3Sim(p.rate_hz, home, sec["ee_site"])
-        ctrl = InteractionController(p, sim.ee_pose(), sim.n,
-                                     backend="cxx" if name.endswith("C++ tick") else "python")
-        dt = 1.0 / p.rate_hz
-        cost = []
-
-        def tick():
-            t = time.perf_counter()
-            res = ctrl.tick(sim.state(), dt)
-            sim.step(res.tau)
-            cost.append(time.perf_counter() - t)
-        n = int(seconds * p.rate_hz)
-        if name.startswith("absolute"):
-            st = PacedLoop(dt, time.perf_counter, time.sleep, sec["node"]["spin_s"]).run(tick, n)
-        else:
-            st = NaiveLoop(dt, time.perf_counter, time.sleep).run(tick, n)
-        out.append((name, st, float(np.median(cost)) * 1e6, float(np.percentile(cost, 99)) * 1e6))
+    names = list(cfg["joints"]["names"])
+    model = load_arm(cfg["robot"]["model"], actuation="torque", timestep_s=1.0 / p.rate_hz)
+    data = mujoco.MjData(model)
+    jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
+    data.qpos[[model.jnt_qposadr[j] for j in jids]] = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
+    n = int(seconds * p.rate_hz)
+    loop = rt.RtLoop(tick_params(p, len(names)), loop_config(sec, trace_capacity=n),
+                     rt.MujocoRobot(model, data, names, sec["ee_site"]))
+    loop.start()
+    time.sleep(seconds + 0.05)
+    loop.stop()
+    tr, st = loop.trace(), loop.state()
+    out = _stats(tr["wake_ns"][:n], tr["cost_ns"][:n], 1.0 / p.rate_hz, seconds)
+    out["internal"] = (f"in-loop: {st['missed']} overruns, |err| p99 {st['period_error_us']['p99']:.0f} µs; "
+                       f"SCHED_FIFO {st['rt']['sched_fifo']}, mlockall {st['rt']['mlockall']}")
     return out
+
+
+def _python_work(cfg):
+    """What one tick of the Python node loop did: MuJoCo state read, the C++ tick (one call),
+    MuJoCo step (hri_interaction.sim.Fr3Sim, InteractionController)."""
+    sec = cfg["interaction"]
+    p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+    sim = Fr3Sim(p.rate_hz, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"])
+    ctrl = InteractionController(p, sim.ee_pose(), sim.n)
+    dt = 1.0 / p.rate_hz
+
+    def work():
+        st = sim.state()
+        ctrl.set_wrench(sim.wrench_body())
+        res = ctrl.tick(st, dt)
+        sim.step(res.tau)
+        return res.tau
+    return work, dt
+
+
+def python_node_loop(cfg, seconds: float) -> dict:
+    """The node loop the C++ thread replaces: a hri_runtime Node whose 1 ms timer (threaded
+    executor, wall clock) runs the tick and publishes the torque (Float64MultiArray)."""
+    from hri_runtime import msgs
+    from hri_runtime.inproc import ThreadedInprocContext
+    from hri_runtime.node import Node
+
+    work, dt = _python_work(cfg)
+    ctx = ThreadedInprocContext()
+    node = Node("interaction_bench", context=ctx)
+    pub = node.create_publisher("std_msgs/msg/Float64MultiArray", "/interaction/torque", qos=10)
+    starts, costs = [], []
+    clock = time.monotonic_ns
+
+    def tick():
+        t = clock()
+        tau = work()
+        pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=tau.tolist()))
+        starts.append(t)
+        costs.append(clock() - t)
+    node.create_timer(dt, tick)
+    ctx.spin_in_background()
+    time.sleep(seconds)
+    ctx.shutdown()
+    n = len(starts)
+    return _stats(starts[:n], costs[:n], dt, seconds)
+
+
+def naive_sleep_loop(cfg, seconds: float) -> dict:
+    """tick(); time.sleep(T) — the relative-sleep loop of a first implementation."""
+    work, dt = _python_work(cfg)
+    starts, costs = [], []
+    clock = time.monotonic_ns
+    end = clock() + int(seconds * 1e9)
+    while True:
+        t = clock()
+        if t >= end:
+            break
+        work()
+        starts.append(t)
+        costs.append(clock() - t)
+        time.sleep(dt)
+    return _stats(starts, costs, dt, seconds)
+
+
+def loop_comparison(cfg, seconds: float) -> None:
+    # the C++ loop runs last: its mlockall (when permitted) then cannot help the Python loops
+    node = python_node_loop(cfg, seconds)
+    naive = naive_sleep_loop(cfg, seconds)
+    rows = [("C++ real-time thread (hri_core.rt.RtLoop)", rt_thread_loop(cfg, seconds)),
+            ("Python-timer node loop (hri_runtime timer, threaded executor)", node),
+            ("naive time.sleep(T) loop", naive)]
+    print(f"\n| 1 kHz loop with MuJoCo, {seconds:.0f} s each | ticks / expected | missed (period > 2 T) | "
+          f"|err| > 100 µs | period error p50 / p99 / max µs | tick cost p50 / p99 µs |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, r in rows:
+        print(f"| {name} | {r['ticks']} / {r['expected']} | {r['missed']} | {r['late100']} | "
+              f"{r['err_p50']:.1f} / {r['err_p99']:.1f} / {r['err_max']:.0f} | "
+              f"{r['cost_p50']:.1f} / {r['cost_p99']:.1f} |", flush=True)
+    c, node, naive = (r for _, r in rows)
+    print(f"\n{c['internal']}")
+
+    def ratio(a, b):
+        return "inf (0 in the C++ loop)" if b == 0 and a > 0 else ("-" if b == 0 else f"{a / b:.1f}x")
+    print(f"ratios, Python node / C++ thread: missed {ratio(node['missed'], c['missed'])}, "
+          f"|err|>100 µs {ratio(node['late100'], c['late100'])}, p99 error {ratio(node['err_p99'], c['err_p99'])}, "
+          f"max error {ratio(node['err_max'], c['err_max'])}, tick cost p50 {ratio(node['cost_p50'], c['cost_p50'])}")
+    print(f"ratios, naive sleep / C++ thread: missed {ratio(naive['missed'], c['missed'])}, "
+          f"p99 error {ratio(naive['err_p99'], c['err_p99'])}, ticks delivered {naive['ticks'] / max(c['ticks'], 1):.3f}")
+
+
+def load_line() -> str:
+    import os
+
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1 / 5 / 15 min)"
+
+
+def machine_line() -> str:
+    import os
+
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"# machine: {cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}, "
+            f"Python {sys.version.split()[0]}")
 
 
 def main(argv=None):
@@ -257,9 +381,16 @@ def main(argv=None):
     ap.add_argument("--loop-seconds", type=float, default=60.0)
     ap.add_argument("--rounds", type=int, default=21, help="interleaved rounds of the backend rows")
     ap.add_argument("--backends-only", action="store_true",
-                    help="only the gated-tick rows, Python path vs C++ path")
+                    help="only the gated-tick rows, Python oracle vs C++ engine")
+    ap.add_argument("--loop-only", action="store_true", help="only the 1 kHz loop comparison")
     args = ap.parse_args(argv)
     cfg = load_robot_config(args.robot)
+    if args.loop_only:
+        print(machine_line())
+        print(f"load before: {load_line()}")
+        loop_comparison(cfg, args.loop_seconds)
+        print(f"load after: {load_line()}")
+        return
     print(f"# interaction benchmark  ({platform.machine()}, Python {sys.version.split()[0]}, "
           f"{args.calls} calls ({args.naive_calls} naive) x 5 repeats, loop {args.loop_seconds:.0f} s each)\n")
     try:
@@ -267,7 +398,7 @@ def main(argv=None):
     except OSError:
         load = "?"
     print(f"| gated tick (state check → filter → law → SafetyChecker → clip), load {load} | "
-          f"Python path µs | C++ path (one call) µs | Python / C++ | C++ path inside C++ µs |")
+          f"Python oracle µs | C++ engine (one call) µs | Python / C++ | C++ engine inside C++ µs |")
     print("|---|---:|---:|---:|---:|")
     for name, py_us, cx_us, ratio, inner in backend_rows(cfg, args.calls, args.rounds):
         if py_us is None:
@@ -285,13 +416,7 @@ def main(argv=None):
         ratio = "–" if (ours is None or naive is None) else f"{naive / ours:.1f}x"
         print(f"| {name} | {f(ours)} | {f(naive)} | {ratio} |", flush=True)
     if args.loop_seconds > 0:
-        print("\n| 1 kHz loop with MuJoCo | ticks | period p50 µs | p99 µs | max µs | std µs | missed | "
-              "tick cost p50 / p99 µs |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
-        for name, st, c50, c99 in loop_rows(cfg, args.loop_seconds):
-            print(f"| {name} | {st.n + 1} | {st.p50_us:.1f} | {st.p99_us:.1f} | {st.max_us:.1f} | "
-                  f"{st.std_us:.1f} | {st.missed} | {c50:.0f} / {c99:.0f} |", flush=True)
-
+        loop_comparison(cfg, args.loop_seconds)
 
 if __name__ == "__main__":
     main()

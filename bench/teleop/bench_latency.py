@@ -17,7 +17,16 @@ Two measurements in one run, both wall clock (time.perf_counter), FR3 in MuJoCo:
    node in another process: packet -> UDP -> node -> Float64MultiArray joint command over Zenoh
    -> robot process. Same tick waits as ``realtime``.
 
-Seed 003's keyboard chain: 60-70 ms. Target (issue 7): p99 <= 10 ms on the Zenoh runtime.
+4. ``stack`` (the default ``teleop.output: cartesian``): packet -> UDP -> ``ArmTeleopNode``
+   (Zenoh, event-driven: clutch -> planner -> /interaction/reference on arrival) -> Zenoh ->
+   ``InteractionNode`` in another process (the C++ real-time loop thread, MuJoCo inside) -> the
+   first 1 kHz tick computing the torque with the new reference. Latency = that tick's end -
+   the packet's sendto (the robot process waits for the loop's tick counter to move after
+   ``set_target``; perf_counter is CLOCK_MONOTONIC, shared by the processes). Also the same chain
+   with the multi-rate input path (packets polled at the base tick, decimations 1/2/2).
+
+Seed 003's keyboard chain: 60-70 ms. Target (issue 7): p99 <= 10 ms on the Zenoh runtime; issue 15:
+VR packet -> first torque change p99 <= 10 ms with the default configuration.
 """
 from __future__ import annotations
 
@@ -191,6 +200,122 @@ def zenoh_chain(overrides, seconds: float):
                              "safety_holds": node.pipe.safety_holds, "safety_flags": dict(node.pipe.gate.flags)}
 
 
+# ---------------------------------------------------------------------- the cartesian stack
+def _interaction_proc(ep, overrides, ready, stop, q):
+    """The interaction node (engine rt: the C++ loop thread with the MuJoCo FR3) and the stop
+    supervisor in their own process. Every accepted reference: perf_counter at set_target, then
+    the end of the first loop tick after it (tick counter moved) with the torque it wrote."""
+    from hri_interaction.nodes.interaction_node import InteractionNode
+    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
+    cfg = load_robot_config("fr3", overrides=overrides)
+    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+    sup = StopSupervisorNode(context=ctx, cfg=cfg)
+    node = InteractionNode(cfg=cfg, context=ctx)
+    got = []
+    if node.rt is None:
+        q.put(("no rt engine", []))
+        return
+    loop = node.rt.loop
+    set_target = node.rt.set_target
+
+    def timed(T):
+        ticks = loop.state()["ticks"]
+        tau0 = np.asarray(loop.state()["tau"])
+        t_in = time.perf_counter()
+        ok = set_target(T)
+        if ok:
+            while True:
+                st = loop.state()
+                if st["ticks"] > ticks + 1 or (st["ticks"] > ticks and time.perf_counter() - t_in > 0.0011):
+                    break
+            got.append((tuple(np.round(np.asarray(T)[:3, 3], 9)), t_in, time.perf_counter(),
+                        bool(np.any(np.asarray(st["tau"]) != tau0))))
+        return ok
+
+    node.rt.set_target = timed
+    ctx.spin_in_background()
+    ready.set()
+    stop.wait()
+    s = node.rt.state()
+    ctx.shutdown()
+    node.destroy_node()
+    sup.destroy_node()
+    ctx.close()
+    q.put(({"missed": s["missed"], "period_error_us": s["period_error_us"], "rt": s["rt"],
+            "ticks": s["ticks"]}, got))
+
+
+def zenoh_stack(overrides, seconds: float, event_driven: bool = True):
+    """UDP packet -> ArmTeleopNode (cartesian) -> /interaction/reference over Zenoh -> the
+    interaction process -> first torque computed with it. Returns (latencies [s], extra)."""
+    import multiprocessing as mp
+
+    from hri_arm_teleop.core.scenario import SquareScenario
+    from hri_arm_teleop.emulate import ScriptedOperator
+    from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
+    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
+
+    overrides = list(overrides) + ["teleop.output=cartesian"]
+    cfg = load_robot_config("fr3", overrides=overrides)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    ep = f"tcp/127.0.0.1:{s.getsockname()[1]}"
+    s.close()
+    router = start_router([ep])
+    mpc = mp.get_context("spawn")
+    ready, stop, rq = mpc.Event(), mpc.Event(), mpc.Queue()
+    proc = mpc.Process(target=_interaction_proc, args=(ep, overrides, ready, stop, rq))
+    proc.start()
+    ready.wait(60)
+    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_port": -1})
+    if not event_driven:          # the multi-rate input path: packets wait for the base tick
+        node._closing.set()
+        node._reader.join(timeout=1.0)
+        node._reader = None
+    published = {}                # EE position of the reference -> source stamp (first of a packet)
+    send = node.robot.send_pose
+    last_src = [None]
+
+    def record(cmd):
+        if cmd.source_stamp is not None and cmd.source_stamp != last_src[0]:
+            last_src[0] = cmd.source_stamp
+            published.setdefault(tuple(np.round(np.asarray(cmd.T)[:3, 3], 9)), cmd.source_stamp)
+        send(cmd)
+
+    node.robot.send_pose = record
+    ctx.spin_in_background()
+    time.sleep(2.0)               # discovery, stop heartbeat, first joint states
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    op = ScriptedOperator(SquareScenario.from_config(cfg["teleop"]["demo"]), tx, node.vr_address,
+                          cfg["teleop"]["demo"]["packet_rate_hz"])
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        op.send_due(time.perf_counter() - t0)
+        time.sleep(max(0.0, min(op.next_t - (time.perf_counter() - t0), 0.005)))
+    time.sleep(0.3)
+    stop.set()
+    extra, got = rq.get(timeout=30)
+    proc.join(10)
+    ctx.shutdown()
+    node.destroy_node()
+    ctx.close()
+    router.close()
+    tx.close()
+    lat, changed = [], 0
+    for key, _t_in, t_tick, tau_changed in got:
+        src = published.pop(key, None)
+        if src is not None and src in op.sent_wall:
+            lat.append(t_tick - op.sent_wall[src])
+            changed += tau_changed
+    if isinstance(extra, dict):
+        extra = dict(extra, packets=op.sent, accepted=node.receiver.stats.accepted, references=len(got),
+                     matched=len(lat), torque_changed=changed)
+    return np.asarray(lat), extra
+
+
 def processing(cfg) -> np.ndarray:
     from hri_arm_teleop.demo import run_demo
     import tempfile
@@ -211,11 +336,14 @@ def main(argv=None) -> int:
     ap.add_argument("--solver", default="mink", choices=["mink", "dls"])
     ap.add_argument("--skip-zenoh", action="store_true", help="without the Zenoh runtime rows")
     ap.add_argument("--zenoh-only", action="store_true", help="only the Zenoh runtime rows")
+    ap.add_argument("--stack-only", action="store_true", help="only the cartesian stack rows")
     args = ap.parse_args(argv)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}")
-    base = [f"teleop.ik.solver={args.solver}"]
+    base = [f"teleop.ik.solver={args.solver}", "teleop.output=joint"]
     rows = []
+    if args.stack_only:
+        args.zenoh_only = True
     for label, ov in [] if args.zenoh_only else [("realtime, decimations 1/2/2 (default)", base),
                       ("realtime, all decimations 1", base + ["teleop.loop.io_decimation=1",
                                                                "teleop.loop.planner_decimation=1"]),
@@ -225,11 +353,17 @@ def main(argv=None) -> int:
         lat = realtime(load_robot_config("fr3", overrides=ov), args.seconds)
         rows.append((label, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100)))
     if not args.skip_zenoh:
-        for label, ov in [("Zenoh runtime, decimations 1/2/2 (default)", base),
+        for label, ov in [] if args.stack_only else [("Zenoh runtime, decimations 1/2/2 (default)", base),
                           ("Zenoh runtime, base 200 Hz, all decimations 1", base + [
                               "teleop.loop.base_rate_hz=200.0", "teleop.loop.io_decimation=1",
                               "teleop.loop.planner_decimation=1"])]:
             lat, extra = zenoh_chain(ov, args.seconds)
+            rows.append((label, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100)))
+            print(f"  {label}: {extra}", flush=True)
+    if not args.skip_zenoh:
+        for label, ev in (("stack: packet -> first torque (default, event-driven)", True),
+                          ("stack: packet -> first torque (multi-rate 1/2/2)", False)):
+            lat, extra = zenoh_stack([], args.seconds, event_driven=ev)
             rows.append((label, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100)))
             print(f"  {label}: {extra}", flush=True)
     if not args.zenoh_only:

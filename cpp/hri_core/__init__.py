@@ -5,10 +5,12 @@ Submodules
 se3         SE(3)/SO(3) Lie-group toolkit, twist order (w, v), single and batch forms.
 kinematics  product-of-exponentials model (FK, space/body Jacobians, DLS IK).
 safety      SafetyChecker / SafetyLimits (limits come from the config tree).
+rt          the 1 kHz real-time loop (read -> InteractionTick -> write on a C++ thread, MuJoCo
+            robot through the C API; docs/realtime.md).
 _hri_core.cdr  the CDR codec behind hri_runtime.msgs (plans from hri_runtime.cdr_plan; used
             through msgs.serialize / msgs.deserialize, not directly).
 """
 from . import _hri_core  # noqa: F401  (compiled extension)
-from . import kinematics, safety, se3  # noqa: F401
+from . import kinematics, safety, se3  # noqa: F401  (rt: ``from hri_core import rt``)
 
 __all__ = ["se3", "kinematics", "safety"]

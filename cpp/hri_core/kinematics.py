@@ -2,8 +2,10 @@
 
     base_T_ee(q) = exp([S_1] q_1) ... exp([S_n] q_n) M          S_i = (w_i, v_i), rows (w, v)
     J_s column i = Ad(exp([S_1]q_1)...exp([S_{i-1}]q_{i-1})) S_i,   J_b = Ad(T^-1) J_s
-    DLS IK (seed 002 app. B, table B.1): xi = log(T_d T^-1), dq = J_s^T (J_s J_s^T + lambda^2 I)^-1 xi
-        (+ (I - J^+ J) k_null (q_posture - q) for n > 6), until |xi_w| < eps_w and |xi_v| < eps_v.
+    IK (seed 002 app. B, table B.1, with adaptive damping): xi = log(T_d T^-1), E = |xi|^2 / 2,
+        dq = (J_s^T J_s + mu (E + lambda^2) I)^-1 J_s^T xi (+ (I - J^+ J) k_null (q_posture - q) for
+        n > 6); a step that does not lower E is rejected and mu grows (Levenberg-Marquardt); joints
+        on a limit pushed outwards leave the step (active set); until |xi_w| < eps_w and |xi_v| < eps_v.
 
 Build a model from MuJoCo (``PoeModel.from_mujoco(model, "attachment_site")``: joint axes and
 anchors at qpos = 0, the site pose at qpos = 0 as M; q = the chain's qpos) or from config
@@ -31,6 +33,8 @@ class IkParams:
     max_iterations: int
     nullspace_gain: float     # k_null of the posture task (n > 6)
     step_max_rad: float       # max |dq|_inf per iteration (<= 0: unlimited)
+    lm_increase: float        # adaptive damping: mu *= this after a rejected step (> 1)
+    lm_decrease: float        # mu *= this after an accepted step (0 < . <= 1)
 
     @classmethod
     def from_config(cls, section: dict) -> "IkParams":
@@ -38,7 +42,8 @@ class IkParams:
         return cls(eps_w_rad=float(section["eps_w_rad"]), eps_v_m=float(section["eps_v_m"]),
                    damping=float(section["damping"]), max_iterations=int(section["max_iterations"]),
                    nullspace_gain=float(section["nullspace_gain"]),
-                   step_max_rad=float(section["step_max_rad"]))
+                   step_max_rad=float(section["step_max_rad"]),
+                   lm_increase=float(section["lm_increase"]), lm_decrease=float(section["lm_decrease"]))
 
 
 _DEFAULT_IK: IkParams | None = None
@@ -135,4 +140,5 @@ class PoeModel(_PoeModel):
         return super().ik_dls(np.asarray(target, dtype=float), np.asarray(q0, dtype=float),
                               eps_w=p.eps_w_rad, eps_v=p.eps_v_m, damping=p.damping,
                               max_iterations=p.max_iterations, nullspace_gain=p.nullspace_gain,
-                              step_max=p.step_max_rad, q_posture=q_posture, q_min=q_min, q_max=q_max)
+                              step_max=p.step_max_rad, lm_increase=p.lm_increase, lm_decrease=p.lm_decrease,
+                              q_posture=q_posture, q_min=q_min, q_max=q_max)

@@ -77,7 +77,7 @@ inline int index_of(const std::string& v, std::initializer_list<const char*> nam
     if (v == n) return i;
     ++i;
   }
-  throw std::invalid_argument(std::string("InteractionTick: unknown ") + what + " '" + v + "'");
+  throw std::invalid_argument(std::string("TickParams: unknown ") + what + " '" + v + "'");
 }
 
 }  // namespace hri_core::interaction
@@ -138,6 +138,57 @@ void bind_interaction(py::module_& root) {
     for (int i = 0; i < I::kNumTickFlags; ++i) d[I::kTickFlagNames[i]] = 1u << i;
     return d;
   }();
+  py::class_<I::TickParams>(
+      m, "TickParams",
+      "The parameters of InteractionTick / rt.RtLoop as named fields (SI units, twist order (w, v); "
+      "hri_interaction.core.controller.tick_params(InteractionParams, n, law) fills it from the config).")
+      .def(py::init<>())
+      .def_readwrite("n", &I::TickParams::n, "joints (1..16)")
+      .def_property(
+          "law", [](const I::TickParams& p) { return std::string(p.law == I::LAW_LIE ? "lie" : "cartesian"); },
+          [](I::TickParams& p, const std::string& v) { p.law = I::index_of(v, {"lie", "cartesian"}, "law"); },
+          "'lie' (Lie-PD + app. H admittance) | 'cartesian' (the classical pair)")
+      .def_property(
+          "filter",
+          [](const I::TickParams& p) {
+            static const char* names[] = {"none", "passivity", "tdpc", "wave"};
+            return std::string(names[p.filter]);
+          },
+          [](I::TickParams& p, const std::string& v) {
+            p.filter = I::index_of(v, {"none", "passivity", "tdpc", "wave"}, "filter");
+          },
+          "wrench filter: 'none' | 'passivity' (PO/PC) | 'tdpc' | 'wave'")
+      .def_readwrite("gravity_compensation", &I::TickParams::gravity_compensation)
+      .def_readwrite("coriolis_compensation", &I::TickParams::coriolis_compensation)
+      .def_readwrite("K", &I::TickParams::K, "6x6 impedance stiffness (initial)")
+      .def_readwrite("D", &I::TickParams::D, "6x6 impedance damping (initial)")
+      .def_readwrite("M_adm", &I::TickParams::M_adm)
+      .def_readwrite("D_adm", &I::TickParams::D_adm)
+      .def_readwrite("K_adm", &I::TickParams::K_adm)
+      .def_readwrite("compliant_axes", &I::TickParams::compliant_axes, "hybrid S (6 values in {0, 1})")
+      .def_readwrite("wave_damping", &I::TickParams::wave_damping)
+      .def_readwrite("energy_floor_j", &I::TickParams::energy_floor_j)
+      .def_readwrite("max_damping", &I::TickParams::max_damping, "PO/PC alpha cap (> 0; inf = uncapped)")
+      .def_readwrite("settle_max_linear_m_s", &I::TickParams::settle_max_linear_m_s)
+      .def_readwrite("settle_max_angular_rad_s", &I::TickParams::settle_max_angular_rad_s)
+      .def_readwrite("max_linear_m_s", &I::TickParams::max_linear_m_s)
+      .def_readwrite("max_angular_rad_s", &I::TickParams::max_angular_rad_s)
+      .def_readwrite("reference_max_linear_m_s", &I::TickParams::reference_max_linear_m_s)
+      .def_readwrite("reference_max_angular_rad_s", &I::TickParams::reference_max_angular_rad_s)
+      .def_readwrite("singular_sigma_min", &I::TickParams::singular_sigma_min)
+      .def_readwrite("reference_feedforward", &I::TickParams::reference_feedforward,
+                     "Lie law: V_ref includes the governed reference's twist Log(T_d,prev^-1 T_d)/dt")
+      .def_property(
+          "torque_max_nm",
+          [](const I::TickParams& p) -> std::optional<I::VecN> {
+            if (!p.has_torque_max) return std::nullopt;
+            return p.torque_max_nm;
+          },
+          [](I::TickParams& p, std::optional<I::VecN> v) {
+            p.has_torque_max = v.has_value();
+            p.torque_max_nm = v ? *v : I::VecN::Zero(0);
+          },
+          "per-joint torque clip (N m) or None");
   py::class_<I::InteractionTick>(
       m, "InteractionTick",
       "The whole gated 1 kHz tick of hri_interaction's InteractionController in one call: state "
@@ -145,59 +196,14 @@ void bind_interaction(py::module_& root) {
       "torque law, the hri_core SafetyChecker gate and the torque clip. PO/PC and TDPC alpha is "
       "capped at max_damping (interaction.passivity.po_pc.max_damping; saturations counted). Slow inputs are pushed "
       "with the setters (validated in Python).")
-      .def(py::init([](int n, const std::string& law, const std::string& filter, bool gravity,
-                       bool coriolis, const Mat6& K, const Mat6& D, const Mat6& M_adm,
-                       const Mat6& D_adm, const Mat6& K_adm, const Vec6& compliant_axes,
-                       const Vec6& wave_damping, double energy_floor_j, double max_damping,
-                       double settle_lin,
-                       double settle_ang, double max_lin, double max_ang, double ref_lin,
-                       double ref_ang, double singular_sigma_min,
-                       std::optional<I::VecN> torque_max_nm, const Mat4& world_T_d,
+      .def(py::init([](const I::TickParams& p, const Mat4& world_T_d,
                        std::optional<Sf::SafetyChecker*> safety) {
-             if (n < 1 || n > I::kMaxDof) throw std::invalid_argument("InteractionTick: 1..16 joints");
-             I::TickParams p;
-             p.n = n;
-             p.law = I::index_of(law, {"lie", "cartesian"}, "law");
-             p.filter = I::index_of(filter, {"none", "passivity", "tdpc", "wave"}, "filter");
-             p.gravity_compensation = gravity;
-             p.coriolis_compensation = coriolis;
-             p.K = K;
-             p.D = D;
-             p.M_adm = M_adm;
-             p.D_adm = D_adm;
-             p.K_adm = K_adm;
-             p.compliant_axes = compliant_axes;
-             p.wave_damping = wave_damping;
-             p.energy_floor_j = energy_floor_j;
-             if (!(max_damping > 0))  // NaN, 0, < 0; +inf = uncapped
-               throw std::invalid_argument("InteractionTick: max_damping must be > 0");
-             p.max_damping = max_damping;
-             p.settle_max_linear_m_s = settle_lin;
-             p.settle_max_angular_rad_s = settle_ang;
-             p.max_linear_m_s = max_lin;
-             p.max_angular_rad_s = max_ang;
-             p.reference_max_linear_m_s = ref_lin;
-             p.reference_max_angular_rad_s = ref_ang;
-             p.singular_sigma_min = singular_sigma_min;
-             if (torque_max_nm) {
-               if (torque_max_nm->size() != n) throw std::invalid_argument("InteractionTick: torque_max_nm size != n");
-               p.has_torque_max = true;
-               p.torque_max_nm = *torque_max_nm;
-             }
              Sf::SafetyChecker* chk = safety ? *safety : nullptr;
-             if (chk != nullptr && chk->limits().n != n)
-               throw std::invalid_argument("InteractionTick: safety checker joint count != n");
+             if (const char* e = I::params_error(p, chk)) throw std::invalid_argument(e);
              return I::InteractionTick(p, world_T_d, chk);
            }),
-           py::arg("n"), py::arg("law"), py::arg("filter"), py::arg("gravity_compensation"),
-           py::arg("coriolis_compensation"), py::arg("K"), py::arg("D"), py::arg("M_adm"),
-           py::arg("D_adm"), py::arg("K_adm"), py::arg("compliant_axes"), py::arg("wave_damping"),
-           py::arg("energy_floor_j"), py::arg("max_damping"), py::arg("settle_max_linear_m_s"),
-           py::arg("settle_max_angular_rad_s"), py::arg("max_linear_m_s"),
-           py::arg("max_angular_rad_s"), py::arg("reference_max_linear_m_s"),
-           py::arg("reference_max_angular_rad_s"), py::arg("singular_sigma_min"),
-           py::arg("torque_max_nm"), py::arg("world_T_d"), py::arg("safety") = py::none(),
-           py::keep_alive<1, 25>())
+           py::arg("params"), py::arg("world_T_d"), py::arg("safety") = py::none(),
+           py::keep_alive<1, 4>())
       .def(
           "tick",
           [](I::InteractionTick& k, const I::VecN& q, const I::VecN& dq, const Mat4& T,
@@ -238,6 +244,10 @@ void bind_interaction(py::module_& root) {
       .def("set_admittance", &I::InteractionTick::set_admittance, py::arg("M"), py::arg("D"), py::arg("K"))
       .def("set_mode", &I::InteractionTick::set_mode, py::arg("mode"), py::arg("settle_until_s"))
       .def("set_frozen", &I::InteractionTick::set_frozen, py::arg("frozen"))
+      .def("hold_at", &I::InteractionTick::hold_at, py::arg("world_T"),
+           "the stop input: reference and target := world_T, admittance zeroed, frozen")
+      .def_property_readonly("reference_twist", [](const I::InteractionTick& k) { return Vec6(k.reference_twist()); },
+                             "body twist of the governed reference on the last tick (feed-forward)")
       .def("reset_filter", &I::InteractionTick::reset_filter)
       .def("set_filter_state", &I::InteractionTick::set_filter_state, py::arg("energy_j"),
            py::arg("dissipated_j"), py::arg("min_energy_j"), py::arg("violations"),

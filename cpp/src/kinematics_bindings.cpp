@@ -228,12 +228,15 @@ void bind_kinematics(py::module_& root) {
       .def(
           "ik_dls",
           [](const K::PoeModel& p, const Arr& target, const Arr& q0, double eps_w, double eps_v, double damping,
-             int max_iterations, double nullspace_gain, double step_max, std::optional<Arr> q_posture,
-             std::optional<Arr> q_min, std::optional<Arr> q_max) {
+             int max_iterations, double nullspace_gain, double step_max, double lm_increase, double lm_decrease,
+             std::optional<Arr> q_posture, std::optional<Arr> q_min, std::optional<Arr> q_max) {
             const int n = p.dof();
-            K::IkParams prm{eps_w, eps_v, damping, max_iterations, nullspace_gain, step_max};
-            if (!(eps_w > 0 && eps_v > 0 && damping >= 0 && max_iterations >= 0))
-              throw py::value_error("ik_dls: eps_w, eps_v > 0, damping >= 0, max_iterations >= 0");
+            K::IkParams prm{eps_w, eps_v, damping, max_iterations, nullspace_gain, step_max, lm_increase, lm_decrease};
+            if (!(eps_w > 0 && eps_v > 0 && damping >= 0 && max_iterations >= 0 && lm_increase > 1.0 &&
+                  lm_decrease > 0.0 && lm_decrease <= 1.0))
+              throw py::value_error(
+                  "ik_dls: eps_w, eps_v > 0, damping >= 0, max_iterations >= 0, lm_increase > 1, "
+                  "0 < lm_decrease <= 1");
             std::optional<K::VecN> qp, lo, hi;
             if (q_posture) qp = vecn(*q_posture, n, "q_posture");
             if (q_min) lo = vecn(*q_min, n, "q_min");
@@ -244,9 +247,10 @@ void bind_kinematics(py::module_& root) {
             return p.ik_dls(Td, q, prm, qp ? &*qp : nullptr, lo ? &*lo : nullptr, hi ? &*hi : nullptr);
           },
           py::arg("target"), py::arg("q0"), py::kw_only(), py::arg("eps_w"), py::arg("eps_v"), py::arg("damping"),
-          py::arg("max_iterations"), py::arg("nullspace_gain"), py::arg("step_max"),
-          py::arg("q_posture") = py::none(), py::arg("q_min") = py::none(), py::arg("q_max") = py::none(),
-          "Raw DLS IK (every parameter explicit); use PoeModel.ik_dls for config defaults.");
+          py::arg("max_iterations"), py::arg("nullspace_gain"), py::arg("step_max"), py::arg("lm_increase"),
+          py::arg("lm_decrease"), py::arg("q_posture") = py::none(), py::arg("q_min") = py::none(), py::arg("q_max") = py::none(),
+          "Raw IK: damped least squares with adaptive (Levenberg-Marquardt) damping and an active set at "
+          "the joint limits (every parameter explicit); use PoeModel.ik_dls for config defaults.");
   kfast::install<kfast::FK>(cls, "fk", "fk(q: (n,) | (N, n)) -> (4, 4) | (N, 4, 4): base_T_ee.");
   kfast::install<kfast::FKJB>(cls, "fk_jacobian_body", "fk_jacobian_body(q: (n,)) -> (T (4, 4), J_b (6, n)) in one pass.");
   kfast::install<kfast::FKJS>(cls, "fk_jacobian_space", "fk_jacobian_space(q: (n,)) -> (T (4, 4), J_s (6, n)) in one pass.");

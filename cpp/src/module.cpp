@@ -8,6 +8,7 @@ void bind_kinematics(py::module_& m);
 void bind_safety(py::module_& m);
 void bind_interaction(py::module_& m);
 void bind_cdr(py::module_& m);
+void bind_rt(py::module_& m);
 
 PYBIND11_MODULE(_hri_core, m) {
   m.doc() = "hri_core compiled core (C++17, Eigen): se3, kinematics, safety.";
@@ -16,4 +17,5 @@ PYBIND11_MODULE(_hri_core, m) {
   bind_safety(m);
   bind_interaction(m);
   bind_cdr(m);
+  bind_rt(m);
 }

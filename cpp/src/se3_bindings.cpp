@@ -220,6 +220,30 @@ void bind_se3(py::module_& root) {
       },
       py::arg("A"), py::arg("B"), "compose(A: (...,4,4), B: (...,4,4)) -> (...,4,4): A @ B.");
   m.def(
+      "between",
+      [](const Arr& X, const Arr& Y) {
+        return map_n<2>("between", {Arg{&X, {4, 4}}, Arg{&Y, {4, 4}}}, {4, 4}, [](const auto& p, double* o) {
+          RowMap<4, 4>{o} = S::between(CRowMap<4, 4>(p[0]), CRowMap<4, 4>(p[1]));
+        });
+      },
+      py::arg("X"), py::arg("Y"), "between(X: (...,4,4), Y: (...,4,4)) -> (...,4,4): X^-1 Y (Y seen from X).");
+  m.def(
+      "plus",
+      [](const Arr& X, const Arr& tau) {
+        return map_n<2>("plus", {Arg{&X, {4, 4}}, Arg{&tau, {6}}}, {4, 4}, [](const auto& p, double* o) {
+          RowMap<4, 4>{o} = S::plus(CRowMap<4, 4>(p[0]), CRowMap<6, 1>(p[1]));
+        });
+      },
+      py::arg("X"), py::arg("tau"), "plus(X: (...,4,4), tau: (...,6)) -> (...,4,4): X exp(tau), tau = (w, v) in X's body frame.");
+  m.def(
+      "minus",
+      [](const Arr& Y, const Arr& X) {
+        return map_n<2>("minus", {Arg{&Y, {4, 4}}, Arg{&X, {4, 4}}}, {6}, [](const auto& p, double* o) {
+          RowMap<6, 1>{o} = S::minus(CRowMap<4, 4>(p[0]), CRowMap<4, 4>(p[1]));
+        });
+      },
+      py::arg("Y"), py::arg("X"), "minus(Y: (...,4,4), X: (...,4,4)) -> (...,6): log(X^-1 Y), so plus(X, minus(Y, X)) = Y.");
+  m.def(
       "interpolate",
       [](const Arr& T0, const Arr& T1, const Arr& s) {
         return map_n<3>("interpolate", {Arg{&T0, {4, 4}}, Arg{&T1, {4, 4}}, Arg{&s, {}}}, {4, 4},

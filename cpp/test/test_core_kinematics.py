@@ -1,6 +1,8 @@
 """hri_core.kinematics.PoeModel against MuJoCo's own FK / mj_jacSite on the FR3, and IK."""
 from __future__ import annotations
 
+import dataclasses
+
 import mujoco
 import numpy as np
 import pytest
@@ -99,8 +101,7 @@ def test_ik_dls_reaches_reachable_targets_with_nullspace_posture(fr3):
     rng = np.random.default_rng(2)
     lo = model.jnt_range[:7, 0]
     hi = model.jnt_range[:7, 1]
-    tight = IkParams(eps_w_rad=1e-9, eps_v_m=1e-9, damping=0.01, max_iterations=200,
-                     nullspace_gain=0.5, step_max_rad=0.5)
+    tight = dataclasses.replace(default_ik_params(), eps_w_rad=1e-9, eps_v_m=1e-9, max_iterations=200)
     q_home = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
     ok = 0
     for _ in range(20):
@@ -151,3 +152,43 @@ def test_fast_and_general_paths_agree(fr3):
         poe.jacobian_body(np.zeros(3))
     with pytest.raises(TypeError):
         poe.fk()
+
+
+# the near-singular joint of each arm (0-based) and the value it is pushed to (within 0.02 rad):
+# elbow straight / wrist axes aligned (FR3: joint 4 at its -0.07 rad stop, joint 6 at 0)
+NEAR_SINGULAR = {"fr3": ((3, -0.07), (5, 0.0)), "ur5e": ((2, 0.0), (4, 0.0)), "iiwa14": ((3, 0.0), (5, 0.0))}
+
+
+@pytest.mark.parametrize("robot", ["fr3", "ur5e", "iiwa14"])
+def test_ik_reaches_99_percent_of_random_reachable_targets_near_singular_ones_included(robot):
+    """Seeded: 300 targets fk(q_goal), q_goal uniform in the config's joint limits, every third one
+    near a singularity; the seed q0 = q_goal + N(0, 0.3 rad) (a teleop step from a nearby pose).
+    Within the configured budget (kinematics.ik: 50 iterations, 1e-3 rad / 1e-4 m)."""
+    from hri_runtime.config import arm_limits
+    from hri_sim.models import load_arm
+
+    cfg = load_robot_config(robot)
+    lim = arm_limits(cfg)
+    lo, hi = np.maximum(lim.q_min, -2 * np.pi), np.minimum(lim.q_max, 2 * np.pi)
+    poe = PoeModel.from_mujoco(load_arm(robot, actuation="position"), "attachment_site", cfg["joints"]["names"])
+    p = IkParams.from_config(cfg["kinematics"]["ik"])
+    rng = np.random.default_rng(0)
+    ok, near_ok, near = 0, 0, 0
+    for k in range(300):
+        q = lo + (hi - lo) * rng.uniform(size=len(lo))
+        if k % 3 == 0:
+            j, v = NEAR_SINGULAR[robot][rng.integers(2)]
+            q[j] = v + rng.uniform(-0.02, 0.02)
+            q = np.clip(q, lo, hi)
+        q0 = np.clip(q + rng.normal(0.0, 0.3, len(q)), lo, hi)
+        target = poe.fk(q)
+        r = poe.ik_dls(target, q0, p, q_min=lo, q_max=hi)
+        ok += r.success
+        if k % 3 == 0:
+            near += 1
+            near_ok += r.success
+        if r.success:
+            assert r.iterations <= p.max_iterations and np.all(r.q >= lo) and np.all(r.q <= hi)
+            xi = se3.log(target @ se3.inverse(poe.fk(r.q)))
+            assert np.linalg.norm(xi[:3]) < p.eps_w_rad and np.linalg.norm(xi[3:]) < p.eps_v_m
+    assert ok >= 297 and near_ok >= 0.97 * near

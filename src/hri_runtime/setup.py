@@ -1,8 +1,26 @@
+import os
 from glob import glob
+from pathlib import Path
 
 from setuptools import find_packages, setup
 
 package_name = 'hri_runtime'
+HERE = Path(__file__).resolve().parent
+WS = HERE.parent.parent   # the workspace (config/, launch/)
+
+
+def workspace_files(top):
+    """data_files entries for the workspace's ``top`` tree (config, robot launch files):
+    installed to share/hri_runtime/<top>/... so an installed workspace finds them without the
+    sources (hri_runtime.config.find_config_root, ``ros2 launch hri_runtime fr3.launch.yaml``)."""
+    root = WS / top
+    out = {}
+    for f in sorted(root.rglob('*.yaml')) if root.is_dir() else []:
+        rel = f.parent.relative_to(WS)
+        # relative to this file (colcon requires relative data_files): ../../config/...
+        out.setdefault(f'share/{package_name}/{rel}', []).append(os.path.relpath(f, HERE))
+    return sorted(out.items())
+
 
 setup(
     name=package_name,
@@ -13,6 +31,8 @@ setup(
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.yaml')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
+        *workspace_files('config'),
+        *workspace_files('launch'),
     ],
     install_requires=['setuptools'],
     zip_safe=True,
@@ -33,6 +53,10 @@ setup(
             'param = hri_runtime.topic_cli:param_main',
             'record = hri_runtime.recording:record_main',
             'play = hri_runtime.recording:play_main',
+            'bag = hri_runtime.recording:bag_main',
+            'service = hri_runtime.service_cli:service_main',
+            'interface = hri_runtime.service_cli:interface_main',
+            'router = hri_runtime.router:router_main',
         ],
     },
 )

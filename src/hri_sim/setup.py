@@ -8,6 +8,8 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test']),
+    package_data={package_name: ['mjcf/*.xml', 'mjcf/**/*']},   # MJCF: nodes run from install/ too
+    include_package_data=True,
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),

@@ -1,4 +1,5 @@
-"""`hri teleop-demo` end to end: real UDP on loopback, lockstep simulated time, artefacts written."""
+"""`hri teleop-demo --output joint` (IK -> joint impedance) end to end: real UDP on loopback,
+lockstep simulated time, artefacts written. The cartesian stack (the default): test_arm_stack.py."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ from hri_arm_teleop.demo import main
 
 def test_teleop_demo_runs_the_whole_chain_and_writes_its_artefacts(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["--out", str(out), "--port", "0", "-q"]) == 0
+    assert main(["--out", str(out), "--port", "0", "-q", "--output", "joint"]) == 0
     text = capsys.readouterr().out
     assert "tracking error" in text and "latency" in text and "link: connected" in text
     s = json.loads((out / "summary.json").read_text())
@@ -28,7 +29,7 @@ def test_mcap_holds_ros2_messages(tmp_path):
     from mcap.reader import make_reader
 
     out = tmp_path / "run"
-    assert main(["--out", str(out), "--port", "0", "-q", "--no-plot",
+    assert main(["--out", str(out), "--port", "0", "-q", "--no-plot", "--output", "joint",
                  "--set", "teleop.demo.strokes=1", "--set", "teleop.demo.side_m=0.05"]) == 0
     with open(out / "teleop.mcap", "rb") as fh:
         reader = make_reader(fh)
@@ -40,7 +41,7 @@ def test_mcap_holds_ros2_messages(tmp_path):
     from hri_runtime.recording import McapReader
 
     rd = McapReader(out / "teleop.mcap")
-    modes = [m.msg.data for m in rd.messages(["/teleop/mode"])]
+    modes = [m.msg.mode for m in rd.messages(["/teleop/mode"])]
     assert modes[0] == "HOLD" and "TRACK" in modes
     ee = next(iter(rd.messages(["/ee_pose"]))).msg
     o = ee.pose.orientation

@@ -1,8 +1,11 @@
-"""The README scenario on the real Zenoh transport, separate processes: `hri launch
-launch/fr3.launch.yaml` (router in-process on a free loopback port, the `arm_teleop` node with the
-MuJoCo FR3) + the scripted VR operator of `hri arm-emulate` over real UDP: the simulated arm draws
-the first clutch stroke (-y in the base frame). The node runs on a wall-clock timer, so waits
-are bounded guards; only where the arm went is asserted, never how long it took."""
+"""The arm stack on the real Zenoh transport, separate processes: `hri launch
+launch/fr3.launch.yaml` (router in-process on a free loopback port; the stop supervisor, the
+`arm_teleop` node (cartesian output) and the `interaction` node running the C++ real-time loop
+with the MuJoCo FR3 inside) + the scripted VR operator of `hri arm-emulate` over real UDP: the
+arm draws the first clutch stroke (-y in the base frame) through /interaction/reference; a mode
+switch on /interaction/mode (what the console sends) reaches the loop; a SAFE STOP request holds
+the arm. The nodes run on wall-clock time, so waits are bounded guards; only where the arm went
+and what the nodes report is asserted, never how long it took."""
 from __future__ import annotations
 
 import os
@@ -37,17 +40,28 @@ class Probe(Node):
     def __init__(self, **kw):
         super().__init__("arm_e2e_probe", **kw)
         self.lock = threading.Lock()
-        self.ee, self.modes = [], []
+        self.ee, self.modes, self.states = [], [], []
+        self.create_subscription("hri_interfaces/msg/InteractionState", "/interaction/state", self.on_state, qos=10)
+        self.mode_pub = self.create_publisher("std_msgs/msg/String", "/interaction/mode", qos=10)
+        self.stop_pub = self.create_publisher("hri_interfaces/msg/StopRequest", "/safety/stop_request", qos=10)
         self.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", self.on_ee, qos=10)
-        self.create_subscription("std_msgs/msg/String", "/teleop/mode", self.on_mode, qos=10)
+        self.create_subscription("hri_interfaces/msg/TeleopMode", "/teleop/mode", self.on_mode, qos=10)
 
     def on_ee(self, m):
         with self.lock:
             self.ee.append([m.pose.position.x, m.pose.position.y, m.pose.position.z])
 
+    def on_state(self, m):
+        with self.lock:
+            self.states.append(m)
+
+    def state(self):
+        with self.lock:
+            return self.states[-1] if self.states else None
+
     def on_mode(self, m):
         with self.lock:
-            self.modes.append(m.data)
+            self.modes.append(m.mode)
 
     def last(self):
         with self.lock:
@@ -90,6 +104,20 @@ def test_launch_plus_arm_emulate_moves_the_simulated_arm():
         with probe.lock:
             modes = list(probe.modes)
         assert "TRACK" in modes and "SAFETY_HOLD" not in modes
+        st = probe.state()
+        assert st is not None and st.driver == "sim" and st.ticks > 1000 and st.energy_violations == 0
+        # the console's mode switch reaches the 1 kHz loop
+        from hri_runtime import msgs
+
+        probe.mode_pub.publish(msgs.new("std_msgs/msg/String", data="admittance"))
+        assert wait_for(lambda: probe.state().mode == "admittance", 10.0), probe.state()
+        # SAFE STOP: the loop holds (frozen), arm_teleop reads STOP, the arm stays where it is
+        probe.stop_pub.publish(msgs.new("hri_interfaces/msg/StopRequest", source="console", reason="e2e test"))
+        assert wait_for(lambda: bool(probe.state().frozen), 10.0), probe.state()
+        assert wait_for(lambda: "STOP" in probe.modes, 10.0), probe.modes
+        p_stop = probe.last()
+        time.sleep(1.0)
+        assert np.linalg.norm(probe.last() - p_stop) < 0.002
     finally:
         if ctx is not None:
             ctx.shutdown()

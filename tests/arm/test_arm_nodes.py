@@ -17,6 +17,7 @@ from hri_runtime.node import Node  # noqa: E402
 from hri_arm_teleop.core import vr_packet as vp  # noqa: E402
 from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode  # noqa: E402
 from hri_arm_teleop.nodes.keyboard_node import KeyboardTeleopNode  # noqa: E402
+from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode  # noqa: E402
 
 
 class Probe(Node):
@@ -24,14 +25,15 @@ class Probe(Node):
         super().__init__("probe", **kw)
         self.ee, self.modes, self.js = [], [], []
         self.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", self.ee.append, qos=10)
-        self.create_subscription("std_msgs/msg/String", "/teleop/mode", lambda m: self.modes.append(m.data), qos=10)
+        self.create_subscription("hri_interfaces/msg/TeleopMode", "/teleop/mode", lambda m: self.modes.append(m.mode), qos=10)
         self.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self.js.append, qos=10)
         self.cmd = self.create_publisher("geometry_msgs/msg/PoseStamped", "/ee_command", qos=10)
 
 
 def test_ee_command_moves_the_arm_then_stale_goes_to_hold():
     ctx = InprocContext()
-    cfg = load_robot_config("fr3")
+    StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
+    cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])   # today's IK path
     node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
     probe = Probe(context=ctx)
     ctx.spin_for(0.1)
@@ -52,7 +54,8 @@ def test_ee_command_moves_the_arm_then_stale_goes_to_hold():
 
 def test_vr_packets_over_udp_drive_the_clutch():
     ctx = InprocContext()
-    node = ArmTeleopNode(cfg=load_robot_config("fr3"), context=ctx, parameters={"vr_port": -1})
+    StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
+    node = ArmTeleopNode(cfg=load_robot_config("fr3", overrides=["teleop.output=joint"]), context=ctx, parameters={"vr_port": -1})
     probe = Probe(context=ctx)
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     ctx.spin_for(0.1)
@@ -69,7 +72,8 @@ def test_vr_packets_over_udp_drive_the_clutch():
 
 def test_keyboard_node_publishes_from_the_current_pose_at_10_hz():
     ctx = InprocContext()
-    cfg = load_robot_config("fr3")
+    StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
+    cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
     ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
     kb = KeyboardTeleopNode(cfg=cfg, context=ctx, use_terminal=False)
     got = []
@@ -86,7 +90,8 @@ def test_keyboard_node_publishes_from_the_current_pose_at_10_hz():
 
 def test_out_of_workspace_command_shows_safety_hold_on_the_mode_topic():
     ctx = InprocContext()
-    cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.62]"])
+    StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
+    cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.62]", "teleop.output=joint"])
     node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
     probe = Probe(context=ctx)
     ctx.spin_for(0.1)

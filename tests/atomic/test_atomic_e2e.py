@@ -66,8 +66,10 @@ def test_vr_emulator_to_simulated_tino_one_movement_per_pulse_then_safe_stop(rig
     hs2.run(3.0)
     assert len(at.ctrl.started) == 4 and at.ctrl.counts["rejected_fault"] >= 1
     assert sim.sim.base_pose() == pytest.approx(pose, abs=1e-4)
-    # explicit reset, then the next pulse moves the robot again (left turn)
+    # explicit reset (the atomic fault and the system stop), then the next pulse moves the robot again
     mon.reset_pub.publish(msgs.new("std_msgs/msg/Bool", data=True))
+    reset = mon.create_client("std_srvs/srv/Trigger", "/safety/reset")
+    assert reset.call(msgs.new("std_srvs/srv/Trigger_Request"), timeout_s=1.0).success
     ctx.spin_for(0.1)
     assert at.ctrl.fault is None
     plan3 = emulator.plan({"duration_s": 2.5, "actions": [{"at_s": 0.2, "state": 3, "angular": -1}]},

@@ -2,7 +2,6 @@
 port, three node processes) driven by `hri vr-emulate`'s sender over real UDP: two pulses give two
 movements, the dead link latches link_safe_stop and the robot stops. Wall clock: waits are bounded,
 no duration is asserted (the deterministic version is test_atomic_e2e.py)."""
-import json
 import math
 import os
 import signal
@@ -18,6 +17,7 @@ pytest.importorskip("zenoh")
 pytest.importorskip("hri_runtime.zenoh_backend")
 
 from hri_pulse import emulator  # noqa: E402
+from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 from hri_runtime.zenoh_backend import ZenohContext, ZenohParams  # noqa: E402
@@ -36,8 +36,8 @@ class Watch(Node):
     def __init__(self, T, **kw):
         super().__init__("atomic_launch_watch", **kw)
         self.states, self.base_cmd, self.legs, self.odom, self.rpm, self.twist = [], [], [], [], [], []
-        self.create_subscription("std_msgs/msg/String", T["atomic_state"],
-                                 lambda m: self.states.append(json.loads(m.data)), qos=10000)
+        self.create_subscription("hri_interfaces/msg/AtomicState", T["atomic_state"],
+                                 lambda m: self.states.append(msgs.to_dict(m)), qos=10000)
         self.create_subscription("geometry_msgs/msg/Twist", T["pulse"], self.base_cmd.append, qos=100)
         self.create_subscription("sensor_msgs/msg/JointState", T["leg_state"], self.legs.append, qos=100)
         self.create_subscription("nav_msgs/msg/Odometry", T["odom"], self.odom.append, qos=100)

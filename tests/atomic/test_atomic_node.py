@@ -12,6 +12,7 @@ from hri_runtime.inproc import InprocContext  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
 from hri_atomic_motion.nodes.atomic_node import AtomicNode, parse_leg_state  # noqa: E402
+from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode  # noqa: E402
 
 
 class Operator(Node):
@@ -26,7 +27,7 @@ class Operator(Node):
         self.create_subscription("geometry_msgs/msg/Twist", topics["cmd_vel"], self.twists.append, qos=10)
         self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", self.diags.append, qos=10)
         self.create_subscription("sensor_msgs/msg/JointState", topics["leg_state"], self.legs.append, qos=10)
-        self.create_subscription("std_msgs/msg/String", topics["atomic_state"], self.states.append, qos=10)
+        self.create_subscription("hri_interfaces/msg/AtomicState", topics["atomic_state"], self.states.append, qos=10)
 
     def twist(self, state, direction):
         return msgs.new("geometry_msgs/msg/Twist", linear=msgs.new("geometry_msgs/msg/Vector3", x=float(state)),
@@ -50,6 +51,7 @@ def _ticks(op):
 
 def test_embedded_sim_runs_states_and_faults_reach_diagnostics(cfg):
     ctx = InprocContext()
+    StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
     node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "sim"})
     op = Operator(cfg["atomic"]["topics"], context=ctx)
     ctx.spin_for(0.2)
@@ -70,19 +72,27 @@ def test_embedded_sim_runs_states_and_faults_reach_diagnostics(cfg):
     op.stop_pub.publish(msgs.new("std_msgs/msg/Bool", data=True))
     ctx.spin_for(0.2)
     assert op.twists[-1].linear.x == 0.0 and node.sim.leg_rpm_cmd == 0.0
-    assert op.diags[-1].status[0].level == 2 and "link_safe_stop" in op.diags[-1].status[0].message
+    diag = [d.status[0] for d in op.diags if d.status[0].name.startswith("atomic")]
+    assert diag[-1].level == 2 and "link_safe_stop" in diag[-1].message
     op.pulse(ctx, 1)
     ctx.spin_for(0.5)
     assert op.twists[-1].linear.x == 0.0 and len(node.ctrl.started) == 3
     op.reset_pub.publish(msgs.new("std_msgs/msg/Bool", data=True))
+    ctx.spin_for(0.2)       # the link fault is reset, but the system stop (same link source) holds
+    assert node.ctrl.fault is not None and node.ctrl.fault.value == "system_stop"
+    assert op.twists[-1].linear.x == 0.0 and node.sim.leg_rpm_cmd == 0.0
+    reset = op.create_client("std_srvs/srv/Trigger", "/safety/reset")
+    assert reset.call(msgs.new("std_srvs/srv/Trigger_Request"), timeout_s=1.0).success
     ctx.spin_for(1.2)
-    assert node.ctrl.fault is None and op.diags[-1].status[0].level == 0
+    diag = [d.status[0] for d in op.diags if d.status[0].name.startswith("atomic")]
+    assert node.ctrl.fault is None and diag[-1].level == 0
 
 
 def test_topic_driver_with_the_tino_sim_node(cfg):
     from hri_sim.tino_node import TinoSimNode
 
     ctx = InprocContext()
+    StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
     sim = TinoSimNode(cfg=cfg, context=ctx)
     node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
     op = Operator(cfg["atomic"]["topics"], context=ctx)
@@ -96,6 +106,7 @@ def test_topic_driver_with_the_tino_sim_node(cfg):
 
 def test_malformed_leg_state_is_rejected(cfg):
     ctx = InprocContext()
+    StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
     node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
     pub = Operator(cfg["atomic"]["topics"], context=ctx)
     bad = msgs.new("sensor_msgs/msg/JointState", name=["leg"], position=[1.5], velocity=[], effort=[])

@@ -62,8 +62,8 @@ def test_read_mcap_of_a_live_recording_layout(tmp_path):
             t = t0 + 0.005 * k
             w.write(topics["leg_state"], msgs.new("sensor_msgs/msg/JointState", name=["leg_home_switch", "leg"],
                                                   position=[1.0, 10.0 * k], velocity=[0.0, 50.0]), t_s=t)
-            w.write(topics["atomic_state"], msgs.new("std_msgs/msg/String",
-                                                     data="{not json" if k == 3 else '{"state": 3}'), t_s=t)
+            if k != 3:        # 9 typed states
+                w.write(topics["atomic_state"], msgs.new("hri_interfaces/msg/AtomicState", state=3), t_s=t)
         w.write(topics["cmd_vel"], msgs.new("std_msgs/msg/String", data="wrong type"), t_s=t0)
     s = read_mcap(tmp_path / "live.mcap", topics)
     assert list(s["ticks"][:, 1]) == [10.0 * k for k in range(10)]

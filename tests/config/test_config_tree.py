@@ -38,6 +38,26 @@ def _merge_patch(base, patch):
     return patch
 
 
+def _apply_raw(root: Path, case: dict) -> None:
+    """The corpus's raw edits: text appended, text written as latin-1 bytes, generated text."""
+    for rel, text in case.get("append", {}).items():
+        with open(root / rel, "a", encoding="utf-8") as fh:
+            fh.write(text)
+    for rel, text in case.get("write_bytes", {}).items():
+        (root / rel).write_bytes(text.encode("latin-1"))
+    for rel, gen in case.get("generate", {}).items():
+        (root / rel).write_text(gen["head"] + gen["repeat"] * gen["times"] + gen["tail"])
+
+
+def _limit_memory() -> None:  # runs in the child: any input is refused in bounded memory
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+
+
+MEMORY_LIMIT_BYTES = 1 << 30
+
+
 def _apply(root: Path, patch: dict) -> None:
     for rel, change in patch.items():
         path = root / rel
@@ -48,9 +68,10 @@ def _apply(root: Path, patch: dict) -> None:
             path.write_text(yaml.safe_dump(_merge_patch(current, change), sort_keys=False, allow_unicode=True))
 
 
-def _hri(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def _hri(*args: str, cwd: Path, limit_memory: bool = False) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "hri_runtime.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=_limit_memory if limit_memory else None)
 
 
 def test_shipped_tree_is_valid():
@@ -61,14 +82,16 @@ def test_shipped_tree_is_valid():
 
 
 def test_corpus_is_large_enough():
-    assert len(CORPUS) >= 20
+    assert len(CORPUS) >= 40
+    assert len({c["name"] for c in CORPUS}) == len(CORPUS)
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c["name"] for c in CORPUS])
 def test_broken_config_gives_one_clear_line_and_exit_2(case, tmp_path):
     root = _copy_tree(tmp_path)
     _apply(root, case.get("patch", {}))
-    result = _hri("config", "check", *case.get("check", []), cwd=tmp_path)
+    _apply_raw(root, case)
+    result = _hri("config", "check", *case.get("check", []), cwd=tmp_path, limit_memory=True)
     assert result.returncode == 2, (result.stdout, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

@@ -1,7 +1,8 @@
 """End-to-end: the console page in headless Debian chromium (Playwright) against the real stack
 on hri_runtime's in-process transport, in simulation:
 
-  console node (HTTP/WebSocket) ── /link/safe_stop ──> atomic node (Tino, embedded MuJoCo)
+  console node (HTTP/WebSocket) ── /safety/stop_request ──> stop supervisor ── /safety/stop ──> atomic node
+                                                                   (Tino, embedded MuJoCo)
         │  <── /diagnostics ── vr_interface node (hri_pulse) <── UDP ── `hri vr-emulate` (subprocess)
         │  <── /joint_states, /ee_pose, /teleop/mode ── arm_teleop node (FR3, embedded MuJoCo)
         └── services ──> pid_tuning node (hri_pid_tuning, simulated humanoid arm)
@@ -55,8 +56,8 @@ class Recorder(Node):
         super().__init__("recorder", **kw)
         self.events: list[tuple] = []
         self._lock = threading.Lock()
-        self.create_subscription("std_msgs/msg/Bool", atomic_topics["safe_stop"],
-                                 lambda m: self._add("stop", bool(m.data)))
+        self.create_subscription("hri_interfaces/msg/SafetyStop", "/safety/stop",
+                                 lambda m: self._add("stop", bool(m.stopped)), qos="latched")
         self.create_subscription("geometry_msgs/msg/Twist", atomic_topics["cmd_vel"],
                                  lambda m: self._add("vel", float(m.linear.x), float(m.angular.z)))
         self.pulse = self.create_publisher("geometry_msgs/msg/Twist", atomic_topics["pulse"])
@@ -81,9 +82,12 @@ def stack(tmp_path_factory):
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
 
     tmp = tmp_path_factory.mktemp("console")
-    fr3, tino = load_robot_config("fr3"), load_robot_config("tino")
+    fr3, tino = load_robot_config("fr3", overrides=["teleop.output=joint"]), load_robot_config("tino")
     ctx = InprocContext(start_time_s=100.0)
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
     nodes = {
+        "supervisor": StopSupervisorNode(cfg=fr3, context=ctx),
         "atomic": AtomicNode(cfg=tino, context=ctx, parameters={"driver": "sim"}),
         "vr": VrInterfaceNode(context=ctx, parameters={"robot": "tino", "port": 0}),
         "arm": ArmTeleopNode(cfg=fr3, context=ctx, parameters={"vr_enabled": False}),
@@ -179,15 +183,15 @@ def test_safe_stop_from_the_page_stops_the_simulated_base_within_100ms_sim_time(
     (ART / "stop_latency.txt").write_text(f"safe stop -> zero base command: {latency_s * 1e3:.1f} ms simulated time "
                                           f"(atomic period {tino['atomic']['node']['period_s'] * 1e3:.1f} ms)\n")
     assert 0.0 <= latency_s <= 0.100
-    assert atomic.ctrl.fault is not None and "safe_stop" in atomic.ctrl.fault.value
+    assert atomic.ctrl.fault is not None and atomic.ctrl.fault.value == "system_stop"
     assert atomic.sim.leg_rpm_cmd == 0.0
     # nothing moves afterwards: every later base command is zero while the fault is latched
     wait_for(lambda: "FAULT" in pg.locator("#atomic").inner_text(), pg, "the fault on the page")
-    expect(pg.locator("#safestop")).to_have_text("STOPPED", timeout=T_UI)
+    expect(pg.locator("#safestop")).to_contain_text("STOPPED", timeout=T_UI)
     shot(pg, "03_safe_stop")
     later = [e for e in rec.snapshot() if e[0] > t_zero and e[1] == "vel"]
     assert later and all(e[2] == 0.0 and e[3] == 0.0 for e in later)
-    # release: safe stop false + fault reset, through the same topics a script would use
+    # release: the explicit reset (/safety/reset) + atomic fault reset, as a script would do it
     pg.click("#release")
     wait_for(lambda: atomic.ctrl.fault is None, pg, "the fault reset")
     expect(pg.locator("#safestop")).to_have_text("released", timeout=T_UI)
@@ -239,8 +243,11 @@ def test_link_health_follows_vr_emulate_start_loss_and_stop(stack, page):
     wait_for(lambda: nodes["atomic"].ctrl.fault is not None, pg, "the link safe stop latched")
     expect(pg.locator("#atomic")).to_contain_text("FAULT", timeout=T_UI)
     shot(pg, "06_link_lost")
+    # the link monitor keeps requesting the stop while the headset is gone: RESET is refused
+    # with the supervisor's sentence, and the base stays stopped
     pg.click("#release")
-    wait_for(lambda: nodes["atomic"].ctrl.fault is None, pg, "fault reset")
+    expect(pg.locator("#reason")).to_contain_text("link_loss still requested", timeout=T_UI)
+    assert nodes["atomic"].ctrl.fault is not None and nodes["supervisor"].latch.stopped
     assert errors == []
 
 

@@ -1,5 +1,5 @@
-"""The gated tick as one C++ call (backend ``cxx``, ``InteractionTick``) against the Python tick
-(backend ``python``): both controllers read the *same* MuJoCo state every tick (the sim is driven
+"""The engine (``InteractionController``: the gated tick as one C++ call, ``InteractionTick``)
+against its test oracle (``PyInteractionController``, the tick in Python): both controllers read the *same* MuJoCo state every tick (the sim is driven
 by the Python controller's torque) and receive the same inputs (wrench, reference steps, mode
 switches, gain changes, freeze/release, bad input, a NaN state); their torques, references,
 flags, σ_min, counters and internal state must agree to 1e-9 on every tick of every scenario."""
@@ -15,11 +15,9 @@ pytest.importorskip("mujoco")
 
 from hri_runtime.config import load_robot_config
 from hri_core.safety import SafetyChecker, limits_from_config
-from hri_interaction.core.controller import (CxxInteractionController, InteractionController,
-                                             InteractionParams, cxx_tick_available)
+from hri_interaction.core.controller import (InteractionController, InteractionParams,
+                                             PyInteractionController)
 from hri_interaction.sim import Fr3Sim
-
-pytestmark = pytest.mark.skipif(not cxx_tick_available(), reason="hri_core lacks InteractionTick")
 
 TOL = 1e-9
 
@@ -42,9 +40,9 @@ class Twin:
         self.dt = 1.0 / p.rate_hz
         T0 = self.sim.ee_pose()
         mk = (lambda: SafetyChecker(limits_from_config(cfg))) if safety else (lambda: None)
-        self.py = InteractionController(p, T0, self.sim.n, law=law, safety=mk(), backend="python")
-        self.cx = InteractionController(p, T0, self.sim.n, law=law, safety=mk(), backend="cxx")
-        assert type(self.py) is InteractionController and isinstance(self.cx, CxxInteractionController)
+        self.py = PyInteractionController(p, T0, self.sim.n, law=law, safety=mk())
+        self.cx = InteractionController(p, T0, self.sim.n, law=law, safety=mk())
+        assert type(self.py) is PyInteractionController and type(self.cx) is InteractionController
         self.wrench_from_sim = True
         self.resync = False
         self.ticks = 0

@@ -37,7 +37,11 @@ def test_tune_one_joint_writes_run_folder(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "step_hand" in printed and "RUN" in printed
     assert main(["report", str(out)]) == 0
-    assert "tuning hand: relay ok" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    row = next(line for line in text.splitlines() if line.startswith("hand "))
+    assert row.split()[1] == "ok" and "pd_control" in row
+    assert "[deg]" in text and "[Nm/rad]" in text                     # units
+    assert all(len(line) <= 100 for line in text.splitlines()[1:])   # (line 1: the folder's path)
 
 
 def test_bad_arguments_are_explained(tmp_path, capsys):

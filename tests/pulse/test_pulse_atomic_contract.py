@@ -35,6 +35,8 @@ def test_atomic_executes_each_delivered_action_once_then_safe_stop(pulse_cfg, se
     ctx = InprocContext(start_time_s=0.0)
     vr = VrInterfaceNode(context=ctx, parameters={"port": 0})
     at = AtomicNode(context=ctx, parameters={"driver": "sim"})
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+    StopSupervisorNode(context=ctx, parameters={"robot": "tino"})   # the stop authority
     log = StateLog(atomic_topics["atomic_state"], context=ctx)
     hs = headset_cls(("127.0.0.1", vr.port))
     try:

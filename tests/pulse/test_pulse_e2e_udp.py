@@ -122,3 +122,49 @@ def test_diagnostics_graduated_by_incoming_rate(rig, pulse_cfg, send_plan, rate_
     vals = {kv.key: kv.value for kv in st.values}
     assert st.level == level, (st.message, vals["receive_rate_hz"])
     assert vals["pose_level"] == "OK" and vals["skeleton_level"] == "OK"
+
+
+def _unity(seq, state=0, angular=0):
+    from hri_pulse.core.codec import UnityCodec, UnityPacket
+    return UnityCodec.encode(UnityPacket(0.0, 0.0, 0.0, state, angular, 50.0, 0.0, seq))
+
+
+def _stream(ctx, node, hs, datagrams):
+    """One datagram per node tick over the real socket, simulated clock."""
+    import select
+    step_s = float(node.cfg["node"]["tick_period_s"])
+    for data in datagrams:
+        hs.sock.sendto(data, hs.target)
+        select.select([node.udp.sock], [], [], 0.05)
+        ctx.spin_for(step_s)
+
+
+def test_forged_forward_jump_never_commands_and_the_real_stream_loses_nothing(rig, pulse_cfg):
+    """The issue's attack: sequence 0-49 idle, then one datagram from the same host with
+    sequence +100000 and state 2: no /base_cmd command; the real stream (50-79) is accepted
+    whole, and its own command afterwards is executed once."""
+    ctx, node, rec, hs = rig
+    _stream(ctx, node, hs, [_unity(s) for s in range(50)])
+    _stream(ctx, node, hs, [_unity(49 + 100000, state=2)])
+    _stream(ctx, node, hs, [_unity(s) for s in range(50, 80)])
+    assert not any(s for _, s, _ in rec.cmd)                 # the forged state 2 never moved the base
+    lr = node.core.link
+    assert lr.rejected["jump_pending"] == 1 and lr.tracker.c.lost == 0
+    assert lr.accepted == 80
+    _stream(ctx, node, hs, [_unity(80, state=1, angular=1)] + [_unity(s) for s in range(81, 120)])
+    assert rec.pulses() and [p[1:] for p in rec.pulses()] == [(1, 1, 3)]
+
+
+def test_genuine_forward_jump_resumes_within_confirm_packets(rig, pulse_cfg):
+    """A headset whose counter really jumped (long outage below the disconnect timeout): the
+    first packets after the jump are held back, the N-th consecutive one is accepted, then
+    commands flow again."""
+    ctx, node, rec, hs = rig
+    n = pulse_cfg["sequence"]["restart_confirm_packets"]
+    _stream(ctx, node, hs, [_unity(s) for s in range(20)])
+    base = 500000
+    _stream(ctx, node, hs, [_unity(base + k, state=3, angular=-1) for k in range(n)])
+    assert node.core.link.rejected["jump_pending"] == n - 1
+    assert [p[1:3] for p in rec.pulses()] == [(3, -1)]         # resumed on the N-th packet
+    _stream(ctx, node, hs, [_unity(base + n + k) for k in range(40)])
+    assert node.core.link.accepted == 20 + 1 + 40 and node.core.link.tracker.c.gaps_major == 1

@@ -122,9 +122,21 @@ struct TickParams {
   double max_linear_m_s = 0.5, max_angular_rad_s = 1.5;
   double reference_max_linear_m_s = 0.1, reference_max_angular_rad_s = 0.5;
   double singular_sigma_min = 0.01;
+  // Lie law: the torque law's reference twist includes the governed reference's own motion
+  // V_d = Log(T_d,prev^-1 T_d) / dt (config interaction.reference_feedforward)
+  bool reference_feedforward = false;
   bool has_torque_max = false;
   VecN torque_max_nm = VecN::Zero(0);
 };
+
+/// Why `p` (with the optional checker) cannot build a tick, or nullptr (InteractionTick, rt::RtLoop).
+inline const char* params_error(const TickParams& p, const safety::SafetyChecker* chk) {
+  if (p.n < 1 || p.n > kMaxDof) return "TickParams: n must be 1..16 joints";
+  if (!(p.max_damping > 0)) return "TickParams: max_damping must be > 0";  // NaN, 0, < 0; inf = uncapped
+  if (p.has_torque_max && p.torque_max_nm.size() != p.n) return "TickParams: torque_max_nm size != n";
+  if (chk != nullptr && chk->limits().n != p.n) return "TickParams: safety checker joint count != n";
+  return nullptr;
+}
 
 /// The arm state one tick reads (ArmState).
 struct TickInput {
@@ -195,6 +207,17 @@ class InteractionTick {
     frozen_ = frozen;
     if (frozen) adm_.lam_dot.setZero();
   }
+  /// Hold here (the stop input): reference and target := T (the measured EE pose), admittance
+  /// state zeroed, frozen. Released with set_frozen(false); the target stays at T (no jump back).
+  void hold_at(const Mat4& T) {
+    Td_ = T;
+    Ttarget_ = T;
+    at_target_ = true;
+    Vd_.setZero();
+    adm_.lam.setZero();
+    adm_.lam_dot.setZero();
+    frozen_ = true;
+  }
   /// Seeds the wrench filter's energy accounts (hand-over from another controller, tests).
   void set_filter_state(double energy_j, double dissipated_j, double min_energy_j, long violations,
                         const Vec6& energy_dof_j, long saturations) {
@@ -259,9 +282,15 @@ class InteractionTick {
       Tref = Td_;
     else
       Tref = modified_pose(Td_);
-    const bool have_vref = !adm_.lam_dot.isZero(0.0);
+    bool have_vref = !adm_.lam_dot.isZero(0.0);
     Vec6 Vref;
     if (have_vref) Vref = p_.law == LAW_LIE ? Vec6(right_jacobian(adm_.lam) * adm_.lam_dot) : adm_.lam_dot;
+    if (p_.reference_feedforward && p_.law == LAW_LIE && !Vd_.isZero(0.0)) {
+      // body twist of T_d exp(lambda) from the motion of T_d: Ad_{exp(-lambda)} V_d
+      const Vec6 ff = have_lam ? Vec6(adjoint(exp(Vec6(-adm_.lam))) * Vd_) : Vd_;
+      Vref = have_vref ? Vec6(Vref + ff) : ff;
+      have_vref = true;
+    }
     gains(dt);
     VecN ff = VecN::Zero(p_.n);
     if (p_.gravity_compensation) ff += *in.gravity;
@@ -314,6 +343,7 @@ class InteractionTick {
   const Mat6& D() const { return D_; }
   const VecN& last_tau() const { return last_tau_; }
   const Mat4& last_ref() const { return last_ref_; }
+  const Vec6& reference_twist() const { return Vd_; }
   Vec6& lam() { return adm_.lam; }
   Vec6& lam_dot() { return adm_.lam_dot; }
   double energy_j() const { return energy_j_; }
@@ -335,6 +365,7 @@ class InteractionTick {
   }
 
   void govern_reference(double dt, uint32_t& flags) {
+    Vd_.setZero();
     if (frozen_ || at_target_) return;
     const Vec6 xi = log(inverse(Td_) * Ttarget_);
     if (xi.isZero(0.0)) {
@@ -349,9 +380,11 @@ class InteractionTick {
     if (s < 1.0) {
       flags |= REFERENCE_RAMPING;
       Td_ = (Td_ * exp(s * xi)).eval();
+      Vd_ = (s / dt) * xi;
     } else {
       Td_ = Ttarget_;
       at_target_ = true;
+      Vd_ = xi / dt;
     }
   }
 
@@ -509,6 +542,7 @@ class InteractionTick {
   safety::SafetyChecker* safety_;
   bool safety_seeded_ = false;
   Mat4 Td_, Ttarget_;
+  Vec6 Vd_ = Vec6::Zero();  // body twist of the governed reference on this tick (feed-forward)
   bool at_target_ = false;
   Mat6 K_, D_, Kfrom_, Dfrom_, Kto_, Dto_;
   double blend_t_ = 0.0, blend_total_ = 0.0;

@@ -3,8 +3,13 @@
 //   T(q) = exp([S_1] q_1) ... exp([S_n] q_n) M        S_i = (w_i, v_i) space screws at q = 0
 //   J_s(q) column i = Ad(exp([S_1]q_1) ... exp([S_{i-1}]q_{i-1})) S_i     rows (w, v)
 //   J_b(q) = Ad(T(q)^-1) J_s(q)
-//   DLS IK:  xi = log(T_d T(q)^-1)  (space twist),  dq = J_s^T (J_s J_s^T + lambda^2 I)^-1 xi
+//   IK (damped least squares with adaptive, Levenberg-Marquardt damping):
+//            xi = log(T_d T(q)^-1) (space twist), E = |xi|^2 / 2,
+//            dq = (J_s^T J_s + mu (E + lambda^2) I)^-1 J_s^T xi            (n x n, on the free joints)
 //            + (I - J^+ J) k_null (q_posture - q)   for redundant arms (n > 6)
+//            a step is taken only if it lowers E (then mu *= lm_decrease), else mu *= lm_increase
+//            and the step is recomputed; a joint on its limit whose step points outwards is
+//            removed from the step (active set), so targets at a limit converge;
 //   stop when |xi_w| < eps_w and |xi_v| < eps_v (table B.1), or after max_iterations.
 // Storage is fixed-capacity (kMaxDof joints): no heap allocation in fk / jacobians / ik.
 #pragma once
@@ -34,6 +39,8 @@ struct IkParams {
   int max_iterations = 0;
   double nullspace_gain = 0.0;  // k_null (used when n > 6 and a posture is given)
   double step_max = 0.0;      // rad, max |dq|_inf per iteration (<= 0: unlimited)
+  double lm_increase = 0.0;   // mu factor after a rejected step (> 1)
+  double lm_decrease = 0.0;   // mu factor after an accepted step (in (0, 1])
 };
 
 struct IkResult {
@@ -128,17 +135,25 @@ class PoeModel {
     return J;
   }
 
-  /// Damped least squares; q_posture / q_min / q_max may be null.
+  /// Damped least squares with adaptive (LM) damping; q_posture / q_min / q_max may be null.
   IkResult ik_dls(const Mat4& Td, const VecN& q0, const IkParams& p, const VecN* q_posture = nullptr,
                   const VecN* q_min = nullptr, const VecN* q_max = nullptr) const {
     const int n = dof();
+    const bool limits = q_min && q_max;
+    const double up = p.lm_increase > 1.0 ? p.lm_increase : 1.0;
+    const double down = (p.lm_decrease > 0.0 && p.lm_decrease <= 1.0) ? p.lm_decrease : 1.0;
     IkResult r;
     r.q = q0;
+    if (limits) r.q = r.q.cwiseMax(*q_min).cwiseMin(*q_max);
     Mat4 T;
-    Jac J;
+    Jac J, Jn;
+    fk_jacobian_space(r.q, T, J);
+    Vec6 xi = se3::log(Td * se3::inverse(T));
+    double E = 0.5 * xi.squaredNorm();
+    double mu = 1.0;
+    MatN H(n, n);
+    VecN dq(n), qn(n), free(n);
     for (int it = 0;; ++it) {
-      fk_jacobian_space(r.q, T, J);
-      const Vec6 xi = se3::log(Td * se3::inverse(T));
       r.err_w = xi.head<3>().norm();
       r.err_v = xi.tail<3>().norm();
       r.iterations = it;
@@ -147,10 +162,44 @@ class PoeModel {
         break;
       }
       if (it >= p.max_iterations) break;
-      Mat6 A = J * J.transpose();
-      A.diagonal().array() += p.damping * p.damping;
-      const Eigen::LDLT<Mat6> ldlt(A);
-      VecN dq = J.transpose() * ldlt.solve(xi);
+      const double lambda = mu * (E + p.damping * p.damping);
+      // active set: joints on a limit whose step points outwards are frozen for this step
+      free.setOnes();
+      for (int pass = 0; pass < n; ++pass) {
+        const Jac Jf = J * free.asDiagonal();
+        H.noalias() = Jf.transpose() * Jf;
+        H.diagonal().array() += lambda;
+        dq = H.ldlt().solve(Jf.transpose() * xi);
+        bool blocked = false;
+        if (limits) {
+          for (int i = 0; i < n; ++i) {
+            if (free[i] != 0.0 && ((r.q[i] <= (*q_min)[i] && dq[i] < 0.0) || (r.q[i] >= (*q_max)[i] && dq[i] > 0.0))) {
+              free[i] = 0.0;
+              blocked = true;
+            }
+          }
+        }
+        if (!blocked) break;
+      }
+      auto try_step = [&](VecN step) -> bool {
+        if (p.step_max > 0.0) {
+          const double m = step.cwiseAbs().maxCoeff();
+          if (m > p.step_max) step *= p.step_max / m;
+        }
+        qn = r.q + step;
+        if (limits) qn = qn.cwiseMax(*q_min).cwiseMin(*q_max);
+        Mat4 Tn;
+        fk_jacobian_space(qn, Tn, Jn);
+        const Vec6 xin = se3::log(Td * se3::inverse(Tn));
+        const double En = 0.5 * xin.squaredNorm();
+        if (!(En < E)) return false;
+        r.q = qn;
+        J = Jn;
+        xi = xin;
+        E = En;
+        return true;
+      };
+      bool accepted = false;
       if (q_posture && n > 6 && p.nullspace_gain != 0.0) {
         // N = I - J^+ J with the UNDAMPED pseudo-inverse J^+ = J^T (J J^T)^+ (an exact projector, so
         // the posture task does not leak into the pose error); eigen-directions of J J^T below
@@ -162,15 +211,16 @@ class PoeModel {
         for (int k = 0; k < 6; ++k) dinv[k] = es.eigenvalues()[k] > thr ? 1.0 / es.eigenvalues()[k] : 0.0;
         const Jac VtJ = es.eigenvectors().transpose() * J;
         const VecN z = p.nullspace_gain * (*q_posture - r.q);
-        // N z = z - J^T V D^+ V^T J z
-        dq += z - VtJ.transpose() * (dinv.asDiagonal() * (VtJ * z));
+        // N z = z - J^T V D^+ V^T J z; with the posture pull first, without it if that step
+        // does not lower E (the pull alone never blocks convergence)
+        accepted = try_step(dq + z - VtJ.transpose() * (dinv.asDiagonal() * (VtJ * z)));
       }
-      if (p.step_max > 0.0) {
-        const double m = dq.cwiseAbs().maxCoeff();
-        if (m > p.step_max) dq *= p.step_max / m;
+      if (!accepted) accepted = try_step(dq);
+      if (accepted) {  // less damping next time
+        mu = std::max(mu * down, 1e-12);
+      } else {         // rejected: more damping (a shorter, more gradient-like step)
+        mu = std::min(mu * up, 1e12);
       }
-      r.q += dq;
-      if (q_min && q_max) r.q = r.q.cwiseMax(*q_min).cwiseMin(*q_max);
     }
     return r;
   }

@@ -347,10 +347,18 @@ inline Mat6 left_jacobian_dot(const Vec6& xi, const Vec6& xid) {
          a2 * dX2 + a3 * dX3 + a4 * dX4;
 }
 
-/// Geodesic interpolation T0 exp(s log(T0^-1 T1)).
-inline Mat4 interpolate(const Mat4& T0, const Mat4& T1, double s) {
-  return T0 * exp(s * log(inverse(T0) * T1));
-}
+// ------------------------------------------------------------------ manif's verbs (right, body frame)
+/// between(X, Y) = X^-1 Y: the pose of Y seen from X.
+inline Mat4 between(const Mat4& X, const Mat4& Y) { return inverse(X) * Y; }
+
+/// plus(X, tau) = X exp(tau) (X ⊕ τ): move X by the body twist tau = (w, v).
+inline Mat4 plus(const Mat4& X, const Vec6& tau) { return X * exp(tau); }
+
+/// minus(Y, X) = log(X^-1 Y) (Y ⊖ X): the body twist that takes X to Y, so plus(X, minus(Y, X)) = Y.
+inline Vec6 minus(const Mat4& Y, const Mat4& X) { return log(between(X, Y)); }
+
+/// Geodesic interpolation X ⊕ s (Y ⊖ X) = T0 exp(s log(T0^-1 T1)).
+inline Mat4 interpolate(const Mat4& T0, const Mat4& T1, double s) { return plus(T0, s * minus(T1, T0)); }
 
 // ------------------------------------------------------------------ quaternions (x, y, z, w)
 inline Mat3 quat_to_rot(const Vec4& q_xyzw) {

@@ -25,6 +25,8 @@ from typing import Optional
 
 import numpy as np
 
+from hri_runtime.errors import port as port_arg
+
 log = logging.getLogger("hri_arm_teleop.demo")
 
 
@@ -171,6 +173,269 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     return summary
 
 
+def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = True,
+                   progress: bool = True, recv_timeout_s: float = 0.2, engine: Optional[str] = None,
+                   jitter: Optional[bool] = None) -> dict:
+    """The main scenario (``teleop.output: cartesian``): the square through VR link -> clutch ->
+    planner -> /interaction/reference (jittered) -> 1 kHz interaction loop -> torque-controlled
+    MuJoCo arm, a person pushing the EE (step in impedance, sine in admittance). Lockstep."""
+    from hri_arm_teleop.core.frames import UNITY_TO_ROS
+    from hri_arm_teleop.core.scenario import SquareScenario
+    from hri_arm_teleop.lockstep import path_error_to_polyline
+    from hri_arm_teleop.stack import (ScenarioRun, ScriptedPerson, build_stack, push_metrics,
+                                      scenario_config, tracking_mask)
+
+    cfg = scenario_config(cfg)
+    t = cfg["teleop"]
+    sc = t["scenario"]
+    stack = build_stack(cfg, engine=engine, jitter=jitter)
+    square = SquareScenario.from_config(t["demo"])
+    person = ScriptedPerson.from_config(sc, square, cfg["interaction"])
+    run = ScenarioRun(stack, person, port=t["vr"]["port"] if port is None else port,
+                      recv_timeout_s=recv_timeout_s)
+    drv, receiver, operator = run.driver, run.receiver, run.operator
+    ee_start = stack.engine.ee_pose()
+    last_progress = [-1.0]
+
+    def show(now: float) -> None:
+        if progress and now - last_progress[0] >= 1.0:
+            _progress(now, person.t_end)
+            last_progress[0] = now
+
+    run.on_tick = show
+    wall0 = time.perf_counter()
+    try:
+        run.run(person.t_end)
+    finally:
+        run.close()
+    if progress:
+        _progress(person.t_end, person.t_end)
+        sys.stderr.write("\n")
+    wall_s = time.perf_counter() - wall0
+    a = drv.trace.arrays()
+    st = stack.engine.state()
+    rt_stats = realtime_window(stack.engine, sc["realtime_s"])
+    imp, adm = cfg["interaction"]["impedance"], cfg["interaction"]["admittance"]
+    mask = tracking_mask(a, person, sc["settle_max_s"])
+    err = np.linalg.norm(a["ee_p"] - a["target_p"], axis=1)[mask]
+    corners = np.array([ee_start[:3, 3] + t["clutch"]["position_scale"] * (UNITY_TO_ROS @ [x, y, 0.0])
+                        for x, y in square.corners_xy()])
+    cross = path_error_to_polyline(a["ee_p"][mask], corners) if mask.any() else np.zeros(1)
+    pm = push_metrics(a, person, imp["stiffness_diag"][3], adm["stiffness_diag"][3],
+                      sc["settle_tol_m"], sc["settle_max_s"])
+    lat = np.array([t1 - t0 for t0, t1 in drv.first_torque_change])
+    link_lat = np.asarray(stack.link.latency_s)
+    health = receiver.health()
+    summary = {
+        "robot": cfg["robot"]["model"], "output": "cartesian", "engine": stack.engine.kind,
+        "passivity_filter": cfg["interaction"]["passivity"]["filter"],
+        "jitter": stack.link.jitter is not None,
+        "simulated_s": float(a["t"][-1]), "wall_s": wall_s,
+        "square_side_m": square.side_m, "speed_m_s": square.speed_m_s, "strokes": square.strokes,
+        "engagements": stack.pipe.clutch.counters.engagements,
+        "tracking_rms_error_m": float(np.sqrt(np.mean(err ** 2))) if err.size else float("nan"),
+        "tracking_max_error_m": float(err.max()) if err.size else float("nan"),
+        "path_rms_error_m": float(np.sqrt(np.mean(cross ** 2))), "path_max_error_m": float(cross.max()),
+        "closing_error_m": float(np.linalg.norm(a["ee_p"][-1] - ee_start[:3, 3])),
+        **pm,
+        "energy_violations": int(st["energy_violations"]), "min_energy_j": float(np.min(a["energy_j"])),
+        "realtime_s": rt_stats.get("seconds", 0.0), "missed_deadlines": rt_stats.get("missed"),
+        "realtime_ticks": rt_stats.get("ticks"), "period_error_us": rt_stats.get("period_error_us"),
+        "tick_cost_us": rt_stats.get("tick_cost_us"), "rt": rt_stats.get("rt"),
+        "latency_packet_to_torque_sim_p50_s": float(np.percentile(lat, 50)) if lat.size else float("nan"),
+        "latency_packet_to_torque_sim_p99_s": float(np.percentile(lat, 99)) if lat.size else float("nan"),
+        "reference_link_delay_p50_s": float(np.percentile(link_lat, 50)) if link_lat.size else float("nan"),
+        "reference_link_delay_p99_s": float(np.percentile(link_lat, 99)) if link_lat.size else float("nan"),
+        "references_sent": stack.link.sent, "references_delivered": stack.link.delivered,
+        "packets_sent": operator.sent, "packets_not_arrived_in_time": run.lost_waiting,
+        "link": health, "interaction_flags": st.get("flags"), "interaction_rejected": st.get("rejected"),
+        "safety": dict(stack.pipe.gate.flags), "safety_holds": stack.pipe.safety_holds,
+        "mode_transitions": [(round(tt, 3), m.value) for tt, m in stack.pipe.bridge.transitions],
+        "push_t_s": [person.t_push, person.t_push + person.duration_s],
+        "push_direction": person.direction.tolist(),
+        "admittance_t_s": [person.t_adm, person.t_sine, person.t_sine_end],
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out_dir / "trace.npz", corners=corners, **a)
+    summary["mcap"] = str(write_stack_mcap(out_dir / "teleop.mcap", stack.pipe.trace, a, cfg))
+    if plot:
+        summary["png"] = [str(p) for p in plot_stack(out_dir, a, corners, summary, mask)]
+    summary["out_dir"] = str(out_dir)
+    summary["files"] = [str(out_dir / n) for n in ("path.png", "push.png", "energy.png", "teleop.mcap",
+                                                   "teleop_interaction.mcap", "trace.npz", "summary.json",
+                                                   "teleop.log")
+                        if plot or not n.endswith(".png")]
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    return summary
+
+
+def realtime_window(engine, seconds: float) -> dict:
+    """The C++ loop on its real-time thread for ``seconds`` (the arm holds its last reference):
+    its own deadline statistics (missed, period error, tick cost, scheduling). {} for the python
+    engine or 0 s."""
+    if getattr(engine, "kind", "") != "rt" or seconds <= 0:
+        return {}
+    loop = engine.loop
+    t0 = loop.state()["ticks"]
+    loop.reset_stats()
+    engine.start()
+    try:
+        time.sleep(seconds)
+    finally:
+        engine.stop()
+    s = loop.state()
+    return {"seconds": seconds, "ticks": int(s["ticks"]) - int(t0), "missed": int(s["missed"]),
+            "period_error_us": dict(s["period_error_us"]), "tick_cost_us": dict(s["tick_cost_us"]),
+            "rt": dict(s.get("rt", {}))}
+
+
+def write_stack_mcap(path: Path, trace, a: dict, cfg: dict) -> Path:
+    """The teleop trace (``recording.write_mcap``) plus the 1 kHz interaction topics:
+    ``/interaction/reference`` (delivered, PoseStamped), ``/interaction/torque``
+    (Float64MultiArray), ``/interaction/sim_push`` (WrenchStamped, world) and
+    ``/interaction/energy`` (Float64, J)."""
+    from hri_arm_teleop.recording import write_mcap
+    from hri_runtime import msgs
+    from hri_runtime.geometry import time_from_seconds
+    from hri_runtime.recording import McapWriter
+
+    write_mcap(path, trace, cfg)
+    side = Path(str(path).replace(".mcap", "_interaction.mcap"))
+    it = cfg["interaction"]["topics"]
+    base = cfg["frames"]["base"]
+    with McapWriter(side, library="hri_arm_teleop") as w:
+        for i, tt in enumerate(a["t"]):
+            tt = float(tt)
+            hdr = msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(tt), frame_id=base)
+            p = a["target_p"][i]
+            w.write(it["reference"], msgs.new(
+                "geometry_msgs/msg/PoseStamped", header=hdr, pose=msgs.new(
+                    "geometry_msgs/msg/Pose", position=msgs.new("geometry_msgs/msg/Point", x=p[0], y=p[1], z=p[2]))),
+                t_s=tt)
+            w.write(it["torque"], msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(a["tau"][i], float)),
+                    t_s=tt)
+            f = a["push_n"][i]
+            w.write(it["sim_push"], msgs.new(
+                "geometry_msgs/msg/WrenchStamped", header=hdr, wrench=msgs.new(
+                    "geometry_msgs/msg/Wrench", force=msgs.new("geometry_msgs/msg/Vector3", x=f[0], y=f[1], z=f[2]))),
+                t_s=tt)
+            w.write("/interaction/energy", msgs.new("std_msgs/msg/Float64", data=float(a["energy_j"][i])), t_s=tt)
+    return path
+
+
+def plot_stack(out_dir: Path, a: dict, corners: np.ndarray, s: dict, mask: np.ndarray) -> list:
+    """path.png (square: target vs EE), push.png (force and deviation along the push), energy.png."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = []
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [1, 1.4]})
+    eng = a["engaged"] > 0.5
+    ax.plot(corners[:, 1] * 1e3, corners[:, 2] * 1e3, "k:", lw=1, label="ideal square")
+    ax.plot(a["target_p"][eng, 1] * 1e3, a["target_p"][eng, 2] * 1e3, "C0.", ms=1, label="/interaction/reference")
+    ax.plot(a["ee_p"][:, 1] * 1e3, a["ee_p"][:, 2] * 1e3, "C3-", lw=0.8, label="actual EE")
+    ax.set_xlabel("base y [mm]")
+    ax.set_ylabel("base z [mm]")
+    ax.invert_xaxis()
+    ax.set_aspect("equal")
+    ax.legend(fontsize=8)
+    ax.set_title(f"{s['robot']}: square via the interaction loop ({s['engine']})")
+    err = np.linalg.norm(a["ee_p"] - a["target_p"], axis=1) * 1e3
+    ax2.plot(a["t"], err, "C3-", lw=0.8, label="|reference - EE| [mm]")
+    ax2.fill_between(a["t"], 0, max(float(np.max(err)), 1.0), where=mask, color="C2", alpha=0.15,
+                     label="tracking samples")
+    ax2.set_xlabel("simulated time [s]")
+    ax2.set_ylabel("EE position error [mm]")
+    ax2.set_title(f"tracking RMS {s['tracking_rms_error_m'] * 1e3:.2f} mm, max "
+                  f"{s['tracking_max_error_m'] * 1e3:.2f} mm")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out_dir / "path.png", dpi=110)
+    plt.close(fig)
+    files.append(out_dir / "path.png")
+
+    d = np.asarray(s.get("push_direction", [1.0, 0.0, 0.0]), float)
+    f_along = a["push_n"] @ d
+    dev = (a["ee_p"] - a["target_p"]) @ d * 1e3
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    ax.plot(a["t"], f_along, "C1-", lw=1, label="push force along n [N]")
+    ax.set_xlabel("simulated time [s]")
+    ax.set_ylabel("force [N]")
+    ax_r = ax.twinx()
+    ax_r.plot(a["t"], dev, "C0-", lw=0.8, label="EE deviation along n [mm]")
+    ax_r.set_ylabel("deviation [mm]")
+    adm = a["mode"] == 1
+    ax.fill_between(a["t"], float(f_along.min()) - 1, float(f_along.max()) + 1, where=adm, color="C4",
+                    alpha=0.12, label="admittance mode")
+    ax.set_title(f"step push {s['push_force_n']:.0f} N: {s['push_deviation_m'] * 1e3:.2f} mm (F/K "
+                 f"{s['push_expected_m'] * 1e3:.2f} mm), back in {s['recovery_s'] * 1e3:.0f} ms")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax_r.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out_dir / "push.png", dpi=110)
+    plt.close(fig)
+    files.append(out_dir / "push.png")
+
+    fig, ax = plt.subplots(figsize=(12, 4))
+    ax.plot(a["t"], a["energy_j"], "C2-", lw=1, label="passivity observer E [J]")
+    ax.axhline(0.0, color="k", lw=0.5)
+    ax.set_xlabel("simulated time [s]")
+    ax.set_ylabel("E [J]")
+    ax.set_title(f"{s['passivity_filter']}: {s['energy_violations']} energy violations")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out_dir / "energy.png", dpi=110)
+    plt.close(fig)
+    files.append(out_dir / "energy.png")
+    return files
+
+
+def format_stack_summary(s: dict) -> str:
+    link = s["link"]
+    pe = s.get("period_error_us") or {}
+    lines = [
+        f"teleop demo: {s['robot']}, VR -> clutch -> /interaction/reference -> 1 kHz interaction "
+        f"({s['engine']} engine) -> torque-controlled MuJoCo arm, {s['simulated_s']:.1f} s simulated in "
+        f"{s['wall_s']:.1f} s wall",
+        f"  square {s['square_side_m'] * 100:.0f} cm at {s['speed_m_s'] * 100:.0f} cm/s in "
+        f"{s['engagements']} clutch strokes; reference link "
+        f"{'lognormal jitter' if s['jitter'] else 'direct'} (delay p50 "
+        f"{s['reference_link_delay_p50_s'] * 1e3:.0f} ms, p99 {s['reference_link_delay_p99_s'] * 1e3:.0f} ms; "
+        f"{s['references_delivered']}/{s['references_sent']} delivered)",
+        f"  tracking error (EE vs reference, impedance): RMS {s['tracking_rms_error_m'] * 1e3:.3f} mm, "
+        f"max {s['tracking_max_error_m'] * 1e3:.3f} mm; path error vs the ideal square RMS "
+        f"{s['path_rms_error_m'] * 1e3:.3f} mm",
+        f"  push {s['push_force_n']:.0f} N for 1 s (impedance): deviation {s['push_deviation_m'] * 1e3:.3f} mm "
+        f"(F/K {s['push_expected_m'] * 1e3:.3f} mm), back within {s['recovery_s'] * 1e3:.0f} ms "
+        f"({'ok' if s['recovered'] else 'NOT'} within the settling bound)",
+    ]
+    if "admittance_peak_m" in s:
+        lines.append(
+            f"  push {s['admittance_push_force_n']:.0f} N at 0.5 Hz (admittance): peak deviation "
+            f"{s['admittance_peak_m'] * 1e3:.3f} mm (static F/K_adm + F/K {s['admittance_expected_m'] * 1e3:.3f} mm), "
+            f"back within {s['admittance_recovery_s'] * 1e3:.0f} ms")
+    lines += [
+        f"  passivity ({s['passivity_filter']}): {s['energy_violations']} energy violations, min E "
+        f"{s['min_energy_j']:.4f} J",
+        (f"  1 kHz loop on its real-time thread ({s['realtime_s']:.0f} s, {s['realtime_ticks']} ticks, "
+         f"{'SCHED_FIFO' if (s.get('rt') or {}).get('sched_fifo') else 'SCHED_OTHER'}): missed deadlines "
+         f"{s['missed_deadlines']}, period error p50 {pe['p50']:.0f} us / p99 {pe['p99']:.0f} us / max "
+         f"{pe['max']:.0f} us, tick cost p99 {s['tick_cost_us']['p99']:.0f} us" if pe else
+         "  1 kHz loop: lockstep only (python engine): no deadlines"),
+        f"  latency VR packet -> first torque change (simulated): p50 "
+        f"{s['latency_packet_to_torque_sim_p50_s'] * 1e3:.1f} ms, p99 "
+        f"{s['latency_packet_to_torque_sim_p99_s'] * 1e3:.1f} ms",
+        f"  link: {'connected' if link['connected'] else 'DISCONNECTED'}, sent {s['packets_sent']}, accepted "
+        f"{link['accepted']}, rejected {sum(link['rejected'].values())}; safety flags "
+        f"{s['safety'] or 'none'}, holds {s['safety_holds']}",
+        f"  wrote {s['out_dir']}/ ({', '.join(Path(f).name for f in s['files'])})",
+    ]
+    return "\n".join(lines)
+
+
 def plot_paths(path: Path, a: dict, corners: np.ndarray, summary: dict) -> Path:
     import matplotlib
 
@@ -247,10 +512,14 @@ def main(argv: Optional[list] = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--robot", default="fr3")
     ap.add_argument("--out", type=Path, default=None, help="output directory (default runs/<timestamp>)")
-    ap.add_argument("--port", type=int, default=0,
+    ap.add_argument("--port", type=port_arg, default=0,
                     help="UDP port of the receiver (default 0: any free port, so parallel runs never "
                          "collide; the sender is in this process)")
     ap.add_argument("--solver", choices=["mink", "dls"], default=None, help="override teleop.ik.solver")
+    ap.add_argument("--output", choices=["cartesian", "joint"], default=None,
+                    help="override teleop.output (cartesian: the interaction stack; joint: IK -> joint impedance)")
+    ap.add_argument("--engine", choices=["rt", "python"], default=None, help="override interaction.engine")
+    ap.add_argument("--no-jitter", action="store_true", help="reference link without the lognormal delays")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer live (needs a display)")
@@ -263,7 +532,10 @@ def main(argv: Optional[list] = None) -> int:
         print(f"hri teleop-demo: the C++ core is not installed ({exc}); build it with "
               "`make venv` (pip install -e cpp)", file=sys.stderr)
         return 2
-    overrides = list(args.set) + ([f"teleop.ik.solver={args.solver}"] if args.solver else [])
+    overrides = list(args.set) + ([f"teleop.ik.solver={args.solver}"] if args.solver else []) \
+        + ([f"teleop.output={args.output}"] if args.output else []) \
+        + ([f"interaction.engine={args.engine}"] if args.engine else []) \
+        + (["teleop.scenario.jitter=false"] if args.no_jitter else [])
     try:
         cfg = load_robot_config(args.robot, overrides=overrides)
     except ConfigError as exc:
@@ -272,7 +544,9 @@ def main(argv: Optional[list] = None) -> int:
     out = args.out or Path("runs") / _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out.mkdir(parents=True, exist_ok=True)
     handlers = _setup_logging(out / "teleop.log", verbose=args.verbose)
-    print(f"hri teleop-demo: {args.robot}, scripted VR operator over UDP -> clutch -> IK -> MuJoCo "
+    chain = ("clutch -> 1 kHz interaction (torque)" if cfg["teleop"]["output"] == "cartesian"
+             else "clutch -> IK -> joint impedance")
+    print(f"hri teleop-demo: {args.robot}, scripted VR operator over UDP -> {chain} -> MuJoCo "
           f"(log: {out / 'teleop.log'})", flush=True)
     try:
         return _run(args, cfg, out)
@@ -284,8 +558,12 @@ def main(argv: Optional[list] = None) -> int:
 
 def _run(args, cfg: dict, out: Path) -> int:
     try:
-        summary = run_demo(cfg, out, port=args.port, plot=not args.no_plot,
-                           progress=not args.quiet and sys.stderr.isatty(), viewer=args.viewer)
+        if cfg["teleop"]["output"] == "cartesian":
+            summary = run_stack_demo(cfg, out, port=args.port, plot=not args.no_plot,
+                                     progress=not args.quiet and sys.stderr.isatty())
+        else:
+            summary = run_demo(cfg, out, port=args.port, plot=not args.no_plot,
+                               progress=not args.quiet and sys.stderr.isatty(), viewer=args.viewer)
     except OSError as exc:
         print(f"hri teleop-demo: {exc} (UDP {cfg['teleop']['vr']['bind_address']}:"
               f"{cfg['teleop']['vr']['port'] if args.port is None else args.port}; try --port 0)",
@@ -298,5 +576,5 @@ def _run(args, cfg: dict, out: Path) -> int:
             print(f"hri teleop-demo: {exc}", file=sys.stderr)
             return 2
         raise
-    print(format_summary(summary))
+    print(format_stack_summary(summary) if summary.get("output") == "cartesian" else format_summary(summary))
     return 0

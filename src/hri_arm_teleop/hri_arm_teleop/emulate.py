@@ -15,6 +15,7 @@ from typing import Optional
 
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.core.scenario import SquareScenario
+from hri_runtime.errors import port as port_arg, positive_float
 
 
 class ScriptedOperator:
@@ -61,9 +62,9 @@ def main(argv: Optional[list] = None) -> int:
     ap = argparse.ArgumentParser(prog="hri arm-emulate", description=__doc__)
     ap.add_argument("--robot", default="fr3")
     ap.add_argument("--host", default=None, help="receiver address (default: teleop.vr.bind_address)")
-    ap.add_argument("--port", type=int, default=None, help="receiver port (default: teleop.vr.port)")
+    ap.add_argument("--port", type=port_arg, default=None, help="receiver port (default: teleop.vr.port)")
     ap.add_argument("--scenario", default="square", choices=["square"])
-    ap.add_argument("--seconds", type=float, default=None, help="stop after this long (default: the scenario)")
+    ap.add_argument("--seconds", type=positive_float, default=None, help="stop after this long (default: the scenario)")
     args = ap.parse_args(argv)
     try:
         cfg = load_robot_config(args.robot)

@@ -32,7 +32,7 @@ class SimClock:
 
 def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = None,
                    q_min=None, q_max=None) -> ArmTeleopPipeline:
-    """The configured chain (IK on its own model copy, safety hooks) around any RobotInterface."""
+    """The joint-output chain (IK on its own model copy, safety hooks) around any RobotInterface."""
     from hri_runtime.config import arm_limits
     from hri_sim.models import load_arm
 
@@ -45,10 +45,12 @@ def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = N
                  kinematics_ik=cfg["kinematics"]["ik"])
     loop = cfg["teleop"]["loop"]
     gate = SafetyGate(cfg, ik.fk, loop["controller_decimation"] / loop["base_rate_hz"])
-    return ArmTeleopPipeline(cfg, robot, ik, clock, safety=gate, logger=logger)
+    return ArmTeleopPipeline(cfg, robot, ik, clock, safety=gate, logger=logger, output="joint")
 
 
 def build_sim_pipeline(cfg: dict, logger: Optional[logging.Logger] = None):
+    """The joint output (IK -> joint impedance on the MuJoCo arm); the cartesian stack is
+    ``hri_arm_teleop.stack.build_stack``."""
     loop = cfg["teleop"]["loop"]
     controller_period = loop["controller_decimation"] / loop["base_rate_hz"]
     robot = MujocoRobot.from_config(cfg, interpolation_s=controller_period)

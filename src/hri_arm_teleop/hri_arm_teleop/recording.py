@@ -2,7 +2,7 @@
 API of the workspace; Foxglove / PlotJuggler / ``ros2 bag`` read it): ``/teleop/target_pose`` and
 ``/ee_pose`` (geometry_msgs/PoseStamped),
 ``/joint_states`` (sensor_msgs/JointState, measured), ``/joint_command`` (sensor_msgs/JointState,
-q_des) and ``/teleop/mode`` (std_msgs/String: TRACK, HOLD, SAFETY_HOLD, on change)."""
+q_des) and ``/teleop/mode`` (hri_interfaces/TeleopMode: TRACK, HOLD, SAFETY_HOLD, STOP, on change)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +13,7 @@ from hri_runtime import msgs
 from hri_runtime.geometry import pose_stamped_from_parts, time_from_seconds
 from hri_runtime.recording import McapWriter
 
-_MODES = {1.0: "TRACK", 0.0: "HOLD", -1.0: "SAFETY_HOLD"}
+_MODES = {1.0: "TRACK", 0.0: "HOLD", -1.0: "SAFETY_HOLD", -2.0: "STOP"}
 
 
 def write_mcap(path: Path, trace, cfg: dict) -> Path:
@@ -43,6 +43,6 @@ def write_mcap(path: Path, trace, cfg: dict) -> Path:
             w.write("/joint_command", js(t, a["q_des"][i]), t_s=t)
             mode = _MODES.get(float(a["mode"][i]), "HOLD")
             if mode != last_mode:
-                w.write("/teleop/mode", msgs.new("std_msgs/msg/String", data=mode), t_s=t)
+                w.write("/teleop/mode", msgs.new("hri_interfaces/msg/TeleopMode", mode=mode, stamp=time_from_seconds(t)), t_s=t)
                 last_mode = mode
     return path

@@ -11,6 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from hri_runtime.errors import positive_float
+
 
 def _cfg(robot: str):
     from hri_runtime.config import ConfigError, load_robot_config
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--robot", default="tino")
     d = sub.add_parser("demo", help="simulated Tino runs a sequence; writes MCAP, npz, PNG")
     d.add_argument("--sequence", default="1,2,3r,2,3l,3", help="states; r/l suffix = right/left (default %(default)s)")
-    d.add_argument("--gap-s", type=float, default=2.5, help="simulated seconds between commands")
+    d.add_argument("--gap-s", type=positive_float, default=2.5, help="simulated seconds between commands")
     d.add_argument("--out", default="runs/atomic", help="output directory")
     d.add_argument("--robot", default="tino")
     d.add_argument("--chain", choices=("vr", "lockstep"), default="vr",

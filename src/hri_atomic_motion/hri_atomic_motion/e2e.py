@@ -8,13 +8,13 @@ Used by ``hri atomic demo`` (the README's ``make run``) and ``tests/atomic/test_
 """
 from __future__ import annotations
 
-import json
 import select
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from hri_runtime import msgs
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 
@@ -57,14 +57,14 @@ class Headset:
 
 
 class StateWatch(Node):
-    """Records atomic_state JSON and /diagnostics; optionally writes the plot topics to MCAP
+    """Records atomic_state (as dicts) and /diagnostics; optionally writes the plot topics to MCAP
     (``hri_runtime.recording.McapWriter``, simulated time) so ``hri atomic plot`` reads it."""
 
     def __init__(self, topics: dict, writer=None, **kw):
         super().__init__("atomic_e2e_watch", **kw)
         self.states, self.diags, self.writer = [], [], writer
         self.reset_pub = self.create_publisher("std_msgs/msg/Bool", topics["reset"], qos=10)
-        self.create_subscription("std_msgs/msg/String", topics["atomic_state"], self._state, qos=10000)
+        self.create_subscription("hri_interfaces/msg/AtomicState", topics["atomic_state"], self._state, qos=10000)
         self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", self.diags.append, qos=100)
         if writer is not None:
             for key, typ in (("leg_state", "sensor_msgs/msg/JointState"), ("leg_rpm", "std_msgs/msg/Float64"),
@@ -76,7 +76,7 @@ class StateWatch(Node):
         return lambda m: self.writer.write(topic, m, t_s=self.get_clock().now_s())
 
     def _state(self, m) -> None:
-        self.states.append(json.loads(m.data))
+        self.states.append(msgs.to_dict(m))
         if self.writer is not None:
             self.writer.write(self._topic_state, m, t_s=self.get_clock().now_s())
 
@@ -98,6 +98,7 @@ class Chain:
     sim: Node
     atomic: Node
     watch: StateWatch
+    supervisor: Optional[Node] = None
     extra: list = field(default_factory=list)
 
     @property
@@ -113,26 +114,29 @@ class Chain:
         return hs
 
     def close(self) -> None:
-        for n in (self.vr, self.sim, self.atomic, self.watch):
-            n.destroy_node()
+        for n in (self.vr, self.sim, self.atomic, self.watch, self.supervisor):
+            if n is not None:
+                n.destroy_node()
         for x in self.extra:
             x.close()
 
 
 def build(cfg: dict, writer=None, start_time_s: float = 0.0) -> Chain:
-    """The three nodes of launch/tino.launch.yaml + a watcher on one InprocContext. vr_interface
-    listens on an ephemeral loopback port (``chain.vr.port``)."""
+    """The nodes of launch/tino.launch.yaml (with the stop supervisor) + a watcher on one
+    InprocContext. vr_interface listens on an ephemeral loopback port (``chain.vr.port``)."""
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
     from hri_sim.tino_node import TinoSimNode
 
     from hri_atomic_motion.nodes.atomic_node import AtomicNode
 
     ctx = InprocContext(start_time_s=start_time_s)
+    sup = StopSupervisorNode(cfg=cfg, context=ctx)
     vr = VrInterfaceNode(context=ctx, parameters={"port": 0, "bind_address": "127.0.0.1"})
     sim = TinoSimNode(cfg=cfg, context=ctx)
     at = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
     watch = StateWatch(cfg["atomic"]["topics"], writer=writer, context=ctx)
-    return Chain(cfg, ctx, vr, sim, at, watch)
+    return Chain(cfg, ctx, vr, sim, at, watch, supervisor=sup)
 
 
 def run_sequence(cfg: dict, sequence: list[tuple[int, int]], gap_s: float, mcap: Optional[Path] = None,

@@ -6,14 +6,13 @@ run plots the same way):
 * ``leg_state``  sensor_msgs/JointState  name [leg], position [ticks], velocity [measured motor RPM]
 * ``leg_rpm``    std_msgs/Float64        commanded motor RPM (after the asymmetry scaling)
 * ``cmd_vel``    geometry_msgs/Twist     base twist
-* ``atomic_state`` std_msgs/String       JSON ``{"state": s, "locked": b, "fault": f}``
+* ``atomic_state`` hri_interfaces/AtomicState  state, locked, fault (``fault`` when one is latched)
 
 Written and read with ``hri_runtime.recording`` (``McapWriter`` / ``McapReader``), the same format as
 ``hri record``; ``read_mcap`` therefore also reads a live recording (``hri record`` of a launch).
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Mapping
@@ -23,7 +22,7 @@ from hri_runtime import msgs
 from hri_runtime.recording import McapReader, McapWriter
 
 TYPES = {"leg_state": "sensor_msgs/msg/JointState", "leg_rpm": "std_msgs/msg/Float64",
-         "cmd_vel": "geometry_msgs/msg/Twist", "atomic_state": "std_msgs/msg/String"}
+         "cmd_vel": "geometry_msgs/msg/Twist", "atomic_state": "hri_interfaces/msg/AtomicState"}
 SERIES = ("state", "ticks", "rpm_meas", "rpm_cmd", "linear_m_s", "angular_rad_s")
 
 
@@ -53,8 +52,9 @@ def write_mcap(path: str | Path, tl: Mapping[str, np.ndarray], topics: Mapping[s
                 angular=msgs.new("geometry_msgs/msg/Vector3", z=float(tl["angular_rad_s"][i]))), t_s=t)
             st = (int(tl["state"][i]), bool(tl["locked"][i]), bool(tl["fault"][i]))
             if st != last:
-                w.write(topics["atomic_state"], msgs.new("std_msgs/msg/String", data=json.dumps(
-                    {"state": st[0], "locked": st[1], "fault": st[2]})), t_s=t)
+                w.write(topics["atomic_state"], msgs.new(
+                    TYPES["atomic_state"], stamp=_stamp(t), state=st[0], locked=st[1],
+                    fault="fault" if st[2] else ""), t_s=t)
                 last = st
     return path
 
@@ -82,7 +82,7 @@ def read_mcap(path: str | Path, topics: Mapping[str, str]) -> dict[str, np.ndarr
                 series["linear_m_s"].append((t, float(msg.linear.x)))
                 series["angular_rad_s"].append((t, float(msg.angular.z)))
             else:
-                series["state"].append((t, float(json.loads(msg.data)["state"])))
+                series["state"].append((t, float(msg.state)))
         except (ValueError, KeyError, TypeError, IndexError, msgs.DecodeError):
             continue
     return {k: np.array(v, dtype=float).reshape(-1, 2) for k, v in series.items()}

@@ -14,6 +14,8 @@ import argparse
 import logging
 import sys
 
+from hri_runtime import errors
+
 from .core.protocol import ConsoleParams, StartupRefused, check_bind
 
 _log = logging.getLogger("hri_console")
@@ -36,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="hri console", description=__doc__.split("\n\n")[0])
     p.add_argument("--robot", default="fr3")
     p.add_argument("--host", default=None, help="override console.bind_host")
-    p.add_argument("--port", type=int, default=None, help="override console.port")
+    p.add_argument("--port", type=errors.port, default=None, help="override console.port")
     p.add_argument("--check", action="store_true", help="validate the bind/token and exit")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")

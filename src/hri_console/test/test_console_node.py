@@ -29,7 +29,7 @@ class Probe(Node):
         super().__init__("probe", **kw)
         tt, it = cfg["teleop"]["topics"], cfg["interaction"]["topics"]
         self.got = {"stop": [], "reset": [], "mode": [], "gains": []}
-        self.create_subscription("std_msgs/msg/Bool", cfg["pulse"]["topics"]["safe_stop"], self.got["stop"].append)
+        self.create_subscription("hri_interfaces/msg/StopRequest", "/safety/stop_request", self.got["stop"].append)
         self.create_subscription("std_msgs/msg/Bool", cfg["atomic"]["topics"]["reset"], self.got["reset"].append)
         self.create_subscription("std_msgs/msg/String", it["mode"], self.got["mode"].append)
         self.create_subscription("std_msgs/msg/Float64MultiArray", it["gains"], self.got["gains"].append)
@@ -37,8 +37,9 @@ class Probe(Node):
         self.js = self.create_publisher("sensor_msgs/msg/JointState", tt["joint_states"])
         self.sp = self.create_publisher("sensor_msgs/msg/JointState", cfg["console"]["topics"]["joint_setpoints"])
         self.ee = self.create_publisher("geometry_msgs/msg/PoseStamped", tt["ee_pose"])
-        self.mode = self.create_publisher("std_msgs/msg/String", tt["mode"])
-        self.istate = self.create_publisher("std_msgs/msg/String", it["state"])
+        self.mode = self.create_publisher("hri_interfaces/msg/TeleopMode", tt["mode"])
+        self.istate = self.create_publisher("hri_interfaces/msg/InteractionState", it["state"])
+        self.astate = self.create_publisher("hri_interfaces/msg/AtomicState", cfg["atomic"]["topics"]["atomic_state"])
 
 
 def diag(name, level, message, **values):
@@ -68,8 +69,10 @@ def test_topics_fill_the_snapshot_and_bad_samples_are_dropped(env, cfg):
     probe.ee.publish(msgs.new("geometry_msgs/msg/PoseStamped", pose=msgs.new(
         "geometry_msgs/msg/Pose", position=msgs.new("geometry_msgs/msg/Point", x=0.3, y=0.0, z=0.5),
         orientation=msgs.new("geometry_msgs/msg/Quaternion", x=1.0, y=0.0, z=0.0, w=0.0))))
-    probe.mode.publish(msgs.new("std_msgs/msg/String", data="TRACK"))
-    probe.istate.publish(msgs.new("std_msgs/msg/String", data=json.dumps({"mode": "impedance"})))
+    probe.mode.publish(msgs.new("hri_interfaces/msg/TeleopMode", mode="TRACK"))
+    probe.istate.publish(msgs.new("hri_interfaces/msg/InteractionState", mode="impedance", flags=["hold"], energy_j=1.5,
+                                  rejected=[msgs.new("hri_interfaces/msg/Count", name="non_finite", count=2)]))
+    probe.astate.publish(msgs.new("hri_interfaces/msg/AtomicState", state=3, locked=True, fault="link_safe_stop"))
     ctx.spin_for(0.1)
     s = node.snapshot()
     row = s["health"]["hri_pulse: vr link"]
@@ -79,15 +82,18 @@ def test_topics_fill_the_snapshot_and_bad_samples_are_dropped(env, cfg):
     # joint 4 of the FR3: [-174.3, -8.7] deg, home -135 deg -> 39.3 deg to the lower limit
     assert j4["margin_rad"] == pytest.approx(math.radians(39.3))
     assert s["robot"]["ee_pose"]["position_m"] == [0.3, 0.0, 0.5]
-    assert s["robot"]["teleop_mode"] == "TRACK" and s["robot"]["interaction"] == {"mode": "impedance"}
+    assert s["robot"]["teleop_mode"] == "TRACK"
+    it = s["robot"]["interaction"]
+    assert (it["mode"], it["flags"], it["energy_j"], it["rejected"]) == ("impedance", ["hold"], 1.5, {"non_finite": 2})
+    at = s["robot"]["atomic"]
+    assert (at["state"], at["locked"], at["fault"]) == (3, True, "link_safe_stop")
     # bad samples: counted per cause, never shown
     probe.js.publish(js(names[:2], [0.0]))
     probe.js.publish(js(names, [math.nan] * 7))
-    probe.istate.publish(msgs.new("std_msgs/msg/String", data="{not json"))
     ctx.spin_for(0.1)
     s = node.snapshot()
     assert s["robot"]["joints"][3]["position_rad"] == pytest.approx(math.radians(-135.0))
-    assert s["dropped"] == {"length_mismatch": 1, "non_finite": 1, "bad_json": 1}
+    assert s["dropped"] == {"length_mismatch": 1, "non_finite": 1}
     assert node.rejected_count("joint_states") == 2
     # a health row that is not refreshed goes STALE after console.state.health_stale_s
     ctx.spin_for(cfg["console"]["state"]["health_stale_s"] + 0.1)
@@ -115,13 +121,26 @@ def test_safe_stop_is_published_from_the_receive_thread_without_the_executor(env
     # already on the wire before the executor ran anything: the subscriber's queue holds it
     assert node.pub_stop.published == 1 and probe.got["stop"] == []
     assert ctx.spin_once()
-    assert [m.data for m in probe.got["stop"]] == [True]
-    assert replies[0]["type"] == "ack" and replies[0]["result"]["topic"] == "/link/safe_stop"
+    assert [m.source for m in probe.got["stop"]] == ["console"]
+    res = replies[0]["result"]
+    assert replies[0]["type"] == "ack" and res["topic"] == "/safety/stop_request" and res["subscribers"] == 1
     assert node.snapshot()["robot"]["safe_stop"] is True
+    r = node.handle('{"type":"release_stop"}')          # no stop supervisor: refused, one sentence
+    assert r["type"] == "reject" and "stop supervisor" in r["reason"]
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
+    sup = StopSupervisorNode(cfg=node.cfg, context=ctx)
+    node.handle('{"type":"safe_stop"}')
+    ctx.spin_for(0.01)
+    assert sup.latch.sources == ["console"] and node.snapshot()["system_stop"]["stopped"]
+    r = node.handle('{"type":"release_stop"}')          # the click's request is still fresh: refused
+    assert r["type"] == "reject" and "console still requested" in r["reason"]
+    ctx.spin_for(0.5)
     r = node.handle('{"type":"release_stop"}')
     ctx.spin_for(0.01)
-    assert r["type"] == "ack" and [m.data for m in probe.got["stop"]] == [True, False]
-    assert [m.data for m in probe.got["reset"]] == [True]
+    assert r["type"] == "ack" and "cleared console" in r["result"]["message"]
+    assert [m.data for m in probe.got["reset"]] == [True] and r["result"]["subscribers"] == 1
+    assert not sup.latch.stopped and node.snapshot()["robot"]["safe_stop"] is False
 
 
 def test_mode_and_gains_go_to_the_interaction_topics_and_bad_ones_never_do(env):
@@ -287,6 +306,6 @@ def test_safe_stop_is_not_queued_behind_a_pending_pid_service_call(cfg, tmp_path
                 if m["type"] != "state":
                     replies.append(m)
             assert replies[1]["id"] == 1 and replies[1]["type"] == "ack", replies[1]
-        assert [m.data for m in probe.got["stop"]] == [True]
+        assert [m.source for m in probe.got["stop"]] == ["console"]
     finally:
         node.destroy_node()

@@ -138,3 +138,158 @@ def test_page_opened_with_token_sets_a_cookie_that_authorizes_its_subrequests():
             assert recv_reply(ws)["ok"] is True
     finally:
         srv.stop()
+
+
+# ---------------------------------------------------------------- Host / Origin allow-lists
+def _raw_get(port, host, origin=None, path="/"):
+    """A raw HTTP/1.1 request (no client library deciding the headers for us)."""
+    import socket
+
+    lines = [f"GET {path} HTTP/1.1", f"Host: {host}", "Connection: close"]
+    if origin is not None:
+        lines.append(f"Origin: {origin}")
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        data = b""
+        while b"\r\n\r\n" not in data and (chunk := s.recv(65536)):
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int(next((ln.split(b":", 1)[1] for ln in head.split(b"\r\n")
+                           if ln.lower().startswith(b"content-length:")), b"0"))
+        while len(body) < length and (chunk := s.recv(65536)):
+            body += chunk
+    return int(head.split(b" ", 2)[1]), head + b"\r\n\r\n" + body
+
+
+def test_foreign_host_and_origin_get_403_own_origin_works():
+    """The issue's attack: with the default loopback/no-token config, a page from
+    http://evil.example drove the WebSocket and Host: evil.example got the page (DNS rebinding)."""
+    srv, port, calls, stops, _ = make()
+    try:
+        assert _raw_get(port, f"127.0.0.1:{port}")[0] == 200
+        assert _raw_get(port, f"localhost:{port}")[0] == 200
+        assert _raw_get(port, f"[::1]:{port}")[0] == 200
+        assert _raw_get(port, f"evil.example:{port}")[0] == 403
+        assert _raw_get(port, "evil.example")[0] == 403
+        assert _raw_get(port, f"127.0.0.1:{port}", origin="http://evil.example")[0] == 403
+        assert _raw_get(port, f"127.0.0.1:{port}", origin=f"http://127.0.0.1:{port}")[0] == 200
+        for origin in ("http://evil.example", f"http://evil.example:{port}", "null",
+                       f"http://127.0.0.1:{port + 1}", f"file://127.0.0.1:{port}"):
+            with pytest.raises(InvalidStatus) as exc:
+                connect(f"ws://127.0.0.1:{port}/ws", origin=origin, open_timeout=10)
+            assert exc.value.response.status_code == 403
+        with pytest.raises(InvalidStatus):
+            connect(f"ws://127.0.0.1:{port}/ws", additional_headers={"Host": f"evil.example:{port}"},
+                    open_timeout=10)
+        assert calls == [] and stops == []
+        assert srv.refused_by["origin"] == 6 and srv.refused_by["host"] == 3
+        for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}", None):   # own page, a script
+            with connect(f"ws://127.0.0.1:{port}/ws", origin=origin, open_timeout=10) as ws:
+                ws.send(json.dumps({"type": "safe_stop", "id": 1}))
+                assert recv_reply(ws)["ok"] is True
+        assert stops == [1, 1, 1]
+    finally:
+        srv.stop()
+
+
+def test_configured_host_and_origin_are_accepted():
+    params = console_params(bind_host="127.0.0.1", port=0, allowed_hosts=("console.lab",),
+                            allowed_origins=("https://ops.lab",))
+    srv = ConsoleServer(params, CommandGate(params, dispatch=lambda c: None))
+    port = srv.start()
+    try:
+        assert _raw_get(port, "console.lab:8443")[0] == 200
+        assert _raw_get(port, "other.lab")[0] == 403
+        with connect(f"ws://127.0.0.1:{port}/ws", origin="https://ops.lab", open_timeout=10) as ws:
+            ws.send(json.dumps({"type": "ping", "id": 1}))
+            assert recv_reply(ws)["ok"] is True
+        with pytest.raises(InvalidStatus):
+            connect(f"ws://127.0.0.1:{port}/ws", origin="https://other.lab", open_timeout=10)
+    finally:
+        srv.stop()
+
+
+# ---------------------------------------------------------------- robustness of the broadcast
+def test_a_frame_that_fails_is_counted_and_the_server_keeps_serving():
+    """The issue's kill: a snapshot that cannot be encoded (here: it raises, and one nested 600
+    deep) must never end the broadcast; SAFE STOP keeps working."""
+    n = {"i": 0}
+
+    def snapshot():
+        n["i"] += 1
+        if n["i"] % 2:
+            raise RecursionError("maximum recursion depth exceeded")
+        deep = cur = {}
+        for _ in range(600):
+            cur["x"] = {}
+            cur = cur["x"]
+        return {"interaction": deep}
+
+    params = console_params(bind_host="127.0.0.1", port=0, state_rate_hz=50.0)
+    stops = []
+    srv = ConsoleServer(params, CommandGate(params, dispatch=lambda c: None, on_safe_stop=lambda: stops.append(1)),
+                        snapshot=snapshot)
+    port = srv.start()
+    try:
+        with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            states = []
+            while len(states) < 3:
+                m = json.loads(ws.recv(timeout=10))
+                if m["type"] == "state":
+                    states.append(m)
+            assert srv.frame_errors >= 2 and srv.frame_cuts >= 1
+            ws.send(json.dumps({"type": "safe_stop", "id": 5}))
+            assert recv_reply(ws)["ok"] is True and stops == [1]
+        assert states[-1]["server"]["frame_errors"] >= 1
+    finally:
+        srv.stop()
+
+
+def _raw_ws_that_never_reads(port):
+    """A WebSocket client that completes the handshake and then never reads (tiny receive
+    buffer), the issue's 'one client that never reads'."""
+    import base64
+    import os
+    import socket
+
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    s.connect(("127.0.0.1", port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += s.recv(1)
+    assert head.startswith(b"HTTP/1.1 101")
+    return s
+
+
+def test_a_client_that_never_reads_delays_no_other_client():
+    """Client A never reads; client B keeps receiving every frame in order and its SAFE STOP is
+    acknowledged; A's queue drops its oldest frames and A is disconnected after
+    slow_client_timeout_s. Frames are made large (~200 kB) so A's socket fills at once."""
+    big = {"blob": ["y" * 1000] * 200}
+    params = console_params(bind_host="127.0.0.1", port=0, state_rate_hz=50.0, send_queue_frames=2,
+                            slow_client_timeout_s=1.0)
+    params = dataclasses.replace(params, forward=dataclasses.replace(params.forward, max_items=1000))
+    stops = []
+    srv = ConsoleServer(params, CommandGate(params, dispatch=lambda c: None, on_safe_stop=lambda: stops.append(1)),
+                        snapshot=lambda: big)
+    port = srv.start()
+    slow = _raw_ws_that_never_reads(port)
+    try:
+        with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10, max_size=None) as fast:
+            seqs = []
+            while srv.slow_disconnects == 0 or len(seqs) < 20:
+                m = json.loads(fast.recv(timeout=10))
+                if m["type"] == "state":
+                    seqs.append(m["seq"])
+                assert len(seqs) < 5000, "the slow client was never disconnected"
+            fast.send(json.dumps({"type": "safe_stop", "id": 3}))
+            assert recv_reply(fast)["ok"] is True and stops == [1]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))   # B lost no frame
+        assert srv.dropped_frames > 0 and srv.slow_disconnects == 1
+    finally:
+        slow.close()
+        srv.stop()

@@ -1,7 +1,7 @@
-"""Lockstep MuJoCo harness: the FR3 with torque motors, one controller tick per physics step.
+"""Lockstep MuJoCo harness: an arm with torque motors, one controller tick per physics step.
 
-- model: ``hri_sim.models.load_fr3(actuation="torque", add_ft_sensor=True)`` with the physics step
-  = 1 / ``interaction.rate_hz`` (1 ms);
+- model: ``hri_sim.models.load_arm(robot, actuation="torque")`` (fr3, ur5e, iiwa14; the FR3 with
+  a flange F/T sensor pair) with the physics step = 1 / ``interaction.rate_hz`` (1 ms);
 - state for the controller (frames as in :mod:`hri_interaction.core.controller`):
   world_T_ee of the site, J_b = [Rᵀ J_ω; Rᵀ J_v] (from ``mj_jacSite``, world-aligned at the site),
   V_b = J_b q̇, g(q) = ``mj_rne`` at q̇ = 0, c = ``qfrc_bias`` − g;
@@ -19,23 +19,35 @@ import numpy as np
 from hri_interaction.core.controller import ArmState, InteractionController, InteractionParams
 
 
-class Fr3Sim:
-    def __init__(self, rate_hz: float, q0_rad: Sequence[float], ee_site: str = "attachment_site",
-                 joint_names: Optional[Sequence[str]] = None):
+class ArmTorqueSim:
+    """Any configured arm (``hri_sim.models.load_arm``: fr3, ur5e, iiwa14) with torque motors,
+    physics step = 1 / ``rate_hz``; the robot's read/write interface for the 1 kHz loop:
+    ``state()`` reads, ``step(tau)`` writes one torque command and advances one step."""
+
+    def __init__(self, robot: str, rate_hz: float, q0_rad: Sequence[float],
+                 ee_site: str = "attachment_site", joint_names: Optional[Sequence[str]] = None):
         import mujoco
-        from hri_sim.models import FR3_ARM_JOINTS, load_fr3
+        from hri_sim.models import FR3_ARM_JOINTS, load_arm
 
         self.mj = mujoco
-        self.model = load_fr3(actuation="torque", add_ft_sensor=True, timestep_s=1.0 / rate_hz)
+        self.robot = robot
+        kw = {"add_ft_sensor": True} if robot == "fr3" else {}
+        self.model = load_arm(robot, actuation="torque", timestep_s=1.0 / rate_hz, **kw)
         self.data = mujoco.MjData(self.model)
         names = tuple(joint_names or FR3_ARM_JOINTS)
         jids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
+        if min(jids) < 0:
+            raise ValueError(f"joints not in the {robot} model: "
+                             f"{[n for n, j in zip(names, jids) if j < 0]}")
         self.qadr = np.array([self.model.jnt_qposadr[j] for j in jids])
         self.vadr = np.array([self.model.jnt_dofadr[j] for j in jids])
-        self.aadr = np.array([mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_ACTUATOR, n) for n in names])
+        aids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_ACTUATOR, n) for n in names]
+        if min(aids) < 0:   # actuators named after their joints (FR3); else by transmission
+            aids = [int(np.flatnonzero(self.model.actuator_trnid[:, 0] == j)[0]) for j in jids]
+        self.aadr = np.array(aids)
         self.site = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, ee_site)
         if self.site < 0:
-            raise ValueError(f"site {ee_site!r} not in the FR3 model")
+            raise ValueError(f"site {ee_site!r} not in the {robot} model")
         self.body = int(self.model.site_bodyid[self.site])
         self.n = len(names)
         self.data.qpos[self.qadr] = np.asarray(q0_rad, float)
@@ -91,6 +103,14 @@ class Fr3Sim:
         d.xfrc_applied[self.body, 3:] = self.applied_torque_world + np.cross(r, self.applied_force_world)
         d.ctrl[self.aadr] = tau
         self.mj.mj_step(self.model, d)
+
+
+class Fr3Sim(ArmTorqueSim):
+    """The FR3 (with the flange F/T sensor pair)."""
+
+    def __init__(self, rate_hz: float, q0_rad: Sequence[float], ee_site: str = "attachment_site",
+                 joint_names: Optional[Sequence[str]] = None):
+        super().__init__("fr3", rate_hz, q0_rad, ee_site, joint_names)
 
 
 class LockstepLoop:

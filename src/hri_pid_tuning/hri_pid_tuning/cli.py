@@ -1,4 +1,5 @@
-"""``hri tune``: relay-tune joints of a simulated robot, compare every heuristic, optionally
+"""``hri tune``: relay-tune joints of a robot running as a node (the simulated robot node and the
+tuning node over the in-process runtime, simulated time), compare every heuristic, optionally
 optimise, run the test motions and export a run folder; ``hri tune report RUN`` prints it.
 
     hri tune --robot humanoid_arm --setup s2 --joint elbow --heuristic pd_control --out runs/elbow
@@ -16,6 +17,7 @@ import math
 import sys
 from pathlib import Path
 
+from .core.services import iso_now
 from .report import ProgressBar, export_run, plot_heuristic_steps, report_text, write_json
 
 
@@ -48,28 +50,44 @@ def _report(argv: list[str]) -> int:
     return 0
 
 
+class _WarningsOnTheirOwnLine(logging.StreamHandler):
+    """Logging to stderr that first ends an open progress line."""
+
+    def emit(self, record):
+        ProgressBar.end_line(self.stream)
+        super().emit(record)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "report":
         return _report(argv[1:])
     a = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    handler = _WarningsOnTheirOwnLine(sys.stderr)
+    handler.setFormatter(logging.Formatter("warning: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     from hri_runtime.config import ConfigError
+    from hri_runtime.inproc import InprocContext
+    from hri_sim.nodes.joint_robot_node import JointRobotNode
 
-    from .core.heuristics import DISPLAY_NAMES
-    from .core.plant import simulate_closed_loop
-    from .core.metrics import evaluate_joint
-    from .session import TuningSession
+    from .nodes.tuning_node import PidTuningNode
+    from .session import load_pid_config
 
+    # the live path in one process: the robot node and the tuning node over the in-process
+    # runtime, in simulated time (the same nodes run on Zenoh/ROS 2 against a real robot)
     try:
-        s = TuningSession.create(a.robot, a.setup, overrides=a.set or None)
+        cfg = load_pid_config(a.robot, overrides=a.set or None)
+        if a.robot == "humanoid_arm" and a.setup not in cfg["pid_tuning"]["setups"]:
+            raise ValueError(f"unknown setup {a.setup!r}; known: {sorted(cfg['pid_tuning']['setups'])}")
+        ctx = InprocContext(raise_callback_errors=True)
+        JointRobotNode(robot=a.robot, setup=a.setup, cfg=cfg, context=ctx)
+        tuner = PidTuningNode(context=ctx, overrides=a.set or None,
+                              parameters={"robot": a.robot, "setup": a.setup, "live": True})
     except (ConfigError, ValueError, FileNotFoundError) as exc:
         print(f"hri tune: {exc}", file=sys.stderr)
         return 2
-    out = Path(a.out)
+    s = tuner.session
     pt = s.cfg["pid_tuning"]
-    show = pt["output"]["progress"] and not a.quiet
-    plots = pt["output"]["plots"] and not a.no_plots
     heuristic = a.heuristic or pt["heuristics"]["default"]
     if heuristic not in s.heuristics.names:
         print(f"hri tune: unknown heuristic {heuristic!r}; known: {', '.join(s.heuristics.names)}", file=sys.stderr)
@@ -80,21 +98,49 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"hri tune: unknown joint(s) {unknown}; {a.robot} has {s.plant.joint_names}", file=sys.stderr)
         return 2
-    tuning_json = {}
-    rc = 0
+    show = pt["output"]["progress"] and not a.quiet
+    bar = ProgressBar(enabled=show)
+
+    def progress(phase: str, joint: str, fraction: float, detail: str = "") -> None:
+        bar.label = f"{joint} {phase}".strip()
+        bar._last = -1 if bar._last >= 100 else bar._last
+        bar(fraction)
+
+    s.autotuner.reporter = progress
+    out = Path(a.out)
+    done: dict = {}
+    tuner.run_job("hri tune", lambda: _tune(s, joints, a, out, bar, show), lambda r, e: done.update(rc=r, exc=e))
+    ctx.spin_until(lambda: "rc" in done, timeout_s=1e7)
+    ProgressBar.end_line()
+    if done.get("exc") is not None:
+        print(f"hri tune: {done['exc']}", file=sys.stderr)
+        return 1
+    print(report_text(out))
+    return done["rc"]
+
+
+def _tune(s, joints, a, out: Path, bar: ProgressBar, show: bool) -> int:
+    """The whole flow on the live robot (runs as the tuning node's job): relay-tune each joint,
+    step-test every heuristic, optionally optimise; the test motions only when every relay passed."""
+    from .core.heuristics import DISPLAY_NAMES
+
+    pt = s.cfg["pid_tuning"]
+    plots = pt["output"]["plots"] and not a.no_plots
+    tuning_json, failed = {}, {}
     for j in joints:
-        data = s.autotuner.tune_single_joint(j, ProgressBar(f"relay {j}", enabled=show))
+        data = s.autotuner.tune_single_joint(j)
         entry = data.to_json()
         if not data.relay.ok:
-            print(f"hri tune: relay test on {j} failed ({data.relay.reason}); gains restored", file=sys.stderr)
-            tuning_json[j] = entry
-            rc = 1
+            failed[j] = data.reason
+            tuning_json[j] = {"relay": entry["relay"], "applied": None, "reason": data.reason,
+                              "gains": s.storage.local[j].to_dict()}
+            write_json(out / "tuning" / f"{j}.json", entry)
             continue
-        # step response of every heuristic (same step test), kept and comparable
+        # step response of every heuristic (same step test, on the robot), kept and comparable
         cf = s.cost_function(j)
         traces, metrics = {}, {}
-        bar = ProgressBar(f"heuristics {j}", enabled=show)
         for i, (name, g) in enumerate(data.heuristics.items()):
+            bar.label = f"{j} heuristics"
             cost = cf(g, name)
             traces[DISPLAY_NAMES.get(name, name)] = cf.last_trace
             ev = cf.trials[-1].evaluation
@@ -102,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             bar((i + 1) / len(data.heuristics))
         entry["heuristic_steps"] = metrics
         if a.optimise:
-            res, cf2 = s.optimise_joint(j, data, ProgressBar(f"optimiser {j}", enabled=show))
+            bar.label = f"{j} optimiser"
+            res, _ = s.optimise_joint(j, data, bar)
             s.storage.apply(j, res.gains)
             entry["optimiser"] = res.to_json()
             entry["applied"] = "optimiser"
@@ -111,13 +158,21 @@ def main(argv: list[str] | None = None) -> int:
         if plots:
             plot_heuristic_steps(j, traces, out / "tuning" / f"{j}_steps.png")
         write_json(out / "tuning" / f"{j}.json", entry)
-        tuning_json[j] = {"relay": entry["relay"], "applied": entry["applied"],
-                          "gains": s.storage.local[j].to_dict()}
+        tuning_json[j] = {"relay": entry["relay"], "applied": entry["applied"], "gains": s.storage.local[j].to_dict()}
+    if failed:
+        # no test motions after a failed relay: the run folder holds the tuning only
+        ProgressBar.end_line()
+        for j, why in failed.items():
+            print(f"hri tune: relay test on {j} failed: {why}; previous gains and posture restored",
+                  file=sys.stderr)
+        write_json(out / "run.json", {"createdTimestamp": iso_now(s.runner.clock), "configuration": s.storage.to_json(),
+                                      "evaluation": {}, "motions": [], "tuning": tuning_json})
+        return 1
     motions = [s.dance_motion()] + [s.step_motion(j) for j in joints]
-    run = s.runner.run_test(motions, pt["time_stretch"], ProgressBar("test run", enabled=show))
+    bar.label = "test motions"
+    run = s.runner.run_test(motions, pt["time_stretch"], bar)
     export_run(run, out, tuning_json, plots)
-    print(report_text(out))
-    return rc
+    return 0
 
 
 if __name__ == "__main__":

@@ -45,10 +45,20 @@ class ProgressBar:
             return
         self._last = pct
         n = pct * self.width // 100
-        self.stream.write(f"\r[{'#' * n}{'-' * (self.width - n)}] {pct:3d}% {self.label}")
+        self.stream.write(f"\r[{'#' * n}{'-' * (self.width - n)}] {pct:3d}% {self.label}"[:REPORT_WIDTH + 1])
+        ProgressBar.open_line = pct < 100
         if pct >= 100:
             self.stream.write("\n")
         self.stream.flush()
+
+    #: a progress line is open (no newline yet): a warning must start a new line first
+    open_line = False
+
+    @classmethod
+    def end_line(cls, stream: TextIO | None = None) -> None:
+        if cls.open_line:
+            (stream or sys.stderr).write("\n")
+            cls.open_line = False
 
 
 def _safe(name: str) -> str:
@@ -150,15 +160,19 @@ def plot_motion_error(m: MotionResult, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
-    for j, s in m.samples.items():
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, (j, s) in enumerate(m.samples.items()):
+        c = colours[k % len(colours)]          # one colour per joint in both panels
         t, d, y = s.arrays_deg()
-        ax[0].plot(t, d, "--", lw=0.8)
-        ax[0].plot(t, y, lw=1.2, label=j)
-        ax[1].plot(t, d - y, lw=1.0, label=j)
-    ax[0].set_ylabel("angle [deg] (dashed: set-point)")
-    ax[1].set_ylabel("signed error [deg]")
+        ax[0].plot(t, d, "--", lw=0.8, color=c)
+        ax[0].plot(t, y, lw=1.2, color=c, label=j)
+        ax[1].plot(t, d - y, lw=1.0, color=c, label=j)
+    ax[0].plot([], [], "k--", lw=0.8, label="set-point (dashed)")
+    ax[0].set_ylabel("angle [deg]")
+    ax[1].set_ylabel("signed error SP − PV [deg]")
     ax[1].set_xlabel("time [s]")
     ax[0].legend(fontsize=7, ncol=3)
+    ax[1].legend(fontsize=7, ncol=3)
     ax[0].set_title(f"{m.motion}: AvgAbsoluteError {m.evaluation.avg_absolute_error:.2f} deg")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -173,13 +187,19 @@ def plot_heuristic_steps(joint: str, traces: Mapping[str, Any], path: Path) -> N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .core.heuristics import DISPLAY_NAMES
+
     fig, ax = plt.subplots(figsize=(9, 5))
+    # a fixed colour per heuristic (the same in every joint's figure); the optimiser in black
+    palette = plt.get_cmap("tab10").colors
+    order = list(DISPLAY_NAMES.values())
     first = True
     for name, tr in traces.items():
         if first:
-            ax.plot(tr.t_s, tr.desired_deg, "k--", lw=1.0, label="set-point")
+            ax.plot(tr.t_s, tr.desired_deg, "--", color="0.5", lw=1.0, label="set-point")
             first = False
-        ax.plot(tr.t_s, tr.measured_deg, lw=1.1, label=name)
+        c = "k" if name == "Optimiser" else palette[order.index(name) % len(palette)] if name in order else None
+        ax.plot(tr.t_s, tr.measured_deg, lw=2.0 if name == "Optimiser" else 1.1, color=c, label=name)
     ax.set_xlabel("time [s]")
     ax.set_ylabel(f"{joint} [deg]")
     ax.set_title(f"step responses of every heuristic: {joint}")
@@ -218,22 +238,53 @@ def read_run(path: str | Path) -> dict[str, Any]:
     return {"run": run, "motions": motions}
 
 
+#: the printed table: (evaluation key, header, unit); every other metric is in the run folder
+REPORT_COLUMNS = (("AvgAbsoluteError", "abs err", "deg"), ("AvgSignedError", "signed err", "deg"),
+                  ("MaxOvershoot", "overshoot", "deg"), ("AvgSettlingTime5Degrees", "settle 5°", "s"),
+                  ("Avg50PercentResponseTime", "50% resp", "s"), ("Itae", "ITAE", "deg·s²"),
+                  ("OscillationCount", "oscill.", "count"))
+REPORT_WIDTH = 100
+
+
+def _cell(v: Any, w: int) -> str:
+    if isinstance(v, bool) or v is None:
+        return f"{'–':>{w}}"
+    if isinstance(v, int):
+        return f"{v:>{w}d}"
+    return f"{v:>{w}.2f}" if abs(v) < 1e5 else f"{v:>{w}.3g}"
+
+
 def report_text(path: str | Path) -> str:
+    """The run as text that fits ``REPORT_WIDTH`` columns: one row per motion and joint (units in
+    the second header line), then the tuning of each joint; failures on their own lines."""
     data = read_run(path)
-    keys = ("AvgAbsoluteError", "AvgSignedError", "MaxOvershoot", "AvgSettlingTime5Degrees",
-            "Avg50PercentResponseTime", "Itae", "OscillationCount")
-    lines = [f"run {path}  created {data['run'].get('createdTimestamp')}"]
-    head = f"{'motion/joint':28s}" + "".join(f"{k[:22]:>24s}" for k in keys)
-    lines.append(head)
+    name_w, w = 23, 11
+    lines = [f"run {path}", f"created {data['run'].get('createdTimestamp')}; every metric in run.json and <motion>/*.json"]
+    if data["motions"]:
+        lines.append(f"{'motion / joint':{name_w}s}" + "".join(f"{h:>{w}s}" for _, h, _ in REPORT_COLUMNS))
+        lines.append(f"{'':{name_w}s}" + "".join(f"{'[' + u + ']':>{w}s}" for _, _, u in REPORT_COLUMNS))
     for m, md in data["motions"].items():
         rows = [(m, md["evaluation"])] + [(f"  {j}", e) for j, e in md["joints"].items()]
         for name, e in rows:
-            lines.append(f"{name:28s}" + "".join(f"{fmt(e.get(k)) if not isinstance(e.get(k), int) else e.get(k):>24}" for k in keys))
-    ev = data["run"]["evaluation"]
-    lines.append(f"{'RUN':28s}" + "".join(f"{fmt(ev.get(k)) if not isinstance(ev.get(k), int) else ev.get(k):>24}" for k in keys))
+            lines.append(f"{name[:name_w - 1]:{name_w}s}" + "".join(_cell(e.get(k), w) for k, _, _ in REPORT_COLUMNS))
+    if data["motions"]:
+        ev = data["run"]["evaluation"]
+        lines.append(f"{'RUN (all motions)':{name_w}s}" + "".join(_cell(ev.get(k), w) for k, _, _ in REPORT_COLUMNS))
     tuning = data["run"].get("tuning") or {}
-    for j, t in tuning.items():
-        r = t.get("relay", {})
-        lines.append(f"tuning {j}: relay {r.get('reason')} Ku={fmt(r.get('ku'))} Tu={fmt(r.get('tu_s'), 4)} s "
-                     f"applied={t.get('applied')}")
+    if tuning:
+        lines.append("")
+        lines.append(f"{'tuning':14s}{'relay':>7s}{'Ku':>10s}{'Tu':>7s}{'amp':>6s}  {'applied':15s}"
+                     f"{'kp':>12s}{'ki':>13s}{'kd':>13s}")
+        lines.append(f"{'':14s}{'':>7s}{'[Nm/rad]':>10s}{'[s]':>7s}{'[deg]':>6s}  {'':15s}"
+                     f"{'[Nm/rad]':>12s}{'[Nm/(rad·s)]':>13s}{'[Nm·s/rad]':>13s}")
+        for j, t in tuning.items():
+            r = t.get("relay", {})
+            g = t.get("gains") or {}
+            lines.append(f"{j[:13]:14s}{'ok' if r.get('ok') else 'FAILED':>7s}{_cell(r.get('ku'), 10)}"
+                         f"{_cell(r.get('tu_s'), 7)}{_cell(r.get('amplitude_deg'), 6)}  {str(t.get('applied') or '–')[:14]:15s}"
+                         f"{_cell(g.get('kp'), 12)}{_cell(g.get('ki'), 13)}{_cell(g.get('kd'), 13)}")
+        for j, t in tuning.items():
+            reason = t.get("reason") or (t.get("relay", {}).get("detail") if not t.get("relay", {}).get("ok") else "")
+            if reason:
+                lines.append(f"warning: {j}: {reason}"[:REPORT_WIDTH])
     return "\n".join(lines)

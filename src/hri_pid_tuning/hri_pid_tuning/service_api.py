@@ -49,6 +49,7 @@ class PidTuningServer:
         self.session = session
         self.rejected: Counter[str] = Counter()
         self.served: Counter[str] = Counter()
+        self.reporter = None        # reporter(phase, joint, fraction, detail): the node's progress topic
 
     # --- helpers ---------------------------------------------------------------------------------
     @property
@@ -109,7 +110,8 @@ class PidTuningServer:
         motions = [s.step_motion(joint)] if joint else s.step_motions()
         if s.per_robot.get("dance") is not None and not joint:
             motions = [s.dance_motion()] + motions
-        run = s.runner.run_test(motions, s.cfg["pid_tuning"]["time_stretch"])
+        say = (lambda f: self.reporter("evaluate", joint, f, "")) if self.reporter else None
+        run = s.runner.run_test(motions, s.cfg["pid_tuning"]["time_stretch"], say)
         aborted = [m.motion for m in run.motions if m.aborted]
         result = {"configuration": run.configuration, "evaluation": run.evaluation.to_json(),
                   "motions": {m.motion: {"evaluation": m.evaluation.to_json(), "aborted": m.aborted,
@@ -138,7 +140,7 @@ class PidTuningServer:
             data = {j: auto.tune_single_joint(j) for j in joints}
         finally:
             auto.tuning_heuristic = old
-        failed = {j: d.relay.reason for j, d in data.items() if not d.relay.ok}
+        failed = {j: d.reason for j, d in data.items() if not d.relay.ok}
         result = {"tuning": {j: d.to_json() for j, d in data.items()},
                   "gains": {j: self.session.storage.local[j].to_dict() for j in joints}}
         if failed:

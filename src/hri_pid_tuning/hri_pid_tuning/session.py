@@ -18,6 +18,7 @@ from .core.metrics import EvaluationParams
 from .core.motion import DanceMotion, SignFlipMotion, StepTestMotion
 from .core.optimiser import JointCostFunction, OptimiserParams, optimise
 from .core.pid import PIDGains, PIDParams
+from .core.posture import SafeTuningParams
 from .core.relay import RelayParams
 from .core.services import PidConfigurationStorage, TestRunner
 
@@ -52,29 +53,30 @@ class TuningSession:
     @classmethod
     def create(cls, robot: str = ARM_ROBOT, setup: str | None = "s2", config_root=None, overrides=None,
                transport: Callable[[str, PIDGains], bool] | None = None,
-               clock: Callable[[], float] | None = None) -> "TuningSession":
+               clock: Callable[[], float] | None = None, plant: Any = None,
+               reporter: Callable[[str, str, float, str], None] | None = None) -> "TuningSession":
+        """``plant``: the robot to tune (default: an in-process MuJoCo simulation of it; the live
+        path passes a factory ``plant(model, collides)`` making a :class:`hri_pid_tuning.live.LiveRobot`,
+        a robot node over the runtime). The model (limits, base pose, self-collision) always comes
+        from the config's robot."""
         cfg = load_pid_config(robot, config_root, overrides)
         pt = cfg["pid_tuning"]
         relay_amp = None
-        if robot == ARM_ROBOT:
-            from hri_sim.pid_plants_mujoco import HUMANOID_ARM_JOINTS, ArmSetup, build_humanoid_arm
+        from hri_sim.pid_plants_mujoco import (HUMANOID_ARM_JOINTS, ArmSetup, SelfCollisionCheck,
+                                               build_pid_robot)
 
-            if setup not in pt["setups"]:
-                raise ValueError(f"unknown setup {setup!r}; known: {sorted(pt['setups'])}")
+        model = build_pid_robot(robot, setup, cfg)     # ValueError: unknown robot / setup
+        if robot == ARM_ROBOT:
             arm_setup = ArmSetup.from_config(setup, pt["setups"][setup])
-            plant = build_humanoid_arm(arm_setup)
             if arm_setup.relay_amplitude_nm is not None:
                 relay_amp = dict(zip(HUMANOID_ARM_JOINTS, arm_setup.relay_amplitude_nm))
-        elif robot == "fr3":
-            from hri_sim.pid_plants_mujoco import build_fr3
-
-            pose = cfg["joints"]["named_positions_deg"]["hri_home"]
-            pl = pt.get("plant") or {}
-            plant = build_fr3(cfg["joints"]["torque_max_nm"], pose, control_period_s=pl.get("control_period_s", 0.002),
-                              measurement_delay_s=pl.get("measurement_delay_s", 0.0))
-            setup = None
         else:
-            raise ValueError(f"no PID plant for robot {robot!r} (humanoid_arm, fr3)")
+            setup = None
+        collides = SelfCollisionCheck(model, pt["safe_tuning"]["collision_clearance_m"])
+        if plant is None:
+            plant = model
+        elif not hasattr(plant, "joint_names"):      # a factory: plant(model, collides)
+            plant = plant(model, collides)
         names = plant.joint_names
         per_robot = pt["humanoid_arm"] if robot == ARM_ROBOT else pt
         ig = per_robot["initial_gains"]
@@ -94,7 +96,9 @@ class TuningSession:
         heur = HeuristicsParams.from_config(pt["heuristics"])
         order = [j for j in (per_robot["joint_order"] or []) if j in names] or list(names)
         auto = AutoTuningService(lambda j, holds: plant.joint(j, holds, pid_params), storage, relay, heur,
-                                 pt["heuristics"]["default"], base, order, relay_amp)
+                                 pt["heuristics"]["default"], base, order, relay_amp,
+                                 safe=SafeTuningParams.from_config(pt["safe_tuning"]), pid_params=pid_params,
+                                 collides=collides, reporter=reporter)
         return cls(robot, setup, cfg, plant, storage, runner, auto, pid_params, eval_params, relay, heur,
                    OptimiserParams.from_config(pt["optimiser"]), base, per_robot)
 

@@ -21,7 +21,7 @@ def env(tmp_path):
                          parameters={"configuration_path": str(tmp_path / "pid.json")})
     client = Node("pid_client", context=ctx)
     status = []
-    client.create_subscription("std_msgs/msg/String", "/pid_tuning/status", lambda m: status.append(json.loads(m.data)))
+    client.create_subscription("hri_interfaces/msg/PidTuningStatus", "/pid_tuning/status", status.append)
     return ctx, node, client, status, tmp_path
 
 
@@ -52,7 +52,8 @@ def test_auto_tune_apply_evaluate_over_services(env):
         pytest.approx(ev["AvgAbsoluteError"])
     # status topic carries the acknowledged gains (timer on the fake clock)
     ctx.spin_for(1.01)
-    assert status and status[-1]["acknowledged"]["hand"] == {"kp": 2.0, "ki": 0.5, "kd": 0.05}
+    hand = {g.joint: g for g in status[-1].gains}["hand"] if status else None
+    assert hand is not None and (hand.kp, hand.ki, hand.kd, hand.acknowledged) == (2.0, 0.5, 0.05, True)
 
 
 def test_bad_requests_rejected_over_services(env):

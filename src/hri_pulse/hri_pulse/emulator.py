@@ -43,7 +43,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 import yaml
 
-from hri_pulse.core.codec import UNITY_FORMAT
+from hri_pulse.core.codec import UNITY_FORMAT, PacketAuth
 
 _PACK = struct.Struct(UNITY_FORMAT).pack
 
@@ -99,7 +99,13 @@ def load_scenario(path_or_dict) -> dict:
     if isinstance(path_or_dict, dict):
         return dict(path_or_dict)
     with open(path_or_dict) as f:
-        return yaml.safe_load(f) or {}
+        data = yaml.safe_load(f) or {}
+    if not isinstance(data, dict):
+        from hri_runtime.errors import UsageError
+
+        raise UsageError(f"scenario {path_or_dict}: a YAML mapping (see hri_pulse.emulator), "
+                         f"got {type(data).__name__}")
+    return data
 
 
 def plan(scenario: dict, defaults: dict, seed: int = 0) -> Plan:
@@ -245,7 +251,7 @@ def _drain(sock, fb):
             return
 
 
-def keyboard(host: str, port: int, rate_hz: float, press_packets: int) -> int:
+def keyboard(host: str, port: int, rate_hz: float, press_packets: int, auth=None) -> int:
     """Interactive: type `<state> [l|r]` + Enter (e.g. `2 r`), `q` to quit; streams at rate_hz."""
     import select
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -271,25 +277,27 @@ def keyboard(host: str, port: int, rate_hz: float, press_packets: int) -> int:
         if time.monotonic() >= nxt:
             st, ang = pending if held > 0 else (0, 0)
             held -= 1
-            sock.sendto(_PACK(0.0, 0.0, 0.0, st, ang, 50.0, 0.0, seq), (host, port))
+            data = _PACK(0.0, 0.0, 0.0, st, ang, 50.0, 0.0, seq)
+            sock.sendto(auth.seal(data) if auth is not None else data, (host, port))
             seq = (seq + 1) % (1 << 31)
             nxt += T
 
 
 def main(argv=None) -> int:
+    from hri_runtime import errors
     from hri_runtime.config import ConfigError, load_robot_config
     ap = argparse.ArgumentParser(prog="hri vr-emulate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--robot", default="tino")
     ap.add_argument("--scenario", help="scenario YAML (see module doc)")
     ap.add_argument("--host", help="robot address (default pulse.udp.bind_address)")
-    ap.add_argument("--port", type=int, help="robot port (default pulse.udp.port)")
+    ap.add_argument("--port", type=errors.port, help="robot port (default pulse.udp.port)")
     ap.add_argument("--zmq", action="store_true", help="send over ZeroMQ PUB to pulse.zmq.sub_endpoint")
-    ap.add_argument("--duration", type=float, help="seconds (overrides the scenario)")
-    ap.add_argument("--every", type=float, help="generate an action every N s (states 1,2,3 cycling)")
+    ap.add_argument("--duration", type=errors.positive_float, help="seconds (overrides the scenario)")
+    ap.add_argument("--every", type=errors.positive_float, help="generate an action every N s (states 1,2,3 cycling)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--speed", type=float, default=1.0, help="time scale (2 = twice as fast)")
+    ap.add_argument("--speed", type=errors.positive_float, default=1.0, help="time scale (2 = twice as fast)")
     for k in ("loss", "duplicate", "reorder", "garbage"):
-        ap.add_argument(f"--{k}", type=float, help=f"{k} probability 0..1")
+        ap.add_argument(f"--{k}", type=errors.probability, help=f"{k} probability 0..1")
     ap.add_argument("--delay-ms", type=float)
     ap.add_argument("--jitter-ms", type=float)
     ap.add_argument("--burst", action="append", default=[], help="START_S:DURATION_S burst loss")
@@ -304,10 +312,15 @@ def main(argv=None) -> int:
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
+    try:
+        auth = PacketAuth.from_config(cfg)
+    except ValueError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
     host = a.host or cfg["udp"]["bind_address"]
     port = a.port or cfg["udp"]["port"]
     if a.keyboard:
-        return keyboard(host, port, cfg["emulator"]["rate_hz"], cfg["emulator"]["press_packets"])
+        return keyboard(host, port, cfg["emulator"]["rate_hz"], cfg["emulator"]["press_packets"], auth)
     sc = load_scenario(a.scenario) if a.scenario else {"every_s": 1.0, "duration_s": 10.0}
     imp = sc.setdefault("impairments", {}) or {}
     sc["impairments"] = imp
@@ -341,6 +354,10 @@ def main(argv=None) -> int:
     print(f"vr-emulate: actions the robot can see: {len(p.delivered_actions())}/{len(p.actions)}", flush=True)
     if a.dry_run:
         return 0
+    if auth is not None:                      # pulse.auth.mode required: what the Unity app sends
+        for d in p.datagrams:
+            if d.source is None and d.kind != "garbage":
+                d.data = auth.seal(d.data)
     fb = send_plan(p, host, port, a.speed, cfg["zmq"]["sub_endpoint"] if a.zmq else None)
     print(f"vr-emulate: done; feedback received {fb.counts or 'none'}", flush=True)
     return 0

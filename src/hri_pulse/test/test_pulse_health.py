@@ -73,9 +73,15 @@ def test_disconnect_after_timeout_then_reconnect(hp):
     assert h.reconnections == 1 and h.disconnections == 1
 
 
-def test_log_period_graduated(hp):
+def test_link_state_logged_on_change_only(hp):
+    """Healthy: a summary every log_period_s; degraded: one line per change of level, never a
+    WARN/ERROR repeated every few seconds on an idle stack."""
     h = HealthMonitor(hp, start_s=0.0)
     assert h.log_due(0.0, OK)
-    assert not h.log_due(9.9, OK)
-    assert h.log_due(10.0, WARN)
-    assert not h.log_due(11.9, WARN) and h.log_due(12.0, WARN)
+    assert not h.log_due(hp.log_period_s - 0.1, OK)
+    assert h.log_due(hp.log_period_s - 0.05, WARN)                   # change: at once
+    assert not any(h.log_due(t, WARN) for t in range(11, 600))     # unchanged: never again
+    assert h.log_due(600.0, ERROR)
+    assert not h.log_due(601.0, ERROR)
+    assert h.log_due(602.0, OK) and not h.log_due(603.0, OK)
+    assert h.log_due(602.0 + hp.log_period_s, OK)

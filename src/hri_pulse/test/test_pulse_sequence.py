@@ -1,6 +1,6 @@
 import pytest
 from hri_pulse.core import SequenceParams, SequenceTracker
-from hri_pulse.core.sequence import DUPLICATE, FIRST, GAP, OK, RESTART, RESTART_PENDING, STALE
+from hri_pulse.core.sequence import DUPLICATE, FIRST, GAP, JUMP_PENDING, OK, RESTART, RESTART_PENDING, STALE
 
 M = 1 << 31
 
@@ -33,6 +33,16 @@ def test_stale_out_of_order_is_dropped(tr):
                                               (10, "moderate"), (11, "major"), (500, "major")])
 def test_gap_classification(tr, missing, severity):
     tr.check(100)
+    if severity == "major":                 # a major jump is confirmed by consecutive packets first
+        n = tr.p.restart_confirm_packets
+        for k in range(n - 1):
+            assert tr.check(101 + missing + k) == JUMP_PENDING
+        assert tr.c.lost == 0 and tr.last == 100
+        assert tr.check(101 + missing + n - 1) == GAP
+        g = tr.last_gap
+        assert (g.expected, g.missing, g.severity) == (101, missing + n - 1, severity)
+        assert tr.c.lost == missing           # the held-back candidates arrived: not lost
+        return
     assert tr.check(101 + missing) == GAP
     g = tr.last_gap
     assert (g.expected, g.received, g.missing, g.severity) == (101, 101 + missing, missing, severity)
@@ -77,3 +87,39 @@ def test_reset_accepts_anything_next(tr):
     tr.check(5000)
     tr.reset()
     assert tr.check(3) == FIRST and tr.c.resets == 1
+
+
+def test_forged_forward_jump_is_never_accepted_and_the_real_stream_loses_nothing(tr):
+    """One forged datagram far ahead (the 'major gap' attack): dropped, the baseline stays, every
+    real packet after it is accepted in order."""
+    for s in range(0, 50):
+        assert tr.check(s) in (FIRST, OK)
+    assert tr.check(49 + 100000) == JUMP_PENDING
+    assert tr.last == 49
+    for s in range(50, 80):
+        assert tr.check(s) == OK
+    assert tr.c.lost == 0 and tr.c.gaps_major == 0 and tr.c.jumps_pending == 1
+
+
+def test_interleaved_forged_jumps_never_confirm(tr):
+    """Forged consecutive numbers interleaved with the real stream: every real packet cancels the
+    run, so a forger must out-pace the headset with N consecutive numbers (see authentication)."""
+    tr.check(0)
+    n = tr.p.restart_confirm_packets
+    for k in range(50):
+        assert tr.check(5000 + k) == JUMP_PENDING
+        if (k + 1) % (n - 1) == 0:
+            assert tr.check(tr.last + 1) == OK
+    assert tr.last < 100
+
+
+def test_genuine_forward_jump_resumes_within_confirm_packets(tr):
+    """A sender whose counter really jumped (long outage, app state restored): accepted on the
+    N-th consecutive packet, then in order."""
+    for s in range(100, 110):
+        tr.check(s)
+    n = tr.p.restart_confirm_packets
+    verdicts = [tr.check(70000 + k) for k in range(n + 2)]
+    assert verdicts[:n - 1] == [JUMP_PENDING] * (n - 1)
+    assert verdicts[n - 1] == GAP and tr.last_gap.severity == "major"
+    assert verdicts[n:] == [OK, OK]

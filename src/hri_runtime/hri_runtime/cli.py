@@ -4,9 +4,14 @@ A package adds a subcommand through the entry-point group ``hri.commands`` in it
 (``'vr-emulate = hri_pulse.emulator:main'``); the function takes ``argv: list[str]`` and
 returns an exit code. Subcommands are imported only when called, so a broken optional
 dependency of one package never breaks ``hri --help`` or another subcommand.
+
+Errors: a bad argument, config error, busy port or missing file of ANY subcommand is one line
+on stderr and exit code 2 (``hri_runtime.errors``; ``HRI_TRACEBACK=1`` shows the traceback);
+a failed command ends its process even if a thread it started is still running.
 """
 from __future__ import annotations
 
+import os
 import sys
 from importlib.metadata import entry_points
 
@@ -32,6 +37,7 @@ def _usage(commands: dict[str, str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    as_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = _commands()
     if not argv or argv[0] in ("-h", "--help", "help"):
@@ -44,19 +50,37 @@ def main(argv: list[str] | None = None) -> int:
 
         close = difflib.get_close_matches(name, commands, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
-        print(f"hri: unknown command '{name}'{hint}\n\n{_usage(commands)}", file=sys.stderr)
+        print(f"hri: error: unknown command '{name}'{hint} (see hri --help)", file=sys.stderr)
         return 2
-    module_name, func_name = target.split(":")
+    rc = _call(name, target, rest)
+    if as_process and rc != 0:
+        from hri_runtime.errors import exit_process
+
+        exit_process(rc)
+    return rc
+
+
+def _call(name: str, target: str, rest: list[str]) -> int:
+    """Run one subcommand; a bad argument, config error, busy port or missing file becomes one
+    line on stderr and exit code 2 (hri_runtime.errors), whatever the subcommand."""
     import importlib
 
-    func = getattr(importlib.import_module(module_name), func_name)
+    from hri_runtime import errors
+
+    errors.one_line_argparse()
+    module_name, func_name = target.split(":")
     try:
+        func = getattr(importlib.import_module(module_name), func_name)
         return int(func(rest) or 0)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `hri config show fr3 | head`
         sys.stderr.close()
         return 0
+    except Exception as exc:  # noqa: BLE001  (the one boundary of every subcommand)
+        if not errors.is_input_error(exc) or os.environ.get("HRI_TRACEBACK"):
+            raise   # a bug (or HRI_TRACEBACK=1 asks for the full story): the traceback
+        return errors.print_error(f"hri {name}", exc)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import difflib
 import math
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,15 +72,22 @@ def _short_repr(value: Any, limit: int = 80) -> str:
 
 def find_config_root(start: Path | None = None) -> Path:
     """The config tree: ``$HRI_CONFIG_ROOT``, else the nearest ``config/`` above ``start``
-    (default: the working directory), else the workspace this module was installed from."""
+    (default: the working directory), else the workspace this module was installed from, else
+    ``share/hri_runtime/config`` of an installed workspace (AMENT_PREFIX_PATH, sys.prefix)."""
     env = os.environ.get("HRI_CONFIG_ROOT")
     if env:
+        if not (Path(env) / DEFAULTS_FILE).is_file():
+            raise ConfigError("<environment>", "HRI_CONFIG_ROOT", env,
+                              f"a config directory holding {DEFAULTS_FILE}")
         return Path(env)
     candidates = []
     here = (start or Path.cwd()).resolve()
     candidates.extend([here, *here.parents])
     module_dir = Path(__file__).resolve().parent
     candidates.extend(module_dir.parents)
+    # an installed workspace (colcon install/, Docker): hri_runtime installs the tree to its share/
+    prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    candidates.extend(Path(p) / "share" / "hri_runtime" for p in [*prefixes, sys.prefix])
     for base in candidates:
         if (base / "config" / DEFAULTS_FILE).is_file():
             return base / "config"
@@ -95,20 +103,130 @@ def list_robots(config_root: Path | None = None) -> list[str]:
 # ----------------------------------------------------------------------------- reading
 
 
+# Bounds of what a config (or launch) YAML file may be: anything beyond is refused in one line
+# before it is parsed into Python objects (docs/configuration.md "Limits"). Not config keys:
+# they guard the reading of the config tree itself.
+MAX_FILE_BYTES = 1 << 20       # 1 MiB (the whole shipped _defaults.yaml is < 64 KiB)
+MAX_NESTING = 32               # nested mappings/sequences
+MAX_NODES = 100_000            # scalars + collections, counting every alias expansion
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml when available (fast, no recursion)
+
+
 def read_yaml(path: Path) -> Any:
-    """Read one YAML file; a syntax error becomes a ConfigError with its line number."""
+    """Read one YAML file; any problem becomes a ConfigError naming the file and the key/line:
+    unreadable, larger than MAX_FILE_BYTES, not UTF-8, a syntax error, nesting deeper than
+    MAX_NESTING, more than MAX_NODES nodes (aliases expanded), a key twice in one mapping."""
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ConfigError(path, "<file>", size, f"a file of at most {MAX_FILE_BYTES} bytes")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(path, "", None, f"a readable file ({exc.strerror})") from None
+    if len(raw) > MAX_FILE_BYTES:  # grew while reading
+        raise ConfigError(path, "<file>", len(raw), f"a file of at most {MAX_FILE_BYTES} bytes")
     try:
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(path, f"<line {line}, byte {exc.start}>", raw[exc.start: exc.start + 1],
+                          "UTF-8 text") from None
+    data = parse_yaml_text(text, path)
+    return {} if data is None else data
+
+
+def parse_yaml_text(text: str, file: Any = "<text>") -> Any:
+    """Parse YAML text within the limits of :func:`read_yaml` (also for values from the
+    environment and the command line); ``file`` names the source in errors."""
+    if len(text) > MAX_FILE_BYTES:
+        raise ConfigError(file, "<text>", len(text), f"at most {MAX_FILE_BYTES} characters")
+    try:
+        _scan_events(text, file)
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506  (a safe loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(path, f"<yaml {where}>", problem, "valid YAML syntax") from None
-    return {} if data is None else data
+        if isinstance(exc, yaml.reader.ReaderError):     # a forbidden character: no mark, a position
+            where = f"line {text[: exc.position].count(chr(10)) + 1}"
+            problem = f"character #x{ord(exc.character) if isinstance(exc.character, str) else exc.character:04x}: {exc.reason}"
+        raise ConfigError(file, f"<yaml {where}>", problem, "valid YAML syntax") from None
+    return data
+
+
+def _scan_events(text: str, file: Any) -> None:
+    """One pass over the parser events (libyaml, no Python recursion, nothing built) enforcing
+    MAX_NESTING, MAX_NODES (an alias counts as the whole anchored node again: no "billion
+    laughs"), aliases only to complete earlier anchors, and unique scalar keys per mapping."""
+    stack: list[list] = []   # [kind, path, keys {key: line}, expecting_key, current key/index, nodes, anchor]
+    anchors: dict[str, int] = {}
+    total = 0
+
+    def where(frame: list) -> tuple:
+        if frame[0] == "map":
+            return frame[1] + ((frame[4],) if frame[4] is not None else ())
+        return frame[1] + (frame[4],)
+
+    def child_done(nodes: int) -> None:
+        if not stack:
+            return
+        parent = stack[-1]
+        parent[5] += nodes
+        if parent[0] == "map":
+            parent[3] = not parent[3]
+        else:
+            parent[4] += 1
+
+    for ev in yaml.parse(text, Loader=_Loader):
+        if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            path: tuple = ()
+            if stack:
+                parent = stack[-1]
+                if parent[0] == "map" and parent[3]:
+                    raise ConfigError(file, _dotted(parent[1]) or "<root>", None,
+                                      f"scalar mapping keys (a collection as a key on line {ev.start_mark.line + 1})")
+                path = where(parent)
+            if len(stack) >= MAX_NESTING:
+                raise ConfigError(file, _dotted(path), f"line {ev.start_mark.line + 1}",
+                                  f"at most {MAX_NESTING} nested levels")
+            kind = "map" if isinstance(ev, yaml.MappingStartEvent) else "seq"
+            stack.append([kind, path, {}, True, None if kind == "map" else 0, 1, ev.anchor])
+        elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            frame = stack.pop()
+            if frame[6] is not None:
+                anchors[frame[6]] = frame[5]
+            child_done(frame[5])
+        elif isinstance(ev, (yaml.ScalarEvent, yaml.AliasEvent)):
+            if isinstance(ev, yaml.AliasEvent):
+                if ev.anchor not in anchors:
+                    raise ConfigError(file, _dotted(where(stack[-1])) if stack else "<root>", f"*{ev.anchor}",
+                                      "an alias of a complete earlier anchor (no recursive aliases)")
+                nodes = anchors[ev.anchor]
+                key = f"*{ev.anchor}"
+            else:
+                nodes = 1
+                key = ev.value
+                if ev.anchor is not None:
+                    anchors[ev.anchor] = 1
+            total += nodes
+            if total > MAX_NODES:
+                raise ConfigError(file, _dotted(where(stack[-1])) if stack else "<root>",
+                                  f"line {ev.start_mark.line + 1}", f"at most {MAX_NODES} nodes (aliases expanded)")
+            if stack and stack[-1][0] == "map" and stack[-1][3]:
+                frame = stack[-1]
+                line = ev.start_mark.line + 1
+                if key in frame[2] and key != "<<":
+                    raise ConfigError(file, _dotted(frame[1] + (key,)), key,
+                                      f"each key once per mapping (again on line {line}, first on line {frame[2][key]})")
+                frame[2][key] = line
+                frame[4] = key
+                frame[3] = False
+                frame[5] += nodes
+                continue
+            child_done(nodes)
+        if total > MAX_NODES:
+            raise ConfigError(file, "<root>", total, f"at most {MAX_NODES} nodes (aliases expanded)")
 
 
 # ----------------------------------------------------------------------------- merging
@@ -127,9 +245,11 @@ def deep_merge(base: Any, override: Any, origin: dict, file: str, path: tuple = 
                 merged[key] = copy.deepcopy(value)
                 _record_origin(value, origin, file, path + (key,))
         return merged
-    # Replacing a subtree: forget the origins below it, then record the new ones.
-    for known in [p for p in origin if p[: len(path)] == path and len(p) > len(path)]:
-        del origin[known]
+    # Replacing a subtree: forget the origins below it, then record the new ones (only a
+    # mapping has origins below it: a leaf replaced by a leaf costs no scan of all origins).
+    if isinstance(base, dict):
+        for known in [p for p in origin if p[: len(path)] == path and len(p) > len(path)]:
+            del origin[known]
     _record_origin(override, origin, file, path)
     return copy.deepcopy(override)
 
@@ -166,8 +286,8 @@ def _expand_env(value: Any, file_of, path: tuple) -> Any:
     if _ENV_REF.fullmatch(value):
         # A value that is only a reference takes the YAML type of what it expands to.
         try:
-            return yaml.safe_load(expanded) if expanded != "" else ""
-        except yaml.YAMLError:
+            return parse_yaml_text(expanded, file_of(path)) if expanded != "" else ""
+        except ConfigError:
             return expanded
     return expanded
 
@@ -194,7 +314,8 @@ def _dotted(path: tuple) -> str:
 
 _TYPE_NAMES = {"int", "float", "number", "bool", "str", "enum", "list", "map", "any"}
 _SPEC_KEYS = {"type", "min", "max", "gt", "lt", "unit", "doc", "nullable", "required", "values",
-              "items", "length", "min_length", "max_length", "pattern", "required_when", "reader"}
+              "items", "length", "min_length", "max_length", "pattern", "required_when", "reader",
+              "fields"}
 
 
 def is_leaf_spec(node: Any) -> bool:
@@ -225,6 +346,10 @@ def _check_schema(node: Any, path: tuple, schema_dir: Path) -> None:
         unknown = set(node) - _SPEC_KEYS
         if unknown:
             raise ConfigError(schema_dir, _dotted(path), sorted(unknown), f"spec keys among {sorted(_SPEC_KEYS)}")
+        if "fields" in node:
+            if node["type"] != "map" or not isinstance(node["fields"], dict):
+                raise ConfigError(schema_dir, _dotted(path), node["fields"], "fields: a mapping of specs, on a map")
+            _check_schema(node["fields"], path, schema_dir)
         return
     if not isinstance(node, dict):
         raise ConfigError(schema_dir, _dotted(path), node, "a section mapping or a leaf spec with 'type'")
@@ -234,23 +359,39 @@ def _check_schema(node: Any, path: tuple, schema_dir: Path) -> None:
         _check_schema(child, path + (key,), schema_dir)
 
 
+def _origin_file(origin: dict, path: tuple, fallback: str) -> str:
+    """The file that set this key, or the one that set its nearest ancestor (a list item's file
+    is its list's)."""
+    exact = origin.get(path)
+    if exact is not None:
+        return exact
+    for cut in range(len(path), -1, -1):
+        prefix = path[:cut]
+        hits = [f for p, f in origin.items() if p[:cut] == prefix and len(p) >= cut]
+        if hits:
+            return hits[-1]
+    return fallback
+
+
 class _Validator:
-    def __init__(self, config: dict, origin: dict, fallback_file: str):
+    def __init__(self, config: dict, origin: dict, fallback_file: str, files: list[str] | None = None):
         self.config = config
         self.origin = origin
         self.fallback_file = fallback_file
+        self.files = list(files or [fallback_file])   # merge order: defaults first, overrides later
+
+    def latest_file(self, *paths: tuple) -> str:
+        """Of the files that set these keys, the one latest in the merge chain: when a robot file
+        makes a default inconsistent (a dof, a kind, a bound), the robot file is at fault."""
+        found = [self.file_of(p) for p in paths]
+        rank = {f: i for i, f in enumerate(self.files)}
+        return max(found, key=lambda f: rank.get(f, len(rank)))
+
+    def fail_among(self, path: tuple, related: list[tuple], value: Any, expected: str) -> None:
+        raise ConfigError(self.latest_file(path, *related), _dotted(path), value, expected)
 
     def file_of(self, path: tuple) -> str:
-        # The file that set this key, or the one that set its nearest ancestor.
-        for cut in range(len(path), -1, -1):
-            prefix = path[:cut]
-            hits = [f for p, f in self.origin.items() if p[:cut] == prefix and len(p) >= cut]
-            if hits and cut == len(path):
-                exact = self.origin.get(path)
-                return exact or hits[-1]
-            if hits:
-                return hits[-1]
-        return self.fallback_file
+        return _origin_file(self.origin, path, self.fallback_file)
 
     def fail(self, path: tuple, value: Any, expected: str) -> None:
         raise ConfigError(self.file_of(path), _dotted(path), value, expected)
@@ -316,7 +457,8 @@ class _Validator:
             if spec.get("nullable") and not (when and self._condition(when)):
                 return
             why = f" (required when {when})" if when else ""
-            self.fail(path, value, f"{self._describe(spec)}{why}, not null")
+            self.fail_among(path, [tuple(k.split(".")) for k in (when or {})],
+                            value, f"{self._describe(spec)}{why}, not null")
         kind = spec["type"]
         if kind == "any":
             return
@@ -347,6 +489,10 @@ class _Validator:
         if kind == "map":
             if not isinstance(value, dict):
                 self.fail(path, value, "a mapping")
+            fields = spec.get("fields")
+            if isinstance(fields, dict):       # a structured value: exactly these keys, each checked
+                self.section(fields, value, path)
+                return
             item = spec.get("values")
             if isinstance(item, dict):
                 for key, child in value.items():
@@ -380,12 +526,18 @@ class _Validator:
             self.fail(path, value, f"a list ({self._describe(spec)})")
         length = spec.get("length")
         if length is not None:
-            if isinstance(length, str):
+            if isinstance(length, str):        # another key: an int, or a list whose length counts
                 expected = self.lookup(length)
-                if not isinstance(expected, int):
-                    self.fail(path, value, f"a length given by {length}, which is not set")
-                if len(value) != expected:
-                    self.fail(path, value, f"a list of length {expected} ({length}), got {len(value)}")
+                if isinstance(expected, list):
+                    expected = len(expected)
+                if expected is None:
+                    self.fail_among(path, [tuple(length.split("."))], value,
+                                    f"a length given by {length}, which is not set")
+                if not isinstance(expected, int) or isinstance(expected, bool):
+                    expected = None             # that key is wrong itself: its own check reports it
+                if expected is not None and len(value) != expected:
+                    self.fail_among(path, [tuple(length.split("."))], value,
+                                    f"a list of length {expected} ({length}), got {len(value)}")
             elif len(value) != length:
                 self.fail(path, value, f"a list of length {length}, got {len(value)}")
         if "min_length" in spec and len(value) < spec["min_length"]:
@@ -411,8 +563,13 @@ class _Validator:
                 self._rule_within(*rule["within"])
             elif "distinct" in rule:
                 self._rule_distinct(rule["distinct"])
+            elif "sum" in rule:
+                self._rule_sum(*rule["sum"])
+            elif "period_below" in rule:
+                self._rule_period_below(*rule["period_below"])
             else:
-                raise ConfigError(None, RULES_KEY, rule, "a rule of kind less / within / distinct")
+                raise ConfigError(None, RULES_KEY, rule,
+                                  "a rule of kind less / within / distinct / sum / period_below")
 
     def _paths(self, dotted: str) -> list[tuple]:
         # "a.b.*" expands to every child of a.b.
@@ -439,7 +596,8 @@ class _Validator:
         for index, (lo, hi) in enumerate(pairs):
             if not lo < hi:
                 path = tuple(low_key.split(".")) + ((index,) if isinstance(low, list) else ())
-                self.fail(path, lo, f"a value below {high_key}{f'[{index}]' if isinstance(low, list) else ''} = {hi}")
+                self.fail_among(path, [tuple(high_key.split("."))], lo,
+                                f"a value below {high_key}{f'[{index}]' if isinstance(low, list) else ''} = {hi}")
 
     def _rule_within(self, value_key: str, low_key: str, high_key: str) -> None:
         low, high = self.lookup(low_key), self.lookup(high_key)
@@ -453,7 +611,26 @@ class _Validator:
                 self.fail(path, values, f"a list of length {len(low)} (as {low_key})")
             for index, (v, lo, hi) in enumerate(zip(values, low, high)):
                 if not (isinstance(v, (int, float)) and lo <= v <= hi):
-                    self.fail(path + (index,), v, f"a value within [{lo}, {hi}] ({low_key}/{high_key})")
+                    self.fail_among(path + (index,), [tuple(low_key.split(".")), tuple(high_key.split("."))],
+                                    v, f"a value within [{lo}, {hi}] ({low_key}/{high_key})")
+
+    def _rule_sum(self, key: str, total: float, tolerance: float = 1e-6) -> None:
+        """``sum: [list_key, total(, tolerance)]``: the items of a list add up to ``total``."""
+        values = self.lookup(key)
+        if not isinstance(values, list) or not all(isinstance(v, (int, float)) for v in values):
+            return                                   # type errors are reported by the schema
+        got = sum(values)
+        if abs(got - total) > tolerance:
+            self.fail(tuple(key.split(".")), values, f"items summing to {total} (sum {got:.6g})")
+
+    def _rule_period_below(self, period_key: str, rate_key: str) -> None:
+        """``period_below: [timeout_s_key, rate_hz_key]``: the duration exceeds one period of the rate."""
+        duration, rate = self.lookup(period_key), self.lookup(rate_key)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (duration, rate)) or rate <= 0:
+            return
+        if not duration > 1.0 / rate:
+            self.fail_among(tuple(period_key.split(".")), [tuple(rate_key.split("."))], duration,
+                            f"a value > one period of {rate_key} = {rate:g} Hz ({1.0 / rate:g} s)")
 
     def _rule_distinct(self, key: str) -> None:
         values = self.lookup(key)
@@ -527,14 +704,14 @@ def load(robot: str, robot_id: str | None = None, config_root: str | Path | None
         files.append("<command line>")
 
     def file_of(path: tuple) -> str:
-        return origin.get(path, str(defaults_path))
+        return _origin_file(origin, path, str(defaults_path))
 
     data = _expand_env(data, file_of, ())
     instance = robot_id or robot
     data = _resolve_robot_id(data, instance)
     origin = {tuple(_resolve_robot_id(list(k), instance)): v for k, v in origin.items()}
     schema = load_schema(root)
-    validator = _Validator(data, origin, str(defaults_path))
+    validator = _Validator(data, origin, str(defaults_path), files)
     validator.section({k: v for k, v in schema.items() if k != RULES_KEY}, data, ())
     validator.rules(schema.get(RULES_KEY, []))
     return LoadedConfig(robot=robot, robot_id=instance, data=data, origin=origin, files=files)
@@ -549,7 +726,7 @@ def _overrides_to_tree(overrides: dict | list[str]) -> dict:
             if "=" not in text:
                 raise ConfigError("<command line>", text, text, "key.path=value")
             key, raw = text.split("=", 1)
-            parsed.append((key, yaml.safe_load(raw)))
+            parsed.append((key, parse_yaml_text(raw, "<command line>")))
         items = parsed
     tree: dict = {}
     for key, value in items:

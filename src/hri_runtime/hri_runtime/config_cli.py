@@ -61,6 +61,8 @@ def main(argv: list[str]) -> int:
             _print_tree(loaded.data, loaded.origin, (), 0, sys.stdout)
             return 0
         robots = args.robots or list_robots(root)
+        if not robots:
+            raise ConfigError(root / "robots", "", None, "at least one robot file <robot>.yaml")
         for name in robots:
             load(name, None, root)
             print(f"ok    {name}")

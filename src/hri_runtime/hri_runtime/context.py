@@ -363,6 +363,20 @@ class Executor:
 
 # --------------------------------------------------------------------------- graph
 
+@dataclass(frozen=True)
+class GraphEndpoint:
+    """One publisher / subscription / service / client of the graph with its QoS (``hri topic
+    info -v``, QoS matching of ``hri topic echo``). ``qos``: an object with reliability,
+    durability, history, depth (and optional deadline_s/lifespan_s/liveliness_lease_s)."""
+    kind: str                       # PUBLISHER | SUBSCRIPTION | SERVICE | CLIENT
+    name: str                       # topic / service, fully qualified
+    type_name: str
+    node_fqn: str
+    qos: Any = None
+    gid: Optional[bytes] = None
+    type_hash: Optional[str] = None
+
+
 @dataclass
 class Graph:
     nodes: list[str] = field(default_factory=list)                       # fully qualified
@@ -370,6 +384,7 @@ class Graph:
     services: dict[str, set] = field(default_factory=dict)
     publishers: dict[str, list[str]] = field(default_factory=dict)       # topic -> [node fqn]
     subscribers: dict[str, list[str]] = field(default_factory=dict)
+    endpoints: list[GraphEndpoint] = field(default_factory=list)        # every endpoint with QoS
 
 
 # --------------------------------------------------------------------------- interface
@@ -429,15 +444,21 @@ class Context(ABC):
         """Local graph (this process); network backends override with discovery."""
         g = Graph()
         for n in self.nodes:
-            g.nodes.append(n.get_fully_qualified_name())
+            fqn = n.get_fully_qualified_name()
+            g.nodes.append(fqn)
             for p in n._publishers:
                 g.topics.setdefault(p.topic_name, set()).add(p.msg_type)
-                g.publishers.setdefault(p.topic_name, []).append(n.get_fully_qualified_name())
+                g.publishers.setdefault(p.topic_name, []).append(fqn)
+                g.endpoints.append(GraphEndpoint("PUBLISHER", p.topic_name, p.msg_type, fqn, p.qos))
             for s in n._subscriptions:
                 g.topics.setdefault(s.topic_name, set()).add(s.msg_type)
-                g.subscribers.setdefault(s.topic_name, []).append(n.get_fully_qualified_name())
+                g.subscribers.setdefault(s.topic_name, []).append(fqn)
+                g.endpoints.append(GraphEndpoint("SUBSCRIPTION", s.topic_name, s.msg_type, fqn, s.qos))
             for s in n._services:
                 g.services.setdefault(s.srv_name, set()).add(s.srv_type)
+                g.endpoints.append(GraphEndpoint("SERVICE", s.srv_name, s.srv_type, fqn, s.qos))
+            for c in getattr(n, "_clients", []):
+                g.endpoints.append(GraphEndpoint("CLIENT", c.srv_name, c.srv_type, fqn, c.qos))
         return g
 
     # ---- transport (bytes only)

@@ -49,6 +49,8 @@ from typing import Any, Optional
 
 import yaml
 
+from . import errors
+
 __all__ = ["LaunchError", "NodeSpec", "LaunchDescription", "parse_launch_file", "Launcher",
            "LaunchParams", "find_executable", "find_pkg_share", "main"]
 
@@ -69,6 +71,7 @@ class LaunchParams:
     log_tail_lines: int = 20
     router_probe_timeout_s: float = 0.5
     poll_period_s: float = 0.05
+    router_check_period_s: float = 1.0   # watchdog of an external router
 
     @classmethod
     def from_config(cls, section: dict) -> "LaunchParams":
@@ -156,18 +159,87 @@ def find_executable(pkg: str, exe: str) -> Optional[str]:
 # --------------------------------------------------------------------------- substitutions
 
 _SUBST = re.compile(r"\$\(([^$()]*)\)")
-_ALLOWED_EVAL = {ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Constant,
-                 ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.USub,
-                 ast.UAdd, ast.Not, ast.And, ast.Or, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
-                 ast.GtE, ast.IfExp, ast.In, ast.NotIn, ast.Tuple, ast.List}
+_EVAL_MAX_CHARS = 256        # $(eval ...) expression length
+_EVAL_MAX_INT_BITS = 256     # any integer operand or result
+_EVAL_MAX_ITEMS = 1024       # any string / list / tuple operand or result
+_EVAL_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+                ast.Pow: operator.pow}
+_EVAL_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+                ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b,
+                ast.NotIn: lambda a, b: a not in b}
 
 
 def _safe_eval(expr: str) -> Any:
-    tree = ast.parse(expr, mode="eval")
-    for n in ast.walk(tree):
-        if type(n) not in _ALLOWED_EVAL:
-            raise LaunchError(f"$(eval {expr}): only arithmetic, comparisons and literals are supported")
-    return eval(compile(tree, "<launch eval>", "eval"), {"__builtins__": {}}, {})  # noqa: S307
+    """``$(eval expr)``: literals, arithmetic, comparisons, and/or/not, ``a if c else b``, tuples and
+    lists, evaluated by walking the syntax tree with bounded sizes (no Python ``eval``): every
+    integer stays within _EVAL_MAX_INT_BITS bits and every string/sequence within _EVAL_MAX_ITEMS
+    items, checked BEFORE an operation that could exceed them (``9**9**9`` is refused at once)."""
+    where = f"$(eval {expr})"
+    if len(expr) > _EVAL_MAX_CHARS:
+        raise LaunchError(f"$(eval ...): expression longer than {_EVAL_MAX_CHARS} characters")
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        raise LaunchError(f"{where}: not an expression ({getattr(e, 'msg', None) or e})") from None
+    try:
+        return _eval_node(tree.body, where)
+    except (ArithmeticError, TypeError, ValueError) as e:
+        if isinstance(e, LaunchError):
+            raise
+        raise LaunchError(f"{where}: {type(e).__name__}: {e}") from None
+
+
+def _eval_bounded(value: Any, where: str) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _EVAL_MAX_INT_BITS:
+        raise LaunchError(f"{where}: integer larger than {_EVAL_MAX_INT_BITS} bits")
+    if isinstance(value, (str, list, tuple)) and len(value) > _EVAL_MAX_ITEMS:
+        raise LaunchError(f"{where}: value longer than {_EVAL_MAX_ITEMS} items")
+    return value
+
+
+def _eval_binop(op: type, a: Any, b: Any, where: str) -> Any:
+    ints = isinstance(a, int) and isinstance(b, int)
+    if op is ast.Pow and ints and b > 0 and abs(a) > 1 and b * (abs(a).bit_length() - 1) > _EVAL_MAX_INT_BITS:
+        raise LaunchError(f"{where}: integer larger than {_EVAL_MAX_INT_BITS} bits")
+    if op is ast.Mult:
+        for seq, n in ((a, b), (b, a)):
+            if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * max(n, 0) > _EVAL_MAX_ITEMS:
+                raise LaunchError(f"{where}: value longer than {_EVAL_MAX_ITEMS} items")
+    if op is ast.Mod and isinstance(a, str):
+        raise LaunchError(f"{where}: string formatting is not supported")
+    return _eval_bounded(_EVAL_BINOPS[op](a, b), where)
+
+
+def _eval_node(n: ast.AST, where: str) -> Any:
+    if isinstance(n, ast.Constant) and isinstance(n.value, (int, float, str, bool, type(None))):
+        return _eval_bounded(n.value, where)
+    if isinstance(n, (ast.Tuple, ast.List)):
+        items = [_eval_node(e, where) for e in n.elts]
+        return _eval_bounded(tuple(items) if isinstance(n, ast.Tuple) else items, where)
+    if isinstance(n, ast.UnaryOp) and type(n.op) in (ast.USub, ast.UAdd, ast.Not):
+        v = _eval_node(n.operand, where)
+        return not v if isinstance(n.op, ast.Not) else (-v if isinstance(n.op, ast.USub) else +v)
+    if isinstance(n, ast.BinOp) and type(n.op) in _EVAL_BINOPS:
+        return _eval_binop(type(n.op), _eval_node(n.left, where), _eval_node(n.right, where), where)
+    if isinstance(n, ast.BoolOp):
+        v: Any = None
+        for e in n.values:
+            v = _eval_node(e, where)
+            if (isinstance(n.op, ast.And) and not v) or (isinstance(n.op, ast.Or) and v):
+                return v
+        return v
+    if isinstance(n, ast.Compare) and all(type(o) in _EVAL_CMPOPS for o in n.ops):
+        left = _eval_node(n.left, where)
+        for op, comp in zip(n.ops, n.comparators):
+            right = _eval_node(comp, where)
+            if not _EVAL_CMPOPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    if isinstance(n, ast.IfExp):
+        return _eval_node(n.body if _eval_node(n.test, where) else n.orelse, where)
+    raise LaunchError(f"{where}: only literals, arithmetic, comparisons and conditionals are supported")
 
 
 class _Scope:
@@ -231,7 +303,10 @@ def _one_subst(body: str, scope: _Scope, where: str) -> str:
     if kind == "anon":
         return f"{args[0] if args else 'anon'}_{os.getpid()}_{next(_anon)}"
     if kind == "eval":
-        return str(_safe_eval(body[len("eval"):].strip().strip("'\"")))
+        expr = body[len("eval"):].strip()
+        if len(expr) >= 2 and expr[0] == expr[-1] and expr[0] in "'\"":
+            expr = expr[1:-1]          # one quoted argument, as ROS 2: $(eval '"a" == "b"')
+        return str(_safe_eval(expr))
     raise LaunchError(f"{where}: unsupported substitution $({body}) "
                       f"(supported: var env optenv dirname filename find-pkg-share find-pkg-prefix anon eval)")
 
@@ -274,25 +349,42 @@ def _dump_value(v: Any) -> str:
     return yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("...").strip()
 
 
+_MAX_INCLUDE_DEPTH = 32   # nested includes (a cycle is reported as such before this)
+
+
 class _Parser:
     def __init__(self, cli_args: dict[str, str], check_executables: bool = True):
         self.cli_args = cli_args
         self.check_executables = check_executables
         self.out: Optional[LaunchDescription] = None
         self._seen_cli: set[str] = set()
+        self._include_stack: list[Path] = []   # the files being parsed, outermost first
 
     def parse_file(self, path: Path, scope_vars: dict[str, str], ns: str, env: dict, top: bool):
         path = Path(path)
-        try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise LaunchError(f"launch file not found: {path}") from None
-        except yaml.YAMLError as e:
-            raise LaunchError(f"{path}: not valid YAML: {e}") from None
+        key = path.resolve()
+        if key in self._include_stack:
+            chain = " -> ".join(p.name for p in [*self._include_stack[self._include_stack.index(key):], key])
+            raise LaunchError(f"{path}: include cycle ({chain})")
+        if len(self._include_stack) >= _MAX_INCLUDE_DEPTH:
+            raise LaunchError(f"{path}: includes nested deeper than {_MAX_INCLUDE_DEPTH} files")
+        if not path.is_file():
+            raise LaunchError(f"launch file not found: {path}")
+        from .config import ConfigError, read_yaml
+
+        try:   # the config tree's bounded reader: size, UTF-8, nesting, aliases, duplicate keys
+            doc = read_yaml(path)
+        except ConfigError as e:
+            syntax = e.expected == "valid YAML syntax"
+            raise LaunchError(f"{'not valid YAML: ' if syntax else ''}{e.one_line()}") from None
         if not isinstance(doc, dict) or "launch" not in doc:
             raise LaunchError(f"{path}: a YAML launch file is a mapping with a top-level 'launch:' list")
         scope = _Scope(path, dict(scope_vars), ns, env)
-        self._entities(_as_list(doc["launch"], f"{path}: launch"), scope, top)
+        self._include_stack.append(key)
+        try:
+            self._entities(_as_list(doc["launch"], f"{path}: launch"), scope, top)
+        finally:
+            self._include_stack.pop()
 
     def _entities(self, ents: list, scope: _Scope, top: bool) -> None:
         for i, ent in enumerate(ents):
@@ -539,10 +631,12 @@ class Launcher:
         self._thread: Optional[threading.Thread] = None
         self.router_session = None
         self.router_endpoint: Optional[str] = None
+        self.router_lost = 0          # ERROR lines about a router gone (watchdog)
         from .context import transport_name
 
         self.transport = transport or transport_name()
         self.router_mode = router
+        self.failed: Optional[_Proc] = None   # a node that exited with code 2 (failed to start)
 
     # ---- output
     def _say(self, text: str) -> None:
@@ -575,11 +669,35 @@ class Launcher:
         zp = zb.ZenohParams.defaults()
         eps = endpoints or list(zp.router_listen_endpoints)
         self.router_endpoint = eps[0]
+        self._router_check_period_s = self.params.router_check_period_s
         if zb.router_answers(eps[0], self.params.router_probe_timeout_s):
-            self._say(f"zenoh router already answers on {eps[0]}: using it")
+            self._say(f"zenoh router already answers on {eps[0]}: using it (watching it every "
+                      f"{self._router_check_period_s:g} s)")
+            self._router_watch = threading.Thread(target=self._watch_router, args=(eps[0], zb),
+                                                  name="router-watch", daemon=True)
+            self._router_watch.start()
             return
         self.router_session = zb.start_router(eps, zp)
-        self._say(f"zenoh router started in-process on {', '.join(eps)}")
+        self._say(f"zenoh router started in-process on {', '.join(eps)} (it stops with this launch; "
+                  f"`hri router` runs one of its own)")
+
+    def _watch_router(self, endpoint: str, zb) -> None:
+        """The external router this launch's nodes depend on: an ERROR (log and output) every
+        check period while it does not answer, one line when it is back."""
+        lost_since: Optional[float] = None
+        while not self._stopping.wait(self._router_check_period_s):
+            ok = zb.router_answers(endpoint, self.params.router_probe_timeout_s)
+            if ok and lost_since is not None:
+                self._say(f"zenoh router on {endpoint} is back after {time.monotonic() - lost_since:.1f} s")
+                log.warning("zenoh router on %s is back", endpoint)
+                lost_since = None
+            elif not ok:
+                lost_since = lost_since if lost_since is not None else time.monotonic()
+                text = (f"ERROR: zenoh router on {endpoint} is GONE for {time.monotonic() - lost_since:.1f} s: "
+                        f"the nodes of this launch cannot talk to each other; restart it (`hri router`)")
+                self.router_lost += 1
+                self._say(text)
+                log.error(text)
 
     # ---- processes
     def _env(self, spec: NodeSpec) -> dict[str, str]:
@@ -646,6 +764,13 @@ class Launcher:
                     last = "\n".join(f"    {line}" for line in p.tail)
                     self._say(f"{p.spec.name} (pid {p.popen.pid}) died with exit code {rc}"
                               + (f"; last lines:\n{last}" if last else ""))
+                    if rc == errors.EXIT_USAGE:
+                        # exit code 2 = bad config, argument or busy port: respawning cannot help;
+                        # the whole launch fails (main() stops the other nodes, exit code 2)
+                        p.state = "exited"
+                        self.failed = p
+                        self._say(self.status_line())
+                        return
                     if p.spec.respawn:
                         d = p.spec.respawn_delay_s
                         d = self.params.respawn_delay_s if d is None else d
@@ -722,8 +847,20 @@ class Launcher:
             finally:
                 self.router_session = None
 
+    def failure_line(self) -> Optional[str]:
+        """One line naming the node that failed to start and its own last words, or None."""
+        p = self.failed
+        if p is None:
+            return None
+        said = next((line.strip() for line in reversed(p.tail) if line.strip()), "")
+        said = said[len("error:"):].strip() if said.startswith("error:") else said
+        return (f"node '{p.spec.name}' failed to start (exit code {p.exit_codes[-1]})"
+                + (f": {said}" if said else ""))
+
     def exit_code(self) -> int:
         codes = [p.exit_codes[-1] for p in self.procs if p.exit_codes]
+        if self.failed is not None:
+            return errors.EXIT_USAGE
         if self._stopping.is_set():
             return 0
         return 0 if all(c == 0 for c in codes) else 1
@@ -761,27 +898,27 @@ def main(argv: Optional[list[str]] = None) -> int:
             try:
                 d = parse_launch_file(f, largs)
             except LaunchError as e:
-                print(f"FAIL {f}: {e}", file=sys.stderr)
+                print(f"FAIL {f}: {errors.one_line(e)}", file=sys.stderr)
                 bad += 1
                 continue
             print(f"OK   {f}: {len(d.nodes)} process(es); args {d.args}")
             for n in d.nodes:
                 print(f"       {n.name}: {shlex.join(n.cmd)}" + ("  [respawn]" if n.respawn else ""))
-        return 1 if bad else 0
+        return errors.EXIT_USAGE if bad else 0
     if len(a.file) != 1:
         print("error: give one launch file (several only with --check)", file=sys.stderr)
         return 2
     try:
         desc = parse_launch_file(a.file[0], largs)
     except LaunchError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"hri launch: error: {errors.one_line(e)}", file=sys.stderr)
         return 2
     if a.transport:
         os.environ["HRI_TRANSPORT"] = a.transport
     try:
         launcher = Launcher(desc, router=a.router)
     except Exception as e:  # noqa: BLE001  (bad HRI_TRANSPORT)
-        print(f"error: {e}", file=sys.stderr)
+        print(f"hri launch: error: {errors.one_line(e)}", file=sys.stderr)
         return 2
     if a.show:
         for n in desc.nodes:
@@ -796,11 +933,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         try:
             launcher.start()
         except Exception as e:  # noqa: BLE001  (router bind failure)
-            print(f"error: {e}", file=sys.stderr)
+            print(f"hri launch: error: {errors.one_line(e)}", file=sys.stderr)
             launcher.shutdown()
             return 2
         while not stop.is_set() and launcher.running():
             stop.wait(launcher.params.poll_period_s)
+        if launcher.failed is not None:
+            launcher.shutdown()
+            print(f"hri launch: error: {errors.one_line(launcher.failure_line())}", file=sys.stderr, flush=True)
+            return errors.EXIT_USAGE
         if stop.is_set():
             launcher.shutdown()
         else:

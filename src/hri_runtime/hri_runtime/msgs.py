@@ -508,8 +508,16 @@ def definition(type_name: str) -> str:
 
 
 def rihs01(type_name: str) -> str:
-    """RIHS01 type hash string of a message type (services: see the zenoh wire module)."""
-    return _store.hash_rihs01(normalize(type_name))
+    """RIHS01 type hash string (``RIHS01_<sha256>``) of a message or service type, as rosidl
+    computes it; loads the type and every type it references from their .msg/.srv files first."""
+    from .wire import type_hash
+
+    t = normalize(type_name)
+    if is_srv(t):
+        srv_types(t)
+    else:
+        get(t)
+    return type_hash(t, _store)
 
 
 def to_dict(msg) -> Any:

@@ -10,7 +10,7 @@
             self.cli = self.create_client("std_srvs/srv/Trigger", "/other/reset")
             self.create_timer(0.04, self.tick)
             self.declare_parameter("rate_hz", 25.0, {"range": (1.0, 1000.0)})
-    def main(argv=None): run_node(Foo, argv)
+    def main(argv=None): return run_node(Foo, argv)
 
 Messages are rosbags dataclasses (``hri_runtime.msgs``); every backend carries CDR bytes, so
 ``publish`` serializes and delivery deserializes (a malformed payload is dropped, counted in
@@ -20,13 +20,16 @@ Names: node names and topic/service names are validated at creation (``InvalidNa
 relative names get the namespace, ``~`` the node's fully qualified name, remaps apply after
 (see ``hri_runtime.names``). Parameters: ``parameters=`` overrides (and params files / ``-p``
 from ``--ros-args``) apply on ``declare_parameter``; types and ranges are enforced
-(``ParameterError``). ``use_sim_time`` (declared by every node): the clock follows ``/clock``.
+(``ParameterError``). A parameter set at run time is applied or refused, never "successful"
+without effect: read-only (startup) unless declared with ``on_set`` (see ``declare_parameter``).
+``use_sim_time`` (declared by every node, read-only): the clock follows ``/clock``.
 
 The backend interface is ``hri_runtime.context.Context`` (what a backend must implement is
 written in its module docstring).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import signal
@@ -35,7 +38,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from . import msgs
+from . import errors, msgs
 from .clock import Clock, SimClock, Time
 from .context import (QOS_CLOCK, QOS_ROSOUT, Context, QoSProfile, SubQueue, Timer, TransportUnavailableError,
                       get_default_context, qos_profile, set_default_context)
@@ -315,7 +318,7 @@ class NodeLogger:
             if last is not None and now - last < throttle_duration_sec:
                 return False
             self._last[key] = now
-        self._log.log(level, "[%s]: %s", self._ros_name, msg)
+        self._log.log(level, "[%s]: %s", self._ros_name, msg, extra={"hri_rosout": True})
         if self.sink is not None and self._log.isEnabledFor(level):
             self.sink(level, str(msg))
         return True
@@ -360,6 +363,7 @@ class Node:
         self._params: dict[str, Parameter] = {}
         self._descriptors: dict[str, ParameterDescriptor] = {}
         self._param_callbacks: list[Callable[[list[Parameter]], SetParametersResult]] = []
+        self._param_appliers: dict[str, Callable[[Any], Optional[str]]] = {}
         self._param_services = None
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
@@ -501,16 +505,18 @@ class Node:
     _ROS_LEVELS = {logging.DEBUG: 10, logging.INFO: 20, logging.WARNING: 30, logging.ERROR: 40,
                    logging.CRITICAL: 50}
 
-    def _to_rosout(self, level: int, text: str) -> None:
+    def _to_rosout(self, level: int, text: str, child: str = "", **where) -> None:
         """rcl_interfaces/Log on /rosout (as rcl: name = node fqn without the leading '/',
-        '/' -> '.'). Never raises, never recurses."""
+        '/' -> '.'; a child logger ``child`` appends ``.child``; ``where``: file, function,
+        line). Never raises, never recurses."""
         if getattr(self._rosout_busy, "on", False) or self._destroyed_flag():
             return
         self._rosout_busy.on = True
         try:
+            name = self._fqn.lstrip("/").replace("/", ".") + (f".{child}" if child else "")
             self._rosout.publish(msgs.new("rcl_interfaces/msg/Log", stamp=self._clock.now().to_msg(),
                                           level=self._ROS_LEVELS.get(level, 20),
-                                          name=self._fqn.lstrip("/").replace("/", "."), msg=text))
+                                          name=name, msg=text, **where))
         except Exception:  # noqa: BLE001  (a log line must never break the node)
             pass
         finally:
@@ -521,17 +527,28 @@ class Node:
 
     # ---- parameters
     def declare_parameter(self, name: str, default: Any = None, descriptor: Any = None,
-                          ignore_override: bool = False) -> Parameter:
+                          ignore_override: bool = False,
+                          on_set: Optional[Callable[[Any], Optional[str]]] = None) -> Parameter:
         """Declare with a default; an override (parameters=, params file, -p) replaces it.
         descriptor: dict/ParameterDescriptor with type, range=(lo, hi[, step]), gt, lt, values,
         read_only, description; or a config schema key ("teleop.loop.base_rate_hz": type, range
         and doc from config/schema). Type from the default when not given. Raises
-        ParameterError (wrong type, out of range, already declared)."""
+        ParameterError (wrong type, out of range, already declared).
+
+        A set at run time is never "successful" without effect: a parameter is **read-only**
+        (applied at startup; a set is refused with the reason, restart with ``-p`` to change it)
+        unless ``on_set`` is given. ``on_set(value)`` applies a new value (already checked for
+        type and range) to the running node and returns None, or returns / raises (ValueError)
+        the reason it refuses it; the parameter keeps its old value then."""
         if not isinstance(name, str) or not name:
             raise ParameterError(f"invalid parameter name {name!r}")
         if name in self._params:
             raise ParameterError(f"parameter '{name}' is already declared on {self._fqn}")
         desc = ParameterDescriptor.coerce(descriptor)
+        if on_set is None and not desc.read_only:
+            desc = dataclasses.replace(desc, read_only=True)
+        elif on_set is not None:
+            self._param_appliers[name] = on_set
         if desc.type is None and default is not None:
             desc.type = param_type_of(default)
         value = default
@@ -543,7 +560,8 @@ class Node:
             except ParameterError as e:
                 src = "override" if value is not default else "default"
                 raise ParameterError(f"{self._fqn}: {e} ({src})") from None
-        p = Parameter(name, value, desc.type or "")
+        p = Parameter(name, value, (param_type_of(value) if desc.dynamic_typing and value is not None
+                                    else desc.type or ""))
         self._params[name] = p
         self._descriptors[name] = desc
         if self._param_services is not None:
@@ -591,16 +609,31 @@ class Node:
             return SetParametersResult(False, f"parameter '{p.name}' is not declared")
         desc = self._descriptors[p.name]
         if desc.read_only:
-            return SetParametersResult(False, f"parameter '{p.name}' is read-only")
+            try:
+                same = bool(check_value(p.name, p.value, desc) == self._params[p.name].value)
+            except (ParameterError, TypeError, ValueError):
+                same = False
+            if same:                         # its current value: nothing to apply (param load of a dump)
+                return SetParametersResult(True)
+            return SetParametersResult(False, f"parameter '{p.name}' is read-only: applied at startup only "
+                                              f"(restart {self._fqn} with -p {p.name}:=<value> to change it)")
         try:
             value = check_value(p.name, p.value, desc)
         except ParameterError as e:
             return SetParametersResult(False, str(e))
-        new = Parameter(p.name, value, desc.type or param_type_of(value))
+        new = Parameter(p.name, value, param_type_of(value) if desc.dynamic_typing else (desc.type or param_type_of(value)))
         for cb in self._param_callbacks:
             r = cb([new])
             if r is not None and not r.successful:
                 return r
+        apply = self._param_appliers.get(p.name)
+        if apply is not None:
+            try:
+                refused = apply(value)
+            except (ValueError, TypeError, OSError) as e:
+                refused = str(e) or type(e).__name__
+            if refused:
+                return SetParametersResult(False, f"{p.name}: {refused}")
         self._params[p.name] = new
         if self._param_services is not None:
             self._param_services.event(changed=[new])
@@ -627,6 +660,30 @@ class Node:
 
 # --------------------------------------------------------------------------- run_node
 
+class RosoutHandler(logging.Handler):
+    """Routes every Python log record of a node process (core/module loggers such as
+    ``hri_arm_teleop.core.clutch``) to the node's /rosout as a child logger
+    (``<node>.<logger name>``), as rcl does for child loggers. Records of the node's own
+    NodeLogger already went there (marked ``hri_rosout``) and are skipped. Installed on the
+    root logger by :func:`run_node` for the node's lifetime."""
+
+    def __init__(self, node: "Node"):
+        super().__init__()
+        self.node = node
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "hri_rosout", False) or getattr(self.node, "_rosout", None) is None:
+            return
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001  (a bad format string must not break the node)
+            text = str(record.msg)
+        lv = max(k for k in (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
+                 if k <= max(record.levelno, logging.DEBUG))
+        self.node._to_rosout(lv, text, child=record.name, file=record.pathname or "",
+                             function=record.funcName or "", line=int(record.lineno or 0))
+
+
 def _setup_logging(level: Optional[str]) -> None:
     """Configure logging only for a process nobody configured yet (a node executable); an
     embedding program (or pytest) keeps its own root level and handlers."""
@@ -636,23 +693,34 @@ def _setup_logging(level: Optional[str]) -> None:
         root.setLevel((level or "INFO").upper())
 
 
+def _process_exit(rc: int, as_process: bool) -> int:
+    """A node executable (``main()`` with no argv) that fails ends its process with ``rc`` even when
+    its ``main`` drops the return value of run_node (a console script then exits 0)."""
+    if as_process and rc != 0:
+        errors.exit_process(rc)
+    return rc
+
+
 def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
              context: Optional[Context] = None) -> int:
     """Parse the ``--ros-args`` subset, build the node on the default context (HRI_TRANSPORT),
     spin until SIGINT/SIGTERM, destroy cleanly. Returns the exit code (2 on bad arguments,
     parameters or names, with one clear line on stderr instead of a traceback)."""
+    as_process = argv is None  # the node executable's main: the exit code ends the process
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse_ros_args(argv)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        print(f"error: {errors.one_line(e)}", file=sys.stderr)
+        return _process_exit(errors.EXIT_USAGE, as_process)
     _setup_logging(args.log_level)
     try:
         ctx = context if context is not None else get_default_context()
-    except TransportUnavailableError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except Exception as e:
+        if not errors.is_input_error(e):
+            raise
+        print(f"error: {errors.one_line(e)}", file=sys.stderr)
+        return _process_exit(errors.EXIT_USAGE, as_process)
     ctx.ros_args = args
     holder: dict = {}
 
@@ -668,36 +736,53 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
             old[s] = signal.signal(s, on_signal)
 
     def restore() -> None:
+        # A node executable is exiting: a second Ctrl-C (a terminal's, plus the one `ros2 launch`
+        # forwards) must not raise KeyboardInterrupt in interpreter-exit joins, so its handler
+        # stays. In-process callers (tests, `hri` subcommands) get their handlers back.
+        if as_process:
+            return
         for s, h in old.items():
             signal.signal(s, h)
 
+    def close_context() -> None:
+        # on_signal stays installed while the context closes: a signal only repeats the shutdown
+        try:
+            ctx.shutdown()
+        finally:
+            ctx.close()
+
     try:
         node = node_class(context=ctx)
-    except (ParameterError, InvalidNameError, msgs.UnknownTypeError) as e:
+    except BaseException as e:  # noqa: BLE001 - every start-up failure closes the context
+        try:
+            close_context()
+        except Exception:  # noqa: BLE001
+            log.debug("closing the context after a failed start-up", exc_info=True)
         restore()
-        print(f"error: {e}", file=sys.stderr)
-        ctx.shutdown()
-        ctx.close()
-        return 2
-    except Exception as e:
-        restore()
-        if type(e).__name__ == "ConfigError":
-            print(f"error: {e}", file=sys.stderr)
-            ctx.shutdown()
-            ctx.close()
-            return 2
-        raise
+        if isinstance(e, KeyboardInterrupt):
+            return 0
+        if not isinstance(e, Exception):
+            raise
+        if errors.is_input_error(e):
+            # a config error, a bad parameter or name, a busy port: one line, exit 2 (hri_runtime.errors)
+            print(f"error: {errors.one_line(e)}", file=sys.stderr, flush=True)
+            return _process_exit(errors.EXIT_USAGE, as_process)
+        # a bug: the traceback, after the context is closed (rclpy aborts the process otherwise)
+        log.error("%s: start-up failed", getattr(node_class, "__name__", "node"), exc_info=e)
+        return _process_exit(errors.EXIT_FAILURE, as_process)
     holder["node"] = node
+    rosout_handler = RosoutHandler(node)
+    logging.getLogger().addHandler(rosout_handler)
     try:
         if ctx.ok():
             ctx.spin()
     except KeyboardInterrupt:
         pass
     finally:
-        restore()
+        logging.getLogger().removeHandler(rosout_handler)
         try:
             node.destroy_node()
         finally:
-            ctx.shutdown()
-            ctx.close()
+            close_context()
+            restore()
     return 0

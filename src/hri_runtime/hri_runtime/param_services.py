@@ -139,6 +139,11 @@ class ParameterServices:
             r = self._set_one(p)
             if not r.successful:
                 for n, (v, t) in before.items():   # roll back
+                    if node._params[n].value is not v and n in node._param_appliers:
+                        try:                       # the node applied the new value: re-apply the old
+                            node._param_appliers[n](v)
+                        except (ValueError, TypeError, OSError):
+                            pass
                     node._params[n] = Parameter(n, v, t)
                 resp.result = msgs.new("rcl_interfaces/msg/SetParametersResult", successful=False,
                                        reason=r.reason)

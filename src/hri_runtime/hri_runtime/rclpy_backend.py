@@ -1,9 +1,9 @@
 """rclpy backend of hri_runtime: the same node code on a real ROS 2 install (Humble, Jazzy, ...).
 
-NOT TESTED HERE: rclpy is neither on PyPI nor in Debian, so this module has never run on the
-development machines; only its lazy import and its refusal without rclpy are tested
-(``tests/runtime/test_runtime_zenoh_backends.py``). A fake rclpy would only test the fake. Check it on a ROS 2
-machine with ``HRI_TRANSPORT=rclpy`` (see docs/ros2-interop.md).
+rclpy is neither on PyPI nor in Debian: without ROS only its lazy import and its refusal are
+tested (``tests/runtime/test_runtime_zenoh_backends.py``); on a ROS 2 machine ``make ros2-test``
+runs the backend-independent end-to-end tests on it (``tests/ros2/``). What was verified on a
+real ROS 2 is in docs/ros2-interop.md.
 
 Design: the backend only moves CDR bytes, so hri_runtime.msgs (rosbags) is the one codec on every
 backend and rclpy's generated message classes are used only to tell rmw the type:
@@ -112,7 +112,7 @@ class _RawClient(_Handle):
 
 
 class RclpyContext(ThreadedContext):
-    """Backend on a real ROS 2 install (see module docstring; not runnable on this machine)."""
+    """Backend on a real ROS 2 install (see module docstring)."""
 
     kind = "rclpy"
 
@@ -228,6 +228,10 @@ class RclpyContext(ThreadedContext):
     def close(self) -> None:
         if self.ok():
             self.shutdown()
+        # the spin thread leaves its loop within max_wait_s of shutdown(); destroying nodes or the
+        # executor under it aborts the process ("terminate called without an active exception")
+        if self._rcl_thread is not threading.current_thread():
+            self._rcl_thread.join()
         with self._lock:
             nodes = list(self._rcl_nodes.values())
             self._rcl_nodes.clear()

@@ -21,6 +21,7 @@ the node's clock (deterministic on InprocContext). CLIs: ``hri record``, ``hri p
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from . import msgs
+from . import errors, msgs
 
 __all__ = ["McapWriter", "McapReader", "RecordedMessage", "Recorder", "Player", "RecordingParams",
            "record_main", "play_main"]
@@ -42,6 +43,7 @@ class RecordingParams:
     discovery_period_s: float = 0.5
     queue_depth: int = 1000
     play_tick_s: float = 0.001
+    flush_period_s: float = 1.0          # chunk out + valid footer at least this often
 
     @classmethod
     def from_config(cls, section: dict) -> "RecordingParams":
@@ -57,32 +59,120 @@ class RecordingParams:
 
 
 def _qos_yaml(qos) -> str:
-    """rosbag2's offered_qos_profiles metadata (one profile) for a QoSProfile (or None)."""
+    """rosbag2's offered_qos_profiles metadata for a QoS profile or a list of them (one per
+    publisher, as rosbag2 records them): rmw enum values (history 1 keep_last / 2 keep_all,
+    reliability 1 reliable / 2 best_effort, durability 1 transient_local / 2 volatile),
+    durations {sec, nsec} with 0 = the rmw default (infinite)."""
     if qos is None:
         return ""
-    rel = 1 if qos.reliability == "reliable" else 2
-    dur = 1 if qos.durability == "transient_local" else 2
-    hist = 1 if qos.history == "keep_last" else 2
-    zero = "\n    sec: 0\n    nsec: 0"
-    return (f"- history: {hist}\n  depth: {int(qos.depth)}\n  reliability: {rel}\n  durability: {dur}\n"
-            f"  deadline:{zero}\n  lifespan:{zero}\n  liveliness: 1\n  liveliness_lease_duration:{zero}\n"
-            f"  avoid_ros_namespace_conventions: false")
+    out = []
+    for q in (qos if isinstance(qos, (list, tuple)) else [qos]):
+        rel = 1 if q.reliability == "reliable" else 2
+        dur = 1 if q.durability == "transient_local" else 2
+        hist = 1 if q.history == "keep_last" else 2
+        zero = "\n    sec: 0\n    nsec: 0"
+        out.append(f"- history: {hist}\n  depth: {int(q.depth)}\n  reliability: {rel}\n  durability: {dur}\n"
+                   f"  deadline:{zero}\n  lifespan:{zero}\n  liveliness: 1\n  liveliness_lease_duration:{zero}\n"
+                   f"  avoid_ros_namespace_conventions: false")
+    return "\n".join(out)
+
+
+def parse_qos_yaml(text: str) -> list[dict]:
+    """offered_qos_profiles metadata -> list of profiles with rmw names (reliability,
+    durability, history, depth); accepts the integer form (Humble, ours) and the string form."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text or "") or []
+    except yaml.YAMLError:
+        return []
+    names = {"history": {1: "keep_last", 2: "keep_all", 0: "system_default", 3: "unknown"},
+             "reliability": {1: "reliable", 2: "best_effort", 0: "system_default", 3: "unknown"},
+             "durability": {1: "transient_local", 2: "volatile", 0: "system_default", 3: "unknown"}}
+    out = []
+    for p in data if isinstance(data, list) else []:
+        if not isinstance(p, dict):
+            continue
+        q = {k: (tbl.get(p.get(k), str(p.get(k))) if isinstance(p.get(k), int) else str(p.get(k, "?")).lower())
+             for k, tbl in names.items()}
+        q["depth"] = int(p.get("depth", 0) or 0)
+        out.append(q)
+    return out
+
+
+class _CrashSafeFile:
+    """The byte stream under the mcap Writer: keeps what the Writer wrote in memory and, on
+    :meth:`persist`, writes it to the file followed by a provisional end of file (DataEnd +
+    Footer without summary + magic) in ONE ``pwrite`` at the end of the data written so far
+    (overwriting the previous provisional end). The file is therefore a complete MCAP after every
+    persist: a recorder killed at any moment leaves a file the mcap library's normal reader reads
+    (without an index: it reads it linearly) up to the last persisted chunk."""
+
+    def __init__(self, path: Path):
+        from mcap.data_stream import RecordBuilder
+        from mcap.records import DataEnd, Footer
+        from mcap.writer import MCAP0_MAGIC
+
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._pending = bytearray()
+        self._written = 0          # bytes of real data in the file (the provisional end follows)
+        b = RecordBuilder()
+        DataEnd(data_section_crc=0).write(b)
+        Footer(summary_start=0, summary_offset_start=0, summary_crc=0).write(b)
+        b.write(MCAP0_MAGIC)
+        self._tail = b.end()
+
+    # the file-object subset the mcap Writer uses
+    def write(self, data) -> int:
+        self._pending += data
+        return len(data)
+
+    def tell(self) -> int:
+        return self._written + len(self._pending)
+
+    def flush(self) -> None:
+        pass                       # persisted by persist()/close() only (one write each)
+
+    def persist(self) -> None:
+        if self._pending:
+            os.pwrite(self._fd, bytes(self._pending) + self._tail, self._written)
+            self._written += len(self._pending)
+            self._pending.clear()
+
+    def close(self) -> None:
+        """After the Writer's finish(): the real end (summary, footer) replaces the provisional one."""
+        if self._pending:
+            os.pwrite(self._fd, bytes(self._pending), self._written)
+            self._written += len(self._pending)
+            self._pending.clear()
+        os.ftruncate(self._fd, self._written)
+        os.close(self._fd)
 
 
 class McapWriter:
-    """MCAP writer of ROS 2 CDR messages (profile ros2). Thread safe."""
+    """MCAP writer of ROS 2 CDR messages (profile ros2). Thread safe.
+
+    Crash safe: the chunk in progress is finished and written out at least every
+    ``runtime.recording.flush_period_s`` (checked on every write and by :meth:`flush_if_due`,
+    which ``Recorder`` calls on a timer), each time with a valid provisional end of file
+    (:class:`_CrashSafeFile`): a SIGKILL loses at most the last period. An unwritable path
+    fails in the constructor (OSError)."""
 
     def __init__(self, path: str | Path, library: str = "hri_runtime",
-                 params: Optional[RecordingParams] = None):
+                 params: Optional[RecordingParams] = None, clock=time.monotonic):
         from mcap.writer import CompressionType, Writer
 
         self.params = params or RecordingParams.defaults()
         comp = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4,
                 "none": CompressionType.NONE}[self.params.compression]
         self.path = Path(path)
-        self._fh = open(self.path, "wb")
+        self._fh = _CrashSafeFile(self.path)
+        self._clock = clock
         self._w = Writer(self._fh, chunk_size=int(self.params.chunk_size_bytes), compression=comp)
         self._w.start(profile="ros2", library=library)
+        self._fh.persist()                   # a valid (empty) MCAP from the first moment
+        self._last_flush = clock()
+        self._unflushed = 0
         self._schemas: dict[str, int] = {}
         self._channels: dict[str, tuple[int, str]] = {}
         self._seq: dict[int, int] = {}
@@ -133,6 +223,28 @@ class McapWriter:
                                 publish_time=int(publish_time_ns if publish_time_ns is not None else log_time_ns),
                                 sequence=self._seq[cid])
             self.count += 1
+            self._unflushed += 1
+            self._flush_locked(force=False)
+
+    def flush_if_due(self) -> None:
+        """Write out the chunk in progress when flush_period_s has passed since the last flush."""
+        with self._lock:
+            if not self._closed:
+                self._flush_locked(force=False)
+
+    def flush(self) -> None:
+        """Write out the chunk in progress now (the file stays a complete MCAP)."""
+        with self._lock:
+            if not self._closed:
+                self._flush_locked(force=True)
+
+    def _flush_locked(self, force: bool) -> None:
+        now = self._clock()
+        if self._unflushed and (force or now - self._last_flush >= self.params.flush_period_s):
+            self._w.flush()                  # finishes the chunk (and its message indices)
+            self._unflushed = 0
+            self._last_flush = now
+        self._fh.persist()                   # also chunks the Writer finished by size
 
     def close(self) -> None:
         with self._lock:
@@ -197,6 +309,7 @@ class McapReader:
         from mcap.reader import make_reader
 
         self.path = Path(path)
+        self.offered_qos: dict[str, list[dict]] = {}     # topic -> offered_qos_profiles (parsed)
         with open(self.path, "rb") as fh:
             r = make_reader(fh)
             summary = r.get_summary()
@@ -210,6 +323,7 @@ class McapReader:
                 if sch is None or ch.message_encoding != "cdr":
                     continue
                 self._topics[ch.topic] = msgs.normalize(sch.name)
+                self.offered_qos[ch.topic] = parse_qos_yaml(ch.metadata.get("offered_qos_profiles", ""))
                 _register_schema(msgs.normalize(sch.name), sch.data.decode("utf-8", "replace"))
             st = summary.statistics
             self._counts = {summary.channels[c].topic: n for c, n in (st.channel_message_counts.items() if st else [])}
@@ -269,6 +383,8 @@ class Recorder:
         self.skipped: dict[str, str] = {}
         self.discover()
         self.timer = node.create_timer(self.params.discovery_period_s, self.discover)
+        # a quiet topic must not keep its last messages in memory: the chunk goes out on time
+        self.flush_timer = node.create_timer(self.params.flush_period_s, writer.flush_if_due)
 
     def discover(self) -> None:
         graph = self.node.context.graph()
@@ -285,13 +401,17 @@ class Recorder:
                     continue
                 t = next(iter(ts))
             try:
-                self.writer.add_channel(topic, t)
+                self.writer.add_channel(topic, t, qos=[e.qos for e in graph.endpoints
+                                                      if e.name == topic and e.kind == "PUBLISHER"
+                                                      and e.qos is not None] or None)
             except msgs.UnknownTypeError as e:
                 self.skipped[topic] = str(e)
                 continue
+            from .cli_format import matching_qos
+
             self.subs[topic] = self.node.create_subscription(
                 t, topic, lambda data, _t=topic, _ty=t: self._on(data, _t, _ty),
-                qos=self.params.queue_depth, raw=True)
+                qos=matching_qos(graph, topic, self.params.queue_depth), raw=True)
 
     def _on(self, data: bytes, topic: str, type_name: str) -> None:
         self.writer.write(topic, data, type_name=type_name,
@@ -299,6 +419,7 @@ class Recorder:
 
     def stop(self) -> None:
         self.timer.cancel()
+        self.flush_timer.cancel()
         for s in self.subs.values():
             s.destroy()
         self.subs.clear()
@@ -376,20 +497,26 @@ def record_main(argv: Optional[list[str]] = None) -> int:
                                  "(on the HRI_TRANSPORT context).")
     ap.add_argument("topics", nargs="*", help="topics (default: all discovered)")
     ap.add_argument("-o", "--output", required=True, help="output .mcap file")
-    ap.add_argument("--duration", type=float, help="stop after this many seconds")
+    ap.add_argument("--duration", type=errors.positive_float, help="stop after this many seconds")
     a = ap.parse_args(argv)
     from .context import TransportUnavailableError, get_default_context
     from .node import Node
 
+    try:  # the output first: an unwritable path fails at once, before any transport is opened
+        writer = McapWriter(a.output, library="hri record")
+    except OSError as e:
+        print(f"hri record: error: cannot write {a.output}: {e.strerror or e}", file=sys.stderr)
+        return errors.EXIT_USAGE
     try:
         ctx = get_default_context()
     except TransportUnavailableError as e:
+        writer.close()
         print(f"error: {e}", file=sys.stderr)
         return 2
     node = Node("hri_record", context=ctx)
     stop = threading.Event()
     old = _signals(stop)
-    with McapWriter(a.output, library="hri record") as w:
+    with writer as w:
         rec = Recorder(node, w, a.topics or None)
         print(f"recording {'all topics' if not a.topics else ', '.join(a.topics)} to {a.output} (Ctrl-C stops)",
               file=sys.stderr)
@@ -431,11 +558,7 @@ def play_main(argv: Optional[list[str]] = None) -> int:
         print(f"error: cannot read {a.file}: {e}", file=sys.stderr)
         return 2
     if a.info:
-        counts = reader.message_counts()
-        dur = ((reader.end_ns or 0) - (reader.start_ns or 0)) * 1e-9
-        print(f"{a.file}: profile {reader.profile!r}, {sum(counts.values())} messages, {dur:.3f} s")
-        for t, ty in sorted(reader.topics().items()):
-            print(f"  {t}  [{ty}]  {counts.get(t, 0)}")
+        print("\n".join(bag_info_lines(reader)))
         return 0
     from .context import TransportUnavailableError, get_default_context
     from .node import Node
@@ -458,4 +581,76 @@ def play_main(argv: Optional[list[str]] = None) -> int:
     print(f"published {player.published} messages", file=sys.stderr)
     node.destroy_node()
     ctx.close()
+    return 0
+
+
+def _stamp(ns: Optional[int]) -> str:
+    if ns is None:
+        return "-"
+    t = time.localtime(ns // 1_000_000_000)
+    return f"{time.strftime('%b %e %Y %H:%M:%S', t)}.{ns % 1_000_000_000:09d} ({ns / 1e9:.9f})"
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"
+        n /= 1024
+    return f"{n} B"
+
+
+def bag_info_lines(reader: McapReader) -> list[str]:
+    """``ros2 bag info`` of an MCAP file: files, size, duration, start/end, message count, and per
+    topic its type, count and serialization format (ros2's fields, in its order), then the mean
+    rate (messages per second between its first and last message) and the offered QoS."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for m in reader.messages():
+        first.setdefault(m.topic, m.log_time_ns)
+        last[m.topic] = m.log_time_ns
+        counts[m.topic] = counts.get(m.topic, 0) + 1
+    start = min(first.values()) if first else None
+    end = max(last.values()) if last else None
+    dur_s = ((end - start) * 1e-9) if first else 0.0
+    lines = ["", f"Files:             {reader.path.name}", f"Bag size:          {_size(reader.path.stat().st_size)}",
+             "Storage id:        mcap", f"Duration:          {dur_s:.9f}s", f"Start:             {_stamp(start)}",
+             f"End:               {_stamp(end)}", f"Messages:          {sum(counts.values())}"]
+    head = "Topic information: "
+    for i, (topic, ty) in enumerate(sorted(reader.topics().items())):
+        n = counts.get(topic, 0)
+        span = (last.get(topic, 0) - first.get(topic, 0)) * 1e-9
+        rate = f"{(n - 1) / span:.2f} Hz" if n > 1 and span > 0 else "-"
+        qos = "; ".join(f"{q['reliability'].upper()}, {q['durability'].upper()}, {q['history'].upper()}"
+                        + (f" ({q['depth']})" if q["history"] == "keep_last" else "")
+                        for q in reader.offered_qos.get(topic, [])) or "-"
+        lines.append(f"{head if i == 0 else ' ' * len(head)}Topic: {topic} | Type: {ty} | Count: {n} | "
+                     f"Serialization Format: cdr | Rate: {rate} | QoS: {qos}")
+    if not reader.topics():
+        lines.append(head)
+    lines += ["Service:           0", "Service information: "]
+    return lines
+
+
+def bag_main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="hri bag", description="Recordings (ros2 bag); record/play: hri record, hri play.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("info", help="duration, counts, rates and offered QoS of a recording")
+    p.add_argument("file", help=".mcap file (or a rosbag2 directory holding one)")
+    a = ap.parse_args(argv)
+    path = Path(a.file)
+    if path.is_dir():
+        found = sorted(path.glob("*.mcap"))
+        if not found:
+            print(f"error: {a.file}: no .mcap file in this directory", file=sys.stderr)
+            return 2
+        path = found[0]
+    try:
+        reader = McapReader(path)
+        lines = bag_info_lines(reader)
+    except Exception as e:  # noqa: BLE001  (missing / not an MCAP file)
+        print(f"error: cannot read {a.file}: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+              file=sys.stderr)
+        return 2
+    print("\n".join(lines))
     return 0

@@ -18,7 +18,7 @@ from typing import Optional
 
 import yaml
 
-from . import msgs
+from . import errors, msgs
 
 __all__ = ["topic_main", "node_main", "param_main", "CliParams"]
 
@@ -95,6 +95,28 @@ def _resolve_type(sess: _Session, topic: str, given: Optional[str], wait_s: floa
     return next(iter(types))
 
 
+def _check_topic_args(a: argparse.Namespace) -> None:
+    """Refuse a bad topic name, message type or field value before any transport is opened
+    (UsageError / UnknownTypeError: one line, exit 2 through the ``hri`` dispatcher)."""
+    from .names import validate_topic_name
+
+    if getattr(a, "topic", None) is not None:
+        validate_topic_name(a.topic)
+    if getattr(a, "type", None):
+        msgs.get(a.type)
+    if a.cmd == "pub":
+        try:
+            fields = yaml.safe_load(a.values)
+        except yaml.YAMLError as e:
+            raise errors.UsageError(f"values {a.values!r}: not valid YAML ({' '.join(str(e).split())})") from None
+        if fields is not None and not isinstance(fields, dict):
+            raise errors.UsageError(f"values {a.values!r}: a YAML mapping of the fields, e.g. \"{{data: hi}}\"")
+        try:
+            msgs.from_dict(a.type, fields or {})
+        except (TypeError, ValueError) as e:
+            raise errors.UsageError(f"values {a.values!r}: {errors.one_line(e)}") from None
+
+
 def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
     ap = argparse.ArgumentParser(prog="hri topic", description="Topics of the ROS graph.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -102,23 +124,29 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
     p.add_argument("-t", "--show-types", action="store_true")
     p = sub.add_parser("info")
     p.add_argument("topic")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="every publisher and subscription with its node, GID and QoS (ros2 topic info -v)")
     p = sub.add_parser("echo")
     p.add_argument("topic")
     p.add_argument("type", nargs="?")
     p.add_argument("--once", action="store_true")
-    p.add_argument("-n", "--count", type=int)
-    p.add_argument("--timeout", type=float, help="give up after this many seconds")
+    p.add_argument("-n", "--count", type=errors.positive_int)
+    p.add_argument("--timeout", type=errors.nonnegative_float, help="give up after this many seconds")
     p = sub.add_parser("pub")
     p.add_argument("topic")
     p.add_argument("type")
     p.add_argument("values", nargs="?", default="{}", help="YAML of the fields, e.g. \"{data: hi}\"")
-    p.add_argument("-r", "--rate", type=float, help="Hz (default: publish once)")
-    p.add_argument("-t", "--times", type=int, help="publish this many times")
+    p.add_argument("-r", "--rate", type=errors.positive_float, help="Hz (default: publish once)")
+    p.add_argument("-t", "--times", type=errors.positive_int, help="publish this many times")
     p = sub.add_parser("hz")
     p.add_argument("topic")
     p.add_argument("type", nargs="?")
-    p.add_argument("--duration", type=float)
+    p.add_argument("--duration", type=errors.positive_float)
     a = ap.parse_args(argv)
+    try:
+        _check_topic_args(a)     # bad names, types and values: one line before connecting to anything
+    except (ValueError, msgs.UnknownTypeError) as e:
+        return errors.print_error("hri topic", e)
     cp = CliParams.defaults()
     try:
         sess = _Session("hri_topic", context)
@@ -136,9 +164,9 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
             sess.wait(cp.discovery_wait_s)
             g = sess.ctx.graph()
             name = sess.node.resolve_topic_name(a.topic)
-            print(f"Type: {', '.join(sorted(g.topics.get(name, []))) or '(unknown)'}")
-            print(f"Publisher count: {len(g.publishers.get(name, []))}")
-            print(f"Subscription count: {len(g.subscribers.get(name, []))}")
+            from .cli_format import topic_info_lines
+
+            print("\n".join(topic_info_lines(g, name, a.verbose)))
             return 0
         topic = sess.node.resolve_topic_name(a.topic)
         if a.cmd == "echo":
@@ -153,9 +181,18 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
                 print(msgs.to_yaml(m))
                 print("---", flush=True)
 
-            sess.node.create_subscription(t, topic, on_msg, qos=cp.echo_queue_depth)
+            from .cli_format import matching_qos
+
+            sess.wait(cp.discovery_wait_s, until=lambda: bool(sess.ctx.graph().publishers.get(topic)))
+            sess.node.create_subscription(t, topic, on_msg,
+                                          qos=matching_qos(sess.ctx.graph(), topic, cp.echo_queue_depth))
             sess.wait(a.timeout, until=lambda: want is not None and n[0] >= want)
-            return 0 if (want is None or n[0] >= want) else 1
+            short = n[0] < want if want is not None else n[0] == 0
+            if a.timeout is not None and short and not sess.stop.is_set():
+                print(f"error: --timeout {a.timeout:g} s expired: {n[0]} of {want or 'any'} message(s) "
+                      f"received on {topic}", file=sys.stderr)
+                return 1
+            return 0
         if a.cmd == "pub":
             try:
                 fields = yaml.safe_load(a.values) or {}
@@ -209,7 +246,9 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
 def node_main(argv: Optional[list[str]] = None, context=None) -> int:
     ap = argparse.ArgumentParser(prog="hri node", description="Nodes of the ROS graph.")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list")
+    p = sub.add_parser("list")
+    p.add_argument("-a", "--all", action="store_true",
+                   help="also hidden nodes (a name starting with '_', e.g. ros2cli's daemon), as ros2 node list -a")
     p = sub.add_parser("info")
     p.add_argument("node")
     a = ap.parse_args(argv)
@@ -225,7 +264,8 @@ def node_main(argv: Optional[list[str]] = None, context=None) -> int:
         me = sess.node.get_fully_qualified_name()
         if a.cmd == "list":
             for n in sorted(set(g.nodes) - {me}):
-                print(n)
+                if a.all or not n.rsplit("/", 1)[-1].startswith("_"):
+                    print(n)
             return 0
         name = a.node if a.node.startswith("/") else "/" + a.node
         if name not in g.nodes:
@@ -262,6 +302,11 @@ def param_main(argv: Optional[list[str]] = None, context=None) -> int:
     p.add_argument("node")
     p.add_argument("name")
     p.add_argument("value", help="YAML value (1, 1.0, true, hello, '[1, 2]')")
+    p = sub.add_parser("dump", help="every parameter as ros2 param dump writes it (YAML on stdout)")
+    p.add_argument("node")
+    p = sub.add_parser("load", help="set the parameters of a ros2 param dump file")
+    p.add_argument("node")
+    p.add_argument("file")
     ap.add_argument("--timeout", type=float, default=None, help="seconds to wait for the node's service")
     a = ap.parse_args(argv)
     register_interfaces()
@@ -274,7 +319,18 @@ def param_main(argv: Optional[list[str]] = None, context=None) -> int:
         return 2
     node = a.node if a.node.startswith("/") else "/" + a.node
     short = {"list": "list_parameters", "get": "get_parameters", "set": "set_parameters",
-             "describe": "describe_parameters"}[a.cmd]
+             "describe": "describe_parameters", "dump": "list_parameters",
+             "load": "set_parameters"}[a.cmd]
+    load_items = None
+    if a.cmd == "load":
+        from .cli_format import param_file_items
+
+        try:
+            load_items = param_file_items(a.file, node)
+        except (OSError, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            sess.close()
+            return 2
     srv = SERVICES[short]
     req_t, _ = msgs.srv_types(srv)
     try:
@@ -295,9 +351,29 @@ def param_main(argv: Optional[list[str]] = None, context=None) -> int:
                 return 1
             print(f"Value is: {from_value_msg(v)}")
         elif a.cmd == "describe":
+            from .cli_format import describe_lines
+
             r = cli.call(msgs.new(req_t, names=[a.name]), timeout_s=timeout_s)
-            d = r.descriptors[0]
-            print(msgs.to_yaml(d))
+            print("\n".join(describe_lines(r.descriptors[0])))
+        elif a.cmd == "dump":
+            from .cli_format import dump_yaml
+
+            names = list(cli.call(msgs.new(req_t), timeout_s=timeout_s).result.names)
+            get_t, _ = msgs.srv_types(SERVICES["get_parameters"])
+            getc = sess.node.create_client(SERVICES["get_parameters"], f"{node}/get_parameters")
+            r = getc.call(msgs.new(get_t, names=names), timeout_s=timeout_s)
+            print(dump_yaml(node, {n: from_value_msg(v) for n, v in zip(names, r.values)}), end="")
+        elif a.cmd == "load":
+            rc = 0
+            for name, val in load_items:
+                par = msgs.new("rcl_interfaces/msg/Parameter", name=name, value=to_value_msg(val))
+                res = cli.call(msgs.new(req_t, parameters=[par]), timeout_s=timeout_s).results[0]
+                if res.successful:
+                    print(f"Set parameter {name} successful")
+                else:
+                    print(f"Set parameter {name} failed: {res.reason}")
+                    rc = 1
+            return rc
         else:
             from .params import parse_yaml_value
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import wire
-from .context import Graph, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
+from .context import Graph, GraphEndpoint, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
 
 log = logging.getLogger("hri.runtime.zenoh")
 
@@ -89,6 +89,9 @@ class ZenohParams:
     drop_log_interval_s: float
     inline_callbacks: bool = True     # see ZenohContext / context.Executor (inline)
     direct_callbacks: bool = True     # see _callback: run ours on Zenoh's own network thread
+    router_connect_endpoints: tuple[str, ...] = ()   # router-to-router links of `hri router`
+    tls: dict | None = None           # runtime.zenoh.tls (None / empty paths: no TLS)
+    access_control: dict | None = None   # runtime.zenoh.access_control (routers only)
 
     @classmethod
     def from_config(cls, cfg: dict) -> "ZenohParams":
@@ -110,7 +113,10 @@ class ZenohParams:
                 transient_local_heartbeat_s=float(z["transient_local_heartbeat_s"]),
                 drop_log_interval_s=float(z["drop_log_interval_s"]),
                 inline_callbacks=bool(z.get("inline_callbacks", True)),
-                direct_callbacks=bool(z.get("direct_callbacks", True)))
+                direct_callbacks=bool(z.get("direct_callbacks", True)),
+                router_connect_endpoints=endpoints(z.get("router_connect_endpoints") or []),
+                tls=dict(z["tls"]) if z.get("tls") else None,
+                access_control=dict(z["access_control"]) if z.get("access_control") else None)
         if p.mode not in ("client", "peer"):
             raise ValueError(f"runtime.zenoh.mode {p.mode!r}: client | peer")
         if not 0 <= p.domain_id <= 232:
@@ -130,7 +136,8 @@ class ZenohParams:
         return cls.from_config(sec)
 
     def with_(self, **kw) -> "ZenohParams":
-        for k in ("connect_endpoints", "listen_endpoints", "router_listen_endpoints"):
+        for k in ("connect_endpoints", "listen_endpoints", "router_listen_endpoints",
+                  "router_connect_endpoints"):
             if k in kw and isinstance(kw[k], str):
                 kw[k] = (kw[k],)
             elif k in kw:
@@ -150,13 +157,85 @@ def session_config(params: ZenohParams, mode: str | None = None,
         "scouting/multicast/enabled": params.multicast_scouting,
         "timestamping/enabled": True,
     }
+    out.update(tls_config(params.tls))
     if mode == "router":
         out["listen/endpoints"] = list(listen if listen is not None else params.router_listen_endpoints)
+        if params.router_connect_endpoints:
+            out["connect/endpoints"] = list(params.router_connect_endpoints)
+        acl = access_control_config(params.access_control, params.domain_id)
+        if acl is not None:
+            out["access_control"] = acl
     else:
         out["connect/endpoints"] = list(params.connect_endpoints)
         if mode == "peer":
             out["listen/endpoints"] = list(listen if listen is not None else params.listen_endpoints)
     return out
+
+
+def tls_config(tls: dict | None) -> dict:
+    """Zenoh's ``transport/link/tls`` keys for ``runtime.zenoh.tls``: the same certificate and
+    key for listening and connecting (one identity per side), the CA for both directions;
+    with ``enable_mtls`` a listener refuses a peer without a certificate of that CA. Empty
+    when no CA is configured (plain tcp only)."""
+    if not tls or not tls.get("root_ca_certificate"):
+        return {}
+    base = "transport/link/tls/"
+    out: dict[str, Any] = {base + "root_ca_certificate": str(tls["root_ca_certificate"]),
+                           base + "enable_mtls": bool(tls.get("enable_mtls", True)),
+                           base + "verify_name_on_connect": bool(tls.get("verify_name_on_connect", True))}
+    for side in ("listen", "connect"):
+        if tls.get("certificate"):
+            out[f"{base}{side}_certificate"] = str(tls["certificate"])
+        if tls.get("private_key"):
+            out[f"{base}{side}_private_key"] = str(tls["private_key"])
+    return out
+
+
+_ACL_ALL_MESSAGES = ["put", "delete", "declare_subscriber", "query", "reply", "declare_queryable",
+                     "liveliness_token", "declare_liveliness_subscriber", "liveliness_query"]
+
+
+def access_control_config(acl: dict | None, domain_id: int) -> dict | None:
+    """Zenoh's ``access_control`` block for ``runtime.zenoh.access_control`` (None: disabled).
+
+    Default deny: an identity (certificate common name) in no list gets nothing. Operators: every
+    message. Robots: every message except a put on a command topic and a parameter set. Observers:
+    the same as robots (they may read, call other services, but never command nor tune).
+    ``trust_local_tcp``: plain tcp links (the router's loopback listener: this machine's nodes)
+    get every message. Key expressions follow rmw_zenoh: a topic ``/ee_command`` is
+    ``<domain>/ee_command/<type>/<hash>``, a parameter set a query on
+    ``<domain>/<node>/set_parameters[_atomically]/<type>/<hash>``. In Zenoh a deny rule that
+    matches wins over an allow rule."""
+    if not acl or not acl.get("enabled"):
+        return None
+    d = int(domain_id)
+    commands = [f"{d}/{t.strip('/')}/**" for t in acl.get("command_topics") or []]
+    params = [f"{d}/**/set_parameters/**", f"{d}/**/set_parameters_atomically/**"]
+    # '**' does not match verbatim chunks ('@...'): the ROS graph's liveliness space is named
+    rules = [{"id": "everything", "messages": _ACL_ALL_MESSAGES, "flows": ["ingress", "egress"],
+              "permission": "allow", "key_exprs": ["**", "@ros2_lv/**"]},
+             {"id": "no_parameter_sets", "messages": ["query"], "flows": ["ingress"],
+              "permission": "deny", "key_exprs": params}]
+    if commands:
+        rules.append({"id": "no_commands", "messages": ["put", "delete"], "flows": ["ingress"],
+                      "permission": "deny", "key_exprs": commands})
+    limited = ["everything", "no_parameter_sets"] + (["no_commands"] if commands else [])
+    subjects, policies = [], []
+
+    def group(sid: str, names, rule_ids) -> None:
+        names = [str(n) for n in names or []]
+        if names:
+            subjects.append({"id": sid, "cert_common_names": names})
+            policies.append({"id": sid, "rules": rule_ids, "subjects": [sid]})
+
+    group("operators", acl.get("operator_common_names"), ["everything"])
+    group("robots", acl.get("robot_common_names"), limited)
+    group("observers", acl.get("observer_common_names"), limited)
+    if acl.get("trust_local_tcp", True):
+        subjects.append({"id": "this_machine", "link_protocols": ["tcp"]})
+        policies.append({"id": "this_machine", "rules": ["everything"], "subjects": ["this_machine"]})
+    return {"enabled": True, "default_permission": "deny", "rules": rules, "subjects": subjects,
+            "policies": policies}
 
 
 def _open(conf: dict):
@@ -187,9 +266,9 @@ def start_router(endpoints: list[str] | tuple[str, ...] | str | None = None,
 
 
 def router_answers(endpoint: str, timeout_s: float) -> bool:
-    """True if something accepts TCP connections at a ``tcp/<host>:<port>`` endpoint."""
+    """True if something accepts TCP connections at a ``tcp/`` or ``tls/<host>:<port>`` endpoint."""
     proto, _, addr = endpoint.partition("/")
-    if proto != "tcp" or ":" not in addr:
+    if proto not in ("tcp", "tls") or ":" not in addr:
         return False
     host, _, port = addr.rpartition(":")
     host = host.strip("[]")
@@ -702,12 +781,17 @@ class ZenohContext(ThreadedContext):
 
     def graph(self) -> Graph:
         g = Graph()
+        with self._graph_lock:
+            keys = {id(v): k for k, v in self._graph_tokens.items()}
         for e in sorted(self.entities(), key=lambda e: (e.node_fqn, e.kind.value, e.topic or "")):
             if e.kind is wire.EntityKind.NODE:
                 if e.node_fqn not in g.nodes:
                     g.nodes.append(e.node_fqn)
                 continue
             tn = e.type_name
+            g.endpoints.append(GraphEndpoint(e.kind.name, e.topic, tn, e.node_fqn, e.qos,
+                                             wire.gid_from_token(keys[id(e)]) if id(e) in keys else None,
+                                             e.type_hash))
             if e.kind in (wire.EntityKind.PUBLISHER, wire.EntityKind.SUBSCRIPTION):
                 g.topics.setdefault(e.topic, set()).add(tn)
                 side = g.publishers if e.kind is wire.EntityKind.PUBLISHER else g.subscribers

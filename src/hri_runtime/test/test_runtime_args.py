@@ -79,3 +79,25 @@ def test_run_node_spins_until_shutdown():
     ctx = InprocContext()
     assert run_node(Ranged, ["--ros-args", "-r", "__node:=r2"], context=ctx) == 0
     assert not ctx.ok() and ctx.nodes == []
+
+
+class _RecordingContext(InprocContext):
+    closed = 0
+
+    def close(self) -> None:
+        type(self).closed += 1
+        super().close()
+
+
+class Broken(Node):
+    def __init__(self, **kw):
+        super().__init__("broken", **kw)
+        raise ModuleNotFoundError("No module named 'hri_pid_tuning.srv'")   # what killed it on rclpy
+
+
+def test_run_node_closes_the_context_on_every_start_up_failure(capsys):
+    ctx = _RecordingContext()
+    assert run_node(Broken, [], context=ctx) == 1          # a bug: exit 1, traceback logged, no raise
+    assert _RecordingContext.closed == 1 and not ctx.ok()
+    rc = run_node(Ranged, ["--ros-args", "-p", "rate_hz:=5000.0"], context=_RecordingContext())
+    assert rc == 2 and _RecordingContext.closed == 2      # bad input: one line, context closed too

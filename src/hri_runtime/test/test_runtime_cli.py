@@ -33,8 +33,11 @@ def test_node_list_and_info(capsys):
     ctx = ThreadedInprocContext()
     n = Node("talker", context=ctx, namespace="demo")
     n.create_publisher("std_msgs/msg/String", "chatter")
+    Node("_ros2cli_daemon_0", context=ctx)      # hidden, as ros2 node list hides it
     assert node_main(["list"], context=ctx) == 0
     assert capsys.readouterr().out.split() == ["/demo/talker"]
+    assert node_main(["list", "--all"], context=ctx) == 0
+    assert capsys.readouterr().out.split() == ["/_ros2cli_daemon_0", "/demo/talker"]
     ctx2 = ThreadedInprocContext()
     n2 = Node("talker", context=ctx2, namespace="demo")
     n2.create_publisher("std_msgs/msg/String", "chatter")

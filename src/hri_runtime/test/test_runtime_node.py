@@ -143,7 +143,9 @@ def test_malformed_service_request_is_rejected_without_reply():
 def test_parameters_types_ranges_and_overrides():
     ctx = InprocContext()
     n = Node("p", context=ctx, parameters={"rate_hz": 50, "gain": 7.0, "name": "x"})
-    assert n.declare_parameter("rate_hz", 25.0, {"range": (1.0, 100.0)}).value == 50.0   # int -> double
+    applied = []
+    assert n.declare_parameter("rate_hz", 25.0, {"range": (1.0, 100.0)},
+                               on_set=applied.append).value == 50.0                    # int -> double
     assert isinstance(n.get_parameter("rate_hz").value, float)
     with pytest.raises(ParameterError, match=r"gain.*7.0 out of range \[0.0, 5.0\]"):
         n.declare_parameter("gain", 1.0, {"range": (0.0, 5.0)})
@@ -155,12 +157,45 @@ def test_parameters_types_ranges_and_overrides():
     assert not r.successful and "out of range" in r.reason
     assert n.get_parameter("rate_hz").value == 50.0
     assert n.set_parameter("rate_hz", 60).successful and n.get_parameter("rate_hz").value == 60.0
+    assert applied == [60.0]                                   # the node applied it
     with pytest.raises(ParameterNotDeclaredError):
         n.get_parameter("nope")
     with pytest.raises(ParameterError, match="already declared"):
         n.declare_parameter("name", "y")
     n.declare_parameter("ro", 1, {"read_only": True})
     assert not n.set_parameter("ro", 2).successful
+
+
+def test_a_parameter_set_is_applied_or_refused_never_a_silent_success():
+    """Without on_set a parameter is read-only (startup); on_set applies or refuses with a reason."""
+    ctx = InprocContext()
+    n = Node("p", context=ctx)
+    n.declare_parameter("port", 5005)
+    r = n.set_parameter("port", 25999)
+    assert not r.successful and "read-only" in r.reason and "-p port:=" in r.reason
+    assert n.get_parameter("port").value == 5005 and n.get_parameter_descriptor("port").read_only
+    assert not n.set_parameter("use_sim_time", True).successful
+    assert n.set_parameter("port", 5005).successful           # its current value: nothing to apply
+    state = {"v": 1.0}
+
+    def apply(v):
+        if v > 10.0:
+            return "above what the driver takes"
+        state["v"] = v
+        return None
+
+    n.declare_parameter("speed", 1.0, on_set=apply)
+    assert n.set_parameter("speed", 2.5).successful and state["v"] == 2.5
+    r = n.set_parameter("speed", 20.0)
+    assert not r.successful and r.reason == "speed: above what the driver takes"
+    assert n.get_parameter("speed").value == 2.5 and state["v"] == 2.5
+
+    def boom(v):
+        raise ValueError("cannot rebind now")
+
+    n.declare_parameter("x", 1, on_set=boom)
+    r = n.set_parameter("x", 2)
+    assert not r.successful and "cannot rebind now" in r.reason and n.get_parameter("x").value == 1
 
 
 def test_names_namespaces_private_and_remaps():

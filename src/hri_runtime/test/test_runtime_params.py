@@ -10,9 +10,12 @@ from hri_runtime.topic_cli import param_main
 
 def make(ctx):
     n = Node("ctl", context=ctx, namespace="arm", parameters={"gains.kp": 3.0})
-    n.declare_parameter("rate_hz", 25.0, {"range": (1.0, 100.0), "description": "loop rate"})
-    n.declare_parameter("gains.kp", 1.0)
-    n.declare_parameter("mode", "track", {"values": ["track", "hold"]})
+    n.applied = []
+    n.declare_parameter("rate_hz", 25.0, {"range": (1.0, 100.0), "description": "loop rate"},
+                        on_set=lambda v: n.applied.append(("rate_hz", v)))
+    n.declare_parameter("gains.kp", 1.0)                              # startup only: read-only
+    n.declare_parameter("mode", "track", {"values": ["track", "hold"]},
+                        on_set=lambda v: n.applied.append(("mode", v)))
     return n
 
 
@@ -64,8 +67,28 @@ def test_hri_param_cli(capsys):
     assert param_main(["set", "/arm/ctl", "rate_hz", "7000"], context=ctx) == 1
     assert "out of range" in capsys.readouterr().out
     ctx = ThreadedInprocContext()
+    n = make(ctx)
+    assert param_main(["set", "/arm/ctl", "gains.kp", "9.0"], context=ctx) == 1   # startup parameter
+    out = capsys.readouterr().out
+    assert "read-only" in out and n.get_parameter("gains.kp").value == 3.0
+    ctx = ThreadedInprocContext()
     make(ctx)
     assert param_main(["list", "/arm/ctl"], context=ctx) == 0
     assert capsys.readouterr().out.split() == ["gains.kp", "mode", "rate_hz", "use_sim_time"]
     assert param_main(["--timeout", "0.2", "get", "/nobody", "x"],
                       context=ThreadedInprocContext()) == 1
+
+
+def test_set_parameters_atomically_rolls_back_what_the_node_applied():
+    register_interfaces()
+    ctx = InprocContext()
+    ctx.parameter_services_enabled = True
+    n = make(ctx)
+    c = Node("cli", context=ctx, start_parameter_services=False)
+    cli = c.create_client("rcl_interfaces/srv/SetParametersAtomically", "/arm/ctl/set_parameters_atomically")
+    par = lambda name, v: msgs.new("rcl_interfaces/msg/Parameter", name=name, value=to_value_msg(v))  # noqa: E731
+    r = cli.call(msgs.new("rcl_interfaces/srv/SetParametersAtomically_Request",
+                          parameters=[par("rate_hz", 50.0), par("gains.kp", 9.0)]), timeout_s=1.0).result
+    assert not r.successful and "read-only" in r.reason
+    assert n.get_parameter("rate_hz").value == 25.0
+    assert n.applied == [("rate_hz", 50.0), ("rate_hz", 25.0)]          # applied, then rolled back

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from hri_runtime.config import ConfigError, load_robot_config, named_position
+from hri_runtime.errors import positive_float
 from hri_sim.models import ModelNotFoundError, fr3_model
 
 MODELS = {"fr3": fr3_model}
@@ -41,7 +42,7 @@ def main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="verb", required=True)
     step = sub.add_parser("step", help="step a robot headless holding a named pose")
     step.add_argument("--robot", default="fr3")
-    step.add_argument("--seconds", type=float, default=1.0)
+    step.add_argument("--seconds", type=positive_float, default=1.0)
     step.add_argument("--pose", default="home")
     args = parser.parse_args(argv)
     try:

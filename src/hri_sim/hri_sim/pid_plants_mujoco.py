@@ -266,3 +266,72 @@ def build_tino_leg(leg_joints: Sequence[str] = ("leg",), effort_max: Sequence[fl
     model = mujoco.MjModel.from_xml_path(str(TINO_XML))
     return MujocoMultiJointPlant(model, leg_joints, effort_max, np.radians(base_pose_deg), control_period_s,
                                  measurement_delay_s, actuator_names=actuator_names)
+
+
+# ------------------------------------------------------------------------------------------------
+# self-collision check (safe tuning posture) and one builder for every tunable robot
+# ------------------------------------------------------------------------------------------------
+class SelfCollisionCheck:
+    """``collides(q_rad) -> bool`` on a copy of the plant's model (kinematics only).
+
+    A posture collides when two geoms of different bodies (the world's floor included) come closer
+    than ``clearance_m`` (``mj_geomDistance``, independent of the model's contact filters: the
+    humanoid arm's geoms do not collide in the physics) – except the pairs that are already that
+    close at the reference posture (geoms overlapping at a shared joint, touching fingers): the
+    reference posture (the robot's base pose) is collision-free by definition. When the model has
+    collision geoms (contype/conaffinity ≠ 0) only those count, else every geom."""
+
+    def __init__(self, plant: MujocoMultiJointPlant, clearance_m: float,
+                 reference_q_rad: Sequence[float] | None = None):
+        import mujoco
+
+        self._mj = mujoco
+        self.model = plant.model
+        self.data = mujoco.MjData(self.model)
+        self.qadr = plant.qadr
+        self.clearance_m = float(clearance_m)
+        m = self.model
+        geoms = [g for g in range(m.ngeom) if m.geom_contype[g] or m.geom_conaffinity[g]] or list(range(m.ngeom))
+        self._pairs = [(a, b) for i, a in enumerate(geoms) for b in geoms[i + 1:]
+                       if m.geom_bodyid[a] != m.geom_bodyid[b]]
+        self._fromto = np.zeros(6)
+        ref = plant.base_pose_rad if reference_q_rad is None else reference_q_rad
+        self._pairs = [p for p in self._pairs if p not in set(self._close_pairs(ref))]
+        self.checks = 0
+
+    def _close_pairs(self, q_rad) -> list[tuple[int, int]]:
+        self.data.qpos[self.qadr] = np.asarray(q_rad, dtype=float)
+        self._mj.mj_kinematics(self.model, self.data)
+        out = []
+        for a, b in self._pairs:
+            if self._mj.mj_geomDistance(self.model, self.data, a, b, self.clearance_m, self._fromto) < self.clearance_m:
+                out.append((a, b))
+        return out
+
+    def __call__(self, q_rad: Sequence[float]) -> bool:
+        self.checks += 1
+        return bool(self._close_pairs(q_rad))
+
+    def describe(self, q_rad: Sequence[float]) -> str:
+        """Bodies of the first colliding pair ('' when free)."""
+        pairs = self._close_pairs(q_rad)
+        if not pairs:
+            return ""
+        m = self.model
+        a, b = pairs[0]
+        return f"{m.body(m.geom_bodyid[a]).name} – {m.body(m.geom_bodyid[b]).name}"
+
+
+def build_pid_robot(robot: str, setup: str | None, cfg: Mapping[str, Any]) -> MujocoMultiJointPlant:
+    """The tunable robot of a merged config (``pid_tuning`` section): ``humanoid_arm`` in setup
+    ``setup`` (S1–S4) or ``fr3`` (torque motors, base pose ``hri_home``). Raises ValueError."""
+    pt = cfg["pid_tuning"]
+    if robot == "humanoid_arm":
+        if setup not in pt["setups"]:
+            raise ValueError(f"unknown setup {setup!r}; known: {sorted(pt['setups'])}")
+        return build_humanoid_arm(ArmSetup.from_config(setup, pt["setups"][setup]))
+    if robot == "fr3":
+        pl = pt.get("plant") or {}
+        return build_fr3(cfg["joints"]["torque_max_nm"], cfg["joints"]["named_positions_deg"]["hri_home"],
+                         control_period_s=pl["control_period_s"], measurement_delay_s=pl["measurement_delay_s"])
+    raise ValueError(f"no PID plant for robot {robot!r} (humanoid_arm, fr3)")

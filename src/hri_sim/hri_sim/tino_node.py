@@ -17,7 +17,7 @@ from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
 from hri_runtime.node import Node, run_node
 
-from hri_sim.tino import TinoSim, TinoSimParams
+from hri_sim.tino import TINO_XML, TinoSim, TinoSimParams
 
 
 def _value(param):
@@ -41,6 +41,7 @@ class TinoSimNode(Node):
         self.create_subscription("geometry_msgs/msg/Twist", T["cmd_vel"], self.on_twist, qos=10)
         self.create_subscription("geometry_msgs/msg/Vector3", T["head"], self.on_head, qos=10)
         self.create_timer(a["node"]["period_s"], self.tick)
+        self.get_logger().info(f"simulating {TINO_XML} every {a['node']['period_s']} s")
 
     def _ok(self, *vals) -> bool:
         if all(math.isfinite(float(v)) for v in vals):

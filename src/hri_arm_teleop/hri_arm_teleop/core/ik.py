@@ -15,6 +15,7 @@ is always inside the joint limits (mink by constraint, dls by clamping).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -113,8 +114,9 @@ class MinkIK:
 
 class DlsIK:
     """``hri_core.kinematics.PoeModel.ik_dls`` (C++) on the POE model extracted from the MuJoCo
-    model: space-frame error xi = log(T_d T^-1), dq = J_s^T (J_s J_s^T + lambda^2 I)^-1 xi plus a
-    null-space pull towards the posture, every iterate clamped to the joint limits. Thresholds and
+    model: space-frame error xi = log(T_d T^-1), damped least squares with adaptive
+    (Levenberg-Marquardt) damping plus a null-space pull towards the posture, every iterate clamped
+    to the joint limits. Thresholds and
     iterations from ``teleop.ik`` (seed 003: 1e-4 m, 1e-4 rad, 20); damping, null-space gain and
     step limit from the core's ``kinematics.ik`` section."""
 
@@ -126,9 +128,8 @@ class DlsIK:
         self.params = params
         self.poe = poe if poe is not None else PoeModel.from_mujoco(model, params.ee_site, list(joint_names))
         base = IkParams.from_config(kinematics_ik) if kinematics_ik is not None else default_ik_params()
-        self.core_params = IkParams(eps_w_rad=params.ori_threshold_rad, eps_v_m=params.pos_threshold_m,
-                                    damping=base.damping, max_iterations=params.max_iters,
-                                    nullspace_gain=base.nullspace_gain, step_max_rad=base.step_max_rad)
+        self.core_params = dataclasses.replace(base, eps_w_rad=params.ori_threshold_rad,
+                                               eps_v_m=params.pos_threshold_m, max_iterations=params.max_iters)
         self.q_min, self.q_max = np.asarray(q_min, float), np.asarray(q_max, float)
         self.q_posture = None if q_posture is None else np.asarray(q_posture, float)
 

@@ -37,8 +37,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from hri_core import se3
-from hri_arm_teleop.core.types import (CartesianTarget, JointCommand, LatestValue, RefMode,
-                                       RobotState, TaskSpaceReference)
+from hri_arm_teleop.core.types import (CartesianTarget, JointCommand, LatestValue, PoseCommand,
+                                       RefMode, RobotState, TaskSpaceReference)
 
 
 @dataclass(frozen=True)
@@ -401,3 +401,32 @@ class TeleopController:
         self._t_last = now
         return JointCommand(stamp=now, q_des=self._q_last.copy(),
                             source_stamp=None if ref is None else ref.source_stamp)
+
+
+class PoseController:
+    """Cartesian output (``teleop.output: cartesian``): TRACK -> the reference pose itself (the
+    interaction loop tracks it with its impedance law); HOLD -> the pose latched at the transition
+    (the last pose sent, or the measured EE pose before any), so a stale link never moves the arm."""
+
+    def __init__(self, clock: Callable[[], float]):
+        self._clock = clock
+        self._T_hold: Optional[np.ndarray] = None
+        self.last_pose: Optional[np.ndarray] = None
+
+    def hold_at_pose(self, T: np.ndarray) -> None:
+        """Latch the hold pose (safety hold, system stop)."""
+        self._T_hold = np.array(T, dtype=float)
+        self.last_pose = self._T_hold.copy()
+
+    def step(self, state: RobotState, ref: Optional[TaskSpaceReference]) -> PoseCommand:
+        now = float(self._clock())
+        if ref is None:
+            if self._T_hold is None:
+                self._T_hold = (self.last_pose if self.last_pose is not None
+                                else np.array(state.base_T_ee, dtype=float))
+            T = self._T_hold
+        else:
+            self._T_hold = None
+            T = np.asarray(ref.target.T, dtype=float)
+        self.last_pose = T.copy()
+        return PoseCommand(stamp=now, T=T.copy(), source_stamp=None if ref is None else ref.source_stamp)

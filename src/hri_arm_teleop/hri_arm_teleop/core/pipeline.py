@@ -40,13 +40,15 @@ from hri_core import se3
 from hri_arm_teleop.core.clutch import ClutchParams, ClutchTeleop
 from hri_arm_teleop.core.frames import TrackingFrame, TrackingParams
 from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, JointShaper, LoopParams,
-                                      MultiRateLoop, TeleopController)
+                                      MultiRateLoop, PoseController, TeleopController)
 from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.safety import SafetyGate
 from hri_arm_teleop.core.types import JointCommand, LatestValue
 
 CARTESIAN_FLAGS = frozenset(("workspace", "ee_speed"))   # q cannot be clamped for these: hold
 SAFETY_HOLD = "SAFETY_HOLD"
+OUTPUTS = ("cartesian", "joint")
+SYSTEM_STOP = "STOP"          # the system stop (hri_safety): hold the current pose until released
 
 
 @dataclass
@@ -77,7 +79,10 @@ class Trace:
 
 class ArmTeleopPipeline:
     def __init__(self, cfg: dict, robot: RobotInterface, ik, clock: Callable[[], float],
-                 safety: Optional[SafetyGate] = None, logger: Optional[logging.Logger] = None):
+                 safety: Optional[SafetyGate] = None, logger: Optional[logging.Logger] = None,
+                 output: Optional[str] = None):
+        """``output``: ``joint`` | ``cartesian`` (default: config ``teleop.output``); cartesian
+        needs no IK (``ik`` None) and a robot with ``send_pose(PoseCommand)``."""
         t = cfg["teleop"]
         self.log = logger or logging.getLogger("hri_arm_teleop")
         self.clock = clock
@@ -90,14 +95,28 @@ class ArmTeleopPipeline:
                                    logger=self.log)
         self.planner = CommandPlanner(self.params, clock, link_name=t["ik"]["ee_site"],
                                       in_frame=cfg["frames"]["base"])
-        self.bridge = Bridge(clock, logger=self.log, spread_ticks=self.params.spread_ticks)
+        self.output = output or t["output"]
+        if self.output not in OUTPUTS:
+            raise ValueError(f"teleop.output must be one of {OUTPUTS}, got {self.output!r}")
+        self.cartesian = self.output == "cartesian"
+        # cartesian: no first-order hold here (the interaction loop's reference governor ramps
+        # every new reference at 1 kHz); joint: spread over the planner period (see Bridge)
+        self.bridge = Bridge(clock, logger=self.log,
+                             spread_ticks=1 if self.cartesian else self.params.spread_ticks)
         from hri_runtime.config import arm_limits
 
-        lim = arm_limits(cfg)
-        self.controller = TeleopController(ik, clock, JointShaper(
-            lim.v_max, lim.a_max, self.params.joint_limit_fraction,
-            self.params.controller_decimation / self.params.base_rate_hz))
+        if self.cartesian:
+            self.controller = PoseController(clock)
+        else:
+            lim = arm_limits(cfg)
+            self.controller = TeleopController(ik, clock, JointShaper(
+                lim.v_max, lim.a_max, self.params.joint_limit_fraction,
+                self.params.controller_decimation / self.params.base_rate_hz))
+        self._planner_t: Optional[float] = None
+        self.events = 0
         self.safety_hold: Optional[str] = None       # reason while in SAFETY_HOLD
+        self.system_stop: Optional[str] = None       # reason while the system stop holds (STOP)
+        self.system_stops = 0
         self.safety_holds = 0
         self.hold_flagged = 0
         self.rejected_commands: dict[str, int] = {}
@@ -157,20 +176,27 @@ class ArmTeleopPipeline:
         return (r.q if r.q is not None else np.full(3, np.nan)), True
 
     def _last_sent_q(self) -> np.ndarray:
-        if self._last_cmd is not None:
+        if self._last_cmd is not None and not self.cartesian:
             return np.asarray(self._last_cmd.q_des, float)
         return np.asarray(self.robot.get_state().q, float)
+
+    def _hold_pose(self, T_hold: np.ndarray) -> None:
+        """Cartesian output: hold the pose ``T_hold`` and restart clutch, planner, bridge there."""
+        self.controller.hold_at_pose(T_hold)
+        self.clutch.safety_release(T_hold)
+        self.planner.reseed(T_hold)
+        self.bridge.reset()
+        self._hold_cmd = None
 
     def _enter_safety_hold(self, reason: str, q_hold: np.ndarray) -> None:
         now = float(self.clock())
         first = self.safety_hold is None
         self.safety_hold = reason
-        self.controller.hold_at(q_hold)
-        T_hold = np.asarray(self.controller.ik.fk(q_hold))
-        self.clutch.safety_release(T_hold)
-        self.planner.reseed(T_hold)
-        self.bridge.reset()
-        self._hold_cmd = None
+        if self.cartesian:   # hold the pose last sent (the arm's reference), not a joint position
+            T_last = self.controller.last_pose
+            self._hold_pose(T_last if T_last is not None else np.asarray(self.robot.get_state().base_T_ee))
+        else:
+            self._hold_joints(q_hold)
         if first:
             self.safety_holds += 1
             self.log.warning("SAFETY_HOLD: %s at t=%.3f s; holding the joint position; release and "
@@ -183,10 +209,57 @@ class ArmTeleopPipeline:
         self.safety_hold = None
         self._hold_cmd = None
 
+    # ------------------------------------------------------------------ system stop
+    def _hold_here(self) -> None:
+        """Hold the measured joint position (the current pose) and restart clutch, planner and
+        bridge from it: nothing queued before is ever resumed."""
+        st = self.robot.get_state() if getattr(self.robot, "has_state", True) else None
+        if self.cartesian:
+            if st is None or st.base_T_ee is None:
+                return
+            self._hold_pose(np.asarray(st.base_T_ee, float))
+            return
+        q = np.asarray(st.q, float) if st is not None else (
+            np.asarray(self._last_cmd.q_des, float) if self._last_cmd is not None else None)
+        if q is None:
+            return
+        if self.gate is not None:
+            self.gate.reset(q)
+        self._hold_joints(q)
+
+    def _hold_joints(self, q: np.ndarray) -> None:
+        """Hold the joint position ``q``; clutch, planner and bridge restart from its pose."""
+        self.controller.hold_at(q)
+        T_hold = np.asarray(self.controller.ik.fk(q))
+        self.clutch.safety_release(T_hold)
+        self.planner.reseed(T_hold)
+        self.bridge.reset()
+        self._hold_cmd = None
+
+    def stop(self, reason: str) -> None:
+        """The system stop (docs/safety.md): HOLD at the current pose, zero reference velocity,
+        every input ignored until :meth:`release`. ``mode`` reads ``STOP``."""
+        first = self.system_stop is None
+        self.system_stop = reason or "stop"
+        if first:
+            self.system_stops += 1
+            self._hold_here()
+            self.log.warning("STOP (%s) at t=%.3f s: holding the current pose until the system stop is "
+                             "reset", self.system_stop, float(self.clock()))
+
+    def release(self) -> None:
+        """The system stop was reset: stay in HOLD where the arm is; the clutch must be released
+        and engaged again (or a new absolute command sent) to move."""
+        if self.system_stop is None:
+            return
+        self.system_stop = None
+        self._hold_here()
+        self.log.info("system stop released at t=%.3f s; HOLD until a new command", float(self.clock()))
+
     # ------------------------------------------------------------------ tasks
     def io_task(self) -> None:
         sample, stamp = self.hands.take()
-        if sample is None:
+        if sample is None or self.system_stop is not None:
             return
         base_T_hand = None
         if np.all(np.isfinite(sample.position)) and np.all(np.isfinite(sample.quat_xyzw)) \
@@ -206,6 +279,13 @@ class ArmTeleopPipeline:
             self.planner.submit(out.target, received_s=stamp, source_stamp=sample.source_stamp)
 
     def planner_task(self) -> None:
+        now = float(self.clock())
+        if self.cartesian and now == self._planner_t:
+            return                      # already planned at this instant (event-driven input)
+        self._planner_t = now
+        if self.system_stop is not None:
+            self.planner.commands.clear()     # nothing submitted during a stop is resumed
+            return
         if self.safety_hold is not None:
             item, _ = self.planner.commands.get()
             if item is None:
@@ -227,12 +307,16 @@ class ArmTeleopPipeline:
         if state.base_T_ee is not None:
             self.planner.seed(state.base_T_ee)
         ref = self.bridge.control_tick()
-        if self.safety_hold is not None:
+        if self.safety_hold is not None or self.system_stop is not None:
             ref = None
         cmd = self.controller.step(state, ref)
-        if self.gate is not None:
-            cmd = self._gate_command(cmd, ref, state)
-        self.robot.send_command(cmd)
+        if self.cartesian:        # the interaction loop gates its torque (limits, workspace, speed)
+            if self.system_stop is None:          # stopped: the loop holds on its own
+                self.robot.send_pose(cmd)
+        else:
+            if self.gate is not None:
+                cmd = self._gate_command(cmd, ref, state)
+            self.robot.send_command(cmd)
         self._last_cmd = cmd
         tr = self.trace
         tr.t.append(float(self.clock()))
@@ -243,8 +327,9 @@ class ArmTeleopPipeline:
         tr.ee_quat.append(np.asarray(se3.rot_to_quat(state.base_T_ee[:3, :3])) if state.base_T_ee is not None
                           else np.full(4, np.nan))
         tr.q.append(state.q.copy())
-        tr.q_des.append(np.asarray(cmd.q_des, float).copy())
-        tr.mode.append(-1.0 if self.safety_hold is not None else (1.0 if ref is not None else 0.0))
+        tr.q_des.append(np.full(len(state.q), np.nan) if self.cartesian else np.asarray(cmd.q_des, float).copy())
+        tr.mode.append(-2.0 if self.system_stop is not None else
+                       -1.0 if self.safety_hold is not None else (1.0 if ref is not None else 0.0))
         tr.engaged.append(1.0 if self.clutch.engaged else 0.0)
         if cmd.source_stamp is not None and cmd.source_stamp != self._last_latency_source:
             self._last_latency_source = cmd.source_stamp
@@ -277,7 +362,21 @@ class ArmTeleopPipeline:
     def tick(self) -> None:
         self.loop.tick()
 
+    def process_input(self) -> None:
+        """Event-driven path (cartesian output): run I/O -> planner -> controller now for the
+        sample just received, so the new reference leaves without waiting for the next base tick
+        (docs/arm-teleop.md "Rate structure"). The base tick still runs all three (staleness,
+        HOLD, the planner's shaping between packets)."""
+        if not self.cartesian:
+            return
+        self.events += 1
+        self.io_task()
+        self.planner_task()
+        self.controller_task()
+
     @property
     def mode(self) -> str:
-        """``TRACK``, ``HOLD`` or ``SAFETY_HOLD``."""
+        """``TRACK``, ``HOLD``, ``SAFETY_HOLD`` or ``STOP`` (system stop)."""
+        if self.system_stop is not None:
+            return SYSTEM_STOP
         return SAFETY_HOLD if self.safety_hold is not None else self.bridge.mode.value

@@ -57,6 +57,14 @@ class JointCommand:
     source_stamp: Optional[float] = None   # stamp of the input that produced it (latency)
 
 
+@dataclass(frozen=True)
+class PoseCommand:
+    """Cartesian output: the EE pose reference (base frame) for the interaction loop."""
+    stamp: float
+    T: np.ndarray
+    source_stamp: Optional[float] = None   # stamp of the input that produced it (latency)
+
+
 T = TypeVar("T")
 
 

@@ -86,6 +86,19 @@ class AtomicController:
     def safe_stop(self, t_s: float, detail: str = "link monitor safe-stop") -> None:
         self._trip(Fault.LINK_SAFE_STOP, detail)
 
+    def system_stop(self, t_s: float, detail: str = "system stop") -> None:
+        """The system stop (hri_safety): motor 0, twist 0, latched."""
+        self._trip(Fault.SYSTEM_STOP, detail)
+
+    def device_fault(self, t_s: float, detail: str) -> None:
+        """The driver's device stalled or vanished (e.g. the serial link): motor 0, twist 0, latched."""
+        self._trip(Fault.DEVICE, detail)
+
+    def release_system_stop(self, t_s: float) -> bool:
+        """The system stop was reset: clear the fault if it is the system stop's (any other fault
+        keeps needing its own reset)."""
+        return self.faults.fault is Fault.SYSTEM_STOP and self.reset(t_s)
+
     def reset(self, t_s: float) -> bool:
         """Clear a latched fault (explicit operator action). The robot is then in state 0."""
         if not self.faults.active:

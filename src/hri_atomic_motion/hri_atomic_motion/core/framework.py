@@ -37,9 +37,11 @@ class Command:
 
 class Fault(enum.Enum):
     LINK_SAFE_STOP = "link_safe_stop"
+    SYSTEM_STOP = "system_stop"        # hri_safety's system stop (docs/safety.md)
     STALL = "stall"
     HOME_TIMEOUT = "home_timeout"
     ENCODER_RANGE = "encoder_out_of_range"
+    DEVICE = "device_fault"            # the driver's device stalled or vanished (serial link)
 
 
 class FaultLatch:

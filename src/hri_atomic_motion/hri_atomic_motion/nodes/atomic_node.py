@@ -5,7 +5,12 @@ Inputs (names from ``atomic.topics``; docs/interfaces.md "Atomic motion"):
   safe_stop (std_msgs/Bool, true = stop) from the link monitor, reset (std_msgs/Bool true),
   leg_state (sensor_msgs/JointState, driver ``topic``: ``leg`` position = ticks, velocity = RPM;
   ``leg_home_switch`` position = 0/1).
-Outputs: cmd_vel (Twist), leg_rpm (std_msgs/Float64, driver ``topic``), atomic_state (String JSON),
+System stop: ``hri_safety`` StopListener on ``/safety/stop`` (docs/safety.md): while the system is
+  stopped (also before the first heartbeat and once it is older than ``safety.stop.timeout_s``)
+  every output is motor 0 / twist 0 and pulses are refused; a stop latches the fault
+  ``system_stop``, which the supervisor's reset (``/safety/reset``) clears.
+Outputs: cmd_vel (Twist), leg_rpm (std_msgs/Float64, driver ``topic``), atomic_state
+  (hri_interfaces/AtomicState),
   /diagnostics (diagnostic_msgs/DiagnosticArray; ERROR while a fault is latched).
 
 Parameters: ``robot`` (config name, default tino), ``driver`` ("" = ``atomic.node.driver``).
@@ -14,7 +19,6 @@ is stepped in lockstep with it.
 """
 from __future__ import annotations
 
-import json
 import logging
 from typing import Optional
 
@@ -22,6 +26,8 @@ import numpy as np
 from hri_runtime import msgs
 from hri_runtime.config import ConfigError, load_robot_config
 from hri_runtime.node import Node, run_node
+from hri_safety.core.stop import NO_HEARTBEAT
+from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 
 from hri_atomic_motion.core import AtomicController, AtomicParams, LegReading
 
@@ -31,6 +37,16 @@ OK, WARN, ERROR = 0, 1, 2
 
 def _value(param):
     return getattr(param, "value", param)
+
+
+STATE_MSG = "hri_interfaces/msg/AtomicState"
+
+
+def atomic_state_msg(t_s: float, st: dict):
+    """``hri_interfaces/msg/AtomicState`` of ``AtomicController.status()`` at time ``t_s``."""
+    return msgs.new(STATE_MSG, stamp=_stamp(t_s), state=int(st["state"]), direction=int(st.get("direction", 0)),
+                    locked=bool(st["locked"]), fault=st["fault"] or "", leg_phase=str(st.get("leg_phase", "")),
+                    base_phase=str(st.get("base_phase", "")), queue=int(st.get("queue", 0)))
 
 
 def _stamp(t_s: float):
@@ -82,7 +98,8 @@ class AtomicNode(Node):
         self._leg_t: Optional[float] = None
         self._last_fault = None
         self._last_diag_t: Optional[float] = None
-        self.sim = self.leg_drv = self.base_drv = None
+        self.sim = self.leg_drv = self.base_drv = self.link = None
+        self._device_fault: Optional[str] = None     # the serial link fault already latched/requested
         if self.driver == "sim":
             from hri_sim.tino import TinoSim, TinoSimParams
 
@@ -94,12 +111,13 @@ class AtomicNode(Node):
         elif self.driver == "serial":
             from hri_atomic_motion.serial_driver import SerialBaseDriver, SerialLegDriver, SerialLink
 
-            link = SerialLink.open(a["serial"])
+            self.link = link = SerialLink.open(a["serial"], clock=self.now)
             self.leg_drv, self.base_drv = SerialLegDriver(link), SerialBaseDriver(link)
+            self.pub_stop_request = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
         T = self.topics
         self.pub_twist = self.create_publisher("geometry_msgs/msg/Twist", T["cmd_vel"], qos=10)
         self.pub_rpm = self.create_publisher("std_msgs/msg/Float64", T["leg_rpm"], qos=10)
-        self.pub_state = self.create_publisher("std_msgs/msg/String", T["atomic_state"], qos=10)
+        self.pub_state = self.create_publisher(STATE_MSG, T["atomic_state"], qos=10)
         self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
         if self.driver != "topic":
             self.pub_leg = self.create_publisher("sensor_msgs/msg/JointState", T["leg_state"], qos=10)
@@ -108,6 +126,7 @@ class AtomicNode(Node):
         self.create_subscription("geometry_msgs/msg/Twist", T["pulse"], self.on_pulse, qos=10)
         self.create_subscription("std_msgs/msg/Bool", T["safe_stop"], self.on_safe_stop, qos=10)
         self.create_subscription("std_msgs/msg/Bool", T["reset"], self.on_reset, qos=10)
+        self.stop = StopListener(self, on_change=self.on_system_stop)
         self.create_timer(self.node_cfg["period_s"], self.tick)
         self.get_logger().info(f"atomic node: robot {robot}, driver {self.driver}, pulse on {T['pulse']}")
 
@@ -115,7 +134,26 @@ class AtomicNode(Node):
         return self.get_clock().now_s()
 
     # ------------------------------------------------------------------ callbacks
+    def on_system_stop(self, stopped: bool, reason: str) -> None:
+        t = self.now()
+        if stopped:
+            if reason != NO_HEARTBEAT:
+                self.ctrl.system_stop(t, f"system stop: {reason}")
+            self._output_zero()                      # at once, not at the next tick
+        elif self.ctrl.release_system_stop(t):
+            self.get_logger().info("system stop reset: fault cleared")
+
+    def _output_zero(self) -> None:
+        if self.leg_drv is not None:
+            self.leg_drv.command_rpm(0.0)
+            self.base_drv.command_twist(0.0, 0.0)
+        self.pub_rpm.publish(msgs.new("std_msgs/msg/Float64", data=0.0))
+        self.pub_twist.publish(msgs.new("geometry_msgs/msg/Twist"))
+
     def on_pulse(self, msg) -> None:
+        if self.stop.stopped and self.ctrl.fault is None:     # no heartbeat yet (a latched stop is a fault)
+            self.ctrl.counts["rejected_system_stop"] += 1
+            return
         res = self.ctrl.on_pulse(float(msg.linear.x), float(msg.angular.z), self.now())
         if res.startswith(("rejected", "dropped")):
             self.get_logger().warning(f"pulse {res}: state {msg.linear.x} direction {msg.angular.z}")
@@ -125,8 +163,22 @@ class AtomicNode(Node):
             self.ctrl.safe_stop(self.now())
 
     def on_reset(self, msg) -> None:
+        if bool(msg.data) and self.link is not None and self.link.fault is not None:
+            if not self.link.reset():                 # device still absent: the fault stays
+                return
+            self._device_fault = None
         if bool(msg.data) and self.ctrl.reset(self.now()):
             self.get_logger().info("fault reset")
+
+    def _check_device(self, t: float) -> None:
+        """A serial link fault (stall / vanished device, serial_driver.SerialLink) latches the
+        controller fault ``device_fault`` and requests the system stop, once per fault."""
+        fault = self.link.fault if self.link is not None else None
+        if fault is not None and fault != self._device_fault:
+            self._device_fault = fault
+            self.ctrl.device_fault(t, f"serial {fault}")
+            self.pub_stop_request.publish(msgs.new(STOP_REQUEST_TYPE, source="serial_fault",
+                                                   reason=f"atomic serial {fault}"[:200]))
 
     def on_leg_state(self, msg) -> None:
         r = parse_leg_state(msg)
@@ -154,7 +206,13 @@ class AtomicNode(Node):
             if n > 0:
                 self.sim.step(n)
         r = self._read_leg(t)
-        if r is None:
+        self._check_device(t)
+        stopped = self.stop.stopped
+        if stopped and self.stop.reason != NO_HEARTBEAT and self.ctrl.fault is None:
+            self.ctrl.system_stop(t, f"system stop: {self.stop.reason}")   # e.g. after an /atomic reset
+        if stopped and self.ctrl.fault is None:      # no heartbeat yet: zero, controller not run
+            out_rpm, v, w = 0.0, 0.0, 0.0
+        elif r is None:
             out_rpm, v, w = 0.0, 0.0, 0.0
             self.ctrl.counts["no_leg_state"] += 1
         else:
@@ -170,9 +228,7 @@ class AtomicNode(Node):
                                         linear=msgs.new("geometry_msgs/msg/Vector3", x=float(v)),
                                         angular=msgs.new("geometry_msgs/msg/Vector3", z=float(w))))
         st = self.ctrl.status()
-        self.pub_state.publish(msgs.new("std_msgs/msg/String", data=json.dumps(
-            {"state": st["state"], "locked": st["locked"], "fault": st["fault"], "leg_phase": st["leg_phase"],
-             "base_phase": st["base_phase"], "queue": st["queue"]})))
+        self.pub_state.publish(atomic_state_msg(t, st))
         fault = self.ctrl.fault
         if (fault != self._last_fault or self._last_diag_t is None
                 or t - self._last_diag_t >= self.node_cfg["diagnostics_period_s"]):
@@ -190,6 +246,9 @@ class AtomicNode(Node):
                   "base_phase": st["base_phase"], "queue": st["queue"], "driver": self.driver,
                   "rejected_leg_state": self.rejected_leg_state,
                   "fault_counts": dict(self.ctrl.faults.counts), **{f"count_{k}": v for k, v in st["counts"].items()}}
+        if self.link is not None:
+            values.update(serial_fault=self.link.fault or "-", serial_pending_bytes=self.link.pending_bytes,
+                          serial_dropped_writes=self.link.dropped_writes, serial_rejected=dict(self.link.parser.rejected))
         kv = [msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=str(v)) for k, v in values.items()]
         status = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=level,
                           name="atomic: leg/base controller", message=message, hardware_id="tino", values=kv)

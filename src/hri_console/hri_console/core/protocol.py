@@ -54,9 +54,19 @@ class ConsoleParams:
     modes: tuple
     gain_max: float
     num_joints: int
+    allowed_hosts: tuple
+    allowed_origins: tuple
+    send_queue_frames: int
+    slow_client_timeout_s: float
+    forward: "ForwardLimits"
+    gain_limits: Any = None      # structural: hri_interaction ImpedanceGainLimits of the robot, None = SPD only
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any], num_joints: int) -> "ConsoleParams":
+    def from_config(cls, section: Mapping[str, Any], num_joints: int,
+                    gain_limits: Any = None) -> "ConsoleParams":
+        """``gain_limits``: the interaction controller's
+        :class:`hri_interaction.core.spd.ImpedanceGainLimits` (``set_gains`` is checked by the
+        controller's own function against them)."""
         return cls(
             bind_host=str(section["bind_host"]),
             port=int(section["port"]),
@@ -66,7 +76,142 @@ class ConsoleParams:
             modes=tuple(section["modes"]),
             gain_max=float(section["gain_max"]),
             num_joints=int(num_joints),
+            allowed_hosts=tuple(str(h).lower() for h in section["allowed_hosts"]),
+            allowed_origins=tuple(str(o).lower().rstrip("/") for o in section["allowed_origins"]),
+            send_queue_frames=int(section["send_queue_frames"]),
+            slow_client_timeout_s=float(section["slow_client_timeout_s"]),
+            forward=ForwardLimits.from_config(section["forward"]),
+            gain_limits=gain_limits,
         )
+
+
+@dataclass(frozen=True)
+class ForwardLimits:
+    """``console.forward``: bounds on every value forwarded from a topic to the page."""
+
+    max_depth: int
+    max_items: int
+    max_nodes: int
+    max_string_chars: int
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any]) -> "ForwardLimits":
+        return cls(**{k: int(section[k]) for k in cls.__dataclass_fields__})
+
+
+#: what replaces a value cut by :func:`bound_value` (depth, item count or node budget)
+TRUNCATED = "…"
+
+
+def bound_value(value: Any, lim: ForwardLimits) -> tuple[Any, int]:
+    """A JSON-ready copy of ``value`` within ``lim`` and the number of cuts made.
+
+    Nesting deeper than ``max_depth`` becomes :data:`TRUNCATED`; lists/objects keep their first
+    ``max_items`` entries (a trailing :data:`TRUNCATED` entry / key marks the cut); strings keep
+    ``max_string_chars`` characters; after ``max_nodes`` values in total every further value is
+    :data:`TRUNCATED`. NaN/Inf become ``null`` (browsers cannot parse them); keys become
+    strings; numpy values their ``tolist()``; other types (bytes, objects) their bounded ``str``. Recursion depth is bounded by
+    ``max_depth`` (<= 64), so no input can raise RecursionError."""
+    budget = [lim.max_nodes]
+    cuts = [0]
+
+    def rec(v, depth):
+        if budget[0] <= 0:
+            cuts[0] += 1
+            return TRUNCATED
+        budget[0] -= 1
+        if v is None or isinstance(v, (bool, int)):
+            return v
+        if isinstance(v, float):
+            return v if math.isfinite(v) else None
+        if isinstance(v, str):
+            if len(v) > lim.max_string_chars:
+                cuts[0] += 1
+                return v[:lim.max_string_chars] + TRUNCATED
+            return v
+        if isinstance(v, (dict, list, tuple)):
+            if depth >= lim.max_depth:
+                cuts[0] += 1
+                return TRUNCATED
+            if isinstance(v, dict):
+                out = {}
+                for i, (k, x) in enumerate(v.items()):
+                    if i >= lim.max_items:
+                        cuts[0] += 1
+                        out[TRUNCATED] = len(v) - i
+                        break
+                    k = k if isinstance(k, str) else str(k)
+                    out[k[:lim.max_string_chars]] = rec(x, depth + 1)
+                return out
+            out = []
+            for i, x in enumerate(v):
+                if i >= lim.max_items:
+                    cuts[0] += 1
+                    out.append(TRUNCATED)
+                    break
+                out.append(rec(x, depth + 1))
+            return out
+        if hasattr(v, "tolist") and hasattr(v, "dtype"):       # numpy scalar / array
+            budget[0] += 1
+            return rec(v.tolist(), depth)
+        return rec(str(v)[:lim.max_string_chars], depth)
+
+    return rec(value, 0), cuts[0]
+
+
+# ---------------------------------------------------------------- Host / Origin allow-lists
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _split_host(authority: str) -> tuple[str, str | None]:
+    """``host[:port]`` / ``[v6]:port`` -> (lower-case host without brackets, port or None)."""
+    a = authority.strip().lower()
+    if a.startswith("["):
+        end = a.find("]")
+        if end < 0:
+            return a, None
+        host, rest = a[1:end], a[end + 1:]
+        return host, (rest[1:] if rest.startswith(":") else None)
+    if a.count(":") == 1:
+        host, port = a.split(":")
+        return host, port
+    return a, None
+
+
+def allowed_hostnames(params: ConsoleParams) -> frozenset:
+    """Loopback names, the bind address (unless a wildcard) and ``allowed_hosts``."""
+    names = set(LOOPBACK_NAMES) | set(params.allowed_hosts)
+    bind = params.bind_host.strip("[]").lower()
+    if bind not in ("", "0.0.0.0", "::"):
+        names.add(bind)
+    return frozenset(names)
+
+
+def host_ok(params: ConsoleParams, host_header: str | None) -> bool:
+    """The HTTP ``Host`` header names an allowed host (any port): a page reached through
+    another name (DNS rebinding: ``evil.example`` resolving to 127.0.0.1) is refused. A request
+    without a Host header is refused (HTTP/1.1 requires it)."""
+    if not host_header:
+        return False
+    return _split_host(host_header)[0] in allowed_hostnames(params)
+
+
+def origin_ok(params: ConsoleParams, origin: str | None, port: int | None) -> bool:
+    """A browser request's ``Origin``: absent (not a browser: curl, scripts, the CLI) is
+    accepted; else it must be the console's own origin -- ``http(s)://<allowed host>:<port>``
+    -- or listed in ``allowed_origins``. ``null`` (sandboxed pages, files) is refused."""
+    if origin is None:
+        return True
+    o = origin.strip().lower().rstrip("/")
+    if o in params.allowed_origins:
+        return True
+    scheme, sep, authority = o.partition("://")
+    if not sep or scheme not in ("http", "https"):
+        return False
+    host, oport = _split_host(authority)
+    if oport is None:
+        oport = "443" if scheme == "https" else "80"
+    return host in allowed_hostnames(params) and port is not None and oport == str(port)
 
 
 def is_loopback(host: str) -> bool:
@@ -166,9 +311,13 @@ def _set_mode(frame, params, msg_id):
 
 def _set_gains(frame, params, msg_id):
     """Interaction impedance gains: ``gains = {stiffness: [6], damping: [6]}`` (diagonals,
-    N·m/rad x3 then N/m x3, and N·m·s/rad x3 then N·s/m x3). Stiffness must be > 0, damping
-    >= 0, both <= gain_max; the controller checks the rest (SPD, blend) and counts its own
-    rejections."""
+    N·m/rad x3 then N/m x3, and N·m·s/rad x3 then N·s/m x3), each a finite number; then exactly
+    the interaction controller's own check
+    (:func:`hri_interaction.core.spd.validate_impedance_gains`: SPD, within the robot's
+    ``interaction.gain_limits``), so the page shows the controller's reason and never
+    acknowledges gains the controller would refuse."""
+    from hri_interaction.core.spd import GainError, validate_impedance_gains
+
     gains = frame.get("gains")
     if not isinstance(gains, dict) or set(gains) != set(IMPEDANCE_GAINS):
         raise Rejected("missing_field", "gains must be {stiffness: [6 numbers], damping: [6 numbers]}", msg_id)
@@ -177,11 +326,11 @@ def _set_gains(frame, params, msg_id):
         v = gains[name]
         if not isinstance(v, list) or len(v) != n:
             raise Rejected("bad_field", f"{name} must be a list of {n} numbers", msg_id)
-        lo = 0.0
-        vals = [_finite(x, f"{name}[{i}]", lo, params.gain_max, msg_id) for i, x in enumerate(v)]
-        if name == "stiffness" and any(x <= 0.0 for x in vals):
-            raise Rejected("out_of_range", "stiffness must be > 0 on every axis", msg_id)
-        out[name] = vals
+        out[name] = [_finite(x, f"{name}[{i}]", -math.inf, math.inf, msg_id) for i, x in enumerate(v)]
+    try:
+        validate_impedance_gains(out["stiffness"], out["damping"], params.gain_limits)
+    except GainError as exc:
+        raise Rejected(exc.cause, str(exc), msg_id) from None
     return {"gains": out}
 
 
@@ -231,6 +380,8 @@ def parse_command(raw: str | bytes, params: ConsoleParams) -> Command:
         frame = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise Rejected("bad_json", f"not JSON: {exc}") from None
+    except RecursionError:
+        raise Rejected("bad_json", "nested too deeply") from None
     if not isinstance(frame, dict):
         raise Rejected("not_object", "frame must be a JSON object")
     msg_id = frame.get("id")
@@ -304,14 +455,9 @@ class CommandGate:
         return reply
 
 
-def state_frame(seq: int, t_s: float, snapshot: Mapping[str, Any]) -> str:
-    """Encode a server->client state snapshot (NaN/Inf become null so browsers can parse it)."""
-    def clean(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        return v
-    return json.dumps({"type": "state", "seq": seq, "t_s": t_s, **clean(dict(snapshot))})
+def state_frame(seq: int, t_s: float, snapshot: Mapping[str, Any], limits: ForwardLimits) -> tuple[str, int]:
+    """Encode a server->client state snapshot within ``limits`` (:func:`bound_value`: NaN/Inf
+    become null, depth/items/strings/total bounded); returns the text and the number of cuts."""
+    body, cuts = bound_value(dict(snapshot), limits)
+    body.update({"type": "state", "seq": seq, "t_s": t_s})
+    return json.dumps(body), cuts          # ASCII: a lone surrogate from a topic cannot break the UTF-8 send

@@ -8,7 +8,10 @@ Contents of the snapshot (JSON-ready, seconds on the injected clock):
 
 * ``health``: one row per ``/diagnostics`` status name: ``level`` (0 OK, 1 WARN, 2 ERROR,
   3 STALE), ``message``, ``values`` (key -> string) and ``age_s = now - received_at``; a row not
-  refreshed for ``health_stale_s`` is reported with ``level = 3`` and ``stale = true``.
+  refreshed for ``health_stale_s`` is reported with ``level = 3`` and ``stale = true``, one not
+  refreshed for ``health_expire_s`` is removed. At most ``health_max_rows`` rows: a new name
+  beyond that evicts the least recently refreshed row (counted ``health_evicted``), so a flood of
+  fake names costs bounded memory and real publishers, which refresh, keep their rows.
 * ``robot``: ``joints`` (name, position_rad, min_rad, max_rad, ``margin_rad`` = distance to the
   nearest limit, negative outside), ``ee_pose`` (position m, quaternion xyzw), ``teleop_mode``
   (TRACK/HOLD), ``interaction`` (the controller's JSON state), ``atomic`` (the base controller's
@@ -35,11 +38,15 @@ class StateParams:
 
     health_stale_s: float
     error_history_len: int
+    health_expire_s: float
+    health_max_rows: int
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> "StateParams":
         return cls(health_stale_s=float(section["health_stale_s"]),
-                   error_history_len=int(section["error_history_len"]))
+                   error_history_len=int(section["error_history_len"]),
+                   health_expire_s=float(section["health_expire_s"]),
+                   health_max_rows=int(section["health_max_rows"]))
 
 
 def _finite_or_none(v: float):
@@ -81,15 +88,32 @@ class ConsoleState:
         """``statuses``: (name, level, message, values) per DiagnosticStatus."""
         now = self.clock()
         with self._lock:
+            h = self._health
             for name, level, message, values in statuses:
-                self._health[str(name)] = {"level": int(level), "message": str(message),
-                                           "values": {str(k): str(v) for k, v in values.items()},
-                                           "t_s": now}
+                name = str(name)
+                if name in h:
+                    del h[name]                      # re-insert: dict order = refresh order
+                elif len(h) >= self.p.health_max_rows:
+                    del h[next(iter(h))]             # the least recently refreshed row
+                    self.dropped["health_evicted"] = self.dropped.get("health_evicted", 0) + 1
+                h[name] = {"level": int(level), "message": str(message),
+                           "values": {str(k): str(v) for k, v in values.items()}, "t_s": now}
+
+    def _joint_slot(self, table: dict, name: str) -> bool:
+        """Room for ``name`` in a per-joint table: known joints (config) always, others while the
+        table holds fewer than ``health_max_rows`` names (a message with 100k fake joint names
+        costs bounded memory; counted ``joints_ignored``)."""
+        if name in table or name in self._limits or len(table) < self.p.health_max_rows:
+            return True
+        self.dropped["joints_ignored"] = self.dropped.get("joints_ignored", 0) + 1
+        return False
 
     def on_joint_states(self, names: Sequence[str], positions: Sequence[float], t_s: float | None = None) -> None:
         t = self.clock() if t_s is None else t_s
         with self._lock:
             for n, q in zip(names, positions):
+                if not self._joint_slot(self._joints, n):
+                    continue
                 self._joints[n] = float(q)
                 sp = self._setpoints.get(n)
                 if sp is not None and math.isfinite(q):
@@ -101,7 +125,8 @@ class ConsoleState:
     def on_setpoints(self, names: Sequence[str], positions: Sequence[float]) -> None:
         with self._lock:
             for n, q in zip(names, positions):
-                self._setpoints[n] = float(q)
+                if self._joint_slot(self._setpoints, n):
+                    self._setpoints[n] = float(q)
 
     def on_ee_pose(self, position_m: Sequence[float], quat_xyzw: Sequence[float]) -> None:
         with self._lock:
@@ -150,8 +175,16 @@ class ConsoleState:
 
     # ---------------------------------------------------------------- output
     def health_rows(self, now: float) -> dict[str, dict]:
+        """The table; rows older than ``health_expire_s`` are removed here (call under the lock)."""
         out = {}
-        for name, row in self._health.items():
+        h = self._health
+        while h:                                     # oldest first: expired rows lead
+            first = next(iter(h))
+            if now - h[first]["t_s"] <= self.p.health_expire_s:
+                break
+            del h[first]
+            self.dropped["health_expired"] = self.dropped.get("health_expired", 0) + 1
+        for name, row in h.items():
             age = now - row["t_s"]
             stale = age > self.p.health_stale_s
             out[name] = {"level": STALE if stale else row["level"], "message": row["message"],

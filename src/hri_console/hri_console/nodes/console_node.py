@@ -8,15 +8,22 @@ In (topics from their owners' config sections):
   ``console.topics.diagnostics`` (DiagnosticArray) -> link-health table;
   ``teleop.topics.joint_states`` (JointState) -> joint positions against ``joints`` limits, and the
   measured value of the signed-error graph; ``console.topics.joint_setpoints`` (JointState) -> its
-  set-point; ``teleop.topics.ee_pose`` (PoseStamped); ``teleop.topics.mode`` (String TRACK/HOLD);
-  ``interaction.topics.state`` and ``atomic.topics.atomic_state`` (String, JSON);
-  ``<console.pid_service>/status`` (String, JSON: gains, acknowledged gains).
+  set-point; ``teleop.topics.ee_pose`` (PoseStamped); ``teleop.topics.mode``
+  (hri_interfaces/TeleopMode); ``interaction.topics.state`` (hri_interfaces/InteractionState) and
+  ``atomic.topics.atomic_state`` (hri_interfaces/AtomicState); ``<console.pid_service>/status``
+  (hri_interfaces/PidTuningStatus: gains, acknowledged gains).
 Out:
-  ``safe_stop``  -> std_msgs/Bool ``true`` on ``pulse.topics.safe_stop`` **published from the
-                    WebSocket receive path itself** (no queue, no executor hop: the runtime's
-                    publish is thread-safe), the same topic hri_pulse's link monitor uses;
-  ``release_stop`` -> Bool ``false`` there, then Bool ``true`` on ``atomic.topics.reset`` (clears
-                    a latched fault; the robot never restarts by itself);
+  ``safe_stop``  -> hri_interfaces/StopRequest(source "console") on ``/safety/stop_request`` (the
+                    stop supervisor latches it; docs/safety.md) **published from the WebSocket
+                    receive path itself** (no queue, no executor hop: the runtime's publish is
+                    thread-safe);
+  ``release_stop`` -> the explicit reset: ``/safety/reset`` (std_srvs/Trigger, its sentence is shown),
+                    then Bool ``true`` on ``atomic.topics.reset`` (clears a latched atomic fault);
+                    the robot never restarts by itself;
+  Every published command's ack carries ``subscribers`` (matched subscriptions of its topic when
+  it was sent) and a ``warning`` when that is 0: nothing received it (the page shows it).
+  The system stop state (``/safety/stop``, with the same StopListener as the actuators, so a
+  silent supervisor shows as stopped) is ``robot.safe_stop`` and ``system_stop`` of the snapshot.
   ``set_mode``  -> std_msgs/String on ``interaction.topics.mode``;
   ``set_gains`` -> std_msgs/Float64MultiArray ``[K diag 6, D diag 6]`` on ``interaction.topics.gains``;
   ``pid_*``     -> services of the hri_pid_tuning node (``<pid_service>/auto_tune``, ``apply``,
@@ -39,10 +46,13 @@ from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
 from hri_runtime.node import Node, run_node
 
-from hri_console.core.protocol import CommandGate, ConsoleParams, Rejected, StartupRefused, check_bind
+from hri_console.core.protocol import (CommandGate, ConsoleParams, Rejected, StartupRefused, bound_value,
+                                       check_bind)
 from hri_console.core.state import ConsoleState, StateParams
+from hri_safety.nodes.stop_listener import RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
+from hri_interaction.core.spd import ImpedanceGainLimits
 
-TUNE_SRV = "hri_pid_tuning/srv/Tune"
+TUNE_SRV = "hri_interfaces/srv/Tune"
 
 
 def _v(p):
@@ -55,11 +65,23 @@ def _as_bool(v) -> bool:
     return bool(v)
 
 
-def _register_tune() -> None:
-    """The Tune service type is defined by hri_pid_tuning; register it the way its node does."""
-    from hri_pid_tuning.nodes.tuning_node import register_interfaces
-
-    register_interfaces()
+def state_dict(msg) -> dict:
+    """A typed state message (hri_interfaces AtomicState, InteractionState, PidTuningStatus) as the
+    plain dict the page shows: stamp dropped, ``Count[]`` -> ``{name: count}``,
+    ``admittance_lambda`` -> ``lambda``; PidTuningStatus's ``JointGains[]`` -> ``gains`` and
+    ``acknowledged`` maps ``{joint: {kp, ki, kd}}`` (``None``: not acknowledged)."""
+    d = msgs.to_dict(msg)
+    d.pop("stamp", None)
+    for k in ("rejected", "events", "served"):
+        if isinstance(d.get(k), list):
+            d[k] = {c["name"]: c["count"] for c in d[k]}
+    if "admittance_lambda" in d:
+        d["lambda"] = d.pop("admittance_lambda")
+    if msgs.type_name_of(msg) == "hri_interfaces/msg/PidTuningStatus":
+        gains = {g["joint"]: {"kp": g["kp"], "ki": g["ki"], "kd": g["kd"]} for g in d["gains"]}
+        d["acknowledged"] = {g["joint"]: (gains[g["joint"]] if g["acknowledged"] else None) for g in d["gains"]}
+        d["gains"] = gains
+    return d
 
 
 class ConsoleNode(Node):
@@ -76,7 +98,9 @@ class ConsoleNode(Node):
         if port >= 0:
             c["port"] = port
         names = list(self.cfg.get("joints", {}).get("names") or [])
-        self.params = ConsoleParams.from_config(c, num_joints=max(1, len(names)))
+        self.params = ConsoleParams.from_config(
+            c, num_joints=max(1, len(names)),
+            gain_limits=ImpedanceGainLimits.from_config(self.cfg["interaction"]["gain_limits"]))
         check_bind(self.params)                      # StartupRefused before anything is bound
         deg = math.pi / 180.0
         jc = self.cfg.get("joints", {})
@@ -85,9 +109,12 @@ class ConsoleNode(Node):
                                   position_max_rad=[x * deg for x in (jc.get("position_max_deg") or [])])
         self.service_timeout_s = float(c["service_timeout_s"])
         tt, it, at = self.cfg["teleop"]["topics"], self.cfg["interaction"]["topics"], self.cfg["atomic"]["topics"]
-        self.safe_stop_topic = self.cfg["pulse"]["topics"]["safe_stop"]
+        self.safe_stop_topic = STOP_REQUEST_TOPIC
         # --- out
-        self.pub_stop = self.create_publisher("std_msgs/msg/Bool", self.safe_stop_topic, qos=10)
+        self.pub_stop = self.create_publisher(STOP_REQUEST_TYPE, self.safe_stop_topic, qos=10)
+        self.reset_cli = self.create_client("std_srvs/srv/Trigger", RESET_SERVICE)
+        self.system_stop = StopListener(self, on_change=lambda stopped, _r: self.state.on_safe_stop(stopped),
+                                        params=self.cfg)
         self.pub_reset = self.create_publisher("std_msgs/msg/Bool", at["reset"], qos=10)
         self.pub_mode = self.create_publisher("std_msgs/msg/String", it["mode"], qos=10)
         self.pub_gains = self.create_publisher("std_msgs/msg/Float64MultiArray", it["gains"], qos=10)
@@ -98,16 +125,17 @@ class ConsoleNode(Node):
         self.create_subscription("sensor_msgs/msg/JointState", c["topics"]["joint_setpoints"],
                                  self.on_setpoints, qos=10)
         self.create_subscription("geometry_msgs/msg/PoseStamped", tt["ee_pose"], self.on_ee_pose, qos=10)
-        self.create_subscription("std_msgs/msg/String", tt["mode"],
-                                 lambda m: self.state.on_teleop_mode(m.data), qos=10)
-        self.create_subscription("std_msgs/msg/String", it["state"],
-                                 lambda m: self.state.on_interaction_state(self._json(m.data, it["state"])), qos=10)
-        self.create_subscription("std_msgs/msg/String", at["atomic_state"],
-                                 lambda m: self.state.on_atomic_state(self._json(m.data, at["atomic_state"])), qos=10)
+        self.create_subscription("hri_interfaces/msg/TeleopMode", tt["mode"],
+                                 lambda m: self.state.on_teleop_mode(m.mode[:self.params.forward.max_string_chars]),
+                                 qos=10)
+        self.create_subscription("hri_interfaces/msg/InteractionState", it["state"],
+                                 lambda m: self.state.on_interaction_state(self._typed(m)), qos=10)
+        self.create_subscription("hri_interfaces/msg/AtomicState", at["atomic_state"],
+                                 lambda m: self.state.on_atomic_state(self._typed(m)), qos=10)
         pid = c["pid_service"].rstrip("/")
-        self.create_subscription("std_msgs/msg/String", f"{pid}/status", self.on_pid_status, qos=10)
+        self.create_subscription("hri_interfaces/msg/PidTuningStatus", f"{pid}/status",
+                                 lambda m: self.state.on_pid_status(self._typed(m)), qos=10)
         # --- PID services (clients)
-        _register_tune()
         self.cli = {n: self.create_client(TUNE_SRV, f"{pid}/{n}") for n in ("auto_tune", "apply", "evaluate")}
         for n in ("record_start", "record_stop", "reset", "save"):
             self.cli[n] = self.create_client("std_srvs/srv/Trigger", f"{pid}/{n}")
@@ -129,13 +157,13 @@ class ConsoleNode(Node):
     def now(self) -> float:
         return self.get_clock().now_s()
 
-    def _json(self, text: str, endpoint: str) -> Any:
-        try:
-            return json.loads(text)
-        except ValueError:
-            self._reject(endpoint, "bad_json", text[:80])
-            self.state.drop("bad_json")
-            return {"raw": text[:500]}
+    def _typed(self, msg) -> dict:
+        """A typed state message as a dict (:func:`state_dict`), bounded
+        (:func:`hri_console.core.protocol.bound_value`) before it is stored."""
+        value, cuts = bound_value(state_dict(msg), self.params.forward)
+        if cuts:
+            self.state.drop("truncated")
+        return value
 
     def handle(self, raw: str | bytes) -> dict:
         """One client frame through the gate (what the WebSocket does, minus the socket)."""
@@ -146,13 +174,20 @@ class ConsoleNode(Node):
         snap["modes"] = list(self.params.modes)
         snap["safe_stop_topic"] = self.safe_stop_topic
         snap["stops_published"] = len(self.stop_events)
+        snap["system_stop"] = self.system_stop.status()
         snap["node_rejected"] = {f"{e} {c}": n for (e, c), n in self.rejected.items()}
         return snap
 
     # ------------------------------------------------------------------ subscriptions
     def on_diagnostics(self, msg) -> None:
-        self.state.on_diagnostics([(s.name, int(s.level), s.message, {kv.key: kv.value for kv in s.values})
-                                   for s in msg.status])
+        """At most ``health_max_rows`` statuses per message and ``forward.max_items`` values per
+        status, strings cut to ``forward.max_string_chars`` (the rest counted, not stored)."""
+        rows, items, chars = self.state.p.health_max_rows, self.params.forward.max_items, self.params.forward.max_string_chars
+        if len(msg.status) > rows:
+            self._reject("diagnostics", "too_many_statuses", f"{len(msg.status)} > {rows}")
+        self.state.on_diagnostics([(s.name[:chars], int(s.level), s.message[:chars],
+                                    {kv.key[:chars]: kv.value[:chars] for kv in s.values[:items]})
+                                   for s in msg.status[:rows]])
 
     def _positions(self, msg, endpoint: str):
         names, pos = list(msg.name), [float(x) for x in msg.position]
@@ -185,20 +220,25 @@ class ConsoleNode(Node):
             return
         self.state.on_ee_pose(vals[:3], vals[3:])
 
-    def on_pid_status(self, msg) -> None:
-        st = self._json(msg.data, "pid_status")
-        if isinstance(st, dict):
-            self.state.on_pid_status(st)
-
     # ------------------------------------------------------------------ commands
     def safe_stop(self) -> dict:
         """Called on the WebSocket receive path: publish at once (thread-safe), no queue."""
-        self.pub_stop.publish(msgs.new("std_msgs/msg/Bool", data=True))
+        self.pub_stop.publish(msgs.new(STOP_REQUEST_TYPE, source="console", reason="SAFE STOP from the console"))
         t = self.now()
         self.stop_events.append(t)
         self.state.on_safe_stop(True)
         self.get_logger().warn(f"SAFE STOP from the console -> {self.safe_stop_topic}")
-        return {"topic": self.safe_stop_topic, "t_s": t}
+        return {**self._delivery(self.pub_stop), "t_s": t}
+
+    def _delivery(self, pub) -> dict:
+        """How many subscriptions a command reached (matched when it was published); a warning
+        when none did (e.g. set_mode with no interaction node running)."""
+        n = pub.get_subscription_count()
+        out = {"topic": pub.topic_name, "subscribers": n}
+        if n == 0:
+            out["warning"] = f"no subscriber on {pub.topic_name}: nothing received it"
+            self.get_logger().warn(f"console: {out['warning']}")
+        return out
 
     def _pid_joint(self, joint, cmd) -> str:
         if isinstance(joint, str):
@@ -243,18 +283,26 @@ class ConsoleNode(Node):
         if t == "ping":
             return {"t_s": self.now()}
         if t == "release_stop":
-            self.pub_stop.publish(msgs.new("std_msgs/msg/Bool", data=False))
+            if not self.reset_cli.service_is_ready():
+                raise Rejected("unavailable", f"{RESET_SERVICE} is not available (is the stop supervisor "
+                               "running?)", cmd.id)
+            try:
+                resp = self.reset_cli.call(msgs.new("std_srvs/srv/Trigger_Request"), timeout_s=self.service_timeout_s)
+            except Exception as exc:  # noqa: BLE001  (timeout / transport: one line on the page)
+                raise Rejected("timeout", f"{RESET_SERVICE}: {exc}", cmd.id) from None
+            if not resp.success:
+                raise Rejected("service_refused", resp.message, cmd.id)
             self.pub_reset.publish(msgs.new("std_msgs/msg/Bool", data=True))
-            self.state.on_safe_stop(False)
-            return {"topic": self.safe_stop_topic}
+            self.get_logger().warn(f"RESET from the console: {resp.message}")
+            return {"message": resp.message, **self._delivery(self.pub_reset)}
         if t == "set_mode":
             self.pub_mode.publish(msgs.new("std_msgs/msg/String", data=a["mode"]))
-            return {"mode": a["mode"]}
+            return {"mode": a["mode"], **self._delivery(self.pub_mode)}
         if t == "set_gains":
             g = a["gains"]
             self.pub_gains.publish(msgs.new("std_msgs/msg/Float64MultiArray",
                                             data=list(g["stiffness"]) + list(g["damping"])))
-            return g
+            return {**g, **self._delivery(self.pub_gains)}
         if t == "pid_autotune":
             joint = self._pid_joint(a["joint"], cmd)
             resp, result = self._call("auto_tune", cmd, joint=joint, heuristic="")

@@ -31,7 +31,9 @@ ws.onmessage = (ev) => {
   } else if (m.type === "ack") {
     $("reason").textContent = "";
     const msg = m.result && m.result.message ? `: ${m.result.message}` : "";
-    $("ok").textContent = `${m.command} ok${msg}`;
+    const n = m.result && Number.isInteger(m.result.subscribers) ? ` (reached ${m.result.subscribers} subscriber${m.result.subscribers === 1 ? "" : "s"})` : "";
+    $("ok").textContent = `${m.command} ok${msg}${n}`;
+    if (m.result && m.result.warning) $("reason").textContent = `${m.command}: WARNING ${m.result.warning}`;
   }
 };
 
@@ -44,6 +46,8 @@ function render(m) {
   }
   renderHealth(m.health || {});
   renderRobot(m.robot || {});
+  const sys = m.system_stop;
+  if (sys && sys.stopped) $("safestop").textContent = `STOPPED: ${sys.reason}`;
   renderPid(m.pid || {});
 }
 

@@ -8,7 +8,9 @@ single-slot buffer, "reuse last" on an upper-layer stall):
   counted, the last reference is held;
 - ``set_wrench(F_body)``: non-finite or beyond ``max_force_n`` / ``max_torque_nm`` → rejected,
   counted, the admittance holds (λ kept, λ̇ = 0) until a valid wrench arrives;
-- ``set_impedance_gains(K, D)``: non-SPD → rejected; valid gains are blended convexly from the
+- ``set_impedance_gains(K, D)``: non-SPD (``gains_invalid``) or a diagonal entry outside
+  ``interaction.gain_limits`` (``gains_out_of_range``) → rejected and counted, from any source
+  (:func:`hri_interaction.core.spd.validate_impedance_gains`, the console uses the same); valid gains are blended convexly from the
   current ones over ``blend_s`` (SPD throughout, no torque jump);
 - ``request_mode(mode, state)``: validated; the new controller is seeded from the old state and
   the admittance twist is bounded by the tightened ``switch.settle_*`` bounds for ``settle_s``.
@@ -37,11 +39,10 @@ from hri_interaction.core.impedance import (ImpedanceParams, cartesian_impedance
                                             lie_impedance_torque, sigma_min)
 from hri_interaction.core.passivity import (PassivityParams, energy_deficit_dof_j, energy_deficit_j,
                                             make_filter)
-from hri_interaction.core.spd import GainError, blend, validate_spd
+from hri_interaction.core.spd import GainError, ImpedanceGainLimits, blend, validate_impedance_gains, validate_spd
 
 MODES = ("impedance", "admittance", "hybrid")
 LAWS = ("lie", "cartesian")
-BACKENDS = ("python", "cxx")
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,9 @@ class InteractionParams:
     reference_max_linear_m_s: float
     reference_max_angular_rad_s: float
     singular_sigma_min: float
-    backend: str                 # "python": the tick below; "cxx": one C++ call (CxxInteractionController)
     torque_max_nm: Optional[np.ndarray] = None   # structural: None = no per-joint torque clamp given
+    gain_limits: Optional[ImpedanceGainLimits] = None   # structural: None = SPD check only
+    reference_feedforward: bool = False   # Lie law: V_ref includes the governed reference's motion
 
     @classmethod
     def from_config(cls, section: dict, torque_max_nm=None) -> "InteractionParams":
@@ -94,14 +96,18 @@ class InteractionParams:
         if axes.shape != (6,) or not np.all((axes == 0) | (axes == 1)):
             raise ValueError("interaction.hybrid.compliant_axes needs 6 values in {0, 1}")
         tmax = None if torque_max_nm is None else np.asarray(torque_max_nm, dtype=float)
-        backend = str(section["backend"])
-        if backend not in BACKENDS:
-            raise ValueError(f"interaction.backend must be one of {BACKENDS}, got {backend!r}")
+        limits = ImpedanceGainLimits.from_config(section["gain_limits"])
+        imp = ImpedanceParams.from_config(section["impedance"])
+        try:
+            validate_impedance_gains(imp.stiffness, imp.damping, limits)
+        except GainError as exc:
+            raise GainError(f"interaction.impedance: {exc}", exc.cause) from None
         return cls(
+            gain_limits=limits, reference_feedforward=bool(section["reference_feedforward"]),
             rate_hz=pos("rate_hz", section["rate_hz"]), mode=mode,
             gravity_compensation=bool(section["gravity_compensation"]),
             coriolis_compensation=bool(section["impedance"]["coriolis_compensation"]),
-            impedance=ImpedanceParams.from_config(section["impedance"]),
+            impedance=imp,
             admittance=AdmittanceParams.from_config(section["admittance"]),
             passivity=PassivityParams.from_config(section["passivity"]),
             compliant_axes=axes, blend_s=nonneg("blend_s", section["blend_s"]),
@@ -117,7 +123,57 @@ class InteractionParams:
             reference_max_angular_rad_s=pos("limits.reference_max_angular_rad_s",
                                             lim["reference_max_angular_rad_s"]),
             singular_sigma_min=pos("limits.singular_sigma_min", lim["singular_sigma_min"]),
-            torque_max_nm=tmax, backend=backend)
+            torque_max_nm=tmax)
+
+
+def tick_params(params: InteractionParams, n_joints: int, law: str = "lie"):
+    """The C++ ``TickParams`` (named fields) of ``params`` for ``n_joints`` joints and ``law``
+    ("lie" | "cartesian"): what ``InteractionTick`` and ``hri_core.rt.RtLoop`` are built from."""
+    from hri_interaction.core.impedance import cxx_kernels
+
+    cx = cxx_kernels()
+    if cx is None:
+        raise ImportError("hri_core (cpp/) is not built: the interaction engine is its C++ tick")
+    if law not in LAWS:
+        raise ValueError(f"law must be one of {LAWS}")
+    a, ps = params.admittance, params.passivity
+    t = cx.TickParams()
+    t.n = int(n_joints)
+    t.law = law
+    t.filter = ps.filter
+    t.gravity_compensation = params.gravity_compensation
+    t.coriolis_compensation = params.coriolis_compensation
+    t.K, t.D = params.impedance.stiffness, params.impedance.damping
+    t.M_adm, t.D_adm, t.K_adm = a.mass, a.damping, a.stiffness
+    t.compliant_axes = params.compliant_axes
+    t.wave_damping = ps.wave_damping
+    t.energy_floor_j = ps.energy_floor_j
+    t.max_damping = ps.max_damping
+    for name in ("settle_max_linear_m_s", "settle_max_angular_rad_s", "max_linear_m_s",
+                 "max_angular_rad_s", "reference_max_linear_m_s", "reference_max_angular_rad_s",
+                 "singular_sigma_min", "torque_max_nm", "reference_feedforward"):   # same names
+        setattr(t, name, getattr(params, name))
+    return t
+
+
+def loop_config(section: dict, trace_capacity: int = 0):
+    """The ``hri_core.rt.LoopConfig`` of ``cfg["interaction"]`` (keys ``rate_hz``, ``rt.*``,
+    ``limits.max_force_n`` / ``max_torque_nm``); ``trace_capacity``: ticks of wake/cost times the
+    loop records (bench only)."""
+    from hri_core import rt
+
+    r = section["rt"]
+    c = rt.LoopConfig()
+    c.rate_hz = float(section["rate_hz"])
+    c.sched_fifo = bool(r["sched_fifo"])
+    c.priority = int(r["priority"])
+    c.lock_memory = bool(r["lock_memory"])
+    c.cpu = int(r["cpu"])
+    c.wrench_from_robot = bool(r["wrench_from_robot"])
+    c.max_force_n = float(section["limits"]["max_force_n"])
+    c.max_torque_nm = float(section["limits"]["max_torque_nm"])
+    c.trace_capacity = int(trace_capacity)
+    return c
 
 
 @dataclass
@@ -156,32 +212,20 @@ def _is_rigid(T: np.ndarray) -> bool:
             and np.allclose(T[3], [0, 0, 0, 1]))
 
 
-class InteractionController:
-    """Stateful, one per loop; not thread-safe (as the seed's controllers).
+class PyInteractionController:
+    """The gated tick in Python: the TEST ORACLE of the C++ engine (tests only).
 
-    ``InteractionController(...)`` builds a :class:`CxxInteractionController` (the same tick as
-    one C++ call, same behaviour) when ``backend`` (default ``params.backend``) is ``"cxx"`` and
-    the installed hri_core has ``interaction.InteractionTick``."""
-
-    def __new__(cls, params=None, *args, backend: Optional[str] = None, **kw):
-        if cls is InteractionController and params is not None:
-            b = backend if backend is not None else getattr(params, "backend", "python")
-            if b not in BACKENDS:
-                raise ValueError(f"backend must be one of {BACKENDS}, got {b!r}")
-            if b == "cxx":
-                if cxx_tick_available():
-                    return object.__new__(CxxInteractionController)
-                logging.getLogger("hri_interaction").warning(
-                    "interaction: backend cxx requested but hri_core lacks InteractionTick; "
-                    "using the Python tick")
-        return object.__new__(cls)
+    The engine is :class:`InteractionController` (the whole tick as one C++ call,
+    ``hri_core._hri_core.interaction.InteractionTick``; in the nodes it runs inside the C++
+    real-time loop ``hri_core.rt.RtLoop``). This class keeps the reference arithmetic in Python;
+    tests/interaction/test_interaction_backends.py holds both to 1e-9 on every tick. Its input
+    methods (validation, rejection counters) are the ones the engine inherits.
+    Stateful, one per loop; not thread-safe (as the seed's controllers)."""
 
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
-                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None,
-                 backend: Optional[str] = None):
+                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None):
         """``safety``: an ``hri_core.safety.SafetyChecker`` (torque, torque rate, workspace, EE
-        speed, NaN) run on every command; None = only the built-in NaN/torque-limit gate.
-        ``backend``: see the class docstring (this class is the Python tick)."""
+        speed, NaN) run on every command; None = only the built-in NaN/torque-limit gate."""
         if law not in LAWS:
             raise ValueError(f"law must be one of {LAWS}")
         self.p = params
@@ -239,7 +283,9 @@ class InteractionController:
     def _govern_reference(self, dt: float, flags: set) -> None:
         """T_d moves towards the latest target along the geodesic, at most
         ``reference_max_linear_m_s`` / ``reference_max_angular_rad_s`` (a step becomes a ramp:
-        torque and torque rate stay inside the robot's limits)."""
+        torque and torque rate stay inside the robot's limits). ``self._vd``: the body twist of that
+        motion on this tick, Log(T_d,prev⁻¹ T_d) / dt (the reference feed-forward)."""
+        self._vd = None
         if self.frozen_reason is not None or self.world_T_d is self.world_T_target:
             return
         se3 = self.admittance.se3
@@ -256,8 +302,10 @@ class InteractionController:
         if s < 1.0:
             flags.add("reference_ramping")
             self.world_T_d = self.world_T_d @ se3.exp(s * xi)
+            self._vd = (s / dt) * xi
         else:
             self.world_T_d = self.world_T_target     # reached (same object: no work next tick)
+            self._vd = xi / dt
 
     def set_wrench(self, wrench_body) -> bool:
         w = np.asarray(wrench_body, float)
@@ -273,10 +321,9 @@ class InteractionController:
 
     def set_impedance_gains(self, K, D) -> bool:
         try:
-            K = validate_spd(K, "stiffness")
-            D = validate_spd(D, "damping")
+            K, D = validate_impedance_gains(K, D, self.p.gain_limits)
         except GainError as exc:
-            return self._reject("gains_invalid", str(exc))
+            return self._reject(exc.cause, str(exc))
         self._blend_from = (self.K.copy(), self.D.copy())
         self._blend_to = (K, D)
         self._blend_t = 0.0
@@ -392,6 +439,10 @@ class InteractionController:
                 self._bound_twist(flags)
         T_ref = self.reference()
         V_ref = self.admittance.body_twist() if self.admittance.lam_dot.any() else None
+        if self.p.reference_feedforward and self.law == "lie" and self._vd is not None and self._vd.any():
+            lam, se3 = self.admittance.lam, self.admittance.se3   # Ad_{exp(-λ)} V_d: body twist of T_d exp(λ)
+            ff = se3.adjoint(se3.exp(-lam)) @ self._vd if lam.any() else self._vd
+            V_ref = ff if V_ref is None else V_ref + ff
         K, D = self._gains(dt)
         ff = np.zeros(self.n)
         if self.p.gravity_compensation:
@@ -458,14 +509,6 @@ class InteractionController:
 
 
 # ---------------------------------------------------------------------------- the C++ tick
-def cxx_tick_available() -> bool:
-    """The installed hri_core has ``interaction.InteractionTick`` (the whole gated tick)."""
-    from hri_interaction.core.impedance import cxx_kernels
-
-    cx = cxx_kernels()
-    return cx is not None and hasattr(cx, "InteractionTick")
-
-
 class _CxxAdmittanceView:
     """``controller.admittance`` of the C++ path: (λ, λ̇) live in the C++ tick object."""
 
@@ -541,8 +584,8 @@ class _CxxFilterView:
         self._t.reset_filter()
 
 
-class CxxInteractionController(InteractionController):
-    """The same controller with the whole gated tick in one C++ call
+class InteractionController(PyInteractionController):
+    """The interaction controller: the whole gated tick in one C++ call
     (``hri_core._hri_core.interaction.InteractionTick``, cpp/include/hri_core/interaction.hpp).
 
     Python keeps the slow inputs (validation, rejection counters, logging: inherited) and pushes
@@ -551,8 +594,7 @@ class CxxInteractionController(InteractionController):
     same ``hri_core.safety.SafetyChecker`` object, called from C++ directly."""
 
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
-                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None,
-                 backend: Optional[str] = None):
+                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None):
         from hri_interaction.core.impedance import cxx_kernels
 
         if law not in LAWS:
@@ -561,6 +603,8 @@ class CxxInteractionController(InteractionController):
         if not _is_rigid(T):
             raise ValueError("initial reference must be a finite rigid transform")
         cx = cxx_kernels()
+        if cx is None:
+            raise ImportError("hri_core (cpp/) is not built: the interaction engine is its C++ tick")
         self._flag_bits = dict(cx.TICK_FLAGS)
         from hri_core.safety import FLAGS as SAFETY_FLAGS
 
@@ -570,21 +614,7 @@ class CxxInteractionController(InteractionController):
         self.n = int(n_joints)
         self.log = logger or logging.getLogger("hri_interaction")
         a, ps = params.admittance, params.passivity
-        self._cx = cx.InteractionTick(
-            n=self.n, law=law, filter=ps.filter,
-            gravity_compensation=params.gravity_compensation,
-            coriolis_compensation=params.coriolis_compensation,
-            K=params.impedance.stiffness, D=params.impedance.damping,
-            M_adm=a.mass, D_adm=a.damping, K_adm=a.stiffness,
-            compliant_axes=params.compliant_axes, wave_damping=ps.wave_damping,
-            energy_floor_j=ps.energy_floor_j, max_damping=ps.max_damping,
-            settle_max_linear_m_s=params.settle_max_linear_m_s,
-            settle_max_angular_rad_s=params.settle_max_angular_rad_s,
-            max_linear_m_s=params.max_linear_m_s, max_angular_rad_s=params.max_angular_rad_s,
-            reference_max_linear_m_s=params.reference_max_linear_m_s,
-            reference_max_angular_rad_s=params.reference_max_angular_rad_s,
-            singular_sigma_min=params.singular_sigma_min, torque_max_nm=params.torque_max_nm,
-            world_T_d=T, safety=safety)
+        self._cx = cx.InteractionTick(tick_params(params, self.n, law), T, safety)
         self.admittance = _CxxAdmittanceView(self._cx, a, law)
         self.filter = _CxxFilterView(self._cx, ps)
         self._target = T.copy()
@@ -643,10 +673,9 @@ class CxxInteractionController(InteractionController):
 
     def set_impedance_gains(self, K, D) -> bool:
         try:
-            K = validate_spd(K, "stiffness")
-            D = validate_spd(D, "damping")
+            K, D = validate_impedance_gains(K, D, self.p.gain_limits)
         except GainError as exc:
-            return self._reject("gains_invalid", str(exc))
+            return self._reject(exc.cause, str(exc))
         self._cx.set_gains(K, D, self.p.blend_s)
         self.events["gain_change"] += 1
         return True

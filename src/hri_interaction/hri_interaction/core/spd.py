@@ -17,13 +17,21 @@ Convex blends of SPD matrices are SPD, which is how gains change at run time wit
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
 import numpy as np
 
 VARIANT_SIZES = {"diagonal": 6, "block": 12, "full": 21}
 
 
 class GainError(ValueError):
-    """A gain matrix is not symmetric positive (semi-)definite, not 6x6 or not finite."""
+    """A gain matrix is not symmetric positive (semi-)definite, not 6x6 or not finite
+    (``cause = "gains_invalid"``), or outside the configured range (``"gains_out_of_range"``)."""
+
+    def __init__(self, message: str, cause: str = "gains_invalid"):
+        super().__init__(message)
+        self.cause = cause
 
 
 def _lower_indices(variant: str) -> list[tuple[int, int]]:
@@ -89,3 +97,47 @@ def blend(G0: np.ndarray, G1: np.ndarray, alpha: float) -> np.ndarray:
     """Convex blend (1-α) G0 + α G1, α clipped to [0, 1]; SPD if both are (seed L2958)."""
     a = min(max(float(alpha), 0.0), 1.0)
     return (1.0 - a) * G0 + a * G1
+
+
+@dataclass(frozen=True)
+class ImpedanceGainLimits:
+    """``interaction.gain_limits``: allowed range of the diagonal entries of the impedance K and
+    D, rotational block (ω, first three) and translational block (v, last three). With G SPD,
+    |G_ij| <= sqrt(G_ii G_jj), so bounding the diagonal bounds every entry."""
+
+    stiffness_rot: tuple      # (min, max) N·m/rad
+    stiffness_trans: tuple    # (min, max) N/m
+    damping_rot: tuple        # (min, max) N·m·s/rad
+    damping_trans: tuple      # (min, max) N·s/m
+
+    @classmethod
+    def from_config(cls, section: Mapping) -> "ImpedanceGainLimits":
+        def rng(key):
+            lo, hi = (float(x) for x in section[key])
+            if not (np.isfinite(lo) and np.isfinite(hi) and 0.0 < lo <= hi):
+                raise GainError(f"interaction.gain_limits.{key} must be 0 < min <= max, got {[lo, hi]}")
+            return (lo, hi)
+        return cls(stiffness_rot=rng("stiffness_rot_nm_rad"), stiffness_trans=rng("stiffness_trans_n_m"),
+                   damping_rot=rng("damping_rot_nms_rad"), damping_trans=rng("damping_trans_ns_m"))
+
+
+_AXES = ("wx", "wy", "wz", "vx", "vy", "vz")
+
+
+def validate_impedance_gains(K, D, limits: Optional[ImpedanceGainLimits]) -> tuple:
+    """The one check of impedance gains from any source (config, topic, console):
+    K and D symmetric positive definite (:func:`validate_spd`) and every diagonal entry inside
+    ``limits`` (None: SPD only). Returns (K, D) as 6x6 arrays or raises :class:`GainError`
+    with ``cause`` ``gains_invalid`` / ``gains_out_of_range`` and a sentence naming the axis."""
+    K = validate_spd(K, "stiffness")
+    D = validate_spd(D, "damping")
+    if limits is not None:
+        for name, G, rot, trans, unit in (
+                ("stiffness", K, limits.stiffness_rot, limits.stiffness_trans, ("N·m/rad", "N/m")),
+                ("damping", D, limits.damping_rot, limits.damping_trans, ("N·m·s/rad", "N·s/m"))):
+            for i, g in enumerate(np.diag(G)):
+                lo, hi = rot if i < 3 else trans
+                if not lo <= g <= hi:
+                    raise GainError(f"{name} {_AXES[i]} = {g:.6g} {unit[i >= 3]} outside [{lo:g}, {hi:g}]",
+                                    cause="gains_out_of_range")
+    return K, D

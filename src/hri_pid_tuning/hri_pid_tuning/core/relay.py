@@ -66,7 +66,7 @@ class RelayParams:
 @dataclass
 class RelayResult:
     ok: bool
-    reason: str                               # "ok" | "too_few_peaks" | "joint_limit" | "divergence" | "non_finite"
+    reason: str                               # "ok" | "too_few_peaks" | "joint_limit" | "excursion" | "divergence" | "non_finite"
     ku: float | None = None                   # effort / rad
     tu_s: float | None = None
     amplitude_rad: float | None = None        # zero-to-peak
@@ -159,22 +159,31 @@ def analyse_oscillation(t_s: np.ndarray, y: np.ndarray, d: float, peak_hysteresi
     return ku, tu, a, float(c), peaks
 
 
-def relay_tune(plant: JointPlant, params: RelayParams, progress=None) -> RelayResult:
+def relay_tune(plant: JointPlant, params: RelayParams, progress=None, *, bias0: float = 0.0,
+               excursion_rad: float | None = None, reset: bool = True,
+               check_every_s: float | None = None) -> RelayResult:
     """Run the relay experiment on ``plant`` (see module docstring). ``progress(fraction)`` is
-    called now and then (plant time based)."""
+    called now and then (plant time based). ``bias0``: initial bias (e.g. the effort that held the
+    joint); ``excursion_rad``: abort (``excursion``) as soon as |target − y| exceeds it;
+    ``reset=False`` starts from where the joint is (no move to the start angle);
+    ``check_every_s``: also analyse the recording so far at this interval and stop as soon as it
+    has ``min_peaks`` peaks (an oscillation that grows – a double integrator with delay has no
+    stable limit cycle – is measured before it leaves the excursion band)."""
     p = params
     d = p.amplitude if p.amplitude is not None else p.amplitude_fraction * plant.effort_max
     d = min(d, plant.effort_max)
     r = math.radians(p.target_angle_deg)
-    plant.reset(math.radians(p.start_angle_deg))
+    if reset:
+        plant.reset(math.radians(p.start_angle_deg))
     # the bias may take up to the effort limit (a gravity load larger than d is compensated too)
-    relay = RelayController(d, math.radians(p.hysteresis_deg), 0.0, p.bias_compensation, p.bias_gain,
+    relay = RelayController(d, math.radians(p.hysteresis_deg), bias0, p.bias_compensation, p.bias_gain,
                             bias_limit=plant.effort_max if math.isfinite(plant.effort_max) else None)
     margin = math.radians(p.joint_limit_margin_deg)
     div = math.radians(p.divergence_deg)
     t0 = plant.t_s
     n_warm = int(round(p.warmup_s / plant.dt_s))
     n_win = int(round(p.duration_s / plant.dt_s))
+    n_check = int(round(check_every_s / plant.dt_s)) if check_every_s else 0
     rec_t: list[float] = []
     rec_y: list[float] = []
     rec_u: list[float] = []
@@ -191,8 +200,13 @@ def relay_tune(plant: JointPlant, params: RelayParams, progress=None) -> RelayRe
             break
         if y < plant.q_min_rad + margin or y > plant.q_max_rad - margin:
             result.reason = "joint_limit"
-            _log.warning("relay aborted: joint at %.1f° within %.1f° of a limit", math.degrees(y),
+            _log.info("relay aborted: joint at %.1f° within %.1f° of a limit", math.degrees(y),
                          p.joint_limit_margin_deg)
+            break
+        if excursion_rad is not None and abs(r - y) > excursion_rad:
+            result.reason = "excursion"
+            _log.info("relay aborted: joint %.2f° from its target (bound %.2f°)", math.degrees(abs(r - y)),
+                         math.degrees(excursion_rad))
             break
         if abs(r - y) > div:
             result.reason = "divergence"
@@ -200,6 +214,15 @@ def relay_tune(plant: JointPlant, params: RelayParams, progress=None) -> RelayRe
         u = relay.update(r, y, t)
         if k >= n_warm:
             rec_t.append(t); rec_y.append(y); rec_u.append(u)
+            early = n_check > 0 and (k - n_warm + 1) % n_check == 0
+            if early and (k - n_warm + 1) % n_win != 0:
+                ku, tu, a, c, peaks = analyse_oscillation(np.array(rec_t), np.array(rec_y), d,
+                                                          math.radians(p.peak_hysteresis_deg), p.min_peaks,
+                                                          p.peak_hysteresis_fraction)
+                if ku is not None:
+                    result = RelayResult(True, "ok", ku, tu, a, d, relay.bias, c, peaks)
+                    attempts += 1
+                    break
             if (k - n_warm + 1) % n_win == 0:
                 attempts += 1
                 ku, tu, a, c, peaks = analyse_oscillation(np.array(rec_t), np.array(rec_y), d,
@@ -223,6 +246,6 @@ def relay_tune(plant: JointPlant, params: RelayParams, progress=None) -> RelayRe
     if progress is not None:
         progress(1.0)
     if not result.ok:
-        _log.warning("relay tuning failed: %s after %d measurement windows (%d peaks)", result.reason,
+        _log.info("relay tuning failed: %s after %d measurement windows (%d peaks)", result.reason,
                      attempts, len(result.peaks))
     return result

@@ -262,6 +262,9 @@ class TestRunner:
         base = self.plant.base_pose_rad
         pids = [self._pids[j] for j in names]
         aborted = None
+        # a live robot (hri_pid_tuning.live.LiveRobot) runs its own PIDs with the acknowledged
+        # gains: it gets the set-points, and reports the effort it applied
+        live = hasattr(self.plant, "track")
         for k in range(n + 1):
             t = self.plant.t_s - t0
             r = anim.setpoints(t, base, names)
@@ -270,14 +273,20 @@ class TestRunner:
                 aborted = "divergence"
                 _log.warning("motion %s aborted at t=%.3f s: simulation diverged", motion.name, t)
                 break
-            for i, pid in enumerate(pids):
-                u[i] = pid.update(r[i], y[i], t)
+            if live:
+                u[:] = self.plant.effort
+            else:
+                for i, pid in enumerate(pids):
+                    u[i] = pid.update(r[i], y[i], t)
             if k % every == 0:
                 tracker.record(t, r, y)
                 for i, j in enumerate(names):
                     effort[j].append(float(u[i]))
             if k < n:
-                self.plant.step(u)
+                if live:
+                    self.plant.track(r)
+                else:
+                    self.plant.step(u)
             if progress is not None and k % max(1, n // 20) == 0:
                 progress(k / max(n, 1))
         return self._finish(motion.name, time_stretch, tracker, effort, aborted)

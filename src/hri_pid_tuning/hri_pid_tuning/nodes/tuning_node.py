@@ -5,10 +5,10 @@ goes to :class:`hri_pid_tuning.service_api.PidTuningServer`.
 Services (``~`` = the node's name, default ``/pid_tuning``):
 
 =====================  ==============================  ==============================================
-``~/auto_tune``        ``hri_pid_tuning/srv/Tune``     relay test of ``joint`` ('' = all, tuning order),
+``~/auto_tune``        ``hri_interfaces/srv/Tune``         relay test of ``joint`` ('' = all, tuning order),
                                                         apply ``heuristic`` ('' = config default)
-``~/apply``            ``hri_pid_tuning/srv/Tune``     ``gains`` [kp, ki, kd] or a kept ``heuristic``
-``~/evaluate``         ``hri_pid_tuning/srv/Tune``     step test of ``joint`` ('' = all + dance)
+``~/apply``            ``hri_interfaces/srv/Tune``         ``gains`` [kp, ki, kd] or a kept ``heuristic``
+``~/evaluate``         ``hri_interfaces/srv/Tune``         step test of ``joint`` ('' = all + dance)
 ``~/record_start``     ``std_srvs/srv/Trigger``        manual TestRunner mode (samples from topics)
 ``~/record_stop``      ``std_srvs/srv/Trigger``        message = the recording's evaluation (JSON)
 ``~/reset``            ``std_srvs/srv/Trigger``        test environment + test runner reset
@@ -17,11 +17,11 @@ Services (``~`` = the node's name, default ``/pid_tuning``):
 
 ``Tune`` response: ``success``, ``message`` (a sentence; the reason when rejected) and
 ``result_json`` (the handler's result as JSON: tuning tables, evaluations in the thesis's names).
-std_srvs has no request field for a joint name, hence the one small custom definition.
+std_srvs has no request field for a joint name, hence the custom ``hri_interfaces/srv/Tune``.
 
 Topics: subscribes ``joint_setpoints`` and ``joint_states`` (``sensor_msgs/JointState``, rad) –
 while a manual recording runs, each ``joint_states`` message is one sample paired with the last
-set-point; publishes ``~/status`` (``std_msgs/String``, JSON: gains, acknowledged gains,
+set-point; publishes ``~/status`` (``hri_interfaces/msg/PidTuningStatus``: gains, acknowledged gains,
 rejected-request counts) every ``status_period_s``.
 """
 from __future__ import annotations
@@ -31,57 +31,150 @@ import math
 from typing import Any
 
 from hri_runtime import msgs
+from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
 
 from ..report import _clean
 from ..service_api import PidTuningServer, Reply
 
-TUNE_SRV = "hri_pid_tuning/srv/Tune"
-TUNE_SRV_TEXT = """\
-# hri_pid_tuning/srv/Tune: one joint-level request of the PID tuning service
-string joint          # joint name; '' = every joint (auto_tune, evaluate)
-string heuristic      # heuristic name (auto_tune: applied; apply: one of the last auto-tune's)
-float64[] gains       # apply: [kp, ki, kd] parallel form; empty = use heuristic
----
-bool success
-string message        # what was done, or why the request was rejected
-string result_json    # result as JSON (tuning tables, evaluations with the thesis's metric names)
-"""
+TUNE_SRV = "hri_interfaces/srv/Tune"          # src/hri_interfaces/srv/Tune.srv
+STATUS_MSG = "hri_interfaces/msg/PidTuningStatus"
+PROGRESS_MSG = "hri_interfaces/msg/TuningProgress"
 
 
 def register_interfaces() -> None:
-    """Register ``hri_pid_tuning/srv/Tune`` in the runtime's type store (idempotent)."""
-    try:
-        msgs.get(TUNE_SRV + "_Request")
-    except Exception:
-        msgs.register_srv(TUNE_SRV, TUNE_SRV_TEXT)
+    """Kept for callers: the runtime loads ``hri_interfaces`` from its .msg/.srv files."""
+    msgs.srv_types(TUNE_SRV)
+
+
+def status_msg(status: dict[str, Any], stamp) -> Any:
+    """``hri_interfaces/msg/PidTuningStatus`` of ``PidTuningServer.status()``."""
+    acked = status.get("acknowledged", {})
+    gains = []
+    for j, g in status.get("gains", {}).items():
+        gains.append(msgs.new("hri_interfaces/msg/JointGains", joint=str(j), kp=float(g.get("kp", math.nan)),
+                              ki=float(g.get("ki", math.nan)), kd=float(g.get("kd", math.nan)),
+                              acknowledged=acked.get(j) is not None and acked.get(j) == g))
+    counts = lambda d: [msgs.new("hri_interfaces/msg/Count", name=str(k), count=int(v)) for k, v in d.items()]  # noqa: E731
+    return msgs.new(STATUS_MSG, stamp=stamp, robot=str(status.get("robot", "")), setup=str(status.get("setup", "")),
+                    joints=[str(j) for j in status.get("joints", [])], gains=gains,
+                    recording=bool(status.get("recording")), rejected=counts(status.get("rejected", {})),
+                    served=counts(status.get("served", {})))
 
 
 class PidTuningNode(Node):
-    def __init__(self, session=None, **kw):
+    def __init__(self, session=None, overrides=None, **kw):
+        self._cfg_overrides = overrides        # config overrides (the CLI's --set)
         super().__init__("pid_tuning", **kw)
         register_interfaces()
         if session is None:
             from ..session import ARM_ROBOT, TuningSession, load_pid_config
 
-            node_cfg = load_pid_config(ARM_ROBOT)["pid_tuning"]["node"]
+            node_cfg = load_pid_config(ARM_ROBOT, overrides=overrides)["pid_tuning"]["node"]
             robot = self.declare_parameter("robot", node_cfg["robot"]).value
             setup = self.declare_parameter("setup", node_cfg["setup"]).value
-            session = TuningSession.create(robot, setup)
+            if self.declare_parameter("live", node_cfg["live"]).value:
+                session = self._live_session(robot, setup)
+            else:
+                session = TuningSession.create(robot, setup, overrides=overrides, reporter=self._progress)
+        if session.autotuner.reporter is None:
+            session.autotuner.reporter = self._progress
         self.session = session
         cfg = session.cfg["pid_tuning"]["node"]
         self.server = PidTuningServer(session)
+        self.server.reporter = self._progress
+        self.progress_pub = self.create_publisher(PROGRESS_MSG, session.cfg["pid_tuning"]["live"]["progress_topic"],
+                                                  qos=10)
         self.configuration_path = self.declare_parameter("configuration_path", cfg["configuration_path"]).value
         self._last_setpoint: dict[str, float] = {}
-        self.status_pub = self.create_publisher("std_msgs/msg/String", "~/status", qos=10)
+        self.status_pub = self.create_publisher(STATUS_MSG, "~/status", qos=10)
+        # on a live robot the requests that move it or send it gains run as jobs (answered when done)
+        jobs = {"auto_tune", "apply", "evaluate", "reset", "load"} if self.lockstep is not None else set()
         for name, cb in (("auto_tune", self.on_auto_tune), ("apply", self.on_apply), ("evaluate", self.on_evaluate)):
-            self.create_service(TUNE_SRV, f"~/{name}", cb)
+            srv = self.create_service(TUNE_SRV, f"~/{name}", cb)
+            if name in jobs:
+                self._as_job(srv, name, cb)
         for name, cb in (("record_start", self.on_record_start), ("record_stop", self.on_record_stop),
                          ("reset", self.on_reset), ("save", self.on_save), ("load", self.on_load)):
-            self.create_service("std_srvs/srv/Trigger", f"~/{name}", cb)
+            srv = self.create_service("std_srvs/srv/Trigger", f"~/{name}", cb)
+            if name in jobs:
+                self._as_job(srv, name, cb)
         self.create_subscription("sensor_msgs/msg/JointState", "joint_setpoints", self.on_setpoints, qos=10)
         self.create_subscription("sensor_msgs/msg/JointState", "joint_states", self.on_states, qos=10)
         self.create_timer(float(cfg["status_period_s"]), self.publish_status)
+
+    # --- live robot ------------------------------------------------------------------------------
+    lockstep = None
+    live_robot = None
+
+    def _live_session(self, robot: str, setup: str | None):
+        """A session whose plant is the robot node (``pid_tuning.live``), driven in lockstep jobs."""
+        from ..live import LiveRobot, Lockstep
+        from ..session import TuningSession
+
+        self.lockstep = Lockstep()
+
+        def make(model, collides):
+            from ..session import load_pid_config
+
+            pt = load_pid_config(robot, overrides=self._cfg_overrides)["pid_tuning"]
+            self.live_robot = LiveRobot(self, model, self.lockstep, pt["live"], collides,
+                                        pt["safe_tuning"]["collision_samples"])
+            return self.live_robot
+
+        session = TuningSession.create(robot, setup, plant=make, reporter=self._progress, overrides=self._cfg_overrides)
+        session.storage.transport = self.live_robot.set_gains     # acknowledged by the robot node
+        # a silent robot must still end a waiting job: poke on the node clock too
+        self.create_timer(0.5 * float(session.cfg["pid_tuning"]["live"]["state_timeout_s"]), self.lockstep.poke)
+        return session
+
+    def run_job(self, name: str, fn, on_done=None) -> None:
+        """Run ``fn()`` as a live job (the CLI's whole tuning flow is one); ``on_done(result, exc)``."""
+        self._progress("start", "", 0.0, name)
+
+        def done(result, exc):
+            if exc is not None:
+                self.get_logger().error(f"{name} failed: {exc}")
+            if on_done is not None:
+                on_done(result, exc)
+
+        self.lockstep.start(name, fn, done)
+
+    def _as_job(self, srv, name: str, cb) -> None:
+        """Answer ``srv`` when its callback, run as a live job, has finished (busy: at once)."""
+        def handle(data, respond):
+            try:
+                req = msgs.deserialize(data, srv.req_type)
+            except msgs.DecodeError as exc:
+                self._reject(srv.srv_name, "malformed_cdr", str(exc))
+                return
+            resp = msgs.new(srv.resp_type)
+            with_json = hasattr(resp, "result_json")
+            if self.lockstep.busy:
+                reply = self.server._reject("busy", f"busy with {self.lockstep.name}; try again when it has ended")
+                respond(msgs.serialize(self._fill(resp, reply, with_json), srv.resp_type))
+                return
+
+            def done(out, exc):
+                if exc is not None:
+                    self.server.rejected["robot_failed"] += 1
+                    out = self._fill(resp, Reply(False, f"{name} failed: {exc}", {"cause": "robot_failed"}), with_json)
+                self._progress("done" if out.success else "failed", "", 1.0, out.message.split("\n")[0][:200])
+                srv.handled += 1
+                respond(msgs.serialize(out, srv.resp_type))
+
+            self._progress("start", req.joint if hasattr(req, "joint") else "", 0.0, name)
+            self.lockstep.start(name, lambda: cb(req, resp), done)
+
+        srv._handle_request = handle
+
+    def _progress(self, phase: str, joint: str, fraction: float, detail: str = "") -> None:
+        """Publish ``TuningProgress`` (phase, joint, fraction of that joint's tuning or request)."""
+        pub = getattr(self, "progress_pub", None)
+        if pub is None:
+            return
+        pub.publish(msgs.new(PROGRESS_MSG, stamp=time_from_seconds(self.get_clock().now_s()), phase=phase,
+                             joint=joint, fraction=float(min(max(fraction, 0.0), 1.0)), detail=detail))
 
     # --- helpers ---------------------------------------------------------------------------------
     def _fill(self, resp, reply: Reply, with_json: bool = True):
@@ -164,7 +257,7 @@ class PidTuningNode(Node):
             self._reject("joint_states", reply.result.get("cause", "rejected"), reply.message)
 
     def publish_status(self) -> None:
-        self.status_pub.publish(msgs.new("std_msgs/msg/String", data=json.dumps(_clean(self.server.status()))))
+        self.status_pub.publish(status_msg(self.server.status(), time_from_seconds(self.get_clock().now_s())))
 
 
 def main(argv=None) -> int:

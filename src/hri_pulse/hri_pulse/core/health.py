@@ -34,7 +34,6 @@ class HealthParams:
     out_error_deviation: float
     disconnect_timeout_s: float
     log_period_s: float
-    degraded_log_period_s: float
 
     @classmethod
     def from_config(cls, section: dict) -> "HealthParams":
@@ -136,6 +135,7 @@ class HealthMonitor:
         self.disconnections = 0
         self.reconnections = 0
         self._next_log_s = start_s
+        self._logged_level: Optional[int] = None
 
     def on_receive(self, now_s: float) -> Optional[str]:
         """A valid packet arrived; returns "connected"/"reconnected" on a state change."""
@@ -189,8 +189,12 @@ class HealthMonitor:
         return HealthReport(self.connected, self.ever_connected, since, level, streams, msg)
 
     def log_due(self, now_s: float, level: int) -> bool:
-        """Periodic logging: every ``log_period_s`` when healthy, ``degraded_log_period_s`` otherwise."""
-        if now_s + 1e-9 < self._next_log_s:
-            return False
-        self._next_log_s = now_s + (self.p.log_period_s if level == OK else self.p.degraded_log_period_s)
-        return True
+        """Link-state logging on change: True when ``level`` differs from the last logged one;
+        while healthy (OK) also every ``log_period_s`` (an INFO summary). A link that stays
+        degraded is not logged again (the /diagnostics row carries it), so an idle stack without
+        a headset logs one line, not one every few seconds."""
+        if level != self._logged_level or (level == OK and now_s + 1e-9 >= self._next_log_s):
+            self._logged_level = level
+            self._next_log_s = now_s + self.p.log_period_s
+            return True
+        return False

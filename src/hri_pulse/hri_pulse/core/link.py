@@ -11,7 +11,8 @@ command packet (hri_pulse) and the controller-pose packet (hri_arm_teleop).
 Per datagram, in this order (cheap checks first, so a flood from a stranger costs no decoding):
   1. allow-list (``not_allowed``), 2. peer lock (``foreign_peer``: while a peer is connected,
   packets from another host are dropped), 3. decode (codec causes), 4. sequence
-  (``duplicate``, ``stale``, ``restart_pending``), then the packet is accepted: health updated,
+  (``duplicate``, ``stale``, ``restart_pending``, ``jump_pending``: the re-synchronisation rule of
+  :mod:`hri_pulse.core.sequence`), then the packet is accepted: health updated,
   peer locked. Every drop is counted by cause in ``rejected``; the first of each cause and then at
   most one per ``log_period_s`` is logged with the reason.
 ``update(now)`` runs the disconnection timeout: on ``"disconnected"`` the sequence tracker is
@@ -27,7 +28,7 @@ from hri_pulse.core.codec import PacketCodec, PacketRejected
 from hri_pulse.core.health import HealthMonitor, HealthParams
 from hri_pulse.core.sequence import ACCEPTED, GAP, RESTART, SequenceParams, SequenceTracker
 
-SEQUENCE_CAUSES = ("duplicate", "stale", "restart_pending")
+SEQUENCE_CAUSES = ("duplicate", "stale", "restart_pending", "jump_pending")
 PEER_CAUSES = ("not_allowed", "foreign_peer")
 
 

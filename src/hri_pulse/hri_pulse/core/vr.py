@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
-from hri_pulse.core.codec import PacketParams, UnityCodec, UnityPacket
+from hri_pulse.core.codec import PacketAuth, PacketParams, UnityCodec, UnityPacket
 from hri_pulse.core.health import HealthParams
 from hri_pulse.core.link import LinkParams, LinkReceiver
 from hri_pulse.core.pulse import Command, Emission, PulseGenerator, PulseParams, RisingEdge
@@ -27,12 +27,14 @@ class PulseConfig:
     pulse: PulseParams
     health: HealthParams
     link: LinkParams
+    auth: Optional[PacketAuth] = None       # structural: None = unauthenticated 32-byte packets
 
     @classmethod
     def from_config(cls, section: dict) -> "PulseConfig":
+        """Raises ValueError when ``pulse.auth`` requires a key that cannot be read."""
         return cls(PacketParams.from_config(section), SequenceParams.from_config(section),
                    PulseParams.from_config(section), HealthParams.from_config(section),
-                   LinkParams.from_config(section))
+                   LinkParams.from_config(section), PacketAuth.from_config(section))
 
 
 @dataclass
@@ -45,7 +47,7 @@ class VrCommandCore:
     def __init__(self, cfg: PulseConfig, clock: Callable[[], float], logger=None):
         self.cfg = cfg
         self.clock = clock
-        self.link = LinkReceiver(UnityCodec(cfg.packet), clock, cfg.sequence, cfg.health, cfg.link,
+        self.link = LinkReceiver(UnityCodec(cfg.packet, cfg.auth), clock, cfg.sequence, cfg.health, cfg.link,
                                  logger=logger, name="vr")
         self.edge = RisingEdge()
         self.pulse = PulseGenerator(cfg.pulse, start_s=clock())

@@ -4,11 +4,15 @@ Config: section ``pulse`` (docs/interfaces.md "Pulse"). Parameters: ``robot`` (c
 default tino), ``port`` (-1 = ``pulse.udp.port``; 0 = any free port, for tests),
 ``bind_address`` ("" = ``pulse.udp.bind_address``), ``zmq`` ("config" | "true" | "false"),
 ``zmq_sub_endpoint`` / ``zmq_pub_endpoint`` ("" = config), ``kernel_flood_filter``
-("config" | "true" | "false").
+("config" | "true" | "false"; the only one applied at run time by ``hri param set``, the others
+are read-only: applied at startup, a set is refused).
 
 Out: ``/base_cmd`` (geometry_msgs/Twist: linear.x = state, angular.z = direction) every
 1/rate_hz: 3 identical messages per command, idle (0) otherwise; ``/link/safe_stop``
-(std_msgs/Bool, on change: true on disconnection, false on (re)connection); ``/head_cmd``
+(std_msgs/Bool, on change: true on disconnection, false on (re)connection) and, while the link is
+lost, a latched stop request ``hri_interfaces/StopRequest(source="link_loss")`` on
+``/safety/stop_request`` every ``1 / safety.stop.heartbeat_hz`` (a lost message or a router that
+comes back later still latches the system stop; docs/safety.md); ``/head_cmd``
 (geometry_msgs/Vector3, rad) per accepted packet; ``/pulse/command_head`` (Vector3Stamped, the
 head captured with each command); ``/diagnostics``. In: ``/odom``, ``/skeleton`` -> feedback
 packets to the headset at ``pose_send_rate_hz`` / ``skeleton_send_rate_hz``.
@@ -25,8 +29,9 @@ import threading
 from typing import Optional
 
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config import ConfigError, load_robot_config
 from hri_runtime.node import Node, run_node
+from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE
 
 from hri_pulse.carriers import UdpCarrier, ZmqCarrier
 from hri_pulse.core import PulseConfig, VrCommandCore
@@ -60,12 +65,22 @@ class VrInterfaceNode(Node):
         port = int(_v(self.declare_parameter("port", -1)))
         bind = str(_v(self.declare_parameter("bind_address", "")))
         zmq_sel = str(_v(self.declare_parameter("zmq", "config")))
-        kf_sel = str(_v(self.declare_parameter("kernel_flood_filter", "config")))
+        kf_sel = str(_v(self.declare_parameter(      # bool or "config"/"true"/"false" (-p x:=true is a bool)
+            "kernel_flood_filter", "config", {"values": ["config", "true", "false", True, False],
+                                              "dynamic_typing": True},
+            on_set=self._set_kernel_flood_filter))).lower()
         zsub = str(_v(self.declare_parameter("zmq_sub_endpoint", "")))
         zpub = str(_v(self.declare_parameter("zmq_pub_endpoint", "")))
-        self.cfg = cfg = load_robot_config(robot)["pulse"]
+        full = load_robot_config(robot)
+        self.cfg = cfg = full["pulse"]
+        self.stop_request_period_s = 1.0 / float(full["safety"]["stop"]["heartbeat_hz"])
+        self._stop_request_t: Optional[float] = None
         T = cfg["topics"]
-        self.core = VrCommandCore(PulseConfig.from_config(cfg), clock=self.now, logger=None)
+        try:
+            pcfg = PulseConfig.from_config(cfg)
+        except ValueError as exc:                    # pulse.auth key file missing / malformed
+            raise ConfigError(None, "pulse.auth", cfg["auth"]["key_file"], str(exc)) from None
+        self.core = VrCommandCore(pcfg, clock=self.now, logger=None)
         self.core.link.log = self.get_logger()
         u = cfg["udp"]
         self.udp = UdpCarrier.bind(bind or u["bind_address"], u["port"] if port < 0 else port,
@@ -79,8 +94,7 @@ class VrInterfaceNode(Node):
                                   u["max_packets_per_cycle"])
             self.carriers.append(self.zmq)
         lk = cfg["link"]
-        kf = lk["kernel_flood_filter"] if kf_sel == "config" else kf_sel.lower() == "true"
-        self.kfilter = bool(kf) and bool(lk["peer_lock"])
+        self.kfilter = self._kfilter_of(kf_sel)
         self.kfilter_min_per_tick = float(lk["flood_filter_min_pps"]) * cfg["node"]["tick_period_s"]
         self.kfilter_hold_s = float(lk["flood_filter_hold_s"])
         self._kfilter_until = 0.0
@@ -90,6 +104,8 @@ class VrInterfaceNode(Node):
         self._budget_left = self.budget
         self.pub_cmd = self.create_publisher("geometry_msgs/msg/Twist", T["base_cmd"], qos=10)
         self.pub_stop = self.create_publisher("std_msgs/msg/Bool", T["safe_stop"], qos=10)
+        self.pub_stop_request = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
+        self.stop_requests = 0
         self.pub_head = self.create_publisher("geometry_msgs/msg/Vector3", T["head_cmd"], qos=10)
         self.pub_chead = self.create_publisher("geometry_msgs/msg/Vector3Stamped", T["command_head"], qos=10)
         self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
@@ -175,6 +191,14 @@ class VrInterfaceNode(Node):
         if self._stop_published is not self.core.safe_stop and self.core.link.health.ever_connected:
             self._stop_published = self.core.safe_stop
             self.pub_stop.publish(msgs.new("std_msgs/msg/Bool", data=self.core.safe_stop))
+        if self.core.safe_stop and self.core.link.health.ever_connected:
+            if self._stop_request_t is None or now - self._stop_request_t >= self.stop_request_period_s - 1e-9:
+                self._stop_request_t = now
+                self.stop_requests += 1
+                self.pub_stop_request.publish(msgs.new(STOP_REQUEST_TYPE, source="link_loss",
+                                                       reason="headset link lost (no valid packet)"))
+        else:
+            self._stop_request_t = None
 
     # ------------------------------------------------------------------ timers / callbacks
     def tick(self) -> None:
@@ -185,6 +209,20 @@ class VrInterfaceNode(Node):
             self._flood_filter(now)
         if self._waker is not None:
             self._wake_armed.set()
+
+    def _kfilter_of(self, sel) -> bool:
+        lk = self.cfg["link"]
+        sel = str(sel).lower()
+        kf = lk["kernel_flood_filter"] if sel == "config" else sel == "true"
+        return bool(kf) and bool(lk["peer_lock"])
+
+    def _set_kernel_flood_filter(self, sel) -> None:
+        """Parameter ``kernel_flood_filter`` at run time: on/off at the next tick; turning it off
+        releases an engaged filter at once."""
+        self.kfilter = self._kfilter_of(sel)
+        if not self.kfilter and self.udp.filter_host is not None:
+            self.udp.clear_host_filter()
+            self.get_logger().info("vr link: kernel flood filter released (parameter)")
 
     def _flood_filter(self, now: float) -> None:
         """Under a flood from other hosts (>= flood_filter_min_pps foreign drops), move the peer

@@ -1,0 +1,87 @@
+// What a Unity app sends each frame, without Unity: the MonoBehaviours (Runtime/Unity) fill in the
+// head / controller readings and hand the datagrams to a UdpClient; the tests drive the same code.
+using System;
+
+namespace HriTeleop.Protocol
+{
+    /// <summary>Pulse commands: send the current (state, angular) every frame at
+    /// pulse.health.expected_receive_rate_hz (25 Hz); the robot turns each change to a non-zero
+    /// value into exactly one command (edge-triggered, debounced), so a button is simply "held"
+    /// for a few frames and released.</summary>
+    public sealed class PulseSender
+    {
+        public readonly SequenceCounter Sequence = new SequenceCounter();
+        public PacketAuth Auth;   // null: plain 32-byte packets (pulse.auth.mode: off)
+        public float HeadPitchDeg, HeadPanDeg, HeadTiltDeg, AudioVolume, AudioOrientationDeg;
+        public int BaseState, BaseAngular;
+
+        public void Press(int state, int angular) { BaseState = state; BaseAngular = angular; }
+        public void Release() { BaseState = 0; BaseAngular = 0; }
+
+        public PulsePacket NextPacket()
+        {
+            PulsePacket p = new PulsePacket();
+            p.HeadPitchDeg = Clamp(HeadPitchDeg, PulsePacket.HeadAbsMaxDeg);
+            p.HeadPanDeg = Clamp(HeadPanDeg, PulsePacket.HeadAbsMaxDeg);
+            p.HeadTiltDeg = Clamp(HeadTiltDeg, PulsePacket.HeadAbsMaxDeg);
+            p.BaseState = BaseState;
+            p.BaseAngular = BaseAngular;
+            p.AudioVolume = Math.Max(0f, Math.Min(PulsePacket.AudioVolumeMax, AudioVolume));
+            p.AudioOrientationDeg = Clamp(AudioOrientationDeg, PulsePacket.AudioOrientationAbsMaxDeg);
+            p.MessageOrder = Sequence.Next();
+            return p;
+        }
+
+        /// <summary>The datagram of this frame (sealed when Auth is set).</summary>
+        public byte[] NextDatagram()
+        {
+            byte[] b = NextPacket().Encode();
+            return Auth == null ? b : Auth.Seal(b);
+        }
+
+        /// <summary>Unity's Euler angles run 0..360; the wire wants -180..180.</summary>
+        public static float WrapDeg(float deg)
+        {
+            float d = deg % 360f;
+            if (d > 180f) d -= 360f;
+            if (d < -180f) d += 360f;
+            return d;
+        }
+
+        private static float Clamp(float v, float lim)
+        {
+            if (float.IsNaN(v) || float.IsInfinity(v)) return 0f;
+            return Math.Max(-lim, Math.Min(lim, v));
+        }
+    }
+
+    /// <summary>Controller poses at teleop.vr.expected_rate_hz (50 Hz). Clutch held = the arm
+    /// follows the hand's motion since the press; released = it holds (re-center the hand, press
+    /// again: the next stroke).</summary>
+    public sealed class ArmPoseSender
+    {
+        public readonly SequenceCounter Sequence = new SequenceCounter();
+        public bool RightHand = true;
+
+        public byte[] NextDatagram(double stampS, float[] positionM, float[] quatXyzw, bool clutch,
+                                   bool trackingValid, ArmButtons buttons, float trigger, float grip)
+        {
+            ArmPosePacket p = new ArmPosePacket();
+            p.Sequence = Sequence.Next();
+            p.StampS = stampS;
+            p.PX = positionM[0]; p.PY = positionM[1]; p.PZ = positionM[2];
+            double n = Math.Sqrt(quatXyzw[0] * quatXyzw[0] + quatXyzw[1] * quatXyzw[1] +
+                                 quatXyzw[2] * quatXyzw[2] + quatXyzw[3] * quatXyzw[3]);
+            if (!(n > 0.5)) { quatXyzw = new float[] { 0f, 0f, 0f, 1f }; n = 1.0; trackingValid = false; }
+            p.QX = (float)(quatXyzw[0] / n); p.QY = (float)(quatXyzw[1] / n);
+            p.QZ = (float)(quatXyzw[2] / n); p.QW = (float)(quatXyzw[3] / n);
+            p.Clutch = clutch && trackingValid;
+            p.TrackingValid = trackingValid;
+            p.RightHand = RightHand;
+            p.Buttons = buttons;
+            p.Trigger = Math.Max(0f, Math.Min(1f, trigger));
+            p.Grip = Math.Max(0f, Math.Min(1f, grip));
+            return p.Encode();
+        }
+    }
+}

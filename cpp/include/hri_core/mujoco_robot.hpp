@@ -1,0 +1,126 @@
+// hri_core::rt::MujocoRobot — the simulated arm behind rt::RobotInterface, stepped through
+// MuJoCo's C API on the loop's thread (needs <mujoco/mujoco.h>; built when the mujoco wheel is
+// found, see cpp/setup.py).
+//
+//   read   q, dq of the named joints; world_T_ee of the site; J_b = [R^T J_w; R^T J_v] (mj_jacSite,
+//          world-aligned at the site); V_b = J_b dq; g(q) = mj_rne at zero velocity; c = qfrc_bias - g;
+//          wrench_body = the applied push in the EE frame (an ideal, tared wrist F/T sensor).
+//   write  ctrl[actuator of joint j] = tau_j, xfrc_applied = the push (force at the site point,
+//          moment r x f added), mj_step2 (actuation, acceleration, integration) then mj_step1
+//          (positions/velocities of the new state), so every read sees a consistent state.
+// The model must have one torque actuator per joint (named like the joint, else found by its joint
+// transmission: hri_sim's torque FR3, UR5e, iiwa14), and its timestep must equal the loop period. Nothing is allocated after the
+// constructor; MuJoCo's own work memory is the mjData arena.
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hri_core/rt.hpp"
+
+namespace hri_core::rt {
+
+class MujocoRobot : public RobotInterface {
+ public:
+  MujocoRobot(const mjModel* m, mjData* d, const std::vector<std::string>& joints,
+              const std::string& site)
+      : m_(m), d_(d), n_(static_cast<int>(joints.size())) {
+    if (m == nullptr || d == nullptr) throw std::invalid_argument("MujocoRobot: null model/data");
+    if (n_ < 1 || n_ > kMaxDof) throw std::invalid_argument("MujocoRobot: 1..16 joints");
+    for (const std::string& j : joints) {
+      const int id = mj_name2id(m, mjOBJ_JOINT, j.c_str());
+      if (id < 0) throw std::invalid_argument("MujocoRobot: joint '" + j + "' not in the model");
+      int a = mj_name2id(m, mjOBJ_ACTUATOR, j.c_str());
+      for (int k = 0; a < 0 && k < m->nu; ++k)  // else the actuator whose transmission is the joint
+        if (m->actuator_trntype[k] == mjTRN_JOINT && m->actuator_trnid[2 * k] == id) a = k;
+      if (a < 0) throw std::invalid_argument("MujocoRobot: no actuator drives joint '" + j + "'");
+      qadr_.push_back(m->jnt_qposadr[id]);
+      vadr_.push_back(m->jnt_dofadr[id]);
+      aadr_.push_back(a);
+    }
+    site_ = mj_name2id(m, mjOBJ_SITE, site.c_str());
+    if (site_ < 0) throw std::invalid_argument("MujocoRobot: site '" + site + "' not in the model");
+    body_ = m->site_bodyid[site_];
+    jacp_.assign(3 * m->nv, 0.0);
+    jacr_.assign(3 * m->nv, 0.0);
+    g_.assign(m->nv, 0.0);
+    qvel_.assign(m->nv, 0.0);
+    cvel_.assign(6 * m->nbody, 0.0);
+    mj_forward(m_, d_);
+  }
+
+  int dof() const override { return n_; }
+  double timestep() const { return m_->opt.timestep; }
+
+  bool read(RobotState& s) override {
+    const mjModel* m = m_;
+    mjData* d = d_;
+    Mat3 R;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) R(r, c) = d->site_xmat[9 * site_ + 3 * r + c];
+    s.world_T_ee.setIdentity();
+    s.world_T_ee.topLeftCorner<3, 3>() = R;
+    for (int k = 0; k < 3; ++k) s.world_T_ee(k, 3) = d->site_xpos[3 * site_ + k];
+    mj_jacSite(m, d, jacp_.data(), jacr_.data(), site_);
+    const int nv = m->nv;
+    for (int j = 0; j < n_; ++j) {
+      const int v = vadr_[j];
+      s.q(j) = d->qpos[qadr_[j]];
+      s.dq(j) = d->qvel[v];
+      Vec3 jw(jacr_[v], jacr_[nv + v], jacr_[2 * nv + v]);
+      Vec3 jv(jacp_[v], jacp_[nv + v], jacp_[2 * nv + v]);
+      s.body_jacobian.block<3, 1>(0, j) = R.transpose() * jw;
+      s.body_jacobian.block<3, 1>(3, j) = R.transpose() * jv;
+    }
+    s.body_twist = s.body_jacobian * s.dq;
+    // g(q): recursive Newton-Euler at zero velocity (qvel and the body velocities zeroed)
+    std::copy(d->qvel, d->qvel + nv, qvel_.begin());
+    std::copy(d->cvel, d->cvel + 6 * m->nbody, cvel_.begin());
+    std::fill(d->qvel, d->qvel + nv, 0.0);
+    std::fill(d->cvel, d->cvel + 6 * m->nbody, 0.0);
+    mj_rne(m, d, 0, g_.data());
+    std::copy(qvel_.begin(), qvel_.end(), d->qvel);
+    std::copy(cvel_.begin(), cvel_.end(), d->cvel);
+    for (int j = 0; j < n_; ++j) {
+      s.gravity(j) = g_[vadr_[j]];
+      s.coriolis(j) = d->qfrc_bias[vadr_[j]] - g_[vadr_[j]];
+    }
+    s.wrench_body.head<3>() = R.transpose() * torque_;
+    s.wrench_body.tail<3>() = R.transpose() * force_;
+    s.time_s = d->time;
+    return true;
+  }
+
+  void write(const VecN& tau) override {
+    mjData* d = d_;
+    Vec3 r;
+    for (int k = 0; k < 3; ++k) r(k) = d->site_xpos[3 * site_ + k] - d->xipos[3 * body_ + k];
+    const Vec3 mom = torque_ + r.cross(force_);
+    for (int k = 0; k < 3; ++k) {
+      d->xfrc_applied[6 * body_ + k] = force_(k);
+      d->xfrc_applied[6 * body_ + 3 + k] = mom(k);
+    }
+    for (int j = 0; j < n_; ++j) d->ctrl[aadr_[j]] = tau(j);
+    mj_step2(m_, d);
+    mj_step1(m_, d);
+  }
+
+  void set_external_wrench(const Vec3& f, const Vec3& m) override {
+    force_ = f.allFinite() ? f : Vec3::Zero();
+    torque_ = m.allFinite() ? m : Vec3::Zero();
+  }
+
+ private:
+  const mjModel* m_;
+  mjData* d_;
+  int n_;
+  std::vector<int> qadr_, vadr_, aadr_;
+  int site_ = -1, body_ = -1;
+  std::vector<double> jacp_, jacr_, g_, qvel_, cvel_;
+  Vec3 force_ = Vec3::Zero(), torque_ = Vec3::Zero();
+};
+
+}  // namespace hri_core::rt

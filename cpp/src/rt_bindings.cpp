@@ -1,0 +1,283 @@
+// hri_core._hri_core.rt: the 1 kHz real-time loop (cpp/include/hri_core/rt.hpp) and the MuJoCo
+// robot (cpp/include/hri_core/mujoco_robot.hpp, built when the mujoco wheel's headers and library
+// were found: HRI_WITH_MUJOCO). The loop thread never touches Python; step(n) and stop() release
+// the GIL. API: docs/realtime.md.
+#include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hri_core/rt.hpp"
+#ifdef HRI_WITH_MUJOCO
+#include "hri_core/mujoco_robot.hpp"
+#endif
+
+namespace py = pybind11;
+
+namespace {
+namespace I = hri_core::interaction;
+namespace R = hri_core::rt;
+namespace Sf = hri_core::safety;
+using hri_core::se3::Mat4;
+using hri_core::se3::Mat6;
+using hri_core::se3::Vec3;
+using hri_core::se3::Vec6;
+
+const char* const kModes[] = {"impedance", "admittance", "hybrid"};
+
+int mode_index(const py::object& mode) {
+  if (py::isinstance<py::str>(mode)) {
+    const std::string m = mode.cast<std::string>();
+    for (int i = 0; i < 3; ++i)
+      if (m == kModes[i]) return i;
+    throw std::invalid_argument("RtLoop.set_mode: unknown mode '" + m + "' (impedance | admittance | hybrid)");
+  }
+  const int i = mode.cast<int>();
+  if (i < 0 || i > 2) throw std::invalid_argument("RtLoop.set_mode: mode index must be 0, 1 or 2");
+  return i;
+}
+
+py::dict stats(const R::Histogram& h) {
+  py::dict d;
+  d["p50"] = h.quantile_us(0.50);
+  d["p99"] = h.quantile_us(0.99);
+  d["max"] = h.max_us();
+  d["mean"] = h.mean_us();
+  d["count"] = h.count();
+  return d;
+}
+
+py::list flag_names(uint32_t bits, const char* const* names, int n) {
+  py::list l;
+  for (int i = 0; i < n; ++i)
+    if (bits & (1u << i)) l.append(names[i]);
+  return l;
+}
+
+/// The Python-facing loop: the RtLoop plus the references that keep its robot and checker alive.
+struct PyRtLoop {
+  std::unique_ptr<R::RtLoop> loop;
+};
+
+py::dict state_dict(R::RtLoop& L) {
+  R::LoopState s;
+  L.state(s);
+  py::dict d;
+  d["ticks"] = s.ticks;
+  d["time_s"] = s.time_s;
+  d["q"] = I::VecN(s.q);
+  d["dq"] = I::VecN(s.dq);
+  d["tau"] = I::VecN(s.tau);
+  d["world_T_ee"] = Mat4(s.world_T_ee);
+  d["world_T_ref"] = Mat4(s.world_T_ref);
+  d["world_T_d"] = Mat4(s.world_T_d);
+  d["wrench_body"] = Vec6(s.wrench_body);
+  d["lam"] = Vec6(s.lam);
+  d["lam_dot"] = Vec6(s.lam_dot);
+  d["K"] = Mat6(s.K);
+  d["D"] = Mat6(s.D);
+  d["energy_j"] = s.energy_j;
+  d["dissipated_j"] = s.dissipated_j;
+  d["min_energy_j"] = s.min_energy_j;
+  d["energy_violations"] = s.violations;
+  d["pc_saturations"] = s.saturations;
+  d["flags"] = flag_names(s.flags & ~I::SAFETY_FREEZE, I::kTickFlagNames, I::kNumTickFlags);
+  d["flag_bits"] = s.flags;
+  d["safety_flags"] = flag_names(s.safety_flags, Sf::kFlagNames, Sf::kNumFlags);
+  d["safety_flag_bits"] = s.safety_flags;
+  py::dict ft;
+  for (int i = 0; i < I::kNumTickFlags; ++i) ft[I::kTickFlagNames[i]] = s.flag_ticks[i];
+  for (int i = 0; i < Sf::kNumFlags; ++i)
+    ft[(std::string("safety_") + Sf::kFlagNames[i]).c_str()] = s.safety_flag_ticks[i];
+  d["flag_ticks"] = ft;
+  d["sigma_min"] = s.sigma_min;
+  d["mode"] = kModes[s.mode];
+  d["frozen"] = s.frozen;
+  d["missed"] = s.missed;
+  d["read_failures"] = s.read_failures;
+  d["commands_applied"] = s.commands_applied;
+  d["period_error_us"] = stats(L.period_hist());
+  d["tick_cost_us"] = stats(L.cost_hist());
+  const R::RtStatus& st = L.rt_status();
+  py::dict rt;
+  rt["sched_fifo"] = st.sched_fifo;
+  rt["priority"] = st.priority;
+  rt["mlockall"] = st.mlockall;
+  rt["cpu"] = st.cpu;
+  rt["note"] = st.note;
+  d["rt"] = rt;
+  d["running"] = L.running();
+  d["rate_hz"] = L.config().rate_hz;
+  return d;
+}
+
+}  // namespace
+
+void bind_rt(py::module_& root) {
+  py::module_ m = root.def_submodule(
+      "rt", "The 1 kHz real-time loop: read -> InteractionTick -> write on a C++ thread with absolute "
+            "deadlines (docs/realtime.md).");
+  m.attr("TickParams") = root.attr("interaction").attr("TickParams");
+#ifdef HRI_WITH_MUJOCO
+  m.attr("HAS_MUJOCO") = true;
+#else
+  m.attr("HAS_MUJOCO") = false;
+#endif
+
+  py::class_<R::LoopConfig>(m, "LoopConfig", "Thread and timing configuration (config interaction.rt).")
+      .def(py::init<>())
+      .def_readwrite("rate_hz", &R::LoopConfig::rate_hz, "Hz; every tick's dt = 1 / rate_hz")
+      .def_readwrite("sched_fifo", &R::LoopConfig::sched_fifo, "try SCHED_FIFO (fallback reported)")
+      .def_readwrite("priority", &R::LoopConfig::priority, "SCHED_FIFO priority")
+      .def_readwrite("lock_memory", &R::LoopConfig::lock_memory, "try mlockall (only if permitted)")
+      .def_readwrite("cpu", &R::LoopConfig::cpu, "pin the thread to this CPU, -1 = no pinning")
+      .def_readwrite("wrench_from_robot", &R::LoopConfig::wrench_from_robot,
+                     "measured wrench from the robot's read() (else set_wrench)")
+      .def_readwrite("max_force_n", &R::LoopConfig::max_force_n)
+      .def_readwrite("max_torque_nm", &R::LoopConfig::max_torque_nm)
+      .def_readwrite("trace_capacity", &R::LoopConfig::trace_capacity,
+                     "ticks of wake/cost times recorded (bench; 0 = none)");
+
+  py::class_<R::RobotInterface>(m, "RobotInterface",
+                                "The read/write interface of one arm (C++ only: drivers derive from "
+                                "hri_core::rt::RobotInterface, see docs/realtime.md).")
+      .def_property_readonly("dof", &R::RobotInterface::dof);
+
+#ifdef HRI_WITH_MUJOCO
+  py::class_<R::MujocoRobot, R::RobotInterface>(
+      m, "MujocoRobot",
+      "MujocoRobot(model, data, joint_names, ee_site): the python mujoco MjModel/MjData stepped "
+      "through MuJoCo's C API by the loop (one torque actuator per joint, named like the joint). "
+      "While the loop thread runs it owns `data`.")
+      .def(py::init([](py::object model, py::object data, const std::vector<std::string>& joints,
+                       const std::string& site) {
+             const auto* mp = reinterpret_cast<const mjModel*>(model.attr("_address").cast<uintptr_t>());
+             auto* dp = reinterpret_cast<mjData*>(data.attr("_address").cast<uintptr_t>());
+             return std::make_unique<R::MujocoRobot>(mp, dp, joints, site);
+           }),
+           py::arg("model"), py::arg("data"), py::arg("joint_names"), py::arg("ee_site"),
+           py::keep_alive<1, 2>(), py::keep_alive<1, 3>())
+      .def_property_readonly("timestep", &R::MujocoRobot::timestep);
+#endif
+
+  py::class_<PyRtLoop>(
+      m, "RtLoop",
+      "RtLoop(params: TickParams, config: LoopConfig, robot, world_T_d=None, safety=None): the 1 kHz "
+      "loop. start()/stop() run it on a real-time thread (absolute deadlines); step(n) runs n "
+      "ticks in lockstep on the caller's thread. Setters are lock-free (applied at the next tick).")
+      .def(py::init([](const I::TickParams& p, const R::LoopConfig& c, R::RobotInterface* robot,
+                       std::optional<Mat4> world_T_d, std::optional<Sf::SafetyChecker*> safety) {
+             Sf::SafetyChecker* chk = safety ? *safety : nullptr;
+             if (const char* e = I::params_error(p, chk)) throw std::invalid_argument(e);
+             if (robot == nullptr) throw std::invalid_argument("RtLoop: robot is None");
+             if (robot->dof() != p.n)
+               throw std::invalid_argument("RtLoop: robot has " + std::to_string(robot->dof()) +
+                                           " joints, params.n = " + std::to_string(p.n));
+             if (!(c.rate_hz > 0 && std::isfinite(c.rate_hz)))
+               throw std::invalid_argument("RtLoop: rate_hz must be finite and > 0");
+#ifdef HRI_WITH_MUJOCO
+             if (auto* mj = dynamic_cast<R::MujocoRobot*>(robot)) {
+               if (std::abs(mj->timestep() * c.rate_hz - 1.0) > 1e-9)
+                 throw std::invalid_argument("RtLoop: MuJoCo timestep " + std::to_string(mj->timestep()) +
+                                             " s != 1 / rate_hz");
+             }
+#endif
+             if (world_T_d && !world_T_d->allFinite())
+               throw std::invalid_argument("RtLoop: world_T_d must be finite");
+             auto L = std::make_unique<PyRtLoop>();
+             L->loop = std::make_unique<R::RtLoop>(p, c, robot, world_T_d ? &*world_T_d : nullptr, chk);
+             return L;
+           }),
+           py::arg("params"), py::arg("config"), py::arg("robot"), py::arg("world_T_d") = py::none(),
+           py::arg("safety") = py::none(), py::keep_alive<1, 4>(), py::keep_alive<1, 6>())
+      .def("start", [](PyRtLoop& L) { L.loop->start(); }, py::call_guard<py::gil_scoped_release>(),
+           "spawn the real-time thread (no-op when running)")
+      .def("stop", [](PyRtLoop& L) { L.loop->stop(); }, py::call_guard<py::gil_scoped_release>(),
+           "stop and join the thread (idempotent)")
+      .def_property_readonly("running", [](PyRtLoop& L) { return L.loop->running(); })
+      .def_property_readonly("dt", [](PyRtLoop& L) { return L.loop->dt(); })
+      .def(
+          "step",
+          [](PyRtLoop& L, long n) {
+            if (n < 0) throw std::invalid_argument("RtLoop.step: n must be >= 0");
+            py::gil_scoped_release nogil;
+            L.loop->step(n);
+          },
+          py::arg("n") = 1, "n ticks in lockstep (no thread, no sleep); RuntimeError while running")
+      .def(
+          "set_target",
+          [](PyRtLoop& L, const Mat4& T) {
+            if (!T.allFinite()) return false;
+            L.loop->set_target(T);
+            return true;
+          },
+          py::arg("world_T_target"))
+      .def(
+          "set_gains",
+          [](PyRtLoop& L, const Mat6& K, const Mat6& D, double blend_s) {
+            if (!K.allFinite() || !D.allFinite() || !std::isfinite(blend_s)) return false;
+            L.loop->set_gains(K, D, blend_s);
+            return true;
+          },
+          py::arg("K"), py::arg("D"), py::arg("blend_s"))
+      .def(
+          "set_admittance",
+          [](PyRtLoop& L, const Mat6& M, const Mat6& D, const Mat6& K) {
+            if (!M.allFinite() || !D.allFinite() || !K.allFinite()) return false;
+            L.loop->set_admittance(M, D, K);
+            return true;
+          },
+          py::arg("M"), py::arg("D"), py::arg("K"))
+      .def(
+          "set_mode",
+          [](PyRtLoop& L, const py::object& mode, double settle_s) {
+            L.loop->set_mode(mode_index(mode), std::isfinite(settle_s) ? settle_s : -1.0);
+            return true;
+          },
+          py::arg("mode"), py::arg("settle_s") = -1.0,
+          "mode name or index; settle_s: tightened twist bound for this long from the next tick")
+      .def("set_frozen", [](PyRtLoop& L, bool f) { L.loop->set_frozen(f); }, py::arg("frozen"))
+      .def("hold", [](PyRtLoop& L, bool on) { L.loop->hold(on); }, py::arg("on"),
+           "the stop input: True = hold the EE pose measured at the next tick (reference and target "
+           "re-anchored there, admittance zeroed, frozen); False = release (no jump back)")
+      .def(
+          "set_wrench",
+          [](PyRtLoop& L, const Vec6& w, bool ok) {
+            const bool fin = w.allFinite();
+            L.loop->set_wrench(fin ? w : Vec6::Zero(), ok && fin);
+            return fin;
+          },
+          py::arg("wrench_body"), py::arg("ok") = true)
+      .def(
+          "set_push",
+          [](PyRtLoop& L, const Vec3& f, const Vec3& t) {
+            if (!f.allFinite() || !t.allFinite()) return false;
+            L.loop->set_push(f, t);
+            return true;
+          },
+          py::arg("force_world"), py::arg("torque_world") = Vec3::Zero())
+      .def("reset_filter", [](PyRtLoop& L) { L.loop->reset_filter(); })
+      .def("reset_stats", [](PyRtLoop& L) { L.loop->reset_stats(); })
+      .def("state", [](PyRtLoop& L) { return state_dict(*L.loop); }, "snapshot dict (docs/realtime.md)")
+      .def(
+          "trace",
+          [](PyRtLoop& L) {
+            if (L.loop->running()) throw std::runtime_error("RtLoop.trace: stop() the loop first");
+            const size_t n = L.loop->trace_len();
+            py::array_t<int64_t> wake(n), cost(n);
+            std::copy(L.loop->trace_wake_ns().begin(), L.loop->trace_wake_ns().begin() + n, wake.mutable_data());
+            std::copy(L.loop->trace_cost_ns().begin(), L.loop->trace_cost_ns().begin() + n, cost.mutable_data());
+            py::dict d;
+            d["wake_ns"] = wake;
+            d["cost_ns"] = cost;
+            return d;
+          },
+          "after stop(): wake times and cycle costs (ns, CLOCK_MONOTONIC) of the first trace_capacity ticks");
+}

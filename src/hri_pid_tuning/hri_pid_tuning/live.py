@@ -1,0 +1,347 @@
+"""The live path (issue 17): the tuning core drives a robot that runs as another node.
+
+The core's experiments (relay test, step tests, the test runner, the optimiser through scipy) are
+plain loops over a plant: ``step(effort)`` then read ``q``. On a robot node every step is a
+command message out and a ``joint_states`` message in, delivered by the node's executor. A
+:class:`Lockstep` runs such a loop (a *job*) on a worker thread with a strict hand-off: exactly
+one of the executor thread and the worker runs at any time, the worker waits (``wait_until``)
+until the executor has delivered what it needs (the next state, a service response). So the core
+stays synchronous, the node stays single-threaded, and under ``InprocContext`` the whole path is
+deterministic in simulated time.
+
+* :class:`LiveRobot` – a ``MultiJointPlant`` over the runtime: ``joint_states`` in, per-joint
+  position/effort commands out (``sensor_msgs/JointState``: a finite position = position mode on
+  the robot's own PID, else effort), acknowledged gain updates through ``<robot>/set_gains``,
+  ``reset(q)`` = a collision-checked, rate-limited move to ``q`` (never a teleport), ``track(r)`` =
+  position set-points for the robot's PIDs (the test runner on a live robot).
+* :class:`LiveJointView` – one joint as a ``JointPlant``: that joint in effort mode, the others held
+  by the robot at the current posture.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+_log = logging.getLogger(__name__)
+
+
+
+class LiveRobotError(RuntimeError):
+    """The robot did not do what the job needs (silent, posture not reached, collision); the
+    message is the one clear reason."""
+
+
+class JobCancelled(RuntimeError):
+    pass
+
+
+# ------------------------------------------------------------------------------------------------
+class Lockstep:
+    """One worker job at a time, strictly alternating with the executor thread.
+
+    Executor side: :meth:`start` (runs the job until its first wait), :meth:`poke` after every
+    event (a message, a response, a timer) – resumes the worker when its condition holds and
+    returns when it waits again or ends; ``on_done(result, exc)`` runs on the executor thread.
+    Worker side: :meth:`wait_until`."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._turn = "executor"
+        self._pred: Callable[[], bool] | None = None
+        self._worker: threading.Thread | None = None
+        self._done_cb = None
+        self._finished = False
+        self._result: Any = None
+        self._exc: BaseException | None = None
+        self._cancel = False
+        self.name = ""
+
+    @property
+    def busy(self) -> bool:
+        return self._worker is not None
+
+    def in_worker(self) -> bool:
+        return self._worker is not None and threading.current_thread() is self._worker
+
+    def start(self, name: str, fn: Callable[[], Any], on_done: Callable[[Any, BaseException | None], None]) -> None:
+        if self.busy:
+            raise RuntimeError(f"job {self.name!r} is still running")
+        self.name, self._done_cb, self._finished, self._cancel = name, on_done, False, False
+        self._result, self._exc, self._pred = None, None, None
+
+        def body():
+            with self._cv:
+                self._cv.wait_for(lambda: self._turn == "worker")
+            try:
+                self._result = fn()
+            except BaseException as exc:   # noqa: BLE001 – handed to on_done, never lost
+                self._exc = exc
+            with self._cv:
+                self._finished = True
+                self._turn = "executor"
+                self._cv.notify_all()
+
+        self._worker = threading.Thread(target=body, name=f"pid-job-{name}", daemon=True)
+        self._worker.start()
+        self._switch()
+
+    def _switch(self) -> None:
+        with self._cv:
+            self._turn = "worker"
+            self._cv.notify_all()
+            self._cv.wait_for(lambda: self._turn == "executor")
+        if self._finished:
+            self._worker.join()
+            self._worker = None
+            cb, self._done_cb = self._done_cb, None
+            if cb is not None:
+                cb(self._result, self._exc)
+
+    def poke(self) -> None:
+        """Executor thread: resume the worker if what it waits for has happened."""
+        if self._worker is None or self.in_worker():
+            return
+        pred = self._pred
+        if self._cancel or (pred is not None and pred()):
+            self._pred = None
+            self._switch()
+
+    def cancel(self) -> None:
+        """Executor thread: the waiting job raises JobCancelled and ends."""
+        self._cancel = True
+        self.poke()
+
+    def wait_until(self, pred: Callable[[], bool]) -> None:
+        """Worker thread: give the turn to the executor until ``pred()`` (checked there) holds."""
+        if not self.in_worker():
+            raise RuntimeError("robot access outside a tuning job (it would block the executor)")
+        if self._cancel:
+            raise JobCancelled("job cancelled")
+        with self._cv:
+            self._pred = pred
+            self._turn = "executor"
+            self._cv.notify_all()
+            self._cv.wait_for(lambda: self._turn == "worker")
+        if self._cancel:
+            raise JobCancelled("job cancelled")
+
+
+# ------------------------------------------------------------------------------------------------
+class LiveRobot:
+    """A robot node as a ``MultiJointPlant`` (see the module docstring). ``model`` gives the joint
+    names, limits, effort limits, control period and base pose (the robot's description); ``live``
+    is ``pid_tuning.live``; ``collides(q)`` vetoes posture moves through self-collision."""
+
+    def __init__(self, node, model, lockstep: Lockstep, live: Mapping[str, Any],
+                 collides: Callable[[np.ndarray], bool] | None = None, collision_samples: int = 7):
+        from hri_runtime import msgs
+
+        from .nodes.tuning_node import TUNE_SRV
+
+        self._msgs = msgs
+        self._tune_srv = TUNE_SRV
+        self.node = node
+        self.ls = lockstep
+        self.joint_names = list(model.joint_names)
+        self.n = len(self.joint_names)
+        self.dt_s = float(model.dt_s)
+        self.effort_max = np.asarray(model.effort_max, dtype=float)
+        self.base_pose_rad = np.asarray(model.base_pose_rad, dtype=float)
+        self.q_min = np.asarray(model.q_min, dtype=float)
+        self.q_max = np.asarray(model.q_max, dtype=float)
+        self.collides = collides
+        self.collision_samples = collision_samples
+        self.cfg = dict(live)
+        self.cmd_pub = node.create_publisher("sensor_msgs/msg/JointState", live["commands_topic"], qos=10)
+        node.create_subscription("sensor_msgs/msg/JointState", live["states_topic"], self.on_states, qos=10)
+        self.gains_cli = node.create_client(TUNE_SRV, f"{live['robot_node'].rstrip('/')}/set_gains")
+        self._q: np.ndarray | None = None
+        self._dq = np.zeros(self.n)
+        self._effort = np.zeros(self.n)
+        self._t = 0.0
+        self.seq = 0
+        self.hold_q = self.base_pose_rad.copy()
+        self.commands = 0
+        self.bad_states = 0
+
+    # --- executor side -------------------------------------------------------------------------
+    def on_states(self, msg) -> None:
+        names = list(msg.name)
+        pos = list(msg.position)
+        if len(pos) != len(names) or any(j not in names for j in self.joint_names):
+            self.bad_states += 1
+            return
+        idx = [names.index(j) for j in self.joint_names]
+        q = np.array([pos[i] for i in idx], dtype=float)
+        if not np.all(np.isfinite(q)):
+            self.bad_states += 1
+            return
+        self._q = q
+        vel, eff = list(msg.velocity), list(msg.effort)
+        self._dq = np.array([vel[i] for i in idx], float) if len(vel) == len(names) else np.zeros(self.n)
+        self._effort = np.array([eff[i] for i in idx], float) if len(eff) == len(names) else np.zeros(self.n)
+        self._t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.seq += 1
+        self.ls.poke()
+
+    # --- worker side ---------------------------------------------------------------------------
+    def _now(self) -> float:
+        return self.node.get_clock().now_s()
+
+    def wait_next(self) -> None:
+        """Wait for the next joint_states; LiveRobotError after ``state_timeout_s`` of silence."""
+        seq = self.seq
+        deadline = self._now() + float(self.cfg["state_timeout_s"])
+        self.ls.wait_until(lambda: self.seq > seq or self._now() > deadline)
+        if self.seq == seq:
+            raise LiveRobotError(f"no joint_states from the robot for {self.cfg['state_timeout_s']} s (robot_silent)")
+
+    def _first_state(self) -> None:
+        if self._q is None:
+            self.wait_next()
+
+    @property
+    def t_s(self) -> float:
+        return self._t
+
+    @property
+    def q_rad(self) -> np.ndarray:
+        if self._q is None:
+            self._first_state()
+        return self._q.copy()
+
+    @property
+    def effort(self) -> np.ndarray:
+        return self._effort.copy()
+
+    def command(self, positions: Sequence[float], efforts: Sequence[float] | None = None) -> None:
+        """Publish one command: ``positions[i]`` finite → position mode, else ``efforts[i]``."""
+        pos = [float(x) for x in positions]
+        eff = [math.nan] * self.n if efforts is None else [float(x) for x in efforts]
+        m = self._msgs.new("sensor_msgs/msg/JointState", name=self.joint_names, position=pos, velocity=[],
+                           effort=eff)
+        now = self._now()
+        m.header.stamp.sec = int(math.floor(now))
+        m.header.stamp.nanosec = int(round((now - math.floor(now)) * 1e9)) % 1_000_000_000
+        self.cmd_pub.publish(m)
+        self.commands += 1
+
+    def step(self, efforts: Sequence[float]) -> None:
+        """Every joint in effort mode for one control period."""
+        self.command([math.nan] * self.n, efforts)
+        self.wait_next()
+
+    def track(self, setpoints: Sequence[float]) -> None:
+        """Position set-points for the robot's own PIDs (acknowledged gains) for one period."""
+        self.command(setpoints)
+        self.wait_next()
+
+    def reset(self, q_rad: Sequence[float]) -> None:
+        self.move_to(q_rad)
+
+    def move_to(self, q_target: Sequence[float]) -> None:
+        """Ramp the position command from where the robot is to ``q_target`` at
+        ``posture_speed_deg_s`` (collision-checked path), then wait until every joint is within
+        ``posture_tolerance_deg`` – or at rest, |dq| below that per second (a hold without integral
+        action under gravity rests with an offset) – for ``posture_settle_s``. LiveRobotError when
+        it is still moving ``posture_timeout_s`` after the ramp, or when the path collides."""
+        target = np.clip(np.asarray(q_target, dtype=float), self.q_min, self.q_max)
+        q0 = self.q_rad
+        if self.collides is not None:
+            for s in np.linspace(0.0, 1.0, max(2, self.collision_samples)):
+                if self.collides(q0 + s * (target - q0)):
+                    raise LiveRobotError("the way to the posture self-collides; not moving")
+        dist = float(np.max(np.abs(target - q0)))
+        ramp_s = dist / math.radians(float(self.cfg["posture_speed_deg_s"]))
+        tol = math.radians(float(self.cfg["posture_tolerance_deg"]))
+        t0 = self._now()
+        settled_since = None
+        self.hold_q = target.copy()
+        while True:
+            t = self._now() - t0
+            s = 1.0 if ramp_s <= 0 else min(1.0, t / ramp_s)
+            self.track(q0 + s * (target - q0))
+            if s >= 1.0:
+                err = float(np.max(np.abs(self.q_rad - target)))
+                # arrived: within tolerance, or at rest (|dq| < tolerance per second) – a P/PD
+                # hold under gravity rests with an offset, which is the robot's posture then
+                if err <= tol or float(np.max(np.abs(self._dq))) <= tol:
+                    settled_since = t if settled_since is None else settled_since
+                    if t - settled_since >= float(self.cfg["posture_settle_s"]):
+                        if err > tol:
+                            _log.info("posture reached with an offset of %.2f° (the hold's steady-state error)",
+                                      math.degrees(err))
+                        return
+                else:
+                    settled_since = None
+                if t > ramp_s + float(self.cfg["posture_timeout_s"]):
+                    worst = int(np.argmax(np.abs(self.q_rad - target)))
+                    raise LiveRobotError(f"{self.joint_names[worst]} did not reach "
+                                         f"{math.degrees(target[worst]):.1f}° ({math.degrees(err):.1f}° away)")
+
+    def set_gains(self, joint: str, gains) -> bool:
+        """Acknowledged gain update (the storage's transport): True when the robot acknowledged."""
+        req = self._msgs.new(self._tune_srv + "_Request", joint=joint, heuristic="",
+                             gains=[float(gains.kp), float(gains.ki), float(gains.kd)])
+        try:
+            fut = self.gains_cli.call_async(req)
+        except Exception as exc:   # no server
+            _log.warning("set_gains %s: %s", joint, exc)
+            return False
+        fut.add_done_callback(lambda f: self.ls.poke())
+        deadline = self._now() + float(self.cfg["state_timeout_s"])
+        self.ls.wait_until(lambda: fut.done() or self._now() > deadline)
+        if not fut.done() or fut.exception() is not None:
+            return False
+        resp = fut.result()
+        if not resp.success:
+            _log.warning("robot refused gains for %s: %s", joint, resp.message)
+        return bool(resp.success)
+
+    def joint(self, name: str, hold_gains=None, pid_params=None) -> "LiveJointView":
+        return LiveJointView(self, self.joint_names.index(name))
+
+
+class LiveJointView:
+    """One joint of a :class:`LiveRobot` as a ``JointPlant``: effort mode for that joint, the
+    others held by the robot's PIDs at the base pose (the tuning posture differs only in this
+    joint)."""
+
+    def __init__(self, robot: LiveRobot, index: int):
+        self.robot = robot
+        self.index = index
+        self.name = robot.joint_names[index]
+        self.dt_s = robot.dt_s
+        self.effort_max = float(robot.effort_max[index])
+        self.q_min_rad = float(robot.q_min[index])
+        self.q_max_rad = float(robot.q_max[index])
+
+    @property
+    def t_s(self) -> float:
+        return self.robot.t_s
+
+    @property
+    def q_rad(self) -> float:
+        return float(self.robot.q_rad[self.index])
+
+    @property
+    def effort(self) -> float:
+        """The effort the robot applied in the last control period (N·m)."""
+        return float(self.robot.effort[self.index])
+
+    def reset(self, q_rad: float) -> None:
+        q = self.robot.base_pose_rad.copy()
+        q[self.index] = q_rad
+        self.robot.move_to(q)
+
+    def step(self, effort: float) -> None:
+        pos = self.robot.hold_q.copy()
+        pos[self.index] = math.nan
+        eff = [math.nan] * self.robot.n
+        eff[self.index] = float(effort)
+        self.robot.command(pos, eff)
+        self.robot.wait_next()

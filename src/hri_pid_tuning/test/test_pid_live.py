@@ -1,0 +1,111 @@
+"""The live path (issue 17): the tuning node drives a robot running as another node (the MuJoCo
+``joint_robot`` node) over the runtime, in lockstep simulated time (InprocContext)."""
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+from hri_runtime import msgs  # noqa: E402
+from hri_runtime.inproc import InprocContext  # noqa: E402
+from hri_sim.nodes.joint_robot_node import JointRobotNode  # noqa: E402
+
+from hri_pid_tuning.nodes.tuning_node import TUNE_SRV, PidTuningNode  # noqa: E402
+from hri_pid_tuning.session import load_pid_config  # noqa: E402
+
+
+def _live(robot="fr3", overrides=None):
+    ctx = InprocContext()
+    cfg = load_pid_config(robot, overrides=overrides)
+    rn = JointRobotNode(robot=robot, setup="s2", cfg=cfg, context=ctx)
+    tn = PidTuningNode(context=ctx, overrides=overrides, parameters={"robot": robot, "setup": "s2", "live": True})
+    return ctx, rn, tn
+
+
+def _run(ctx, tn, fn):
+    out = {}
+    tn.run_job("test", fn, lambda r, e: out.update(r=r, e=e))
+    assert ctx.spin_until(lambda: "r" in out, 1e5)
+    if out["e"] is not None:
+        raise out["e"]
+    return out["r"]
+
+
+def test_every_fr3_joint_tunes_on_the_live_path_and_meets_the_step_bounds():
+    ctx, rn, tn = _live()
+    s = tn.session
+    acc = s.cfg["pid_tuning"]["acceptance"]
+    s.autotuner.tuning_heuristic = "tyreus_luyben"
+    progress = []
+    tn.create_subscription("hri_interfaces/msg/TuningProgress", s.cfg["pid_tuning"]["live"]["progress_topic"],
+                           lambda m: progress.append((m.phase, m.joint)), qos=1000)
+
+    def flow():
+        out = {}
+        for j in s.autotuner.joint_order:
+            data = s.autotuner.tune_single_joint(j)
+            run = s.runner.run_test([s.step_motion(j)])        # the robot's own PIDs, acknowledged gains
+            out[j] = (data, run.motions[0].joint_evaluations[j], run.motions[0].aborted)
+        return out
+
+    res = _run(ctx, tn, flow)
+    assert list(res) == s.autotuner.joint_order and len(res) == 7
+    for j, (data, ev, aborted) in res.items():
+        assert data.relay.ok, (j, data.reason)
+        assert data.applied == "tyreus_luyben"
+        # the relay stayed inside the configured excursion band around the safe posture
+        assert data.relay.amplitude_rad <= math.radians(s.cfg["pid_tuning"]["safe_tuning"]["excursion_max_deg"])
+        # the robot node acknowledged and runs exactly the applied gains
+        g = rn.pids[rn.names.index(j)].gains
+        assert (g.kp, g.ki, g.kd) == pytest.approx(tuple(s.storage.local[j].to_dict().values()))
+        assert aborted is None
+        assert ev.max_overshoot is not None and ev.max_overshoot <= acc["max_overshoot_deg"], (j, ev.max_overshoot)
+        st = ev.avg_robust_settling_time.get(float(acc["settling_band_deg"]))
+        assert st is not None and st <= acc["settling_max_s"], (j, st)
+    # everything went over the runtime: commands out, states in; posture restored to the base pose
+    assert tn.live_robot.commands > 1000 and rn.ticks > 1000
+    assert np.max(np.abs(np.asarray(rn.plant.q_rad) - rn.plant.base_pose_rad)) < math.radians(10.0)
+    phases = {p for p, _ in progress}
+    assert {"posture", "hold", "identify", "relay", "restore", "done"} <= phases
+    assert {j for _, j in progress} >= set(s.autotuner.joint_order)
+
+
+def test_a_failed_relay_restores_gains_and_posture_with_one_reason_over_the_service():
+    # an excursion bound the relay cannot meet: the identification aborts
+    ctx, rn, tn = _live(overrides=["pid_tuning.safe_tuning.excursion_max_deg=0.02"])
+    j = "fr3_joint4"
+    i = rn.names.index(j)
+    before = rn.pids[i].gains
+    ctx.spin_for(0.1)
+    q0 = np.array(rn.plant.q_rad)
+    cli = tn.create_client(TUNE_SRV, "/pid_tuning/auto_tune")
+    fut = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint=j, heuristic=""))
+    assert ctx.spin_until(fut.done, 1e4)
+    r = fut.result()
+    assert not r.success
+    assert "gains restored" in r.message and j in r.message and "\n" not in r.message
+    assert rn.pids[i].gains == before and tn.session.storage.local[j] == before
+    assert np.max(np.abs(np.array(rn.plant.q_rad) - q0)) < math.radians(2.0)
+    assert tn.server.rejected["relay_failed"] == 1
+    # while a job runs a second request is refused at once (busy), never queued into the robot
+    fut1 = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint=j, heuristic=""))
+    ctx.spin_once()
+    fut2 = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint=j, heuristic=""))
+    assert ctx.spin_until(fut2.done, 0.01)
+    assert not fut2.result().success and "busy" in fut2.result().message and not fut1.done()
+    assert ctx.spin_until(fut1.done, 1e4)
+
+
+def test_cli_runs_no_test_motion_after_a_failed_relay(tmp_path, capsys):
+    from hri_pid_tuning.cli import main
+
+    out = tmp_path / "run"
+    rc = main(["--robot", "fr3", "--joint", "fr3_joint4", "--quiet", "--no-plots", "--out", str(out),
+               "--set", "pid_tuning.safe_tuning.excursion_max_deg=0.02"])
+    err = capsys.readouterr()
+    assert rc == 1
+    assert "relay test on fr3_joint4 failed" in err.err
+    assert sorted(p.name for p in out.iterdir()) == ["run.json", "tuning"]      # no motion folders
+    assert all(len(line) <= 100 for line in err.out.splitlines()[1:])     # (line 1: the run folder's path)
+    assert "warning: fr3_joint4: identification relay" in err.out

@@ -1,0 +1,108 @@
+"""``hri router``: a standalone Zenoh router (what ``rmw_zenohd`` is to ROS 2), so no launch
+owns the network: start it first, every ``hri launch`` / node / CLI connects to it.
+
+Configuration: ``runtime.zenoh`` of the config tree (defaults, or ``--robot``), with
+``--set key.path=value`` overrides (as ``hri config``): listens on
+``router_listen_endpoints`` (loopback ``tcp/127.0.0.1:7447`` by default), links to the routers
+of ``router_connect_endpoints`` (router-to-router: the robot PC and the operator PC each run
+one, see docs/deployment.md), TLS with client certificates from ``runtime.zenoh.tls`` and
+access control from ``runtime.zenoh.access_control``. ``--listen`` / ``--connect`` replace the
+endpoint lists. Runs until SIGINT/SIGTERM; a bad config, a missing certificate or a busy port
+is one line, exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Optional
+
+from . import errors
+
+__all__ = ["router_main", "router_params"]
+
+
+def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
+                  listen: Optional[list[str]] = None, connect: Optional[list[str]] = None):
+    """The ZenohParams of a router: the config's ``runtime`` section (validated through a robot
+    config when ``robot`` is given, else ``config/_defaults.yaml``) plus overrides. Raises
+    ConfigError / ValueError / FileNotFoundError with one-line messages."""
+    from . import config as cfgmod
+    from .zenoh_backend import ZenohParams
+
+    sets = list(sets or [])
+    if robot:
+        runtime = cfgmod.load_robot_config(robot, overrides=sets or None)["runtime"]
+    else:
+        root = cfgmod.find_config_root()
+        path = root / cfgmod.DEFAULTS_FILE
+        data = cfgmod.read_yaml(path)
+        if sets:
+            data = cfgmod.deep_merge(data, cfgmod._overrides_to_tree(sets), {}, "<command line>")
+        runtime = cfgmod._expand_env(data["runtime"], lambda _p: str(path), ("runtime",))
+    p = ZenohParams.from_config(runtime)
+    if listen:
+        p = p.with_(router_listen_endpoints=listen)
+    if connect is not None:
+        p = p.with_(router_connect_endpoints=connect)
+    tls = p.tls or {}
+    if tls.get("root_ca_certificate"):
+        for key in ("root_ca_certificate", "certificate", "private_key"):
+            f = tls.get(key)
+            if not f:
+                raise ValueError(f"runtime.zenoh.tls.{key} is empty but root_ca_certificate is set: "
+                                 f"give this side's certificate and key")
+            if not Path(f).is_file():
+                raise FileNotFoundError(f"runtime.zenoh.tls.{key}: no such file {f}")
+    elif any(e.startswith("tls/") for e in (*p.router_listen_endpoints, *p.router_connect_endpoints)):
+        raise ValueError("a tls/ endpoint needs runtime.zenoh.tls.root_ca_certificate, certificate and "
+                         "private_key (see docs/deployment.md)")
+    return p
+
+
+def router_main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="hri router", description="A standalone Zenoh router (rmw_zenohd's role).")
+    ap.add_argument("--robot", help="take runtime.zenoh from this robot's config (default: config/_defaults.yaml)")
+    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="config override, e.g. runtime.zenoh.access_control.enabled=true (repeatable)")
+    ap.add_argument("--listen", action="append", metavar="ENDPOINT",
+                    help="listen here instead of runtime.zenoh.router_listen_endpoints (repeatable)")
+    ap.add_argument("--connect", action="append", metavar="ENDPOINT",
+                    help="link to this router instead of runtime.zenoh.router_connect_endpoints (repeatable)")
+    ap.add_argument("--print-config", action="store_true", help="print the Zenoh configuration and exit")
+    a = ap.parse_args(argv)
+    stop = threading.Event()        # handlers first: a Ctrl-C during start-up is a clean stop too
+    old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        from . import zenoh_backend as zb
+
+        params = router_params(a.robot, a.sets, a.listen, a.connect)
+        if a.print_config:
+            import json
+
+            for s, h in old.items():
+                signal.signal(s, h)
+            print(json.dumps(zb.session_config(params, "router"), indent=2, sort_keys=True))
+            return 0
+        session = zb.start_router(params.router_listen_endpoints, params)
+    except Exception as e:  # noqa: BLE001
+        for s, h in old.items():
+            signal.signal(s, h)
+        if not errors.is_input_error(e):
+            raise
+        return errors.print_error("hri router", e)
+    acl = "access control on" if (params.access_control or {}).get("enabled") else "no access control"
+    tls = "TLS with client certificates" if zb.tls_config(params.tls) else "no TLS"
+    print(f"hri router: zenoh router {session.zid()} listening on {', '.join(params.router_listen_endpoints)}"
+          + (f", linked to {', '.join(params.router_connect_endpoints)}" if params.router_connect_endpoints else "")
+          + f" ({tls}, {acl}); Ctrl-C stops", file=sys.stderr, flush=True)
+    try:
+        stop.wait()            # the signal handler sets it (lock waits are interruptible)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        session.close()
+    print("hri router: stopped", file=sys.stderr, flush=True)
+    return 0

@@ -1,0 +1,111 @@
+"""``stop_supervisor``: the stop authority of a stack (docs/safety.md "System stop contract").
+
+In:  ``/safety/stop_request`` (hri_interfaces/msg/StopRequest: source, reason) from the console,
+     vr_interface's link monitor, drivers, safety checks; ``pulse.topics.safe_stop``
+     (``/link/safe_stop``, std_msgs/Bool, true = stop; false is ignored: only a reset releases).
+Srv: ``/safety/reset`` (std_srvs/srv/Trigger): the explicit reset; clears every latched source,
+     refused (success false, the sentence names the source) while a source is still requested.
+Out: ``/safety/stop`` (hri_interfaces/msg/SafetyStop, reliable, TRANSIENT_LOCAL, depth 1) at once
+     on every change and every ``1 / safety.stop.heartbeat_hz`` as the heartbeat; ``/diagnostics``
+     (ERROR while stopped) on change and with every ``safety.stop.heartbeat_hz``-th heartbeat.
+
+Parameters: ``robot`` (config name, default fr3, read-only: read at start; only ``safety.stop`` and
+the topic names are used).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from hri_runtime import msgs
+from hri_runtime.config import load_robot_config
+from hri_runtime.context import QOS_LATCHED
+from hri_runtime.node import Node, run_node
+
+from hri_safety.core.stop import StopLatch
+from hri_safety.nodes.stop_listener import (RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, STOP_TOPIC,
+                                            STOP_TYPE, stop_params)
+
+OK, ERROR = 0, 2
+LINK_SOURCE = "link_safe_stop"
+
+
+class StopSupervisorNode(Node):
+    def __init__(self, cfg: Optional[dict] = None, **kw):
+        super().__init__("stop_supervisor", **kw)
+        robot = str(getattr(self.declare_parameter("robot", "fr3", {"read_only": True, "description":
+                                                   "config name (read at start)"}), "value", "fr3"))
+        self.cfg = cfg if cfg is not None else load_robot_config(robot)
+        self.params = stop_params(self.cfg)
+        self.latch = StopLatch(self.params)
+        self.seq = 0
+        self.ignored_release = 0              # /link/safe_stop false: never releases
+        link_topic = self.cfg["pulse"]["topics"]["safe_stop"]
+        self.pub = self.create_publisher(STOP_TYPE, STOP_TOPIC, qos=QOS_LATCHED)
+        self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
+        self.create_subscription(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, self.on_request, qos=10)
+        self.create_subscription("std_msgs/msg/Bool", link_topic, self.on_link_safe_stop, qos=10)
+        self.create_service("std_srvs/srv/Trigger", RESET_SERVICE, self.on_reset)
+        self.create_timer(self.params.period_s, self.publish)
+        self._beats_per_diag = max(1, round(self.params.heartbeat_hz))
+        self.publish()
+        self.get_logger().info(f"stop supervisor: {STOP_TOPIC} every {self.params.period_s:g} s, actuators stop "
+                               f"{self.params.timeout_s:g} s after the last heartbeat; requests on "
+                               f"{STOP_REQUEST_TOPIC} and {link_topic}, reset {RESET_SERVICE}")
+
+    def now(self) -> float:
+        return self.get_clock().now_s()
+
+    # ------------------------------------------------------------------ inputs
+    def request(self, source: str, reason: str) -> bool:
+        """Latch a stop (also what the callbacks call); publishes at once when it changes the state."""
+        if self.latch.request(source, reason, self.now()):
+            self.get_logger().error(f"STOP latched: {self.latch.reason} (sources: {', '.join(self.latch.sources)})")
+            self.publish(changed=True)
+            return True
+        return False
+
+    def on_request(self, msg) -> None:
+        self.request(msg.source, msg.reason)
+
+    def on_link_safe_stop(self, msg) -> None:
+        if bool(msg.data):
+            self.request(LINK_SOURCE, "link monitor safe stop")
+        else:
+            self.ignored_release += 1       # a link that is back does not release a latched stop
+
+    def on_reset(self, _req, resp):
+        was = self.latch.sources
+        ok, line = self.latch.reset(self.now())
+        resp.success, resp.message = ok, line
+        if not ok:
+            self.get_logger().warning(line)
+            return resp
+        self.get_logger().warning(f"RESET ({line})" if was else line)
+        self.publish(changed=True)
+        return resp
+
+    # ------------------------------------------------------------------ output
+    def publish(self, changed: bool = False) -> None:
+        t = self.get_clock().now()
+        self.pub.publish(msgs.new(STOP_TYPE, stamp=t.to_msg(), stopped=self.latch.stopped,
+                                  reason=self.latch.reason, sources=self.latch.sources,
+                                  heartbeat_seq=self.seq % (1 << 32), reset_count=self.latch.reset_count % (1 << 32)))
+        if changed or self.seq % self._beats_per_diag == 0:
+            self._diagnostics(t)
+        self.seq += 1
+
+    def _diagnostics(self, t) -> None:
+        lt = self.latch
+        values = {"stopped": lt.stopped, "sources": ",".join(lt.sources) or "-", "reset_count": lt.reset_count,
+                  "requests": lt.requests, "heartbeat_seq": self.seq, "heartbeat_hz": self.params.heartbeat_hz,
+                  "timeout_s": self.params.timeout_s, "ignored_release": self.ignored_release}
+        kv = [msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=str(v)) for k, v in values.items()]
+        st = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=ERROR if lt.stopped else OK,
+                      name="safety: system stop", message=f"STOPPED: {lt.reason}" if lt.stopped else "running",
+                      hardware_id="stop_supervisor", values=kv)
+        self.pub_diag.publish(msgs.new("diagnostic_msgs/msg/DiagnosticArray",
+                                       header=msgs.new("std_msgs/msg/Header", stamp=t.to_msg()), status=[st]))
+
+
+def main(argv=None):
+    return run_node(StopSupervisorNode, argv)

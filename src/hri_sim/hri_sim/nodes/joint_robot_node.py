@@ -1,0 +1,209 @@
+"""``joint_robot``: a simulated robot with per-joint position/effort commands, as a node (issue 17).
+
+The robot a lab tunes, in MuJoCo: the humanoid arm in setup S1–S4 or the FR3 with torque motors
+(``hri_sim.pid_plants_mujoco.build_pid_robot``). Every ``control_period_s`` of the node's clock:
+
+    command (per joint)  ──►  position mode: the robot's own PID (gains set by ~/set_gains)
+                              effort mode:   the commanded effort
+                         ──►  C++ SafetyChecker (torque, torque rate, NaN, stale: clamp AND flag)
+                         ──►  MuJoCo step  ──►  joint_states (position, velocity, applied effort)
+
+Topics (names from ``pid_tuning.live``):
+
+* in ``joint_commands`` (``sensor_msgs/JointState``): for each named joint a finite ``position``
+  selects position mode with that target (rad); otherwise a finite ``effort`` (N·m) selects
+  effort mode. Unknown joints, length mismatches and NaN entries are rejected and counted.
+* out ``joint_states`` (``sensor_msgs/JointState``, stamped with the node clock).
+* service ``~/set_gains`` (``hri_interfaces/srv/Tune``: ``joint``, ``gains`` = [kp, ki, kd]) –
+  acknowledged (``success``) only when the joint exists and the gains are finite and ≥ 0.
+
+Safety: an effort-mode joint whose last command is older than ``safety.command_stale_after_s``
+returns to position mode holding where it is (flag ``stale``; silence = hold); a checker rejection
+(NaN, bad stamp) holds every joint; an effort-mode joint that comes within
+``pid_tuning.relay.joint_limit_margin_deg`` of a limit is held there (flag ``position``). Every flag
+is counted (``flags``) and latched in ``flagged`` until :meth:`clear_flags`.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from hri_runtime import msgs
+from hri_runtime.node import Node, run_node
+
+
+
+def _safety_limits(robot: str, cfg: dict, plant):
+    """SafetyLimits: the FR3's from its config; the humanoid arm's from its model (its torque
+    limits per setup; rates not limited beyond a full swing per control period)."""
+    from hri_core.safety import SafetyLimits, limits_from_config
+
+    if robot == "fr3":
+        return limits_from_config(cfg)
+    n, dt = plant.n, plant.dt_s
+    free = np.full(n, 2.0 * float(np.max(plant.effort_max)) / dt)   # never binds: not a source number
+    return SafetyLimits(q_min=plant.q_min, q_max=plant.q_max, v_max=free, a_max=free,
+                        tau_max=plant.effort_max.copy(), tau_rate_max=free,
+                        workspace_min=np.full(3, -1e3), workspace_max=np.full(3, 1e3), ee_speed_max=1e3,
+                        stale_after_s=float(cfg["safety"]["command_stale_after_s"]))
+
+
+class JointRobotNode(Node):
+    def __init__(self, plant=None, robot: str | None = None, setup: str | None = None, cfg: dict | None = None, **kw):
+        super().__init__("joint_robot", **kw)
+        from hri_pid_tuning.core.pid import PID, PIDGains, PIDParams
+        from hri_pid_tuning.nodes.tuning_node import TUNE_SRV, register_interfaces
+        from hri_pid_tuning.session import ARM_ROBOT, load_pid_config
+
+        from ..pid_plants_mujoco import build_pid_robot
+
+        register_interfaces()
+        node_cfg = load_pid_config(ARM_ROBOT)["pid_tuning"]["node"] if cfg is None else cfg["pid_tuning"]["node"]
+        self.robot = robot or self.declare_parameter("robot", node_cfg["robot"]).value
+        setup = setup or self.declare_parameter("setup", node_cfg["setup"]).value
+        self.cfg = cfg if cfg is not None else load_pid_config(self.robot)
+        pt = self.cfg["pid_tuning"]
+        self.plant = plant if plant is not None else build_pid_robot(self.robot, setup, self.cfg)
+        p = self.plant
+        self.names = list(p.joint_names)
+        per_robot = pt["humanoid_arm"] if self.robot == ARM_ROBOT else pt
+        ig = per_robot["initial_gains"]
+        base = PIDParams.from_config(pt["pid"])
+        self.pids = [PID(PIDGains(ig["kp"][i], ig["ki"][i], ig["kd"][i]),
+                         replace(base, output_min=-float(p.effort_max[i]), output_max=float(p.effort_max[i])))
+                     for i in range(p.n)]
+        self.position_mode = np.ones(p.n, dtype=bool)
+        self.q_ref = np.array(p.q_rad, dtype=float)
+        self.effort_cmd = np.zeros(p.n)
+        self.cmd_t = np.full(p.n, -math.inf)
+        self.applied = np.zeros(p.n)
+        self.stale_after_s = float(self.cfg["safety"]["command_stale_after_s"])
+        self.limit_margin = math.radians(pt["relay"]["joint_limit_margin_deg"])
+        from hri_core.safety import SafetyChecker
+
+        self.checker = SafetyChecker(_safety_limits(self.robot, self.cfg, p))
+        self.checker.reset(q=np.array(p.q_rad, float), tau=np.zeros(p.n))
+        self.flags: Counter[str] = Counter()
+        self.flagged: set[str] = set()
+        self.ticks = 0
+        live = pt["live"]
+        self.state_pub = self.create_publisher("sensor_msgs/msg/JointState", live["states_topic"], qos=10)
+        self.create_subscription("sensor_msgs/msg/JointState", live["commands_topic"], self.on_command, qos=10)
+        self.create_service(TUNE_SRV, "~/set_gains", self.on_set_gains)
+        self._t0_node = None
+        self.create_timer(p.dt_s, self.tick)
+
+    # --- inputs -------------------------------------------------------------------------------
+    def _bad_command(self, cause: str, detail: str) -> None:
+        self._reject("joint_commands", cause, detail)     # counted in self.rejected[(endpoint, cause)]
+
+    def on_command(self, msg) -> None:
+        names = list(msg.name)
+        pos, eff = list(msg.position), list(msg.effort)
+        if (pos and len(pos) != len(names)) or (eff and len(eff) != len(names)):
+            self._bad_command("length_mismatch", f"{len(names)} names, {len(pos)} positions, {len(eff)} efforts")
+            return
+        idx = []
+        for k, n in enumerate(names):
+            if n not in self.names:
+                self._bad_command("unknown_joint", f"unknown joint {n!r}")
+                return
+            i = self.names.index(n)
+            q = float(pos[k]) if pos else math.nan
+            u = float(eff[k]) if eff else math.nan
+            if not math.isfinite(q) and not math.isfinite(u):
+                self._bad_command("non_finite", f"{n}: neither a finite position nor a finite effort")
+                return
+            idx.append((i, q, u))
+        now = self.get_clock().now_s()
+        for i, q, u in idx:
+            if math.isfinite(q):
+                if not self.position_mode[i]:
+                    self.pids[i].reset()
+                self.position_mode[i] = True
+                self.q_ref[i] = min(max(q, self.plant.q_min[i]), self.plant.q_max[i])
+            else:
+                self.position_mode[i] = False
+                self.effort_cmd[i] = u
+            self.cmd_t[i] = now
+
+    def on_set_gains(self, req, resp):
+        from hri_pid_tuning.core.pid import PIDGains
+
+        g = [float(x) for x in req.gains]
+        if req.joint not in self.names:
+            resp.success, resp.message = False, f"unknown joint {req.joint!r}"
+        elif len(g) != 3 or not all(math.isfinite(x) and x >= 0 for x in g):
+            resp.success, resp.message = False, f"gains must be 3 finite numbers >= 0, got {g}"
+        else:
+            self.pids[self.names.index(req.joint)].set_gains(PIDGains(*g))
+            resp.success, resp.message = True, f"{req.joint}: kp={g[0]:.6g} ki={g[1]:.6g} kd={g[2]:.6g}"
+        if not resp.success:
+            self._reject("set_gains", "bad_gains", resp.message)
+        return resp
+
+    # --- control period --------------------------------------------------------------------------
+    def _flag(self, name: str) -> None:
+        self.flags[name] += 1
+        self.flagged.add(name)
+
+    def clear_flags(self) -> None:
+        self.flagged.clear()
+
+    def _hold(self, i: int, q: float) -> None:
+        self.position_mode[i] = True
+        self.q_ref[i] = q
+        self.pids[i].reset()
+
+    def tick(self) -> None:
+        p = self.plant
+        now = self.get_clock().now_s()
+        q = np.array(p.q_rad, dtype=float)
+        t = p.t_s
+        tau = np.zeros(p.n)
+        for i in range(p.n):
+            if not self.position_mode[i]:
+                if now - self.cmd_t[i] > self.stale_after_s:
+                    self._flag("stale")
+                    self._hold(i, q[i])
+                elif q[i] < p.q_min[i] + self.limit_margin or q[i] > p.q_max[i] - self.limit_margin:
+                    self._flag("position")
+                    self._hold(i, min(max(q[i], p.q_min[i] + self.limit_margin), p.q_max[i] - self.limit_margin))
+            if self.position_mode[i]:
+                tau[i] = self.pids[i].update(self.q_ref[i], q[i], t)
+            else:
+                tau[i] = self.effort_cmd[i]
+        r = self.checker.check(tau=tau, dt_s=p.dt_s, now_s=now, stamp_s=now)
+        for v in r.violations:
+            self._flag(v)
+        if r.rejected:
+            for i in range(p.n):
+                self._hold(i, q[i])
+            tau = np.zeros(p.n)
+        else:
+            tau = np.asarray(r.tau, dtype=float)
+        self.applied = tau
+        p.step(tau)
+        self.ticks += 1
+        qn = np.array(p.q_rad, dtype=float)
+        dq = np.array(p.data.qvel[p.dadr], dtype=float)
+        m = msgs.new("sensor_msgs/msg/JointState", name=self.names, position=qn.tolist(),
+                     velocity=dq.tolist(), effort=tau.tolist())
+        sec = int(math.floor(now + p.dt_s))
+        m.header.stamp.sec = sec
+        m.header.stamp.nanosec = int(round((now + p.dt_s - sec) * 1e9)) % 1_000_000_000
+        self.state_pub.publish(m)
+
+
+def main(argv=None) -> int:
+    return run_node(JointRobotNode, argv)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""``hri router``: a standalone Zenoh router process, and ``hri launch`` using it: the launch
+does not start its own, and while the router is gone it prints an ERROR every check period
+until the router is back. Real processes, real Zenoh; waits are bounded, nothing timed."""
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from hri_runtime.launch import LaunchDescription, LaunchParams, Launcher, NodeSpec
+from hri_runtime.node import Node
+from hri_runtime import msgs
+from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers
+
+HRI = [sys.executable, "-m", "hri_runtime.cli"]
+WAIT_S = 30.0
+
+
+def wait_until(pred, timeout_s=WAIT_S, step_s=0.05):
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step_s)
+    return pred()
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_router(ep):
+    p = subprocess.Popen(HRI + ["router", "--listen", ep], stderr=subprocess.PIPE, text=True)
+    assert wait_until(lambda: router_answers(ep, 0.2) or p.poll() is not None)
+    assert p.poll() is None, p.stderr.read()
+    return p
+
+
+def stop(p):
+    p.send_signal(signal.SIGINT)
+    try:
+        return p.wait(timeout=WAIT_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.wait()
+
+
+def test_router_carries_topics_between_two_sessions():
+    ep = f"tcp/127.0.0.1:{free_port()}"
+    r = start_router(ep)
+    ctxs = []
+    try:
+        params = ZenohParams.defaults().with_(connect_endpoints=[ep])
+        a, b = ZenohContext(params), ZenohContext(params)
+        ctxs += [a, b]
+        got = []
+        Node("listener", context=b).create_subscription("std_msgs/msg/String", "/chatter", got.append)
+        pub = Node("talker", context=a).create_publisher("std_msgs/msg/String", "/chatter")
+        a.spin_in_background()
+        b.spin_in_background()
+        assert wait_until(lambda: pub.get_subscription_count() > 0)
+        assert wait_until(lambda: (pub.publish(msgs.new("std_msgs/msg/String", data="hi")), bool(got))[1])
+    finally:
+        for c in ctxs:
+            c.shutdown()
+            c.close()
+        assert stop(r) == 0
+    assert "hri router: stopped" in r.stderr.read()
+
+
+def test_launch_uses_the_router_and_warns_while_it_is_gone(monkeypatch):
+    monkeypatch.setenv("HRI_TRANSPORT", "zenoh")
+    ep = f"tcp/127.0.0.1:{free_port()}"
+    r = start_router(ep)
+    desc = LaunchDescription(file="<test>", nodes=[NodeSpec(name="sleeper", cmd=["sleep", "120"])])
+    out = io.StringIO()
+    launcher = Launcher(desc, LaunchParams(router_probe_timeout_s=0.2, poll_period_s=0.02,
+                                           router_check_period_s=0.1, sigterm_timeout_s=2.0,
+                                           sigkill_timeout_s=2.0), router=ep, out=out)
+    try:
+        launcher.start()
+        assert launcher.router_session is None           # it did not start a router of its own
+        assert any("already answers" in e for e in launcher.events)
+        stop(r)
+        assert wait_until(lambda: launcher.router_lost >= 2)     # repeated, not once
+        gone = [e for e in launcher.events if e.startswith("ERROR: zenoh router on")]
+        assert len(gone) >= 2 and "GONE" in gone[0] and ep in gone[0]
+        r = start_router(ep)
+        assert wait_until(lambda: any("is back" in e for e in launcher.events))
+        n = launcher.router_lost
+        time.sleep(0.5)       # a few check periods with the router up: no new ERROR
+        assert launcher.router_lost == n
+    finally:
+        launcher.shutdown()
+        stop(r)
+    assert "[hri launch] ERROR: zenoh router on" in out.getvalue()
+
+
+def test_router_bad_input_is_one_line(tmp_path):
+    p = subprocess.run(HRI + ["router", "--listen", "tls/127.0.0.1:0"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "needs runtime.zenoh.tls" in p.stderr
+    p = subprocess.run(HRI + ["router", "--set", f"runtime.zenoh.tls.root_ca_certificate={tmp_path}/none.pem",
+                              "--set", "runtime.zenoh.tls.certificate=x", "--set", "runtime.zenoh.tls.private_key=y"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no such file" in p.stderr
+    port = free_port()
+    with socket.socket() as s:                      # the port is taken
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        p = subprocess.run(HRI + ["router", "--listen", f"tcp/127.0.0.1:{port}"], capture_output=True,
+                           text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.startswith("hri router: error: cannot start a Zenoh router")
+
+
+def test_echo_of_rosout_over_zenoh_gets_the_cached_lines(capsys):
+    """ros2 topic echo /rosout on our Zenoh graph: the log line was published before the echo
+    started; QoS matching (TRANSIENT_LOCAL) gets it from the publisher's cache; info -v shows it."""
+    from hri_runtime.topic_cli import topic_main
+
+    ep = f"tcp/127.0.0.1:{free_port()}"
+    r = start_router(ep)
+    params = ZenohParams.defaults().with_(connect_endpoints=[ep])
+    a = ZenohContext(params)
+    try:
+        n = Node("talker", context=a)
+        a.spin_in_background()
+        n.get_logger().error("logged before anyone listened")
+        assert topic_main(["echo", "/rosout", "--once", "--timeout", "30"], context=ZenohContext(params)) == 0
+        out = capsys.readouterr().out
+        assert "msg: logged before anyone listened" in out and "name: talker" in out
+        assert topic_main(["info", "-v", "/rosout"], context=ZenohContext(params)) == 0
+        out = capsys.readouterr().out
+        assert "Node name: talker\n" in out and "Endpoint type: PUBLISHER\n" in out
+        assert "  Durability: TRANSIENT_LOCAL\n" in out and "Topic type hash: RIHS01_" in out
+        assert "GID: " in out and "GID: (unknown)" not in out
+    finally:
+        a.shutdown()
+        a.close()
+        stop(r)
