@@ -25,6 +25,7 @@ import argparse
 import platform
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.linalg as sla
@@ -359,18 +360,10 @@ def load_line() -> str:
 
 
 def machine_line() -> str:
-    import os
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from pid.run import machine      # one machine description for every bench
 
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"# machine: {cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}, "
-            f"Python {sys.version.split()[0]}")
+    return f"# machine: {machine()}, Linux {platform.release()}"
 
 
 def main(argv=None):

@@ -176,6 +176,8 @@ void bind_interaction(py::module_& root) {
       .def_readwrite("reference_max_linear_m_s", &I::TickParams::reference_max_linear_m_s)
       .def_readwrite("reference_max_angular_rad_s", &I::TickParams::reference_max_angular_rad_s)
       .def_readwrite("singular_sigma_min", &I::TickParams::singular_sigma_min)
+      .def_readwrite("reference_interpolation_max_s", &I::TickParams::reference_interpolation_max_s,
+                     "targets at most this far apart (s) are approached at their arrival speed (first-order hold)")
       .def_readwrite("reference_feedforward", &I::TickParams::reference_feedforward,
                      "Lie law: V_ref includes the governed reference's twist Log(T_d,prev^-1 T_d)/dt")
       .def_property(

@@ -22,6 +22,16 @@ def workspace_files(top):
     return sorted(out.items())
 
 
+def interface_files():
+    """(hri_interfaces/msg|srv, [files]) of src/hri_interfaces, paths relative to this file."""
+    out = []
+    for kind in ('msg', 'srv'):
+        files = sorted((WS / 'src' / 'hri_interfaces' / kind).glob(f'*.{kind}'))
+        if files:
+            out.append((f'hri_interfaces/{kind}', [os.path.relpath(f, HERE) for f in files]))
+    return out
+
+
 setup(
     name=package_name,
     version='0.1.0',
@@ -33,6 +43,10 @@ setup(
         ('share/' + package_name + '/config', glob('config/*.yaml')),
         *workspace_files('config'),
         *workspace_files('launch'),
+        # the interface files, for a workspace built without ROS (hri_interfaces is ament_cmake and
+        # then not built): hri_runtime.msgs falls back to share/hri_runtime/interfaces/<pkg>/
+        *[(f'share/{package_name}/interfaces/{rel}', files)
+          for rel, files in interface_files()],
     ],
     install_requires=['setuptools'],
     zip_safe=True,

@@ -26,6 +26,7 @@ setup(
     entry_points={
         'console_scripts': [
             'tino_sim = hri_sim.tino_node:main',
+            'joint_robot_node = hri_sim.nodes.joint_robot_node:main',
         ],
         'hri.commands': [
             'sim = hri_sim.cli:main',

@@ -71,9 +71,10 @@ def test_jittered_reference_link_with_passivity_on_has_no_energy_violation():
     assert np.all(np.isfinite(a["tau"]))
 
 
-def test_link_loss_holds_the_pose_and_safe_stop_holds_and_releases_without_a_jump():
+@pytest.mark.parametrize("engine", ["rt", "python"])
+def test_link_loss_holds_the_pose_and_safe_stop_holds_and_releases_without_a_jump(engine):
     cfg = scenario_config(load_robot_config("fr3"))
-    stack = build_stack(cfg, jitter=False)
+    stack = build_stack(cfg, engine=engine, jitter=False)
     run = ScenarioRun(stack)
     sq = run.square
     mid = sq.settle_s + sq.press_lead_s + 0.5 * sq.move_s          # the arm is moving (stroke 0)
@@ -106,3 +107,73 @@ def test_link_loss_holds_the_pose_and_safe_stop_holds_and_releases_without_a_jum
         assert np.linalg.norm(stack.engine.ee_pose()[:3, 3] - p_before_release) < 1e-3
     finally:
         run.close()
+
+
+def test_teleop_demo_main_scenario_prints_the_stack_metrics_and_writes_mcap_and_plots(tmp_path, capsys):
+    import json
+
+    from hri_arm_teleop.demo import main
+    from hri_runtime.recording import McapReader
+
+    out = tmp_path / "run"
+    assert main(["--out", str(out), "--port", "0", "-q", "--set", "teleop.scenario.realtime_s=0.5"]) == 0
+    text = capsys.readouterr().out
+    for needle in ("tracking error", "push 10 N", "energy violations", "missed deadlines", "first torque"):
+        assert needle in text, text
+    s = json.loads((out / "summary.json").read_text())
+    assert s["output"] == "cartesian" and s["jitter"] and s["engagements"] == 3
+    assert s["energy_violations"] == 0 and s["safety_holds"] == 0
+    if s["engine"] == "rt":
+        assert s["realtime_ticks"] > 0 and s["period_error_us"]["p99"] >= 0 and s["missed_deadlines"] >= 0
+    for name in ("path.png", "push.png", "energy.png", "teleop.mcap", "teleop_interaction.mcap"):
+        assert (out / name).stat().st_size > 10_000, name
+    rd = McapReader(out / "teleop_interaction.mcap")
+    tau = [m.msg.data for m in rd.messages(["/interaction/torque"])]
+    assert len(tau) > 20_000 and len(tau[0]) == 7
+
+
+@pytest.mark.parametrize("robot", ["fr3", "ur5e", "iiwa14"])
+def test_launch_file_is_one_stack_per_arm(robot):
+    from pathlib import Path
+
+    from hri_runtime.launch import parse_launch_file
+
+    path = Path(__file__).resolve().parents[2] / "launch" / f"{robot}.launch.yaml"
+    nodes = {n.exec: n for n in parse_launch_file(path, {}).nodes}
+    assert {"stop_supervisor", "arm_teleop", "interaction"} <= set(nodes)
+    assert nodes["arm_teleop"].params["output"] == "cartesian"
+    assert nodes["interaction"].params["robot"] == robot == nodes["arm_teleop"].params["robot"]
+    joint = {n.exec for n in parse_launch_file(path, {"output": "joint"}).nodes}
+    assert "interaction" not in joint and "arm_teleop" in joint
+
+
+def test_nodes_in_process_ur5e_ee_command_goes_through_the_interaction_loop():
+    """arm_teleop (cartesian) + interaction + stop supervisor on the in-process runtime (simulated
+    clock: the interaction node ticks in lockstep): /ee_command -> /interaction/reference -> torque."""
+    from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
+    from hri_interaction.nodes.interaction_node import InteractionNode
+    from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix
+    from hri_runtime.inproc import InprocContext
+    from hri_runtime.node import Node
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
+    cfg = load_robot_config("ur5e")
+    ctx = InprocContext()
+    StopSupervisorNode(context=ctx, cfg=cfg)
+    inter = InteractionNode(cfg=cfg, context=ctx)
+    arm = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
+    probe = Node("probe", context=ctx)
+    refs, ee = [], []
+    probe.create_subscription("geometry_msgs/msg/PoseStamped", "/interaction/reference", refs.append, qos=100)
+    probe.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", ee.append, qos=10)
+    cmd = probe.create_publisher("geometry_msgs/msg/PoseStamped", "/ee_command", qos=10)
+    ctx.spin_for(0.5)
+    assert arm.output == "cartesian" and inter.rt is None and ee      # lockstep on the simulated clock
+    T1 = matrix_from_pose(ee[-1])
+    T1[2, 3] += 0.02
+    for _ in range(15):
+        cmd.publish(pose_stamped_from_matrix(T1, ctx.now_s(), cfg["frames"]["base"]))
+        ctx.spin_for(0.1)
+    assert refs and arm.pipe.mode == "TRACK"
+    assert matrix_from_pose(ee[-1])[2, 3] == pytest.approx(T1[2, 3], abs=0.002)
+    assert inter.ctrl.diagnostics()["rejected"] == {}

@@ -188,9 +188,14 @@ def test_safe_stop_from_the_page_stops_the_simulated_base_within_100ms_sim_time(
     # nothing moves afterwards: every later base command is zero while the fault is latched
     wait_for(lambda: "FAULT" in pg.locator("#atomic").inner_text(), pg, "the fault on the page")
     expect(pg.locator("#safestop")).to_contain_text("STOPPED", timeout=T_UI)
+    expect(pg.locator("#ok")).to_contain_text("safe_stop ok (reached 1 subscriber)", timeout=T_UI)
     shot(pg, "03_safe_stop")
     later = [e for e in rec.snapshot() if e[0] > t_zero and e[1] == "vel"]
     assert later and all(e[2] == 0.0 and e[3] == 0.0 for e in later)
+    # a command nobody receives is flagged: this stack runs no interaction node
+    pg.click("#setmode")
+    expect(pg.locator("#reason")).to_contain_text("set_mode: WARNING no subscriber on /interaction/mode",
+                                                  timeout=T_UI)
     # release: the explicit reset (/safety/reset) + atomic fault reset, as a script would do it
     pg.click("#release")
     wait_for(lambda: atomic.ctrl.fault is None, pg, "the fault reset")

@@ -186,3 +186,57 @@ def test_thread_runs_the_cycle_reports_scheduling_and_stops(cfg):
     n = s["ticks"]
     loop.step(5)                                      # lockstep again after stop()
     assert loop.state()["ticks"] == n + 5
+
+
+def test_hold_re_anchors_at_the_measured_pose_and_release_does_not_jump(cfg):
+    loop, p, _ = make_loop(cfg)
+    loop.set_mode("admittance", p.settle_s)
+    loop.set_push([0.0, 0.0, -10.0])
+    loop.step(1500)                                    # pushed down ~5 mm (admittance + impedance)
+    loop.set_push([0.0, 0.0, 0.0])
+    loop.hold(True)
+    loop.step(1)
+    s = loop.state()
+    held = s["world_T_d"].copy()
+    np.testing.assert_array_equal(held, s["world_T_ee"])  # re-anchored at the measured pose
+    assert s["frozen"] and not s["lam"].any() and not s["lam_dot"].any()
+    loop.step(1000)                                    # push gone: no spring back to the old reference
+    s = loop.state()
+    assert np.linalg.norm(s["world_T_ee"][:3, 3] - held[:3, 3]) < 1e-3
+    np.testing.assert_array_equal(s["world_T_d"], held)
+    loop.hold(False)
+    loop.step(1000)
+    s = loop.state()
+    assert not s["frozen"]
+    np.testing.assert_array_equal(s["world_T_d"], held)   # the target stayed at the held pose
+    assert np.linalg.norm(s["world_T_ee"][:3, 3] - held[:3, 3]) < 1e-3
+
+
+@pytest.mark.parametrize("robot", ["fr3", "ur5e"])
+def test_reference_feedforward_removes_most_of_the_tracking_lag(robot):
+    c = load_robot_config(robot)
+    rms = {}
+    for ff in (False, True):
+        sec = copy.deepcopy(c["interaction"])
+        sec["reference_feedforward"] = ff
+        p = InteractionParams.from_config(sec, c["joints"]["torque_max_nm"])
+        names = list(c["joints"]["names"])
+        model = load_arm(robot, actuation="torque", timestep_s=1.0 / p.rate_hz)
+        data = mujoco.MjData(model)
+        jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
+        data.qpos[[model.jnt_qposadr[j] for j in jids]] = np.deg2rad(c["joints"]["named_positions_deg"]["home"])
+        loop = rt.RtLoop(tick_params(p, len(names)), loop_config(sec),
+                         rt.MujocoRobot(model, data, names, sec["ee_site"]))
+        T0 = loop.state()["world_T_ee"].copy()
+        err = []
+        for k in range(1500):                          # 5 cm/s along y, references at 50 Hz
+            if k % 20 == 0:
+                T = T0.copy()
+                T[1, 3] += 0.05 * k / 1000.0
+                loop.set_target(T)
+            loop.step(1)
+            if k >= 200:
+                s = loop.state()
+                err.append(np.linalg.norm(s["world_T_ee"][:3, 3] - s["world_T_d"][:3, 3]))
+        rms[ff] = float(np.sqrt(np.mean(np.square(err))))
+    assert rms[True] < 0.5 * rms[False], rms

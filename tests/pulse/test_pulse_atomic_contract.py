@@ -1,9 +1,9 @@
 """Contract with hri_atomic_motion: vr_interface_node's pulses over the in-process runtime drive the
 real atomic_node (embedded simulated drive): every delivered action is executed exactly once
 under loss/duplication/reordering, and a dead link latches atomic's link_safe_stop fault."""
-import json
 
 from hri_pulse import emulator
+from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
@@ -13,8 +13,8 @@ class StateLog(Node):
     def __init__(self, topic, **kw):
         super().__init__("pulse_atomic_state_log", **kw)
         self.states = []
-        self.create_subscription("std_msgs/msg/String", topic,
-                                 lambda m: self.states.append(json.loads(m.data)), qos=10000)
+        self.create_subscription("hri_interfaces/msg/AtomicState", topic,
+                                 lambda m: self.states.append(msgs.to_dict(m)), qos=10000)
 
     def movements(self):
         """States entered from idle, in order."""

@@ -246,7 +246,7 @@ class ArmWatch(Node):
             return self.ee[-1] if self.ee else None
 
 
-@pytest.mark.parametrize("robot", ["fr3"])
+@pytest.mark.parametrize("robot", ["fr3", "ur5e", "iiwa14"])
 def test_arm_chain_on_rclpy_follows_the_emulated_operator(rclpy_ctx, domain_env, robot):
     vr_port = free_port(socket.SOCK_DGRAM)
     launcher = subprocess.Popen(HRI + ["launch", str(REPO / "launch" / f"{robot}.launch.yaml"), f"vr_port:={vr_port}"],
@@ -265,3 +265,36 @@ def test_arm_chain_on_rclpy_follows_the_emulated_operator(rclpy_ctx, domain_env,
     finally:
         text = stop_launcher(launcher)
     assert_clean_exit(launcher, text)
+
+
+# ------------------------------------------------------------------------------ ros2 launch
+@pytest.mark.parametrize("robot", ["tino", "fr3", "ur5e", "iiwa14"])
+def test_ros2_launch_of_every_robot_runs_and_stops_cleanly(rclpy_ctx, domain_env, robot):
+    """`ros2 launch launch/<robot>.launch.yaml` (ROS 2's own launcher, nodes from the workspace's
+    install/), data on the robot's state topic, then a terminal Ctrl-C: exit 0, no traceback."""
+    import shutil
+
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+    try:
+        installed = bool(get_package_prefix("hri_pulse"))
+    except PackageNotFoundError:
+        installed = False
+    if shutil.which("ros2") is None or not installed:
+        pytest.skip("ROS 2 NOT TESTED: `ros2` or the workspace's install/ is not sourced "
+                    "(colcon build, then `. install/setup.bash`)")
+    topic, typ = (("/atomic/state", "hri_interfaces/msg/AtomicState") if robot == "tino"
+                  else ("/ee_pose", "geometry_msgs/msg/PoseStamped"))
+    got = []
+    w = Node(f"ros2_launch_watch_{robot}", context=rclpy_ctx())
+    w.create_subscription(typ, topic, got.append, qos=10)
+    proc = subprocess.Popen(["ros2", "launch", str(REPO / "launch" / f"{robot}.launch.yaml"),
+                             f"vr_port:={free_port(socket.SOCK_DGRAM)}"], env=domain_env, cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        wait_for(lambda: proc.poll() is None and got, f"{topic} from ros2 launch of {robot}")
+    finally:
+        text = stop_launcher(proc)
+    assert proc.returncode == 0, text[-4000:]
+    for bad in ("Traceback", "KeyboardInterrupt", "terminate called", "exit code -", "[ERROR]"):
+        assert bad not in text, f"{bad!r} in the ros2 launch output:\n{text[-4000:]}"

@@ -100,6 +100,23 @@ class Probe(Node):
         self.declare_parameter("gain", 1.0, on_set=lambda v: None)   # applied at once
         self.create_subscription("geometry_msgs/msg/Twist", "/base_cmd", self.on_cmd, qos=100)
         self.pub = self.create_publisher("geometry_msgs/msg/Twist", "/base_cmd", qos=10)
+        self.resets = 0
+
+        def on_reset(req, resp):
+            self.resets += 1
+            resp.success = True
+            return resp
+
+        if name == "robot_probe":      # stands in for the stop supervisor's reset
+            self.create_service("std_srvs/srv/Trigger", "/safety/reset", on_reset)
+
+    def call_reset(self, timeout_s):
+        cli = self.create_client("std_srvs/srv/Trigger", "/safety/reset")
+        req_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
+        try:
+            return cli.call(msgs.new(req_t), timeout_s=timeout_s).success
+        except Exception:  # noqa: BLE001  (no reply: refused by the router)
+            return None
 
     def on_cmd(self, m):
         with self.lock:
@@ -186,6 +203,7 @@ def test_two_routers_mtls_and_access_control(tmp_path):
         # the operator tunes a robot-side parameter through both routers
         assert set_gain(op, "/robot_probe", 2.5, 10.0) is True
         assert robot.get_parameter("gain").value == 2.5
+        assert op.call_reset(10.0) is True and robot.resets == 1      # and may reset the stop
 
         # an observer (CN in observer_common_names) on the operator router's TLS listener: reads ...
         obs_ctx = ctx(connect_endpoints=[op_tls], tls=tls(ca, pki["observer"]))
@@ -197,6 +215,7 @@ def test_two_routers_mtls_and_access_control(tmp_path):
         for _ in range(5):
             obs.pub.publish(msgs.new("geometry_msgs/msg/Twist", linear=msgs.new("geometry_msgs/msg/Vector3", x=7.0)))
         assert set_gain(obs, "/robot_probe", 9.0, 3.0) is not True
+        assert obs.call_reset(3.0) is None                          # nor reset the stop
         # an identity in no list (same CA): nothing at all
         int_ctx = ctx(connect_endpoints=[robot_tls], tls=tls(ca, pki["intruder"]))
         intruder = Probe("intruder", context=int_ctx)
@@ -209,7 +228,7 @@ def test_two_routers_mtls_and_access_control(tmp_path):
         op.pub.publish(msgs.new("geometry_msgs/msg/Twist", linear=msgs.new("geometry_msgs/msg/Vector3", x=5.0)))
         assert wait_until(lambda: 5.0 in robot.states()[n:])
         assert 7.0 not in robot.states() and 8.0 not in robot.states()
-        assert robot.get_parameter("gain").value == 2.5
+        assert robot.get_parameter("gain").value == 2.5 and robot.resets == 1
         assert "/robot_probe" not in intruder.context.graph().nodes     # it cannot even see the robot
         # no certificate, or one of another CA: the TLS listeners refuse the connection
         for bad in (tls(ca, rogue["operator-rogue"]) | {"root_ca_certificate": ca},

@@ -107,6 +107,9 @@ def test_router_bad_input_is_one_line(tmp_path):
                               "--set", "runtime.zenoh.tls.certificate=x", "--set", "runtime.zenoh.tls.private_key=y"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no such file" in p.stderr
+    p = subprocess.run(HRI + ["router", "--set", "runtime.zenoh.access_control.enabled=maybe"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "expected a boolean" in p.stderr
     port = free_port()
     with socket.socket() as s:                      # the port is taken
         s.bind(("127.0.0.1", port))
@@ -137,6 +140,53 @@ def test_echo_of_rosout_over_zenoh_gets_the_cached_lines(capsys):
         assert "Node name: talker\n" in out and "Endpoint type: PUBLISHER\n" in out
         assert "  Durability: TRANSIENT_LOCAL\n" in out and "Topic type hash: RIHS01_" in out
         assert "GID: " in out and "GID: (unknown)" not in out
+    finally:
+        a.shutdown()
+        a.close()
+        stop(r)
+
+
+def test_the_hri_commands_over_a_real_router(tmp_path):
+    """The installed `hri` entry points on a Zenoh graph: service list/call, param dump/load,
+    record + bag info (the recording carries the offered QoS of the latched publisher)."""
+    import yaml
+
+    ep = f"tcp/127.0.0.1:{free_port()}"
+    r = start_router(ep)
+    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{ep}]")
+    a = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+    try:
+        n = Node("ctl", context=a)
+        n.declare_parameter("gain", 2.5, on_set=lambda v: None)
+        calls = []
+        n.create_service("std_srvs/srv/Trigger", "/ctl/reset",
+                         lambda req, resp: (calls.append(1), setattr(resp, "success", True), resp)[2])
+        latched = n.create_publisher("std_msgs/msg/String", "/ctl/state", qos="latched")
+        latched.publish(msgs.new("std_msgs/msg/String", data="READY"))
+        a.spin_in_background()
+
+        def hri(*args):
+            return subprocess.run(HRI + list(args), env=env, capture_output=True, text=True, timeout=120)
+
+        p = hri("service", "list")
+        assert p.returncode == 0 and "/ctl/reset" in p.stdout.split(), p.stderr
+        p = hri("service", "call", "/ctl/reset", "std_srvs/srv/Trigger")
+        assert p.returncode == 0 and "response:\nstd_srvs.srv.Trigger_Response(success=True" in p.stdout
+        assert calls == [1]
+        p = hri("param", "dump", "/ctl")
+        assert p.returncode == 0 and yaml.safe_load(p.stdout)["/ctl"]["ros__parameters"]["gain"] == 2.5
+        f = tmp_path / "ctl.yaml"
+        f.write_text("/ctl:\n  ros__parameters:\n    gain: 4.0\n")
+        p = hri("param", "load", "/ctl", str(f))
+        assert p.returncode == 0 and p.stdout == "Set parameter gain successful\n"
+        assert n.get_parameter("gain").value == 4.0
+        bag = tmp_path / "state.mcap"
+        p = hri("record", "-o", str(bag), "/ctl/state", "--duration", "3")
+        assert p.returncode == 0, p.stderr
+        p = hri("bag", "info", str(bag))
+        assert p.returncode == 0
+        assert ("Topic: /ctl/state | Type: std_msgs/msg/String | Count: 1 | Serialization Format: cdr | "
+                "Rate: - | QoS: RELIABLE, TRANSIENT_LOCAL, KEEP_LAST (1)") in p.stdout
     finally:
         a.shutdown()
         a.close()

@@ -10,6 +10,7 @@ is skipped with the install command (CI installs mono-mcs as it installs chromiu
 from __future__ import annotations
 
 import shutil
+import struct
 import subprocess
 import warnings
 from pathlib import Path
@@ -85,6 +86,11 @@ def test_layouts_equal_the_python_codecs(driver):
         buttons=vp.BUTTON_PRIMARY, trigger=0.25, grip=1.0))
     auth = PacketAuth(bytes(range(16)), 7)
     assert bytes.fromhex(sealed_hex) == auth.seal(bytes.fromhex(pulse_hex))
+    # the golden vector of docs/protocols.md "Authentication"
+    key = bytes(range(32)).hex()
+    assert driver(f"seal {key} 7 2 -1 42 1.0 2.0 3.0 50.0 0.0") == (
+        "0000803f000000400000404002000000ffffffff00004842000000002a000000" "01070000"
+        "a671cf7d00d0e36963a7d8403f003afc")
     # feedback written by the robot's encoder, decoded in C#
     pose = encode_pose(5, 1.5, (1.0, 2.0, 3.0), (0.0, 0.0, 0.6, 0.8), valid=True)
     kind, *vals = driver(f"decode {pose.hex()}").split()
@@ -206,3 +212,42 @@ def test_arm_follows_two_clutch_strokes(driver):
     assert p2[1] - p0[1] == pytest.approx(-0.20, abs=0.015)          # two strokes add up
     assert abs(p2[0] - p0[0]) < 0.01 and abs(p2[2] - p0[2]) < 0.01
     assert node.receiver.stats.accepted >= 0.95 * (t / period_s)
+
+
+def test_authenticated_pulses_are_accepted_by_a_robot_that_requires_them(driver, tmp_path, monkeypatch):
+    """pulse.auth.mode: required (docs/protocols.md "Authentication"): the C# PacketAuth-sealed
+    packets are executed, an unsealed 32-byte packet is rejected (bad_size) and never moves."""
+    import socket
+
+    from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
+
+    root = tmp_path / "config"
+    shutil.copytree(REPO / "config", root)
+    key = bytes(range(100, 132)).hex()
+    (tmp_path / "pulse.key").write_text(key + "\n")
+    with open(root / "robots" / "tino.yaml", "a") as f:
+        f.write(f"\npulse:\n  auth:\n    mode: required\n    key_file: {tmp_path / 'pulse.key'}\n    key_id: 9\n")
+    monkeypatch.setenv("HRI_CONFIG_ROOT", str(root))
+    cfg = load_robot_config("tino")["pulse"]
+    assert cfg["auth"]["mode"] == "required"
+    frame_s = 1.0 / cfg["health"]["expected_receive_rate_hz"]
+    ctx = InprocContext(start_time_s=100.0)
+    node = VrInterfaceNode(context=ctx, parameters={"port": 0})
+    rec = Recorder(cfg["topics"], context=ctx)
+    try:
+        driver(f"pulse-target 127.0.0.1 {node.port}")
+        driver(f"auth {key} 9")
+        for state, ang, n in [(0, 0, 10), (2, 1, 5), (0, 0, 10)]:
+            driver(f"press {state} {ang}" if state else "release")
+            for _ in range(n):
+                driver("tick")
+                ctx.spin_for(frame_s)
+        assert rec.pulses() == [(2, 1, 3)]
+        rejected = node.core.link.rejected_total
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:   # an unsealed packet, same host
+            s.sendto(struct.pack("<fffiiffi", 0, 0, 0, 3, 0, 0, 0, 1000), ("127.0.0.1", node.port))
+        ctx.spin_for(4 * frame_s)
+        assert node.core.link.rejected_total == rejected + 1 and node.core.link.rejected["bad_size"] >= 1
+        assert rec.pulses() == [(2, 1, 3)]
+    finally:
+        node.destroy_node()

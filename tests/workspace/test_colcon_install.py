@@ -35,12 +35,20 @@ def test_colcon_install_runs_a_node_from_install(tmp_path):
     assert (share / "config" / "_defaults.yaml").is_file() and (share / "launch" / "tino.launch.yaml").is_file()
     site = next((install / "hri_sim" / "lib").glob("python3*/site-packages"))
     assert (site / "hri_sim" / "mjcf" / "tino.xml").is_file(), "hri_sim must install its MJCF"
+    assert (share / "interfaces" / "hri_interfaces" / "msg" / "AtomicState.msg").is_file()
     # `hri` on PATH once the workspace is sourced (colcon's PATH hook for <prefix>/bin)
     env = {k: v for k, v in os.environ.items() if k not in ("HRI_CONFIG_ROOT", "AMENT_PREFIX_PATH", "PYTHONPATH")}
-    r = subprocess.run(_sourced(install, "command -v hri && hri config check"), cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300)
+    # hri_interfaces types without the sources (hri_interfaces itself is not built without ROS)
+    probe = ("import hri_runtime, sys; from hri_runtime import msgs; "
+             "assert '/install/' in hri_runtime.__file__, hri_runtime.__file__; "
+             "print(msgs.rihs01('hri_interfaces/msg/AtomicState'))")
+    r = subprocess.run(_sourced(install, f'command -v hri && hri config check && "{sys.executable}" -c "{probe}"'),
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.splitlines()[0] == str(install / "hri_runtime" / "bin" / "hri"), \
         r.stdout + r.stderr
+    from hri_runtime import msgs
+
+    assert r.stdout.split()[-1] == msgs.rihs01("hri_interfaces/msg/AtomicState"), r.stdout
     # tino_sim from install/, outside the source tree: MJCF from install/, config from share/
     node = subprocess.Popen(_sourced(install, "exec tino_sim_path --ros-args -p robot:=tino".replace(
         "tino_sim_path", str(install / "hri_sim" / "lib" / "hri_sim" / "tino_sim"))),

@@ -6,6 +6,7 @@
 //   pulse-target <host> <port>      -> UDP socket for pulse packets (feedback arrives on it)
 //   arm-target <host> <port>        -> UDP socket for arm pose packets
 //   auth <hex key> <key id>         -> seal pulse packets from now on
+//   seal <hex key> <key id> <state> <angular> <seq> <pitch> <pan> <tilt> <volume> <orientation>
 //   press <state> <angular> | release
 //   tick [n]                        -> send n pulse packets (n frames)
 //   arm <stamp> <x> <y> <z> <qx> <qy> <qz> <qw> <clutch 0|1>  -> send one arm pose packet
@@ -81,6 +82,15 @@ public static class ProtocolDriver
                         h.Trigger = 0.25f; h.Grip = 1f;
                         PacketAuth au = PacketAuth.FromHex("000102030405060708090a0b0c0d0e0f", 7);
                         answer = "golden " + Hex(g.Encode()) + " " + Hex(h.Encode()) + " " + Hex(au.Seal(g.Encode()));
+                        break;
+                    }
+                    case "seal":     // seal <hex key> <key id> <state> <angular> <seq> <head p> <pan> <tilt> <vol> <ori>
+                    {
+                        PulsePacket sp = new PulsePacket();
+                        sp.BaseState = int.Parse(a[3]); sp.BaseAngular = int.Parse(a[4]); sp.MessageOrder = int.Parse(a[5]);
+                        sp.HeadPitchDeg = F(a[6]); sp.HeadPanDeg = F(a[7]); sp.HeadTiltDeg = F(a[8]);
+                        sp.AudioVolume = F(a[9]); sp.AudioOrientationDeg = F(a[10]);
+                        answer = Hex(PacketAuth.FromHex(a[1], byte.Parse(a[2])).Seal(sp.Encode()));
                         break;
                     }
                     case "pulse-target":

@@ -125,6 +125,11 @@ struct TickParams {
   // Lie law: the torque law's reference twist includes the governed reference's own motion
   // V_d = Log(T_d,prev^-1 T_d) / dt (config interaction.reference_feedforward)
   bool reference_feedforward = false;
+  // First-order hold of a target stream: a new target is approached at the speed it arrived with
+  // (|step| / time since the previous target, capped by the max speeds above) when targets come
+  // at most this far apart (s); 0 = always at the max speeds (config
+  // interaction.limits.reference_interpolation_max_s)
+  double reference_interpolation_max_s = 0.0;
   bool has_torque_max = false;
   VecN torque_max_nm = VecN::Zero(0);
 };
@@ -175,6 +180,11 @@ class InteractionTick {
 
   // ------------------------------------------------------------------ pushed inputs
   void set_target(const Mat4& T) {
+    // arrival speed of the target stream, translation and rotation each (first-order hold; see
+    // TickParams); steps below 1e-9 (m, rad) are numerical noise, not motion
+    const Vec6 step = log(inverse(Ttarget_) * T);
+    arrival(step.tail<3>().norm(), t_v_, v_arr_);
+    arrival(step.head<3>().norm(), t_w_, w_arr_);
     Ttarget_ = T;
     at_target_ = false;
   }
@@ -213,6 +223,8 @@ class InteractionTick {
     Td_ = T;
     Ttarget_ = T;
     at_target_ = true;
+    t_v_ = t_w_ = -1.0;
+    v_arr_ = w_arr_ = -1.0;
     Vd_.setZero();
     adm_.lam.setZero();
     adm_.lam_dot.setZero();
@@ -359,6 +371,16 @@ class InteractionTick {
   bool frozen() const { return frozen_; }
 
  private:
+  void arrival(double step, double& t_prev, double& speed) const {
+    if (!(step > 1e-9)) return;
+    const double dt_arr = time_s_ - t_prev;
+    if (t_prev >= 0.0 && dt_arr > 0.0 && dt_arr <= p_.reference_interpolation_max_s)
+      speed = step / dt_arr;
+    else if (dt_arr != 0.0)
+      speed = -1.0;   // no stream (first target, or after a pause): the max speed
+    t_prev = time_s_;
+  }
+
   template <class Derived>
   static bool finite(const Eigen::MatrixBase<Derived>& x) {
     return std::isfinite(x.sum());  // as the Python gate: a sum is non-finite iff an entry is
@@ -375,8 +397,10 @@ class InteractionTick {
     }
     double s = 1.0;
     const double nw = xi.head<3>().norm(), nv = xi.tail<3>().norm();
-    if (nw > p_.reference_max_angular_rad_s * dt) s = std::min(s, p_.reference_max_angular_rad_s * dt / nw);
-    if (nv > p_.reference_max_linear_m_s * dt) s = std::min(s, p_.reference_max_linear_m_s * dt / nv);
+    const double wcap = w_arr_ > 0.0 ? std::min(p_.reference_max_angular_rad_s, w_arr_) : p_.reference_max_angular_rad_s;
+    const double vcap = v_arr_ > 0.0 ? std::min(p_.reference_max_linear_m_s, v_arr_) : p_.reference_max_linear_m_s;
+    if (nw > wcap * dt) s = std::min(s, wcap * dt / nw);
+    if (nv > vcap * dt) s = std::min(s, vcap * dt / nv);
     if (s < 1.0) {
       flags |= REFERENCE_RAMPING;
       Td_ = (Td_ * exp(s * xi)).eval();
@@ -544,6 +568,8 @@ class InteractionTick {
   Mat4 Td_, Ttarget_;
   Vec6 Vd_ = Vec6::Zero();  // body twist of the governed reference on this tick (feed-forward)
   bool at_target_ = false;
+  double t_v_ = -1.0, t_w_ = -1.0;      // time_s_ of the last target that moved / turned (-1: none)
+  double v_arr_ = -1.0, w_arr_ = -1.0;  // arrival speeds (m/s, rad/s); -1: use the max speeds
   Mat6 K_, D_, Kfrom_, Dfrom_, Kto_, Dto_;
   double blend_t_ = 0.0, blend_total_ = 0.0;
   LieAdmittance adm_;

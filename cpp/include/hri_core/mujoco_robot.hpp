@@ -1,6 +1,7 @@
 // hri_core::rt::MujocoRobot — the simulated arm behind rt::RobotInterface, stepped through
 // MuJoCo's C API on the loop's thread (needs <mujoco/mujoco.h>; built when the mujoco wheel is
-// found, see cpp/setup.py).
+// found, see cpp/setup.py). MujocoArmModel — the same model terms at a *measured* (q, dq), never
+// stepped: what a hardware driver's read() uses (docs/realtime.md "Hardware driver").
 //
 //   read   q, dq of the named joints; world_T_ee of the site; J_b = [R^T J_w; R^T J_v] (mj_jacSite,
 //          world-aligned at the site); V_b = J_b dq; g(q) = mj_rne at zero velocity; c = qfrc_bias - g;
@@ -23,23 +24,22 @@
 
 namespace hri_core::rt {
 
-class MujocoRobot : public RobotInterface {
+/// Model terms of an arm from a MuJoCo model: world_T_ee of a site, J_b, V_b, g(q), c(q, dq).
+/// terms() reads the current position/velocity stages of `d`; update(q, dq) first sets the named
+/// joints and recomputes those stages (mj_fwdPosition + mj_fwdVelocity), for a measured state.
+class MujocoArmModel {
  public:
-  MujocoRobot(const mjModel* m, mjData* d, const std::vector<std::string>& joints,
-              const std::string& site)
+  MujocoArmModel(const mjModel* m, mjData* d, const std::vector<std::string>& joints,
+                 const std::string& site)
       : m_(m), d_(d), n_(static_cast<int>(joints.size())) {
     if (m == nullptr || d == nullptr) throw std::invalid_argument("MujocoRobot: null model/data");
     if (n_ < 1 || n_ > kMaxDof) throw std::invalid_argument("MujocoRobot: 1..16 joints");
     for (const std::string& j : joints) {
       const int id = mj_name2id(m, mjOBJ_JOINT, j.c_str());
       if (id < 0) throw std::invalid_argument("MujocoRobot: joint '" + j + "' not in the model");
-      int a = mj_name2id(m, mjOBJ_ACTUATOR, j.c_str());
-      for (int k = 0; a < 0 && k < m->nu; ++k)  // else the actuator whose transmission is the joint
-        if (m->actuator_trntype[k] == mjTRN_JOINT && m->actuator_trnid[2 * k] == id) a = k;
-      if (a < 0) throw std::invalid_argument("MujocoRobot: no actuator drives joint '" + j + "'");
+      jid_.push_back(id);
       qadr_.push_back(m->jnt_qposadr[id]);
       vadr_.push_back(m->jnt_dofadr[id]);
-      aadr_.push_back(a);
     }
     site_ = mj_name2id(m, mjOBJ_SITE, site.c_str());
     if (site_ < 0) throw std::invalid_argument("MujocoRobot: site '" + site + "' not in the model");
@@ -49,13 +49,28 @@ class MujocoRobot : public RobotInterface {
     g_.assign(m->nv, 0.0);
     qvel_.assign(m->nv, 0.0);
     cvel_.assign(6 * m->nbody, 0.0);
-    mj_forward(m_, d_);
   }
 
-  int dof() const override { return n_; }
-  double timestep() const { return m_->opt.timestep; }
+  int dof() const { return n_; }
+  const mjModel* model() const { return m_; }
+  mjData* data() const { return d_; }
+  int joint_id(int j) const { return jid_[j]; }
+  int site() const { return site_; }
+  int body() const { return body_; }
 
-  bool read(RobotState& s) override {
+  /// Sets q, dq of the named joints and recomputes the position and velocity stages.
+  void update(const VecN& q, const VecN& dq) {
+    for (int j = 0; j < n_; ++j) {
+      d_->qpos[qadr_[j]] = q(j);
+      d_->qvel[vadr_[j]] = dq(j);
+    }
+    mj_fwdPosition(m_, d_);
+    mj_fwdVelocity(m_, d_);
+  }
+
+  /// q, dq, world_T_ee, J_b = [R^T J_w; R^T J_v], V_b = J_b dq, g = mj_rne at zero velocity
+  /// (joint and body velocities zeroed), c = qfrc_bias - g, time.
+  void terms(RobotState& s) {
     const mjModel* m = m_;
     mjData* d = d_;
     Mat3 R;
@@ -76,7 +91,6 @@ class MujocoRobot : public RobotInterface {
       s.body_jacobian.block<3, 1>(3, j) = R.transpose() * jv;
     }
     s.body_twist = s.body_jacobian * s.dq;
-    // g(q): recursive Newton-Euler at zero velocity (qvel and the body velocities zeroed)
     std::copy(d->qvel, d->qvel + nv, qvel_.begin());
     std::copy(d->cvel, d->cvel + 6 * m->nbody, cvel_.begin());
     std::fill(d->qvel, d->qvel + nv, 0.0);
@@ -88,24 +102,59 @@ class MujocoRobot : public RobotInterface {
       s.gravity(j) = g_[vadr_[j]];
       s.coriolis(j) = d->qfrc_bias[vadr_[j]] - g_[vadr_[j]];
     }
+    s.time_s = d->time;
+  }
+
+ private:
+  const mjModel* m_;
+  mjData* d_;
+  int n_;
+  std::vector<int> jid_, qadr_, vadr_;
+  int site_ = -1, body_ = -1;
+  std::vector<double> jacp_, jacr_, g_, qvel_, cvel_;
+};
+
+class MujocoRobot : public RobotInterface {
+ public:
+  MujocoRobot(const mjModel* m, mjData* d, const std::vector<std::string>& joints,
+              const std::string& site)
+      : arm_(m, d, joints, site) {
+    for (int j = 0; j < arm_.dof(); ++j) {
+      const int id = arm_.joint_id(j);
+      int a = mj_name2id(m, mjOBJ_ACTUATOR, joints[j].c_str());
+      for (int k = 0; a < 0 && k < m->nu; ++k)  // else the actuator whose transmission is the joint
+        if (m->actuator_trntype[k] == mjTRN_JOINT && m->actuator_trnid[2 * k] == id) a = k;
+      if (a < 0) throw std::invalid_argument("MujocoRobot: no actuator drives joint '" + joints[j] + "'");
+      aadr_.push_back(a);
+    }
+    mj_forward(m, d);
+  }
+
+  int dof() const override { return arm_.dof(); }
+  double timestep() const { return arm_.model()->opt.timestep; }
+
+  bool read(RobotState& s) override {
+    arm_.terms(s);
+    const Mat3 R = s.world_T_ee.topLeftCorner<3, 3>();
     s.wrench_body.head<3>() = R.transpose() * torque_;
     s.wrench_body.tail<3>() = R.transpose() * force_;
-    s.time_s = d->time;
     return true;
   }
 
   void write(const VecN& tau) override {
-    mjData* d = d_;
+    const mjModel* m = arm_.model();
+    mjData* d = arm_.data();
+    const int site = arm_.site(), body = arm_.body();
     Vec3 r;
-    for (int k = 0; k < 3; ++k) r(k) = d->site_xpos[3 * site_ + k] - d->xipos[3 * body_ + k];
+    for (int k = 0; k < 3; ++k) r(k) = d->site_xpos[3 * site + k] - d->xipos[3 * body + k];
     const Vec3 mom = torque_ + r.cross(force_);
     for (int k = 0; k < 3; ++k) {
-      d->xfrc_applied[6 * body_ + k] = force_(k);
-      d->xfrc_applied[6 * body_ + 3 + k] = mom(k);
+      d->xfrc_applied[6 * body + k] = force_(k);
+      d->xfrc_applied[6 * body + 3 + k] = mom(k);
     }
-    for (int j = 0; j < n_; ++j) d->ctrl[aadr_[j]] = tau(j);
-    mj_step2(m_, d);
-    mj_step1(m_, d);
+    for (int j = 0; j < arm_.dof(); ++j) d->ctrl[aadr_[j]] = tau(j);
+    mj_step2(m, d);
+    mj_step1(m, d);
   }
 
   void set_external_wrench(const Vec3& f, const Vec3& m) override {
@@ -114,12 +163,8 @@ class MujocoRobot : public RobotInterface {
   }
 
  private:
-  const mjModel* m_;
-  mjData* d_;
-  int n_;
-  std::vector<int> qadr_, vadr_, aadr_;
-  int site_ = -1, body_ = -1;
-  std::vector<double> jacp_, jacr_, g_, qvel_, cvel_;
+  MujocoArmModel arm_;
+  std::vector<int> aadr_;
   Vec3 force_ = Vec3::Zero(), torque_ = Vec3::Zero();
 };
 

@@ -13,19 +13,12 @@
 #include "hri_core/interaction.hpp"
 
 #include "alloc_counter.hpp"
+#include "check.hpp"
 
 namespace I = hri_core::interaction;
 namespace S = hri_core::safety;
 using namespace hri_core::se3;
 
-static int g_fail = 0;
-#define CHECK(c)                                                   \
-  do {                                                             \
-    if (!(c)) {                                                    \
-      ++g_fail;                                                    \
-      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);     \
-    }                                                              \
-  } while (0)
 
 static S::SafetyLimits limits(int n, double ws_z_max) {
   S::SafetyLimits L;

@@ -16,19 +16,12 @@
 #endif
 
 #include "alloc_counter.hpp"
+#include "check.hpp"
 
 namespace I = hri_core::interaction;
 namespace R = hri_core::rt;
 using namespace hri_core::se3;
 
-static int g_fail = 0;
-#define CHECK(c)                                               \
-  do {                                                         \
-    if (!(c)) {                                                \
-      ++g_fail;                                                \
-      std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
-    }                                                          \
-  } while (0)
 
 /// A 6-DoF "floating EE" with unit inertia: q in R^6 is the twist coordinate of the EE pose
 /// (world_T_ee = exp(q)), J_b = I (small motion), no gravity; write(tau) integrates dq += tau dt.
@@ -302,6 +295,21 @@ static long test_mujoco(const char* xml) {
   CHECK(dx > 1e-3);
   CHECK(rs.wrench_body.tail<3>().norm() > 4.99);
   std::printf("mujoco: dy under 5 N = %.4f m (F/K = %.4f)\n", dx, 5.0 / 800.0);
+  // the hardware path: the same model terms at the measured (q, dq) on a second mjData
+  mjData* d2 = mj_makeData(m);
+  R::MujocoArmModel model(m, d2, {"j1", "j2", "j3"}, "ee");
+  R::RobotState hw;
+  hw.resize(3);
+  const long a2 = g_allocs;
+  model.update(rs.q, rs.dq);
+  model.terms(hw);
+  allocs += g_allocs - a2;
+  CHECK((hw.world_T_ee - rs.world_T_ee).norm() < 1e-12);
+  CHECK((hw.body_jacobian - rs.body_jacobian).norm() < 1e-12);
+  CHECK((hw.gravity - rs.gravity).norm() < 1e-9);
+  CHECK((hw.coriolis - rs.coriolis).norm() < 1e-9);
+  CHECK(hw.gravity.norm() > 1.0);  // the arm is loaded by gravity (sanity of the comparison)
+  mj_deleteData(d2);
   mj_deleteData(d);
   mj_deleteModel(m);
   return allocs;

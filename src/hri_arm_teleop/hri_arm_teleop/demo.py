@@ -425,7 +425,8 @@ def format_stack_summary(s: dict) -> str:
          f"{s['missed_deadlines']}, period error p50 {pe['p50']:.0f} us / p99 {pe['p99']:.0f} us / max "
          f"{pe['max']:.0f} us, tick cost p99 {s['tick_cost_us']['p99']:.0f} us" if pe else
          "  1 kHz loop: lockstep only (python engine): no deadlines"),
-        f"  latency VR packet -> first torque change (simulated): p50 "
+        f"  latency VR packet -> first torque change (simulated"
+        f"{', incl. the jittered link' if s['jitter'] else ''}): p50 "
         f"{s['latency_packet_to_torque_sim_p50_s'] * 1e3:.1f} ms, p99 "
         f"{s['latency_packet_to_torque_sim_p99_s'] * 1e3:.1f} ms",
         f"  link: {'connected' if link['connected'] else 'DISCONNECTED'}, sent {s['packets_sent']}, accepted "

@@ -320,14 +320,14 @@ class ScriptedPerson:
 def push_metrics(a: dict, person: ScriptedPerson, K_trans: float, K_adm_trans: float,
                  tol_m: float, settle_max_s: float) -> dict:
     """Deviation along the push direction: EE - delivered reference, minus its mean over the
-    ``push_duration_s`` before the push (the tracking offset without a push), and the recovery:
+    quarter of ``push_duration_s`` before the push (the tracking offset without a push), and the recovery:
     the time after the push ends until that deviation stays within ``tol_m``."""
     t = a["t"]
     d = person.direction
     raw = (a["ee_p"] - a["target_p"]) @ d            # vs the delivered reference
 
     def relative(t0: float) -> np.ndarray:
-        pre = (t >= t0 - person.duration_s) & (t < t0)
+        pre = (t >= t0 - 0.25 * person.duration_s) & (t < t0)
         return raw - float(np.mean(raw[pre])) if pre.any() else raw
 
     dev = relative(person.t_push)

@@ -309,3 +309,31 @@ def test_safe_stop_is_not_queued_behind_a_pending_pid_service_call(cfg, tmp_path
         assert [m.source for m in probe.got["stop"]] == ["console"]
     finally:
         node.destroy_node()
+
+
+def test_console_autotunes_a_live_robot_node_and_shows_the_progress(cfg):
+    """Issue 17: the console's auto-tune drives the tuning node, which tunes the robot node over
+    the runtime; the progress topic becomes the console's progress bar state."""
+    from hri_pid_tuning.nodes.tuning_node import PidTuningNode
+    from hri_pid_tuning.session import load_pid_config
+    from hri_sim.nodes.joint_robot_node import JointRobotNode
+
+    ctx = InprocContext(start_time_s=10.0)
+    robot = JointRobotNode(robot="humanoid_arm", setup="s2", cfg=load_pid_config("humanoid_arm"), context=ctx)
+    PidTuningNode(context=ctx, parameters={"robot": "humanoid_arm", "setup": "s2", "live": True})
+    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"serve": False})
+    seen = []
+    node.create_subscription("hri_interfaces/msg/TuningProgress", "/pid_tuning/progress",
+                             lambda m: seen.append((m.phase, m.joint, m.fraction)), qos=1000)
+    ctx.spin_for(1.1)
+    r = run(ctx, node, {"type": "pid_autotune", "joint": "elbow", "id": 1})
+    assert r["type"] == "ack", r
+    table = node.snapshot()["pid"]["autotune"]["elbow"]
+    assert table["relay"]["ok"] and table["applied"]
+    g = robot.pids[robot.names.index("elbow")].gains             # the robot node runs the new gains
+    assert g.kp == pytest.approx(table["heuristics"][table["applied"]]["kp"])
+    assert {"posture", "identify", "relay"} <= {p for p, j, _ in seen if j == "elbow"}
+    fr = [f for p, j, f in seen if j == "elbow"]
+    assert fr == sorted(fr) and fr[-1] == 1.0                     # a bar that only moves forward
+    pr = node.snapshot()["pid"]["progress"]
+    assert pr["phase"] == "done" and pr["fraction"] == 1.0

@@ -140,18 +140,21 @@ class PythonEngine:
         self.sim.push(force_world, torque_world)
 
     def hold(self, on: bool, reason: str = "stop") -> None:
-        """Stop: re-anchor at the measured EE pose (target; T_d too on the Python tick, whose T_d
-        is assignable: on the C++ tick T_d stays at the governed reference, within the tracking
-        lag of the EE), admittance frozen (λ̇ = 0); release keeps that anchor."""
+        """Stop: re-anchor reference and target at the measured EE pose (C++ tick: its
+        ``hold_at``, which also zeroes the admittance state), frozen; release keeps that anchor."""
         if bool(on) == self.inputs.held:
             return
         self.inputs.held = bool(on)
         if on:
             T = self.sim.ee_pose()
             self.inputs.target = T.copy()
-            self.ctrl.world_T_target = T
-            if not hasattr(self.ctrl, "_cx"):
+            if hasattr(self.ctrl, "_cx"):
+                self.ctrl._cx.hold_at(T)
+                self.ctrl._target = T.copy()
+            else:
+                self.ctrl.world_T_target = T
                 self.ctrl.world_T_d = T.copy()
+                self.ctrl._t_v = self.ctrl._t_w = self.ctrl._v_arr = self.ctrl._w_arr = -1.0
             self.ctrl.freeze(reason)
         else:
             self.ctrl.release()
@@ -228,10 +231,6 @@ class RtEngine:
     def model(self):
         return self._model
 
-    def set_target(self, T) -> bool:
-        T = self.inputs.reference(T)
-        return T is not None and bool(self.loop.set_target(T) is not False)
-
     def set_mode(self, mode: str) -> bool:
         if not self.inputs.mode_ok(mode):
             return False
@@ -252,10 +251,22 @@ class RtEngine:
         self.loop.set_push(np.asarray(force_world, float), np.asarray(torque_world, float))
 
     def hold(self, on: bool, reason: str = "stop") -> None:
-        if bool(on) != self.inputs.held:
-            log.warning("interaction: %s (%s)", "hold" if on else "hold released", reason)
+        """Stop: ``RtLoop.hold`` — at its next tick the loop re-anchors reference and target at
+        the measured EE pose, zeroes the admittance state and freezes; release keeps the anchor,
+        so nothing jumps back."""
+        if bool(on) == self.inputs.held:
+            return
+        log.warning("interaction: %s (%s)", "hold" if on else "hold released", reason)
         self.inputs.held = bool(on)
-        self.loop.set_frozen(bool(on))
+        if on:
+            self.inputs.target = np.asarray(self.loop.state()["world_T_ee"], float)
+        self.loop.hold(bool(on))
+
+    def set_target(self, T) -> bool:
+        if self.inputs.held:
+            return self.inputs.reject("reference_held", "stopped: references ignored until released")
+        T = self.inputs.reference(T)
+        return T is not None and bool(self.loop.set_target(T) is not False)
 
     def step(self, n: int = 1) -> None:
         self.loop.step(int(n))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import sys
 from pathlib import Path
 
@@ -67,59 +66,51 @@ def main(argv: list[str] | None = None) -> int:
     handler.setFormatter(logging.Formatter("warning: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     from hri_runtime.config import ConfigError
-    from hri_runtime.inproc import InprocContext
-    from hri_sim.nodes.joint_robot_node import JointRobotNode
 
-    from .nodes.tuning_node import PidTuningNode
-    from .session import load_pid_config
+    from .live import run_live
 
-    # the live path in one process: the robot node and the tuning node over the in-process
-    # runtime, in simulated time (the same nodes run on Zenoh/ROS 2 against a real robot)
+    # validate the request on the model first (exit 2), then run the whole flow on the live path
     try:
-        cfg = load_pid_config(a.robot, overrides=a.set or None)
-        if a.robot == "humanoid_arm" and a.setup not in cfg["pid_tuning"]["setups"]:
-            raise ValueError(f"unknown setup {a.setup!r}; known: {sorted(cfg['pid_tuning']['setups'])}")
-        ctx = InprocContext(raise_callback_errors=True)
-        JointRobotNode(robot=a.robot, setup=a.setup, cfg=cfg, context=ctx)
-        tuner = PidTuningNode(context=ctx, overrides=a.set or None,
-                              parameters={"robot": a.robot, "setup": a.setup, "live": True})
+        from .session import TuningSession
+
+        model = TuningSession.create(a.robot, a.setup, overrides=a.set or None)
     except (ConfigError, ValueError, FileNotFoundError) as exc:
         print(f"hri tune: {exc}", file=sys.stderr)
         return 2
-    s = tuner.session
-    pt = s.cfg["pid_tuning"]
+    pt = model.cfg["pid_tuning"]
     heuristic = a.heuristic or pt["heuristics"]["default"]
-    if heuristic not in s.heuristics.names:
-        print(f"hri tune: unknown heuristic {heuristic!r}; known: {', '.join(s.heuristics.names)}", file=sys.stderr)
+    if heuristic not in model.heuristics.names:
+        print(f"hri tune: unknown heuristic {heuristic!r}; known: {', '.join(model.heuristics.names)}", file=sys.stderr)
         return 2
-    s.autotuner.tuning_heuristic = heuristic
-    joints = s.autotuner.joint_order if a.all_joints or not a.joint else a.joint
-    unknown = [j for j in joints if j not in s.plant.joint_names]
+    joints = model.autotuner.joint_order if a.all_joints or not a.joint else a.joint
+    unknown = [j for j in joints if j not in model.plant.joint_names]
     if unknown:
-        print(f"hri tune: unknown joint(s) {unknown}; {a.robot} has {s.plant.joint_names}", file=sys.stderr)
+        print(f"hri tune: unknown joint(s) {unknown}; {a.robot} has {model.plant.joint_names}", file=sys.stderr)
         return 2
-    show = pt["output"]["progress"] and not a.quiet
-    bar = ProgressBar(enabled=show)
+    bar = ProgressBar(enabled=pt["output"]["progress"] and not a.quiet)
 
     def progress(phase: str, joint: str, fraction: float, detail: str = "") -> None:
         bar.label = f"{joint} {phase}".strip()
         bar._last = -1 if bar._last >= 100 else bar._last
         bar(fraction)
 
-    s.autotuner.reporter = progress
-    out = Path(a.out)
-    done: dict = {}
-    tuner.run_job("hri tune", lambda: _tune(s, joints, a, out, bar, show), lambda r, e: done.update(rc=r, exc=e))
-    ctx.spin_until(lambda: "rc" in done, timeout_s=1e7)
-    ProgressBar.end_line()
-    if done.get("exc") is not None:
-        print(f"hri tune: {done['exc']}", file=sys.stderr)
+    def job(s) -> int:
+        s.autotuner.tuning_heuristic = heuristic
+        s.autotuner.reporter = progress
+        return _tune(s, joints, a, Path(a.out), bar)
+
+    try:
+        rc = run_live(a.robot, a.setup, job, a.set or None, "hri tune")
+    except Exception as exc:       # the robot failed (silent, posture not reached): one line
+        ProgressBar.end_line()
+        print(f"hri tune: {exc}", file=sys.stderr)
         return 1
-    print(report_text(out))
-    return done["rc"]
+    ProgressBar.end_line()
+    print(report_text(Path(a.out)))
+    return rc
 
 
-def _tune(s, joints, a, out: Path, bar: ProgressBar, show: bool) -> int:
+def _tune(s, joints, a, out: Path, bar: ProgressBar) -> int:
     """The whole flow on the live robot (runs as the tuning node's job): relay-tune each joint,
     step-test every heuristic, optionally optimise; the test motions only when every relay passed."""
     from .core.heuristics import DISPLAY_NAMES
@@ -142,7 +133,8 @@ def _tune(s, joints, a, out: Path, bar: ProgressBar, show: bool) -> int:
         for i, (name, g) in enumerate(data.heuristics.items()):
             bar.label = f"{j} heuristics"
             cost = cf(g, name)
-            traces[DISPLAY_NAMES.get(name, name)] = cf.last_trace
+            if cf.last_trace is not None:
+                traces[DISPLAY_NAMES.get(name, name)] = cf.last_trace
             ev = cf.trials[-1].evaluation
             metrics[name] = {"cost": cost, "evaluation": ev.to_json() if ev else None}
             bar((i + 1) / len(data.heuristics))
@@ -154,7 +146,8 @@ def _tune(s, joints, a, out: Path, bar: ProgressBar, show: bool) -> int:
             entry["optimiser"] = res.to_json()
             entry["applied"] = "optimiser"
             cf(res.gains, "optimiser")
-            traces["Optimiser"] = cf.last_trace
+            if cf.last_trace is not None:
+                traces["Optimiser"] = cf.last_trace
         if plots:
             plot_heuristic_steps(j, traces, out / "tuning" / f"{j}_steps.png")
         write_json(out / "tuning" / f"{j}.json", entry)

@@ -35,8 +35,8 @@ class LiveRobotError(RuntimeError):
     message is the one clear reason."""
 
 
-class JobCancelled(RuntimeError):
-    pass
+class JobCancelled(BaseException):
+    """Raised in a cancelled job's worker (not an Exception: nothing inside may swallow it)."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -137,7 +137,8 @@ class LiveRobot:
     is ``pid_tuning.live``; ``collides(q)`` vetoes posture moves through self-collision."""
 
     def __init__(self, node, model, lockstep: Lockstep, live: Mapping[str, Any],
-                 collides: Callable[[np.ndarray], bool] | None = None, collision_samples: int = 7):
+                 collides: Callable[[np.ndarray], bool] | None = None, collision_samples: int = 7,
+                 recovery_gains: Mapping[str, Any] | None = None):
         from hri_runtime import msgs
 
         from .nodes.tuning_node import TUNE_SRV
@@ -167,6 +168,9 @@ class LiveRobot:
         self.hold_q = self.base_pose_rad.copy()
         self.commands = 0
         self.bad_states = 0
+        self.recovery_gains = dict(recovery_gains or {})    # joint -> PIDGains known to hold
+        self.gains_sent: dict[str, Any] = {}                # joint -> PIDGains acknowledged by the robot
+        self.recoveries = 0
 
     # --- executor side -------------------------------------------------------------------------
     def on_states(self, msg) -> None:
@@ -244,6 +248,26 @@ class LiveRobot:
         self.move_to(q_rad)
 
     def move_to(self, q_target: Sequence[float]) -> None:
+        """:meth:`_move`; when the robot does not come to rest (gains under test that ring or
+        are unstable once excited), once more with the ``recovery_gains`` (the robot's
+        configured hold gains), after which the gains it had are sent back."""
+        try:
+            self._move(q_target)
+        except LiveRobotError as exc:
+            if not self.recovery_gains or "still moving" not in str(exc):
+                raise
+            _log.warning("posture move failed (%s); again with the recovery gains", exc)
+            current = dict(self.gains_sent)
+            for j, g in self.recovery_gains.items():
+                self._send_gains(j, g)
+            try:
+                self._move(q_target)
+            finally:
+                for j in self.joint_names:
+                    self._send_gains(j, current.get(j, self.recovery_gains.get(j)))
+            self.recoveries += 1
+
+    def _move(self, q_target: Sequence[float]) -> None:
         """Ramp the position command from where the robot is to ``q_target`` at
         ``posture_speed_deg_s`` (collision-checked path), then wait until every joint is within
         ``posture_tolerance_deg`` – or at rest, |dq| below that per second (a hold without integral
@@ -252,7 +276,9 @@ class LiveRobot:
         target = np.clip(np.asarray(q_target, dtype=float), self.q_min, self.q_max)
         q0 = self.q_rad
         if self.collides is not None:
-            for s in np.linspace(0.0, 1.0, max(2, self.collision_samples)):
+            # from a colliding pose (a diverged test) only the way out is required: a free target
+            start = 1.0 if self.collides(q0) else 0.0
+            for s in np.linspace(start, 1.0, max(2, self.collision_samples)):
                 if self.collides(q0 + s * (target - q0)):
                     raise LiveRobotError("the way to the posture self-collides; not moving")
         dist = float(np.max(np.abs(target - q0)))
@@ -281,10 +307,19 @@ class LiveRobot:
                 if t > ramp_s + float(self.cfg["posture_timeout_s"]):
                     worst = int(np.argmax(np.abs(self.q_rad - target)))
                     raise LiveRobotError(f"{self.joint_names[worst]} did not reach "
-                                         f"{math.degrees(target[worst]):.1f}° ({math.degrees(err):.1f}° away)")
+                                         f"{math.degrees(target[worst]):.1f}° ({math.degrees(err):.1f}° away, "
+                                         f"still moving at {math.degrees(float(np.max(np.abs(self._dq)))):.1f}°/s)")
 
     def set_gains(self, joint: str, gains) -> bool:
         """Acknowledged gain update (the storage's transport): True when the robot acknowledged."""
+        ok = self._send_gains(joint, gains)
+        if ok:
+            self.gains_sent[joint] = gains
+        return ok
+
+    def _send_gains(self, joint: str, gains) -> bool:
+        if gains is None:
+            return False
         req = self._msgs.new(self._tune_srv + "_Request", joint=joint, heuristic="",
                              gains=[float(gains.kp), float(gains.ki), float(gains.kd)])
         try:
@@ -345,3 +380,30 @@ class LiveJointView:
         eff[self.index] = float(effort)
         self.robot.command(pos, eff)
         self.robot.wait_next()
+
+
+def run_live(robot: str, setup: str | None, job: Callable[[Any], Any], overrides: Sequence[str] | None = None,
+             name: str = "tuning") -> Any:
+    """Run ``job(session)`` on the live path in one process: the robot node (``joint_robot``,
+    MuJoCo) and the tuning node (``live: true``) over the in-process runtime, in lockstep
+    simulated time – the nodes and messages of a lab's setup, without the network. Returns the
+    job's result; its exception propagates. ``hri tune`` and ``bench/pid/results.py`` use this."""
+    from hri_runtime.inproc import InprocContext
+    from hri_sim.nodes.joint_robot_node import JointRobotNode
+
+    from .nodes.tuning_node import PidTuningNode
+    from .session import load_pid_config
+
+    cfg = load_pid_config(robot, overrides=overrides)
+    if robot == "humanoid_arm" and setup not in cfg["pid_tuning"]["setups"]:
+        raise ValueError(f"unknown setup {setup!r}; known: {sorted(cfg['pid_tuning']['setups'])}")
+    ctx = InprocContext()
+    JointRobotNode(robot=robot, setup=setup, cfg=cfg, context=ctx)
+    tuner = PidTuningNode(context=ctx, overrides=overrides, parameters={"robot": robot, "setup": setup or "",
+                                                                         "live": True})
+    done: dict = {}
+    tuner.run_job(name, lambda: job(tuner.session), lambda r, e: done.update(result=r, exc=e))
+    ctx.spin_until(lambda: "result" in done, timeout_s=1e7)
+    if done.get("exc") is not None:
+        raise done["exc"]
+    return done["result"]

@@ -109,3 +109,26 @@ def test_cli_runs_no_test_motion_after_a_failed_relay(tmp_path, capsys):
     assert sorted(p.name for p in out.iterdir()) == ["run.json", "tuning"]      # no motion folders
     assert all(len(line) <= 100 for line in err.out.splitlines()[1:])     # (line 1: the run folder's path)
     assert "warning: fr3_joint4: identification relay" in err.out
+
+
+@pytest.mark.parametrize("setup", ["s1", "s2", "s3", "s4"])
+def test_every_humanoid_arm_joint_tunes_on_the_live_path(setup):
+    ctx = InprocContext()
+    cfg = load_pid_config("humanoid_arm")
+    rn = JointRobotNode(robot="humanoid_arm", setup=setup, cfg=cfg, context=ctx)
+    tn = PidTuningNode(context=ctx, parameters={"robot": "humanoid_arm", "setup": setup, "live": True})
+    cli = tn.create_client(TUNE_SRV, "/pid_tuning/auto_tune")
+    fut = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint="", heuristic=""))   # '' = every joint
+    assert ctx.spin_until(fut.done, 1e4)
+    r = fut.result()
+    assert r.success, r.message
+    import json
+
+    tuning = json.loads(r.result_json)["tuning"]
+    assert list(tuning) == cfg["pid_tuning"]["humanoid_arm"]["joint_order"]
+    e = cfg["pid_tuning"]["safe_tuning"]["excursion_max_deg"]
+    for j, t in tuning.items():
+        assert t["relay"]["ok"] and t["applied"] == "pd_control", (setup, j, t["reason"])
+        assert 0 < t["relay"]["amplitude_deg"] <= e
+        g = rn.pids[rn.names.index(j)].gains            # the robot runs the applied gains
+        assert g.kp == pytest.approx(t["heuristics"]["pd_control"]["kp"])

@@ -38,10 +38,10 @@ import struct
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import List, Optional, Tuple
 
 import numpy as np
-import yaml
 
 from hri_pulse.core.codec import UNITY_FORMAT, PacketAuth
 
@@ -98,8 +98,9 @@ class Plan:
 def load_scenario(path_or_dict) -> dict:
     if isinstance(path_or_dict, dict):
         return dict(path_or_dict)
-    with open(path_or_dict) as f:
-        data = yaml.safe_load(f) or {}
+    from hri_runtime.config import read_yaml
+
+    data = read_yaml(Path(path_or_dict))   # bounded: size, UTF-8, nesting, aliases, duplicate keys
     if not isinstance(data, dict):
         from hri_runtime.errors import UsageError
 

@@ -72,6 +72,12 @@ def time_from_seconds(stamp_s: float):
     return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=nanosec)
 
 
+def seconds_from_time(stamp) -> float:
+    """Seconds (float) of a ``builtin_interfaces/Time`` (``sec + 1e-9 nanosec``); the inverse of
+    :func:`time_from_seconds` to the nanosecond."""
+    return int(stamp.sec) + 1e-9 * int(stamp.nanosec)
+
+
 def pose_from_matrix(frame_T_child: np.ndarray):
     """``geometry_msgs/Pose`` of a 4x4 transform (quaternion canonical, ``w >= 0``)."""
     T = np.asarray(frame_T_child, dtype=float)

@@ -23,7 +23,9 @@ and its last log lines; ``respawn`` restarts it after ``respawn_delay`` (default
 ``runtime.launch.respawn_delay_s``); Ctrl-C / SIGTERM: SIGINT to every child, SIGTERM after
 ``runtime.launch.sigterm_timeout_s``, SIGKILL after ``runtime.launch.sigkill_timeout_s``.
 Transport: ``HRI_TRANSPORT`` is resolved once and passed to every child; for zenoh the launcher
-starts an in-process router on ``runtime.zenoh.router_listen_endpoints`` unless one answers there.
+uses the router answering on ``runtime.zenoh.router_listen_endpoints`` (``hri router``,
+``rmw_zenohd``) and watches it (an ERROR every ``runtime.launch.router_check_period_s`` while it is
+gone), or starts one in-process (stopping with this launch) when none answers.
 """
 from __future__ import annotations
 
@@ -254,17 +256,24 @@ class _Scope:
 
 
 _anon = itertools.count(1)
+_MAX_SUBSTITUTIONS = 100       # $(...) expansions in one value
+_MAX_SUBST_CHARS = 65536       # length of one value after substitution
 
 
 def _subst(text: Any, scope: _Scope, where: str) -> Any:
     if not isinstance(text, str):
         return text
     s = text
-    for _ in range(100):
+    for _ in range(_MAX_SUBSTITUTIONS):
         m = _SUBST.search(s)
         if not m:
-            break
+            return s
         s = s[:m.start()] + _one_subst(m.group(1).strip(), scope, where) + s[m.end():]
+        if len(s) > _MAX_SUBST_CHARS:
+            raise LaunchError(f"{where}: substitution result longer than {_MAX_SUBST_CHARS} characters")
+    if _SUBST.search(s):
+        raise LaunchError(f"{where}: more than {_MAX_SUBSTITUTIONS} substitutions in one value "
+                          f"(a variable that expands to itself?)")
     return s
 
 
@@ -890,7 +899,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--transport", choices=["auto", "rclpy", "zenoh", "inproc"],
                     help="overrides HRI_TRANSPORT for the nodes")
     ap.add_argument("--router", default="auto",
-                    help="zenoh router endpoint to start unless reachable (default: config), or 'none'")
+                    help="zenoh router endpoint to use (watched), started in-process only if nothing "
+                         "answers there (default: runtime.zenoh.router_listen_endpoints), or 'none'")
     a = ap.parse_args(rest)
     if a.check:
         bad = 0

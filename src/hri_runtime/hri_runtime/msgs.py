@@ -179,17 +179,22 @@ _autoload_failed: set = set()
 
 
 def _interface_file(pkg: str, kind: str, name: str):
-    """<share of pkg>/<kind>/<name>.<kind> (ROS layout; editable installs: the source dir)."""
+    """<share of pkg>/<kind>/<name>.<kind> (ROS layout; editable installs: the source dir), else
+    <share of hri_runtime>/interfaces/<pkg>/<kind>/ (a workspace installed without ROS, where the
+    ament_cmake package hri_interfaces is not built; hri_runtime installs a copy of its files)."""
     from pathlib import Path
 
-    try:
-        from .launch import find_pkg_share
+    from .launch import find_pkg_share
 
-        share = Path(find_pkg_share(pkg))
-    except Exception:  # noqa: BLE001  (package not found)
-        return None
-    f = share / kind / f"{name}.{kind}"
-    return f if f.is_file() else None
+    for share_of, sub in ((pkg, ""), ("hri_runtime", f"interfaces/{pkg}")):
+        try:
+            share = Path(find_pkg_share(share_of))
+        except Exception:  # noqa: BLE001  (package not found)
+            continue
+        f = share / sub / kind / f"{name}.{kind}"
+        if f.is_file():
+            return f
+    return None
 
 
 def _autoload(t: str) -> bool:

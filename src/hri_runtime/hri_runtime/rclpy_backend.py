@@ -31,7 +31,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from .context import Graph, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
+from .context import Graph, GraphEndpoint, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
 
 log = logging.getLogger("hri.runtime.rclpy")
 
@@ -215,12 +215,21 @@ class RclpyContext(ThreadedContext):
         n = nodes[0]
         for name, ns in n.get_node_names_and_namespaces():
             g.nodes.append(("" if ns == "/" else ns) + "/" + name)
+        def endpoint(kind: str, topic: str, i) -> GraphEndpoint:
+            try:
+                qos = qos_profile(i.qos_profile)      # rmw enums -> our names; unknown -> None
+            except ValueError:
+                qos = None
+            return GraphEndpoint(kind, topic, i.topic_type, i.node_namespace.rstrip("/") + "/" + i.node_name,
+                                 qos, bytes(i.endpoint_gid))
+
         for topic, types in n.get_topic_names_and_types():
             g.topics[topic] = set(types)
-            g.publishers[topic] = [i.node_namespace.rstrip("/") + "/" + i.node_name
-                                   for i in n.get_publishers_info_by_topic(topic)]
-            g.subscribers[topic] = [i.node_namespace.rstrip("/") + "/" + i.node_name
-                                    for i in n.get_subscriptions_info_by_topic(topic)]
+            pubs = [endpoint("PUBLISHER", topic, i) for i in n.get_publishers_info_by_topic(topic)]
+            subs = [endpoint("SUBSCRIPTION", topic, i) for i in n.get_subscriptions_info_by_topic(topic)]
+            g.publishers[topic] = [e.node_fqn for e in pubs]
+            g.subscribers[topic] = [e.node_fqn for e in subs]
+            g.endpoints += pubs + subs
         for srv, types in n.get_service_names_and_types():
             g.services[srv] = set(types)
         return g

@@ -14,6 +14,9 @@ with the 4-byte header, log_time/publish_time in ns.
     for m in r.messages(["/chatter"]):
         m.topic, m.type_name, m.log_time_ns, m.data, m.msg   # m.msg decoded on access
 
+Crash safe: the writer writes its chunk out at least every ``runtime.recording.flush_period_s``
+with a provisional footer, so a killed recorder leaves a readable file (``McapWriter``).
+
 ``Recorder(node, writer, topics=None)``: records topics of the node's context (all discovered
 ones, or the given names) as raw CDR; ``Player(node, reader, rate=1.0)``: republishes a file on
 the node's clock (deterministic on InprocContext). CLIs: ``hri record``, ``hri play``.
@@ -58,28 +61,35 @@ class RecordingParams:
         return cls.from_config(((data or {}).get("runtime") or {}).get("recording") or {})
 
 
+def _duration_yaml(v: Optional[float]) -> str:
+    """{sec, nsec} of a duration; None (not set) = rmw's "unspecified" 0/0 (the default)."""
+    ns = 0 if v is None or v == float("inf") else int(round(v * 1e9))
+    return f"\n    sec: {ns // 1_000_000_000}\n    nsec: {ns % 1_000_000_000}"
+
+
 def _qos_yaml(qos) -> str:
     """rosbag2's offered_qos_profiles metadata for a QoS profile or a list of them (one per
-    publisher, as rosbag2 records them): rmw enum values (history 1 keep_last / 2 keep_all,
-    reliability 1 reliable / 2 best_effort, durability 1 transient_local / 2 volatile),
-    durations {sec, nsec} with 0 = the rmw default (infinite)."""
+    publisher, as rosbag2 records them), in the form rosbag2 writes since metadata version 9
+    (Jazzy): policy names as strings (``history: keep_last``, ``reliability: reliable``,
+    ``durability: transient_local``, ``liveliness: automatic``), durations as {sec, nsec}."""
     if qos is None:
         return ""
     out = []
     for q in (qos if isinstance(qos, (list, tuple)) else [qos]):
-        rel = 1 if q.reliability == "reliable" else 2
-        dur = 1 if q.durability == "transient_local" else 2
-        hist = 1 if q.history == "keep_last" else 2
-        zero = "\n    sec: 0\n    nsec: 0"
-        out.append(f"- history: {hist}\n  depth: {int(q.depth)}\n  reliability: {rel}\n  durability: {dur}\n"
-                   f"  deadline:{zero}\n  lifespan:{zero}\n  liveliness: 1\n  liveliness_lease_duration:{zero}\n"
+        out.append(f"- history: {q.history}\n  depth: {int(q.depth)}\n  reliability: {q.reliability}\n"
+                   f"  durability: {q.durability}\n"
+                   f"  deadline:{_duration_yaml(getattr(q, 'deadline_s', None))}\n"
+                   f"  lifespan:{_duration_yaml(getattr(q, 'lifespan_s', None))}\n"
+                   f"  liveliness: {getattr(q, 'liveliness', 'automatic')}\n"
+                   f"  liveliness_lease_duration:{_duration_yaml(getattr(q, 'liveliness_lease_s', None))}\n"
                    f"  avoid_ros_namespace_conventions: false")
     return "\n".join(out)
 
 
 def parse_qos_yaml(text: str) -> list[dict]:
     """offered_qos_profiles metadata -> list of profiles with rmw names (reliability,
-    durability, history, depth); accepts the integer form (Humble, ours) and the string form."""
+    durability, history, depth); accepts the string form (rosbag2 Jazzy, ours) and the integer
+    form of older rosbag2 versions (Humble)."""
     import yaml
 
     try:

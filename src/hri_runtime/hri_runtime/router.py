@@ -39,9 +39,14 @@ def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
         root = cfgmod.find_config_root()
         path = root / cfgmod.DEFAULTS_FILE
         data = cfgmod.read_yaml(path)
+        origin: dict = {}
         if sets:
-            data = cfgmod.deep_merge(data, cfgmod._overrides_to_tree(sets), {}, "<command line>")
+            data = cfgmod.deep_merge(data, cfgmod._overrides_to_tree(sets), origin, "<command line>")
         runtime = cfgmod._expand_env(data["runtime"], lambda _p: str(path), ("runtime",))
+        # the runtime section validated against its schema (as a robot config would be)
+        schema = cfgmod.load_schema(root)
+        cfgmod._Validator({"runtime": runtime}, origin, str(path)).section(
+            {"runtime": schema["runtime"]}, {"runtime": runtime}, ())
     p = ZenohParams.from_config(runtime)
     if listen:
         p = p.with_(router_listen_endpoints=listen)

@@ -9,6 +9,7 @@ knows, and the ``msg/``/``srv/`` files of the workspace packages (``hri_interfac
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -19,6 +20,8 @@ from . import msgs
 from .topic_cli import CliParams, _Session
 
 __all__ = ["service_main", "interface_main", "message_repr"]
+
+_TYPE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*/(srv/)?[A-Za-z][A-Za-z0-9_]*$")
 
 
 def message_repr(msg, type_name: str) -> str:
@@ -75,7 +78,7 @@ def service_main(argv: Optional[list[str]] = None, context=None) -> int:
             return 0
         # call: 'hri service call /srv "{data: true}"' (type omitted) is accepted too
         srv_type, values = a.type, a.values
-        if srv_type is not None and "/" not in srv_type and a.values == "{}":
+        if srv_type is not None and not _TYPE_NAME.match(srv_type) and a.values == "{}":
             srv_type, values = None, a.type
         timeout_s = a.timeout if a.timeout is not None else cp.service_timeout_s
         if srv_type is None:

@@ -8,6 +8,7 @@ printed every ``runtime.cli.hz_print_period_s`` (wall clock; this is a measuring
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import sys
 import threading
@@ -132,6 +133,12 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
     p.add_argument("--once", action="store_true")
     p.add_argument("-n", "--count", type=errors.positive_int)
     p.add_argument("--timeout", type=errors.nonnegative_float, help="give up after this many seconds")
+    p.add_argument("--qos-reliability", choices=["reliable", "best_effort"],
+                   help="instead of matching the publishers (ros2 topic echo's option)")
+    p.add_argument("--qos-durability", choices=["volatile", "transient_local"],
+                   help="instead of matching the publishers (ros2 topic echo's option)")
+    p.add_argument("--qos-depth", type=errors.positive_int,
+                   help="keep-last depth (default: runtime.cli.echo_queue_depth)")
     p = sub.add_parser("pub")
     p.add_argument("topic")
     p.add_argument("type")
@@ -166,6 +173,9 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
             name = sess.node.resolve_topic_name(a.topic)
             from .cli_format import topic_info_lines
 
+            if name not in g.topics:
+                print(f"Unknown topic '{name}'", file=sys.stderr)      # ros2 topic info's words
+                return 1
             print("\n".join(topic_info_lines(g, name, a.verbose)))
             return 0
         topic = sess.node.resolve_topic_name(a.topic)
@@ -184,8 +194,10 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
             from .cli_format import matching_qos
 
             sess.wait(cp.discovery_wait_s, until=lambda: bool(sess.ctx.graph().publishers.get(topic)))
-            sess.node.create_subscription(t, topic, on_msg,
-                                          qos=matching_qos(sess.ctx.graph(), topic, cp.echo_queue_depth))
+            qos = matching_qos(sess.ctx.graph(), topic, a.qos_depth or cp.echo_queue_depth)
+            qos = dataclasses.replace(qos, reliability=a.qos_reliability or qos.reliability,
+                                      durability=a.qos_durability or qos.durability)
+            sess.node.create_subscription(t, topic, on_msg, qos=qos)
             sess.wait(a.timeout, until=lambda: want is not None and n[0] >= want)
             short = n[0] < want if want is not None else n[0] == 0
             if a.timeout is not None and short and not sess.stop.is_set():
@@ -280,6 +292,10 @@ def node_main(argv: Optional[list[str]] = None, context=None) -> int:
         for t, ns in sorted(g.publishers.items()):
             if name in ns:
                 print(f"    {t}: {', '.join(sorted(g.topics.get(t, [])))}")
+        for title, kind in (("  Service Servers:", "SERVICE"), ("  Service Clients:", "CLIENT")):
+            print(title)       # as ros2 node info (from the endpoint list, where the backend has one)
+            for e in sorted({(e.name, e.type_name) for e in g.endpoints if e.kind == kind and e.node_fqn == name}):
+                print(f"    {e[0]}: {e[1]}")
         return 0
     finally:
         sess.close()

@@ -199,8 +199,9 @@ def access_control_config(acl: dict | None, domain_id: int) -> dict | None:
     """Zenoh's ``access_control`` block for ``runtime.zenoh.access_control`` (None: disabled).
 
     Default deny: an identity (certificate common name) in no list gets nothing. Operators: every
-    message. Robots: every message except a put on a command topic and a parameter set. Observers:
-    the same as robots (they may read, call other services, but never command nor tune).
+    message. Robots: every message except a put on a command topic, a parameter set and a call
+    of an ``operator_services`` service (the stop reset). Observers: the same as robots (they may
+    read and call other services, but never command, tune nor reset).
     ``trust_local_tcp``: plain tcp links (the router's loopback listener: this machine's nodes)
     get every message. Key expressions follow rmw_zenoh: a topic ``/ee_command`` is
     ``<domain>/ee_command/<type>/<hash>``, a parameter set a query on
@@ -211,6 +212,7 @@ def access_control_config(acl: dict | None, domain_id: int) -> dict | None:
     d = int(domain_id)
     commands = [f"{d}/{t.strip('/')}/**" for t in acl.get("command_topics") or []]
     params = [f"{d}/**/set_parameters/**", f"{d}/**/set_parameters_atomically/**"]
+    params += [f"{d}/{srv.strip('/')}/**" for srv in acl.get("operator_services") or []]
     # '**' does not match verbatim chunks ('@...'): the ROS graph's liveliness space is named
     rules = [{"id": "everything", "messages": _ACL_ALL_MESSAGES, "flows": ["ingress", "egress"],
               "permission": "allow", "key_exprs": ["**", "@ros2_lv/**"]},

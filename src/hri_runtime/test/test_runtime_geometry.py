@@ -6,7 +6,7 @@ import pytest
 
 from hri_runtime import msgs
 from hri_runtime.geometry import (matrix_from_pose, pose_stamped_from_matrix, quat_from_rot, rot_from_quat,
-                                  time_from_seconds)
+                                  seconds_from_time, time_from_seconds)
 
 
 def _rot(axis, angle):
@@ -106,3 +106,8 @@ def test_time_from_seconds(t, sec, ns):
     st = time_from_seconds(t)
     assert st.sec == sec
     assert abs(st.nanosec - ns) <= (256 if t > 1e9 else 0)  # float64 resolution at 1.7e9 s is ~2.4e-7 s
+
+
+@pytest.mark.parametrize("t", [0.0, 1.3, 1.9999999997, 2.9999999999, 12345.000000001])
+def test_seconds_from_time_inverts_time_from_seconds_to_the_nanosecond(t):
+    assert abs(seconds_from_time(time_from_seconds(t)) - t) <= 0.51e-9 + abs(t) * 1e-15

@@ -74,7 +74,7 @@ def router():
 
 @pytest.fixture
 def talker(router):
-    """A publisher at ~200 Hz on /rec_chatter (data = its counter) in this process."""
+    """A publisher at up to 500 Hz on /rec_chatter (data = its counter) in this process."""
     from hri_runtime.node import Node
     from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
 
@@ -88,7 +88,7 @@ def talker(router):
         while not stop.is_set():
             n += 1
             pub.publish(msgs.new("std_msgs/msg/String", data=str(n)))
-            stop.wait(0.005)
+            stop.wait(0.002)
 
     t = threading.Thread(target=run, daemon=True)
     t.start()

@@ -185,7 +185,9 @@ def test_recorder_writes_offered_qos_profiles_as_rosbag2(tmp_path):
     with open(f, "rb") as fh:
         ch = next(c for c in make_reader(fh).get_summary().channels.values() if c.topic == "/state")
     prof = yaml.safe_load(ch.metadata["offered_qos_profiles"])
-    assert prof[0]["durability"] == 1 and prof[0]["reliability"] == 1 and prof[0]["depth"] == 1
+    assert prof[0]["durability"] == "transient_local" and prof[0]["reliability"] == "reliable"
+    assert prof[0]["history"] == "keep_last" and prof[0]["depth"] == 1 and prof[0]["liveliness"] == "automatic"
+    assert prof[0]["deadline"] == {"sec": 0, "nsec": 0}
     assert set(prof[0]) >= {"history", "deadline", "lifespan", "liveliness", "liveliness_lease_duration",
                             "avoid_ros_namespace_conventions"}
     assert McapReader(f).message_counts() == {"/state": 1}     # the latched sample was matched
@@ -251,3 +253,26 @@ def test_run_node_routes_the_process_logging_to_rosout():
     assert any(m.name == "arm_teleop.hri_arm_teleop.core.pipeline" and m.msg == "SAFETY_HOLD: workspace"
                for m in got)
     assert not any(isinstance(h, RosoutHandler) for h in logging.getLogger().handlers)
+
+
+def test_topic_info_of_an_unknown_topic(capsys):
+    assert topic_main(["info", "/nope"], context=ThreadedInprocContext()) == 1
+    assert capsys.readouterr().err == "Unknown topic '/nope'\n"
+
+
+def test_echo_qos_options_and_node_info_services(capsys):
+    from hri_runtime.topic_cli import node_main
+
+    ctx = ThreadedInprocContext()
+    n = Node("talker", context=ctx)
+    n.get_logger().warn("cached line")
+    # forcing VOLATILE (ros2 topic echo --qos-durability volatile): the cached line is not delivered
+    assert topic_main(["echo", "/rosout", "--once", "--timeout", "0.5", "--qos-durability", "volatile"],
+                      context=ctx) == 1
+    assert "expired" in capsys.readouterr().err
+    ctx, _ = _server()
+    assert node_main(["info", "/demo/switch"], context=ctx) == 0
+    out = capsys.readouterr().out
+    assert "  Service Servers:\n" in out and "    /demo/enable: std_srvs/srv/SetBool\n" in out
+    assert "    /demo/switch/get_parameters: rcl_interfaces/srv/GetParameters\n" in out
+    assert out.rstrip().endswith("Service Clients:")

@@ -82,14 +82,14 @@ namespace HriTeleop.Protocol
         public const int TrailerSize = 20;
         public const int TagBytes = 16;
         public const int MinKeyBytes = 16;
-        private readonly byte[] key;
+        private readonly HMACSHA256 hmac;   // one instance per sender (not thread safe)
         public readonly byte KeyId;
 
         public PacketAuth(byte[] key, byte keyId)
         {
             if (key == null || key.Length < MinKeyBytes)
                 throw new ArgumentException("packet auth key: at least " + MinKeyBytes + " bytes");
-            this.key = (byte[])key.Clone();
+            hmac = new HMACSHA256((byte[])key.Clone());
             KeyId = keyId;
         }
 
@@ -110,11 +110,8 @@ namespace HriTeleop.Protocol
             outp[packet.Length] = Version;
             outp[packet.Length + 1] = KeyId;
             LittleEndian.WriteUInt16(outp, packet.Length + 2, 0);
-            using (HMACSHA256 h = new HMACSHA256(key))
-            {
-                byte[] tag = h.ComputeHash(outp, 0, packet.Length + 4);
-                Buffer.BlockCopy(tag, 0, outp, packet.Length + 4, TagBytes);
-            }
+            byte[] tag = hmac.ComputeHash(outp, 0, packet.Length + 4);
+            Buffer.BlockCopy(tag, 0, outp, packet.Length + 4, TagBytes);
             return outp;
         }
     }

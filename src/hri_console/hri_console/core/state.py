@@ -74,6 +74,7 @@ class ConsoleState:
         self._atomic: Any = None
         self._safe_stop: bool | None = None
         self._pid_status: dict = {}
+        self._pid_progress: dict | None = None
         self._autotune: dict[str, dict] = {}
         self._busy: dict | None = None
         self._last_reply: dict | None = None
@@ -153,6 +154,14 @@ class ConsoleState:
         with self._lock:
             self._pid_status = dict(status)
 
+    def on_pid_progress(self, phase: str, joint: str, fraction: float, detail: str = "") -> None:
+        """The tuning node's progress (phase, joint, fraction 0..1 of that joint or request)."""
+        f = float(fraction)
+        with self._lock:
+            self._pid_progress = {"phase": str(phase), "joint": str(joint),
+                                  "fraction": min(max(f, 0.0), 1.0) if math.isfinite(f) else 0.0,
+                                  "detail": str(detail), "t_s": self.clock()}
+
     def on_autotune(self, tuning: Mapping[str, Any]) -> None:
         """``tuning``: the auto_tune result's ``tuning`` map (joint -> table)."""
         with self._lock:
@@ -209,6 +218,7 @@ class ConsoleState:
                         "autotune": {j: dict(t) for j, t in self._autotune.items()},
                         "error": {j: [list(s) for s in buf] for j, buf in self._errors.items()},
                         "busy": None if self._busy is None else dict(self._busy),
+                        "progress": None if self._pid_progress is None else dict(self._pid_progress),
                         "last_reply": self._last_reply},
                 "dropped": dict(self.dropped),
             }

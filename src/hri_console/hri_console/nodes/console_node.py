@@ -135,6 +135,9 @@ class ConsoleNode(Node):
         pid = c["pid_service"].rstrip("/")
         self.create_subscription("hri_interfaces/msg/PidTuningStatus", f"{pid}/status",
                                  lambda m: self.state.on_pid_status(self._typed(m)), qos=10)
+        # the tuning node's progress (hri_interfaces/msg/TuningProgress): the console's progress bar
+        self.create_subscription("hri_interfaces/msg/TuningProgress", f"{pid}/progress",
+                                 lambda m: self.state.on_pid_progress(m.phase, m.joint, m.fraction, m.detail), qos=50)
         # --- PID services (clients)
         self.cli = {n: self.create_client(TUNE_SRV, f"{pid}/{n}") for n in ("auto_tune", "apply", "evaluate")}
         for n in ("record_start", "record_stop", "reset", "save"):

@@ -160,8 +160,18 @@ function renderPid(p) {
   }
   const busy = p.busy;
   $("pid-busy").textContent = busy ? `running ${busy.command} ${busy.detail} …` : "";
+  renderProgress(p.progress);
   renderAutotune((p.autotune || {})[sel.value]);
   drawError(((p.error || {})[sel.value]) || []);
+}
+
+// the tuning node's progress topic (phase, joint, fraction) as a progress bar
+function renderProgress(pr) {
+  const bar = $("pid-progress"), label = $("pid-progress-label");
+  if (!pr) { bar.value = 0; label.textContent = "idle"; return; }
+  bar.value = pr.fraction;
+  const what = [pr.joint, pr.phase].filter(x => x).join(" · ");
+  label.textContent = `${what} ${Math.round(pr.fraction * 100)} %` + (pr.detail ? ` – ${pr.detail}` : "");
 }
 
 let tuneKey = "";

@@ -70,6 +70,7 @@ class InteractionParams:
     torque_max_nm: Optional[np.ndarray] = None   # structural: None = no per-joint torque clamp given
     gain_limits: Optional[ImpedanceGainLimits] = None   # structural: None = SPD check only
     reference_feedforward: bool = False   # Lie law: V_ref includes the governed reference's motion
+    reference_interpolation_max_s: float = 0.0   # first-order hold of target streams (0: off)
 
     @classmethod
     def from_config(cls, section: dict, torque_max_nm=None) -> "InteractionParams":
@@ -104,6 +105,8 @@ class InteractionParams:
             raise GainError(f"interaction.impedance: {exc}", exc.cause) from None
         return cls(
             gain_limits=limits, reference_feedforward=bool(section["reference_feedforward"]),
+            reference_interpolation_max_s=nonneg("limits.reference_interpolation_max_s",
+                                                 lim["reference_interpolation_max_s"]),
             rate_hz=pos("rate_hz", section["rate_hz"]), mode=mode,
             gravity_compensation=bool(section["gravity_compensation"]),
             coriolis_compensation=bool(section["impedance"]["coriolis_compensation"]),
@@ -151,7 +154,8 @@ def tick_params(params: InteractionParams, n_joints: int, law: str = "lie"):
     t.max_damping = ps.max_damping
     for name in ("settle_max_linear_m_s", "settle_max_angular_rad_s", "max_linear_m_s",
                  "max_angular_rad_s", "reference_max_linear_m_s", "reference_max_angular_rad_s",
-                 "singular_sigma_min", "torque_max_nm", "reference_feedforward"):   # same names
+                 "singular_sigma_min", "torque_max_nm", "reference_feedforward",
+                 "reference_interpolation_max_s"):   # same names
         setattr(t, name, getattr(params, name))
     return t
 
@@ -280,6 +284,38 @@ class PyInteractionController:
         self.world_T_target = T.copy()
         return True
 
+    @property
+    def world_T_target(self) -> np.ndarray:
+        """The latest accepted reference. Setting it also estimates the target stream's arrival
+        speed (|step| / time since the previous target that moved, when at most
+        ``reference_interpolation_max_s`` apart): the governor then approaches it at that speed,
+        capped by the max speeds (a first-order hold of e.g. 50 Hz teleop steps; V_d continuous)."""
+        return self._T_target
+
+    @world_T_target.setter
+    def world_T_target(self, T) -> None:
+        T = np.asarray(T, float)
+        prev = getattr(self, "_T_target", None)
+        if prev is not None:
+            se3 = self.admittance.se3
+            step = np.asarray(se3.log(se3.inverse(prev) @ T))
+            self._t_v, self._v_arr = self._arrival(float(np.linalg.norm(step[3:])), "_t_v", "_v_arr")
+            self._t_w, self._w_arr = self._arrival(float(np.linalg.norm(step[:3])), "_t_w", "_w_arr")
+        self._T_target = T
+
+    def _arrival(self, step: float, t_name: str, v_name: str):
+        """(time, speed) of the stream after a target step (m or rad; below 1e-9: noise, no motion)."""
+        t_prev, speed = getattr(self, t_name, -1.0), getattr(self, v_name, -1.0)
+        if not step > 1e-9:
+            return t_prev, speed
+        now = getattr(self, "time_s", 0.0)
+        dt_arr = now - t_prev
+        if t_prev >= 0.0 and 0.0 < dt_arr <= self.p.reference_interpolation_max_s:
+            speed = step / dt_arr
+        elif dt_arr != 0.0:
+            speed = -1.0            # no stream (first target, or after a pause): the max speed
+        return now, speed
+
     def _govern_reference(self, dt: float, flags: set) -> None:
         """T_d moves towards the latest target along the geodesic, at most
         ``reference_max_linear_m_s`` / ``reference_max_angular_rad_s`` (a step becomes a ramp:
@@ -295,10 +331,13 @@ class PyInteractionController:
             return
         s = 1.0
         nw, nv = float(np.linalg.norm(xi[:3])), float(np.linalg.norm(xi[3:]))
-        if nw > self.p.reference_max_angular_rad_s * dt:
-            s = min(s, self.p.reference_max_angular_rad_s * dt / nw)
-        if nv > self.p.reference_max_linear_m_s * dt:
-            s = min(s, self.p.reference_max_linear_m_s * dt / nv)
+        w_arr, v_arr = getattr(self, "_w_arr", -1.0), getattr(self, "_v_arr", -1.0)
+        wcap = min(self.p.reference_max_angular_rad_s, w_arr) if w_arr > 0 else self.p.reference_max_angular_rad_s
+        vcap = min(self.p.reference_max_linear_m_s, v_arr) if v_arr > 0 else self.p.reference_max_linear_m_s
+        if nw > wcap * dt:
+            s = min(s, wcap * dt / nw)
+        if nv > vcap * dt:
+            s = min(s, vcap * dt / nv)
         if s < 1.0:
             flags.add("reference_ramping")
             self.world_T_d = self.world_T_d @ se3.exp(s * xi)

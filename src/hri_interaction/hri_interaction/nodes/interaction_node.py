@@ -8,10 +8,15 @@ N·m, effort interface), the modified pose T_mod (PoseStamped), a JSON state (St
 /diagnostics. Every bad message is rejected and counted by the controller (see its docstring).
 
 Drivers (``interaction.node.driver``):
-- ``sim``: the MuJoCo FR3 with torque motors embedded and stepped by this node's 1 ms timer
-  (lockstep with the node clock, so the in-process runtime's fake clock runs it deterministically).
-  An external push on the EE is taken from ``topics.sim_push`` (world frame); the controller's
-  wrench input is then that push in the EE frame (ideal tared F/T sensor). Publishes /joint_states.
+- ``sim``: the configured arm (``robot.model``: fr3, ur5e, iiwa14) in MuJoCo with torque motors.
+  With ``interaction.engine: rt`` (parameter ``engine``) on a real clock, the C++ real-time loop
+  (``hri_core.rt``) owns read -> tick -> write on its own thread with MuJoCo stepped inside it; the
+  node forwards validated inputs through its lock-free setters and publishes its state at
+  ``node.state_rate_hz``. On a simulated clock (in-process runtime, ``use_sim_time``) or with
+  ``engine: python`` the arm is stepped by this node's 1 ms timer (lockstep with the node clock,
+  deterministic). An external push on the EE is taken from ``topics.sim_push`` (world frame); the
+  controller's wrench input is then that push in the EE frame (ideal tared F/T sensor). Publishes
+  ``topics.sim_joint_states`` and the measured EE pose on ``teleop.topics.ee_pose``.
 - ``topic``: joint states from ``topics.joint_states``; the MuJoCo model is used as the robot model
   (forward kinematics, body Jacobian, gravity) at the received q, q̇ – never stepped.
 

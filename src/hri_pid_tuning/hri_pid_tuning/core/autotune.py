@@ -81,6 +81,11 @@ class AutoTuningService:
         total = start + (PHASE_END.get(phase, 1.0) - start) * min(max(fraction, 0.0), 1.0)
         if phase in ("done", "failed"):
             total = 1.0
+        # a bar only moves forward (a repeated relay restarts its phase)
+        if phase == "posture" and fraction == 0.0:
+            self._progress_at = 0.0
+        total = max(total, getattr(self, "_progress_at", 0.0))
+        self._progress_at = total
         if progress is not None:
             progress(total)
         if self.reporter is not None:
@@ -138,6 +143,16 @@ class AutoTuningService:
                                        d0_max=self.relay_amplitude.get(joint))
         res = safe.relay
         data = TuningData(joint, res, safe=safe)
+        # back to the base pose first, with the joint's previous (known) gains – a posture is
+        # never restored with gains no step test has seen yet
+        self._report("restore", joint, 0.0, "back to the base pose", progress)
+        try:
+            jp.reset(base[idx])
+        except Exception as exc:
+            _log.error("restoring the posture of %s failed: %s", joint, exc)
+            if res.ok:
+                res.ok, res.reason = False, "restore_failed"
+                data.safe.detail = f"the posture was not restored: {exc}"
         if res.ok:
             data.heuristics = compute_all(res.ku, res.tu_s, self.heuristics)
             if self.storage.apply(joint, data.heuristics[self.tuning_heuristic]):
@@ -147,14 +162,6 @@ class AutoTuningService:
         else:
             _log.info("tuning %s failed: %s; gains and posture restored", joint, data.reason)
             self.storage.apply(joint, old)
-        self._report("restore", joint, 0.0, "back to the base pose", progress)
-        try:
-            jp.reset(base[idx])
-        except Exception as exc:
-            _log.error("restoring the posture of %s failed: %s", joint, exc)
-            if res.ok:
-                res.ok, res.reason = False, "restore_failed"
-                data.safe.detail = f"the posture was not restored: {exc}"
         self._report("done" if res.ok else "failed", joint, 1.0, data.reason, progress)
         self.last_tuning_data = data
         self.history[joint] = data

@@ -91,9 +91,14 @@ class JointCostFunction:
 
     def __call__(self, gains: PIDGains, label: str = "") -> float:
         m = self.motion
-        tr = simulate_closed_loop(self.plant, gains, lambda t: self.base_rad + m.offset_rad(t), m.duration_s,
-                                  q0_rad=self.base_rad, pid_params=self.pid_params,
-                                  divergence_rad=math.radians(self.p.divergence_deg))
+        try:
+            tr = simulate_closed_loop(self.plant, gains, lambda t: self.base_rad + m.offset_rad(t), m.duration_s,
+                                      q0_rad=self.base_rad, pid_params=self.pid_params,
+                                      divergence_rad=math.radians(self.p.divergence_deg))
+        except RuntimeError:        # a live robot could not run the trial (start posture not reached)
+            self.last_trace = None
+            self.trials.append(Trial(gains, self.p.divergence_cost, None, label))
+            return self.p.divergence_cost
         self.last_trace = tr
         ev = evaluate_joint(tr.t_s, tr.desired_deg, tr.measured_deg, self.eval_params) if len(tr.t_s) > 2 else None
         cost = step_cost(ev, ev.itae if ev else None, tr.aborted, self.p, 2 * m.repeats) if ev else self.p.divergence_cost

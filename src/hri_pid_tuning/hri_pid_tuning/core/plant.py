@@ -64,6 +64,11 @@ def simulate_closed_loop(plant: JointPlant, gains: PIDGains, setpoint_rad: Calla
     params = replace(pid_params, output_min=-plant.effort_max, output_max=plant.effort_max)
     pid = PID(gains, params)
     plant.reset(setpoint_rad(0.0) if q0_rad is None else q0_rad)
+    # a live joint (hri_pid_tuning.live) reports the effort that holds it: bumpless start, the
+    # integral term carries the static load instead of the joint sagging at t = 0
+    u0 = getattr(plant, "effort", None)
+    if u0 is not None and np.isfinite(u0):
+        pid.reset(integral=float(u0) - gains.kp * (setpoint_rad(0.0) - plant.q_rad))
     t0 = plant.t_s
     n = int(round(duration_s / plant.dt_s))
     m = n // sample_every + 1

@@ -117,9 +117,15 @@ class PidTuningNode(Node):
         def make(model, collides):
             from ..session import load_pid_config
 
+            from ..core.pid import PIDGains
+            from ..session import ARM_ROBOT
+
             pt = load_pid_config(robot, overrides=self._cfg_overrides)["pid_tuning"]
+            ig = (pt["humanoid_arm"] if robot == ARM_ROBOT else pt)["initial_gains"]
+            recovery = {j: PIDGains(kp, ki, kd) for j, kp, ki, kd in
+                        zip(model.joint_names, ig["kp"], ig["ki"], ig["kd"])} if ig else None
             self.live_robot = LiveRobot(self, model, self.lockstep, pt["live"], collides,
-                                        pt["safe_tuning"]["collision_samples"])
+                                        pt["safe_tuning"]["collision_samples"], recovery)
             return self.live_robot
 
         session = TuningSession.create(robot, setup, plant=make, reporter=self._progress, overrides=self._cfg_overrides)

@@ -28,13 +28,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
-
 
 
 def _safety_limits(robot: str, cfg: dict, plant):
@@ -94,7 +92,6 @@ class JointRobotNode(Node):
         self.state_pub = self.create_publisher("sensor_msgs/msg/JointState", live["states_topic"], qos=10)
         self.create_subscription("sensor_msgs/msg/JointState", live["commands_topic"], self.on_command, qos=10)
         self.create_service(TUNE_SRV, "~/set_gains", self.on_set_gains)
-        self._t0_node = None
         self.create_timer(p.dt_s, self.tick)
 
     # --- inputs -------------------------------------------------------------------------------
@@ -140,7 +137,14 @@ class JointRobotNode(Node):
         elif len(g) != 3 or not all(math.isfinite(x) and x >= 0 for x in g):
             resp.success, resp.message = False, f"gains must be 3 finite numbers >= 0, got {g}"
         else:
-            self.pids[self.names.index(req.joint)].set_gains(PIDGains(*g))
+            pid = self.pids[self.names.index(req.joint)]
+            if g[1] == 0.0:
+                # no integral action: a controller without memory, as a fresh one (a bumpless
+                # transfer would freeze whatever the integral held – e.g. after an unstable rule)
+                pid.set_gains(PIDGains(*g), bumpless=False)
+                pid.reset()
+            else:
+                pid.set_gains(PIDGains(*g))          # bumpless: the integral absorbs the change
             resp.success, resp.message = True, f"{req.joint}: kp={g[0]:.6g} ki={g[1]:.6g} kd={g[2]:.6g}"
         if not resp.success:
             self._reject("set_gains", "bad_gains", resp.message)
