@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Atomic controller benchmark: cost of one control update, ours vs a naive seed-style controller,
+"""Atomic controller benchmark: cost of one control update, ours vs a naive controller,
 plus the node tick and the simulated robot step for scale. Timing lives here, never in tests.
 
     .venv/bin/python bench/atomic/run.py                 # ~10-20 s on the loaded VM
@@ -8,7 +8,7 @@ plus the node tick and the simulated robot step for scale. Timing lives here, ne
 Sections (all on the same scripted command sequence, same config numbers):
 * core: ``AtomicController.step`` (+ ``on_pulse`` of hri_pulse's 3-message pattern) on a kinematic
   leg (ticks integrate the commanded RPM through the configured gear and encoder: no MuJoCo),
-  1 ms updates, vs ``NaiveAtomic``: the seed's structure (one if/elif chain per state on
+  1 ms updates, vs ``NaiveAtomic``: the Tino VR design's structure (one if/elif chain per state on
   ``millis()``, the ``isCase2Locked`` flag, an inline PID, no queue, no pulse gate, no faults,
   no validation). Reported: ns per update (min and median over repeats) and the ratio ours/naive.
 * node: ``AtomicNode.tick`` on InprocContext with driver ``topic`` (read leg state, step the
@@ -210,7 +210,7 @@ def main(argv=None):
     print(f"ours: {moves} movements, fault {fault}; naive: {naive_moves} movements")
     print("| what | min ns/update | median ns/update |")
     print("|---|---|---|")
-    for name, xs in (("core ours (AtomicController.step)", ours), ("core naive (seed-style if/elif)", naive),
+    for name, xs in (("core ours (AtomicController.step)", ours), ("core naive (naive if/elif)", naive),
                      ("node tick (AtomicNode.tick, inproc, 3 publishes)", node), ("TinoSim.step (1 ms MuJoCo)", sim)):
         print(f"| {name} | {min(xs):,.0f} | {statistics.median(xs):,.0f} |")
     print(f"ratio core ours/naive: min {min(ours) / min(naive):.2f}, median "

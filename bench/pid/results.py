@@ -1,4 +1,4 @@
-"""Reproduce the thesis's experiment (seed 004 §4.1) on the simulated 5-joint humanoid arm in
+"""Reproduce the thesis's experiment (Webel's thesis §4.1) on the simulated 5-joint humanoid arm in
 setups S1–S4 and write docs/pid-tuning-results.md.
 
     .venv/bin/python bench/pid/results.py            # all setups, on the live path
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "pid-tuning-results.md"
 MARK = "<!-- manual comment -->"
 
-# seed 004 §4.1 tables (digest §4): AvgAbsErr(Anim), AvgAbsErr(Step), MaxOvershoot, Avg5°Settling, Avg50%Resp
+# Webel's thesis §4.1 tables: AvgAbsErr(Anim), AvgAbsErr(Step), MaxOvershoot, Avg5°Settling, Avg50%Resp
 def _load_thesis() -> dict:
     import yaml
 
@@ -93,7 +93,7 @@ def main(argv=None) -> int:
            "(the live path of docs/pid-tuning.md: safe posture, sized relay, the robot's own PIDs run the",
            "test motions with the acknowledged gains; in-process transport, lockstep simulated time); setups",
            "`pid_tuning.setups.s1..s4` in `config/_defaults.yaml` (the thesis's Fig. 4.1 numbers are not",
-           "in its text, so force limits, friction, damping and latency are ours). Protocol as in seed 004",
+           "in its text, so force limits, friction, damping and latency are ours). Protocol as in Webel's thesis",
            "§4.1: relay-tune each joint (hand first; posture, identification and relay sized as in",
            "docs/pid-tuning.md), apply one heuristic to all joints, play the fast dance",
            "(animation error) and one 45° step test per joint (step error, overshoot, 5° settling, 50 %",

@@ -116,7 +116,7 @@ def bench_relay() -> dict:
 def random_search(cf, ku: float, tu_s: float, g: dict, n: int, seed: int = 0):
     """Naive baseline: ``n`` gain sets log-uniform in the grid's box (zero lower bounds → 1 % of
     the upper bound, then 0 with probability 1/len(factors))."""
-    from hri_pid_tuning.core.pid import PIDGains
+    from hri_core.pid import PIDGains
 
     rng = np.random.default_rng(seed)
 

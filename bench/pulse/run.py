@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Pulse benchmark: packet-in -> first pulse message out, and sustained packet rate, ours vs a
-naive (seed-style) baseline, measured side by side in one run.
+naive (naive) baseline, measured side by side in one run.
 
     .venv/bin/python bench/pulse/run.py                  # all sections (~40 s)
     .venv/bin/python bench/pulse/run.py --skip-zenoh     # without the Zenoh section
@@ -12,7 +12,7 @@ subscriber holds the first /base_cmd message of its pulse:
 * ours/zenoh: vr_interface_node on ZenohContext (router in this process on a free loopback port),
   waker thread + executor thread; subscriber node in a child process (as atomic_node is), both
   stamping with perf_counter = CLOCK_MONOTONIC, shared by all processes on Linux.
-* naive: the seed's structure (vr_interface_node.py of seed 000): a receive thread
+* naive: the Tino VR design's structure (vr_interface_node.py of the Tino VR design): a receive thread
   unpacks/validates and sets the pulse target, a 25 Hz timer publishes the 3 cycles; the first
   message leaves at the next timer tick.
 Sustained rate = valid packets per second through receive + validation + sequence + pulse logic:
@@ -216,9 +216,9 @@ def lat_ours_zenoh(n, flood_pps=0.0, sink_process=True):
     return out, extra
 
 
-# ---------------------------------------------------------------------- latency: naive seed-style
+# ---------------------------------------------------------------------- latency: naive
 class NaiveSeedNode:
-    """The seed's structure: receive thread sets the pulse, a 25 Hz timer publishes."""
+    """The Tino VR design's structure: receive thread sets the pulse, a 25 Hz timer publishes."""
 
     def __init__(self, publish):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -420,7 +420,7 @@ def main(argv=None):
         except Exception as exc:  # noqa: BLE001
             print(f"zenoh section skipped: {exc!r}")
             flood_rows = []
-    rows.append(summary("naive seed-style (25 Hz timer)", lat_naive(a.naive_samples)))
+    rows.append(summary("naive (25 Hz timer)", lat_naive(a.naive_samples)))
     print("\n## packet-in -> first pulse message out (ms)")
     print(f"{'path':34s} {'n':>5s} {'p50':>8s} {'p99':>8s} {'max':>8s}")
     for r in rows:

@@ -25,7 +25,7 @@ Two measurements in one run, both wall clock (time.perf_counter), FR3 in MuJoCo:
    ``set_target``; perf_counter is CLOCK_MONOTONIC, shared by the processes). Also the same chain
    with the multi-rate input path (packets polled at the base tick, decimations 1/2/2).
 
-Seed 003's keyboard chain: 60-70 ms. Target (issue 7): p99 <= 10 ms on the Zenoh runtime; issue 15:
+The FR3 keyboard teleop design's keyboard chain: 60-70 ms. Target (issue 7): p99 <= 10 ms on the Zenoh runtime; issue 15:
 VR packet -> first torque change p99 <= 10 ms with the default configuration.
 """
 from __future__ import annotations
@@ -373,7 +373,7 @@ def main(argv=None) -> int:
     print(f"{'chain (IK ' + args.solver + ')':<48} {'n':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for label, n, p50, p99, mx in rows:
         print(f"{label:<48} {n:>6} {p50:>8.2f} {p99:>8.2f} {mx:>8.2f}")
-    print("reference: seed 003 keyboard chain 60-70 ms; target p99 <= 10 ms (Zenoh runtime)")
+    print("reference: the FR3 keyboard teleop design keyboard chain 60-70 ms; target p99 <= 10 ms (Zenoh runtime)")
     return 0
 
 

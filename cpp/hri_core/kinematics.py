@@ -2,7 +2,7 @@
 
     base_T_ee(q) = exp([S_1] q_1) ... exp([S_n] q_n) M          S_i = (w_i, v_i), rows (w, v)
     J_s column i = Ad(exp([S_1]q_1)...exp([S_{i-1}]q_{i-1})) S_i,   J_b = Ad(T^-1) J_s
-    IK (seed 002 app. B, table B.1, with adaptive damping): xi = log(T_d T^-1), E = |xi|^2 / 2,
+    IK (Chang 2026 app. B, table B.1, with adaptive damping): xi = log(T_d T^-1), E = |xi|^2 / 2,
         dq = (J_s^T J_s + mu (E + lambda^2) I)^-1 J_s^T xi (+ (I - J^+ J) k_null (q_posture - q) for
         n > 6); a step that does not lower E is rejected and mu grows (Levenberg-Marquardt); joints
         on a limit pushed outwards leave the step (active set); until |xi_w| < eps_w and |xi_v| < eps_v.
@@ -25,7 +25,7 @@ __all__ = ["IkParams", "IkResult", "PoeModel", "default_ik_params"]
 
 @dataclass(frozen=True)
 class IkParams:
-    """DLS IK parameters (config section ``kinematics.ik``; defaults = seed 002 table B.1)."""
+    """DLS IK parameters (config section ``kinematics.ik``; defaults = Chang 2026 table B.1)."""
 
     eps_w_rad: float          # rad, rotation tolerance
     eps_v_m: float            # m, translation tolerance

@@ -1,6 +1,6 @@
 // hri_interaction C++ kernels (submodule hri_core._hri_core.interaction), owner: hri_interaction.
 //
-// The 1 kHz hot path of seed 002 ch. 12 / app. H, twist order (w, v), body frame:
+// The 1 kHz hot path of Chang 2026 ch. 12 / app. H, twist order (w, v), body frame:
 //   Lie-PD impedance   tau = J_b^T (-K e - D edot) + bias,  e = Log(T_ref^-1 T),
 //                      edot = V_b - Ad_{T^-1 T_ref} V_ref
 //   Lie admittance     M_l = J^T M J, D_l = J^T (D J + M Jdot), gamma = J^T F  (J = dexp = J_l(lambda))
@@ -89,7 +89,7 @@ void bind_interaction(py::module_& root) {
   using hri_core::se3::Vec6;
   py::module_ m = root.def_submodule(
       "interaction", "hri_interaction 1 kHz kernels: Lie-PD impedance torque, Lie admittance "
-                     "(seed 002 app. H). Twist order (w, v), body frame.");
+                     "(Chang 2026 app. H). Twist order (w, v), body frame.");
   m.def(
       "lie_impedance_torque",
       [](const Mat4& T, const Vec6& Vb, const I::MatJ& Jb, const I::VecN& bias, const Mat4& Tref,

@@ -144,7 +144,7 @@ void install(py::object cls, const char* name, const char* doc) {
 void bind_kinematics(py::module_& root) {
   py::module_ m = root.def_submodule(
       "kinematics",
-      "Product-of-exponentials kinematics (seed 002 app. B): T(q) = exp([S1]q1)...exp([Sn]qn) M, "
+      "Product-of-exponentials kinematics (Chang 2026 app. B): T(q) = exp([S1]q1)...exp([Sn]qn) M, "
       "Jacobian rows (w, v), damped-least-squares IK.");
 
   py::class_<K::IkResult>(m, "IkResult", "q (n,), success, iterations, err_w [rad], err_v [m].")

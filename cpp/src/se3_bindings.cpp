@@ -201,7 +201,7 @@ void bind_se3(py::module_& root) {
       },
       py::arg("xi"), py::arg("xi_dot"),
       "left_jacobian_dot(xi: (...,6), xi_dot: (...,6)) -> (...,6,6): d/dt J_l(xi(t)) = "
-      "directional derivative of dexp_xi along xi_dot (seed 002 app. H, D_lambda term).");
+      "directional derivative of dexp_xi along xi_dot (Chang 2026 app. H, D_lambda term).");
   m.def(
       "so3_left_jacobian_dot",
       [](const Arr& w, const Arr& wd) {

@@ -85,7 +85,7 @@ def test_manipulability_and_condition_number(fr3):
     assert poe.manipulability(q) == pytest.approx(np.sqrt(np.linalg.det(J @ J.T)), rel=1e-10)
     s = np.linalg.svd(J, compute_uv=False)
     assert poe.condition_number(q) == pytest.approx(s[0] / s[-1], rel=1e-8)
-    # the zero configuration is singular (seed 002: FR3 rank 5/6)
+    # the zero configuration is singular (Chang 2026: FR3 rank 5/6)
     assert poe.manipulability(np.zeros(7)) < 1e-6
     assert poe.condition_number(np.zeros(7)) > 1e6
 
@@ -162,7 +162,7 @@ NEAR_SINGULAR = {"fr3": ((3, -0.07), (5, 0.0)), "ur5e": ((2, 0.0), (4, 0.0)), "i
 @pytest.mark.parametrize("robot", ["fr3", "ur5e", "iiwa14"])
 def test_ik_reaches_99_percent_of_random_reachable_targets_near_singular_ones_included(robot):
     """Seeded: 300 targets fk(q_goal), q_goal uniform in the config's joint limits, every third one
-    near a singularity; the seed q0 = q_goal + N(0, 0.3 rad) (a teleop step from a nearby pose).
+    near a singularity; the dissertation q0 = q_goal + N(0, 0.3 rad) (a teleop step from a nearby pose).
     Within the configured budget (kinematics.ik: 50 iterations, 1e-3 rad / 1e-4 m)."""
     from hri_runtime.config import arm_limits
     from hri_sim.models import load_arm

@@ -1,8 +1,8 @@
-"""Seed 002 table 13.9 reproduced: K_z = 2500 N/m, −5 N along body z from t = 1 s (0.5 s ramp),
+"""Chang 2026 table 13.9 reproduced: K_z = 2500 N/m, −5 N along body z from t = 1 s (0.5 s ramp),
 5 s at 1 kHz, four wrench preprocessors × {no jitter, lognormal delay (mean 137 ms, std 78.76 ms)}.
 
 Accepted: final |Δp| = F/K = 2.000 mm ± 1 % in all eight, zero energy (passivity) violations,
-the wave-variable peak within 5 % of its no-jitter peak. Our table beside the seed's is in
+the wave-variable peak within 5 % of its no-jitter peak. Our table beside the dissertation's is in
 docs/validation.md (``python -m hri_interaction.core.validation``)."""
 import pytest
 

@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from hri_pid_tuning.core.pid import PIDGains, PIDParams
+from hri_core.pid import PIDGains, PIDParams
 from hri_pid_tuning.core.relay import RelayParams, relay_tune
 from hri_pid_tuning.session import TuningSession, load_pid_config
 from hri_sim.pid_plants_mujoco import HUMANOID_ARM_JOINTS, ArmSetup, build_humanoid_arm, humanoid_arm_model
@@ -31,7 +31,7 @@ def test_setups_build_with_config_values(pt, name):
         jid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j)
         assert m.dof_frictionloss[m.jnt_dofadr[jid]] == pytest.approx(st.frictionloss_nm[i])
     elbow = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "elbow")
-    assert m.jnt_range[elbow][0] == pytest.approx(0.0)      # elbows never go negative (L642)
+    assert m.jnt_range[elbow][0] == pytest.approx(0.0)      # elbows never go negative
 
 
 def test_setup_differences_match_the_thesis(pt):

@@ -1,6 +1,6 @@
 // hri_interaction C++ hot path (owner: hri_interaction), header-only, Eigen fixed-size types.
 //
-// Kernels (seed 002 ch. 12 / app. H), twist order (w, v), body frame:
+// Kernels (Chang 2026 ch. 12 / app. H), twist order (w, v), body frame:
 //   Lie-PD impedance   tau = J_b^T (-K e - D edot) + bias,  e = Log(T_ref^-1 T),
 //                      edot = V_b - Ad_{T^-1 T_ref} V_ref
 //   Lie admittance     M_l = J^T M J, D_l = J^T (D J + M Jdot), gamma = J^T F  (J = dexp = J_l(lambda))
@@ -348,7 +348,7 @@ class InteractionTick {
     return p_.law == LAW_LIE ? Vec6(left_jacobian(adm_.lam) * adm_.lam_dot) : adm_.lam_dot;
   }
 
-  // ------------------------------------------------------------------ state (read / seed)
+  // ------------------------------------------------------------------ state (read / source)
   double time_s() const { return time_s_; }
   const Mat4& world_T_d() const { return Td_; }
   const Mat6& K() const { return K_; }

@@ -1,4 +1,4 @@
-// Product-of-exponentials kinematics (seed 002 appendix B).
+// Product-of-exponentials kinematics (Chang 2026 appendix B).
 //
 //   T(q) = exp([S_1] q_1) ... exp([S_n] q_n) M        S_i = (w_i, v_i) space screws at q = 0
 //   J_s(q) column i = Ad(exp([S_1]q_1) ... exp([S_{i-1}]q_{i-1})) S_i     rows (w, v)

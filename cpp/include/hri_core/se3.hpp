@@ -1,6 +1,6 @@
 // SE(3) / SO(3) Lie-group toolkit (header-only, Eigen).
 //
-// Conventions (seed 002 appendix B / H):
+// Conventions (Chang 2026 appendix B / H):
 //   * twist xi = (w, v) in R^6, angular part FIRST;  hat(xi) = [[w^, v], [0, 0]].
 //   * exp(xi) = [[R, V v], [0, 1]],  R = I + A W + B W^2,  V = I + B W + C W^2,  W = w^,
 //     th = |w|,  A = sin th / th,  B = (1 - cos th)/th^2,  C = (th - sin th)/th^3.
@@ -305,7 +305,7 @@ inline Mat6 left_jacobian_inv(const Vec6& xi) {
 }
 inline Mat6 right_jacobian_inv(const Vec6& xi) { return left_jacobian_inv(-xi); }
 
-/// d/dt J_l(xi(t)) along xi_dot (the "(d/dt) dexp" of seed 002 appendix H, eq. H.4).
+/// d/dt J_l(xi(t)) along xi_dot (the "(d/dt) dexp" of Chang 2026 appendix H, eq. H.4).
 /// Uses J_l = I + a1 ad + a2 ad^2 + a3 ad^3 + a4 ad^4 (ad = ad(xi)), so
 /// dJ = sum_i (da_i (w.wd)) ad^i + a_i sum_{j<i} ad^j ad(xi_dot) ad^(i-1-j).
 inline Mat6 left_jacobian_dot(const Vec6& xi, const Vec6& xid) {

@@ -15,7 +15,7 @@ from typing import Optional
 
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.core.scenario import SquareScenario
-from hri_runtime.errors import port as port_arg, positive_float
+from hri_runtime.errors import add_robot_argument, port as port_arg, positive_float
 
 
 class ScriptedOperator:
@@ -59,8 +59,10 @@ class ScriptedOperator:
 def main(argv: Optional[list] = None) -> int:
     from hri_runtime.config import ConfigError, load_robot_config
 
-    ap = argparse.ArgumentParser(prog="hri arm-emulate", description=__doc__)
-    ap.add_argument("--robot", default="fr3")
+    from hri_runtime.cli import SUMMARIES
+
+    ap = argparse.ArgumentParser(prog="hri arm-emulate", description=SUMMARIES["arm-emulate"])
+    add_robot_argument(ap, "fr3")
     ap.add_argument("--host", default=None, help="receiver address (default: teleop.vr.bind_address)")
     ap.add_argument("--port", type=port_arg, default=None, help="receiver port (default: teleop.vr.port)")
     ap.add_argument("--scenario", default="square", choices=["square"])

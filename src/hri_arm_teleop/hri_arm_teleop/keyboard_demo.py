@@ -1,4 +1,4 @@
-"""``hri teleop-keyboard``: seed 003's keyboard teleop of the simulated FR3 in this terminal.
+"""``hri teleop-keyboard``: the FR3 keyboard teleop design's keyboard teleop of the simulated FR3 in this terminal.
 
 No middleware needed: the keyboard core publishes its absolute target at 10 Hz into the same
 multi-rate chain the ``/ee_command`` topic feeds (planner 50 Hz, IK 100 Hz, MuJoCo), paced to
@@ -16,6 +16,8 @@ import time
 from typing import Optional
 
 import numpy as np
+
+from hri_runtime.errors import add_robot_argument
 
 
 def run_keyboard(cfg: dict, keys: Optional[list] = None, seconds: float = 60.0, echo=print) -> dict:
@@ -77,7 +79,7 @@ def main(argv: Optional[list] = None) -> int:
     from hri_runtime.config import ConfigError, load_robot_config
 
     ap = argparse.ArgumentParser(prog="hri teleop-keyboard", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--robot", default="fr3")
+    add_robot_argument(ap, "fr3")
     ap.add_argument("--keys", default=None, help="comma-separated keys to replay headless (e.g. up,up,pageup)")
     ap.add_argument("--seconds", type=float, default=None, help="simulated time (default 600 live, keys + 2 s replayed)")
     args = ap.parse_args(argv)

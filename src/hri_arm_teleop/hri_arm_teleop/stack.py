@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -206,6 +207,7 @@ class StackDriver:
         self.base_div = max(1, int(round(rate / stack.pipe.params.base_rate_hz)))
         self.push = np.zeros(3)
         self.first_torque_change: list = []   # (packet stamp, sim time of the first torque change)
+        self.first_torque_wall: dict = {}     # packet stamp -> perf_counter at that tick's end
         self._pending_src: Optional[float] = None
         self._last_src_seen: Optional[float] = None
         self._tau_prev: Optional[np.ndarray] = None
@@ -244,6 +246,7 @@ class StackDriver:
             if self._pending_src is not None and self._tau_prev is not None \
                     and np.any(tau != self._tau_prev):
                 self.first_torque_change.append((self._pending_src, s.clock.t))
+                self.first_torque_wall[self._pending_src] = time.perf_counter()
                 self._pending_src = None
             self._tau_prev = tau
             if self.record:

@@ -1,4 +1,4 @@
-"""Clutch teleop core (seed 001) on SE(3): continuity, rotation mapping, scaling, clipping, clamp."""
+"""Clutch teleop core (the clutch teleop note) on SE(3): continuity, rotation mapping, scaling, clipping, clamp."""
 from __future__ import annotations
 
 import dataclasses

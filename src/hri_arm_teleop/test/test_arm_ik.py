@@ -1,4 +1,4 @@
-"""IK on the FR3 (mink QP and hri_core DLS) with seed 003's thresholds."""
+"""IK on the FR3 (mink QP and hri_core DLS) with the FR3 keyboard teleop design's thresholds."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,4 +1,4 @@
-"""Multi-rate loop (seed 003): decimations, horizon, staleness -> HOLD, transitions logged once."""
+"""Multi-rate loop (the FR3 keyboard teleop design): decimations, horizon, staleness -> HOLD, transitions logged once."""
 from __future__ import annotations
 
 import logging

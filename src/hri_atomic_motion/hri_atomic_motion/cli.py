@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hri_runtime.errors import positive_float
+from hri_runtime.errors import add_robot_argument, positive_float
 
 
 def _cfg(robot: str):
@@ -40,12 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("plot", help="timeline PNG of a run (MCAP, npz or CSV)")
     p.add_argument("run")
     p.add_argument("-o", "--out", help="PNG path (default: <run>.png)")
-    p.add_argument("--robot", default="tino")
+    add_robot_argument(p, "tino")
     d = sub.add_parser("demo", help="simulated Tino runs a sequence; writes MCAP, npz, PNG")
     d.add_argument("--sequence", default="1,2,3r,2,3l,3", help="states; r/l suffix = right/left (default %(default)s)")
     d.add_argument("--gap-s", type=positive_float, default=2.5, help="simulated seconds between commands")
     d.add_argument("--out", default="runs/atomic", help="output directory")
-    d.add_argument("--robot", default="tino")
+    add_robot_argument(d, "tino")
     d.add_argument("--chain", choices=("vr", "lockstep"), default="vr",
                    help="vr: headset UDP -> vr_interface -> atomic -> tino_sim nodes; lockstep: controller + sim only")
     d.add_argument("--keep-link", action="store_true", help="chain vr: the headset does not stop at the end")

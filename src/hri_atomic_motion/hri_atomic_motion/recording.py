@@ -13,22 +13,20 @@ Written and read with ``hri_runtime.recording`` (``McapWriter`` / ``McapReader``
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 from hri_runtime import msgs
 from hri_runtime.recording import McapReader, McapWriter
+from hri_runtime.geometry import time_from_seconds
 
 TYPES = {"leg_state": "sensor_msgs/msg/JointState", "leg_rpm": "std_msgs/msg/Float64",
          "cmd_vel": "geometry_msgs/msg/Twist", "atomic_state": "hri_interfaces/msg/AtomicState"}
 SERIES = ("state", "ticks", "rpm_meas", "rpm_cmd", "linear_m_s", "angular_rad_s")
 
 
-def _stamp(t_s: float):
-    sec = int(math.floor(t_s))
-    return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=int(round((t_s - sec) * 1e9)) % 1_000_000_000)
+_stamp = time_from_seconds
 
 
 def write_mcap(path: str | Path, tl: Mapping[str, np.ndarray], topics: Mapping[str, str],

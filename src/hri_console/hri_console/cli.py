@@ -36,7 +36,7 @@ def params_from_args(args) -> tuple[ConsoleParams, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="hri console", description=__doc__.split("\n\n")[0])
-    p.add_argument("--robot", default="fr3")
+    errors.add_robot_argument(p, "fr3")
     p.add_argument("--host", default=None, help="override console.bind_host")
     p.add_argument("--port", type=errors.port, default=None, help="override console.port")
     p.add_argument("--check", action="store_true", help="validate the bind/token and exit")

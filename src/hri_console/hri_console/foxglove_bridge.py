@@ -56,10 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from hri_console.nodes.foxglove_node import main as node_main
-    from hri_runtime.errors import port as port_arg
+    from hri_runtime.errors import add_robot_argument, port as port_arg
 
     p = argparse.ArgumentParser(prog="hri foxglove", description="Foxglove WebSocket bridge")
-    p.add_argument("--robot", default="fr3")
+    add_robot_argument(p, "fr3")
     p.add_argument("--host", default=None)
     p.add_argument("--port", type=port_arg, default=None)
     args = p.parse_args(argv)

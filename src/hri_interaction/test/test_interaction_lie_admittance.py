@@ -1,4 +1,4 @@
-"""Lie-group admittance (seed 002 app. H): property tests on M_λ, D_λ, energy, H.2, convergence."""
+"""Lie-group admittance (Chang 2026 app. H): property tests on M_λ, D_λ, energy, H.2, convergence."""
 import numpy as np
 import pytest
 
@@ -106,7 +106,7 @@ def test_dt_is_per_call():
 
 
 def test_wrench_transform_preserves_power():
-    """H.2: with V_s = Ad_{T_sd} V_b, F_b = Ad_{T_sd}ᵀ F_s gives V_bᵀF_b = V_sᵀF_s; the seed's
+    """H.2: with V_s = Ad_{T_sd} V_b, F_b = Ad_{T_sd}ᵀ F_s gives V_bᵀF_b = V_sᵀF_s; the dissertation's
     literal Ad_{T_sd}^{-ᵀ} does not (it holds only for T_d = T_ds)."""
     rng = np.random.default_rng(7)
     for _ in range(50):

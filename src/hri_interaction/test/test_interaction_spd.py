@@ -1,4 +1,4 @@
-"""SPD gain parameterisation (seed 002 Lemma 12.1, table 12.3): every draw SPD, validation, blends."""
+"""SPD gain parameterisation (Chang 2026 Lemma 12.1, table 12.3): every draw SPD, validation, blends."""
 import numpy as np
 import pytest
 

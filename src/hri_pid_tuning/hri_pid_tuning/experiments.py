@@ -1,4 +1,4 @@
-"""The thesis's experiment (seed 004 §4.1) on a simulated robot: relay-tune every joint
+"""The thesis's experiment (Webel's thesis §4.1) on a simulated robot: relay-tune every joint
 (lightest first), then for every heuristic apply its gains to all joints and run the fast dance
 (animation error) and one 45° step test per joint (step error, overshoot, 5° settling, 50 %
 response); plus the optimiser's row. Produces the rows of docs/pid-tuning-results.md.
@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 from .core.autotune import TuningData
 from .core.heuristics import DISPLAY_NAMES
 from .core.metrics import Evaluation, aggregate
-from .core.pid import PIDGains
+from hri_core.pid import PIDGains
 from .core.services import RunResult
 from .session import TuningSession
 

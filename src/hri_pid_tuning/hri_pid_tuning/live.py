@@ -26,6 +26,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from hri_runtime.geometry import seconds_from_time, time_from_seconds
+
 _log = logging.getLogger(__name__)
 
 
@@ -160,6 +162,8 @@ class LiveRobot:
         self.cmd_pub = node.create_publisher("sensor_msgs/msg/JointState", live["commands_topic"], qos=10)
         node.create_subscription("sensor_msgs/msg/JointState", live["states_topic"], self.on_states, qos=10)
         self.gains_cli = node.create_client(TUNE_SRV, f"{live['robot_node'].rstrip('/')}/set_gains")
+        self.rehome_cli = node.create_client("std_srvs/srv/Trigger", f"{live['robot_node'].rstrip('/')}/rehome")
+        self.rehomes = 0
         self._q: np.ndarray | None = None
         self._dq = np.zeros(self.n)
         self._effort = np.zeros(self.n)
@@ -188,7 +192,7 @@ class LiveRobot:
         vel, eff = list(msg.velocity), list(msg.effort)
         self._dq = np.array([vel[i] for i in idx], float) if len(vel) == len(names) else np.zeros(self.n)
         self._effort = np.array([eff[i] for i in idx], float) if len(eff) == len(names) else np.zeros(self.n)
-        self._t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self._t = seconds_from_time(msg.header.stamp)
         self.seq += 1
         self.ls.poke()
 
@@ -228,9 +232,7 @@ class LiveRobot:
         eff = [math.nan] * self.n if efforts is None else [float(x) for x in efforts]
         m = self._msgs.new("sensor_msgs/msg/JointState", name=self.joint_names, position=pos, velocity=[],
                            effort=eff)
-        now = self._now()
-        m.header.stamp.sec = int(math.floor(now))
-        m.header.stamp.nanosec = int(round((now - math.floor(now)) * 1e9)) % 1_000_000_000
+        m.header.stamp = time_from_seconds(self._now())
         self.cmd_pub.publish(m)
         self.commands += 1
 
@@ -254,33 +256,80 @@ class LiveRobot:
         try:
             self._move(q_target)
         except LiveRobotError as exc:
-            if not self.recovery_gains or "still moving" not in str(exc):
-                raise
-            _log.warning("posture move failed (%s); again with the recovery gains", exc)
-            current = dict(self.gains_sent)
-            for j, g in self.recovery_gains.items():
-                self._send_gains(j, g)
             try:
+                if not self.recovery_gains or "still moving" not in str(exc):
+                    raise
+                _log.warning("posture move failed (%s); again with the recovery gains", exc)
+                current = dict(self.gains_sent)
+                for j, g in self.recovery_gains.items():
+                    self._send_gains(j, g)
+                try:
+                    self._move(q_target)
+                finally:
+                    for j in self.joint_names:
+                        self._send_gains(j, current.get(j, self.recovery_gains.get(j)))
+                self.recoveries += 1
+            except LiveRobotError as exc2:
+                # a simulated robot can be re-homed (its ~/rehome service; hardware has none)
+                if not self.rehome_cli.service_is_ready():
+                    raise
+                _log.warning("posture move failed (%s); re-homing the simulated robot", exc2)
+                fut = self.rehome_cli.call_async(self._msgs.new("std_srvs/srv/Trigger_Request"))
+                fut.add_done_callback(lambda f: self.ls.poke())
+                self.ls.wait_until(fut.done)
+                self.rehomes += 1
+                self.wait_next()
                 self._move(q_target)
-            finally:
-                for j in self.joint_names:
-                    self._send_gains(j, current.get(j, self.recovery_gains.get(j)))
-            self.recoveries += 1
 
     def _move(self, q_target: Sequence[float]) -> None:
-        """Ramp the position command from where the robot is to ``q_target`` at
-        ``posture_speed_deg_s`` (collision-checked path), then wait until every joint is within
-        ``posture_tolerance_deg`` – or at rest, |dq| below that per second (a hold without integral
-        action under gravity rests with an offset) – for ``posture_settle_s``. LiveRobotError when
-        it is still moving ``posture_timeout_s`` after the ramp, or when the path collides."""
+        """The straight way to ``q_target`` if it is free of self-collision, else one joint at a
+        time (distal joints first, then proximal first), every leg collision-checked."""
         target = np.clip(np.asarray(q_target, dtype=float), self.q_min, self.q_max)
         q0 = self.q_rad
-        if self.collides is not None:
-            # from a colliding pose (a diverged test) only the way out is required: a free target
-            start = 1.0 if self.collides(q0) else 0.0
-            for s in np.linspace(start, 1.0, max(2, self.collision_samples)):
-                if self.collides(q0 + s * (target - q0)):
-                    raise LiveRobotError("the way to the posture self-collides; not moving")
+        if self.collides is None:
+            return self._leg(target)
+        start_colliding = self.collides(q0)
+        plans = [[target]]
+        for order in (range(self.n - 1, -1, -1), range(self.n)):
+            legs, q = [], q0.copy()
+            for i in order:
+                if abs(target[i] - q[i]) > 1e-9:
+                    q = q.copy()
+                    q[i] = target[i]
+                    legs.append(q)
+            plans.append(legs)
+        for legs in plans:
+            if self._plan_free(q0, legs, start_colliding):
+                for leg in legs:
+                    self._leg(leg)
+                return
+        raise LiveRobotError(f"every way from {np.degrees(q0).round(1).tolist()}° to the posture "
+                             f"{np.degrees(target).round(1).tolist()}° self-collides; not moving")
+
+    def _plan_free(self, q0: np.ndarray, legs: list, start_colliding: bool) -> bool:
+        """Every sample of every leg free (from a colliding start – a diverged test – the samples
+        up to the first free one are the way out)."""
+        a = q0
+        leaving = start_colliding
+        for b in legs:
+            for s in np.linspace(0.0, 1.0, max(2, self.collision_samples)):
+                q = a + s * (b - a)
+                if self.collides(q):
+                    if leaving:
+                        continue
+                    return False
+                leaving = False
+            a = b
+        return True
+
+    def _leg(self, q_target: Sequence[float]) -> None:
+        """One leg: ramp the position command from where the robot is to ``q_target`` at
+        ``posture_speed_deg_s``, then wait until every joint is within ``posture_tolerance_deg`` –
+        or at rest, |dq| below that per second (a hold without integral action under gravity rests
+        with an offset) – for ``posture_settle_s``. LiveRobotError when it is still moving
+        ``posture_timeout_s`` after the ramp."""
+        target = np.clip(np.asarray(q_target, dtype=float), self.q_min, self.q_max)
+        q0 = self.q_rad
         dist = float(np.max(np.abs(target - q0)))
         ramp_s = dist / math.radians(float(self.cfg["posture_speed_deg_s"]))
         tol = math.radians(float(self.cfg["posture_tolerance_deg"]))

@@ -6,7 +6,7 @@ unknown heuristic, non-finite or wrong-length gains, a call in the wrong state) 
 ``success = False``, a sentence saying why, the cause counted in :attr:`PidTuningServer.rejected`,
 logged – never an exception and never a gain change.
 
-Handlers (one per service of the thesis's API, seed 004 §3.2):
+Handlers (one per service of the thesis's API, Webel's thesis §3.2):
 
 * ``record_start(label)`` / ``record_sample(t, desired, measured)`` / ``record_stop()`` – manual
   TestRunner mode (the operator drives; the caller feeds set-point and process value, rad);
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .core.pid import PIDGains
+from hri_core.pid import PIDGains
 
 _log = logging.getLogger(__name__)
 

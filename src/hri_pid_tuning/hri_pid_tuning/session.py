@@ -17,20 +17,12 @@ from .core.heuristics import HeuristicsParams, compute_all
 from .core.metrics import EvaluationParams
 from .core.motion import DanceMotion, SignFlipMotion, StepTestMotion
 from .core.optimiser import JointCostFunction, OptimiserParams, optimise
-from .core.pid import PIDGains, PIDParams
+from hri_core.pid import PIDGains, PIDParams
 from .core.posture import SafeTuningParams
 from .core.relay import RelayParams
 from .core.services import PidConfigurationStorage, TestRunner
 
-ARM_ROBOT = "humanoid_arm"
-CONFIG_ROBOT_FOR_ARM = "fr3"   # the humanoid arm has no robot file: its setups live in pid_tuning
-
-
-def load_pid_config(robot: str, config_root=None, overrides=None) -> dict:
-    from hri_runtime.config import load_robot_config
-
-    return load_robot_config(CONFIG_ROBOT_FOR_ARM if robot == ARM_ROBOT else robot,
-                             config_root=config_root, overrides=overrides)
+from hri_sim.pid_plants_mujoco import ARM_ROBOT, CONFIG_ROBOT_FOR_ARM, load_pid_config  # noqa: F401  (re-exported)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Tests of the discrete PID (hri_pid_tuning.core.pid)."""
+"""Tests of the discrete PID (hri_core.pid)."""
 import dataclasses
 import math
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hri_pid_tuning.core.pid import PID, PIDGains, PIDParams
+from hri_core.pid import PID, PIDGains, PIDParams
 from hri_runtime.config import load_robot_config
 
 BASE = PIDParams.from_config(load_robot_config("fr3")["pid_tuning"]["pid"])   # the config's PID
@@ -160,7 +160,7 @@ def test_windup_without_anti_windup_overshoots_more():
 
 
 def test_integral_stays_bounded_against_an_obstacle():
-    # measurement blocked (obstacle, thesis L288): integral must not grow without bound
+    # measurement blocked (obstacle, thesis): integral must not grow without bound
     for mode, bounded in (("clamp", True), ("back_calculation", True), ("none", False)):
         pid = PID(PIDGains(1.0, 5.0), params(output_min=-1.0, output_max=1.0, anti_windup=mode))
         for k in range(10000):

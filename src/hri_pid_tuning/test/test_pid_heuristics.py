@@ -6,7 +6,7 @@ import pytest
 from hri_pid_tuning.core.heuristics import (THESIS_RULES, HeuristicsParams, IntegratingDelayModel,
                                             compute_all)
 from hri_pid_tuning.core.metrics import EvaluationParams, evaluate_joint
-from hri_pid_tuning.core.pid import PIDParams
+from hri_core.pid import PIDParams
 from hri_pid_tuning.core.plant import simulate_closed_loop
 from hri_runtime.config import load_robot_config
 from hri_sim.pid_plants import LinearPlant
@@ -22,7 +22,7 @@ def hp():
 def test_thesis_coefficients_exact(hp):
     g = compute_all(KU, TU, hp)
     assert set(THESIS_RULES) <= set(g)
-    # digest §3 table (RoboyVR code, parallel form)
+    # Webel's thesis, heuristics table (RoboyVR code, parallel form)
     expect = {"classic": (0.6, 1.2, 3 / 40), "pessen_integral_rule": (0.7, 1.75, 21 / 200),
               "some_overshoot": (1 / 3, 0.666, 1 / 9), "no_overshoot": (1 / 5, 0.4, 1 / 15),
               "p_control": (0.5, 0, 0), "pi_control": (0.45, 0.54, 0), "pd_control": (0.8, 0, 0.1)}

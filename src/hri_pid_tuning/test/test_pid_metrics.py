@@ -121,7 +121,7 @@ def test_robust_settling_rejects_oscillation_ending_inside_band():
     w = 2 * math.pi / 1.0
     y = np.where(t < 1.0, 0.0, step + 20 * np.sin(w * (t - 1.0)))
     ev = evaluate_joint(t, r, y, EVAL)
-    assert ev.settling(10.0) is not None     # thesis's algorithm: "settled" (known bug, L519)
+    assert ev.settling(10.0) is not None     # thesis's algorithm: "settled" (known bug)
     assert ev.avg_robust_settling_time[10.0] is None
     assert ev.oscillation_count >= 5
 

@@ -13,7 +13,7 @@ from hri_pid_tuning.core.metrics import EvaluationParams
 from hri_pid_tuning.core.motion import (AnimatorControl, DanceMotion, RecordedMotion, SignFlipMotion,
                                         StepTestMotion)
 from hri_pid_tuning.core.optimiser import JointCostFunction, OptimiserParams, grid_search, optimise
-from hri_pid_tuning.core.pid import PIDGains, PIDParams
+from hri_core.pid import PIDGains, PIDParams
 from hri_pid_tuning.core.relay import RelayParams
 from hri_pid_tuning.core.services import PidConfigurationStorage, PoseErrorTracker, TestRunner
 from hri_runtime.config import load_robot_config

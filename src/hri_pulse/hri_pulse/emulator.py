@@ -81,7 +81,7 @@ class Plan:
     def delivered_actions(self) -> List[int]:
         """Actions the receiver can see: at least one of their packets sent and not overtaken
         (its message_order above every earlier-sent packet of the same app instance), i.e.
-        accepted by the sequence rule that drops stale packets (seed 000)."""
+        accepted by the sequence rule that drops stale packets (the Tino VR design)."""
         seen = set()
         best = {}
         for d in self.datagrams:
@@ -288,7 +288,7 @@ def main(argv=None) -> int:
     from hri_runtime import errors
     from hri_runtime.config import ConfigError, load_robot_config
     ap = argparse.ArgumentParser(prog="hri vr-emulate", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--robot", default="tino")
+    errors.add_robot_argument(ap, "tino")
     ap.add_argument("--scenario", help="scenario YAML (see module doc)")
     ap.add_argument("--host", help="robot address (default pulse.udp.bind_address)")
     ap.add_argument("--port", type=errors.port, help="robot port (default pulse.udp.port)")

@@ -19,6 +19,33 @@ BUILTIN = {
     "config": "hri_runtime.config_cli:main",
 }
 
+# One line of purpose per subcommand for `hri --help` (the subcommands are not imported to list
+# them); a package that adds a command adds its line here (a test checks that none is missing).
+SUMMARIES = {
+    "arm-emulate": "scripted VR operator: controller-pose packets over UDP to arm_teleop",
+    "atomic": "Tino's atomic leg/base controller: demo, scripted runs",
+    "bag": "inspect a recording (bag info: duration, counts, rates, QoS)",
+    "config": "show, check, list and document the robot configuration tree",
+    "console": "operator console (web page): SAFE STOP, link health, modes, gains, PID tuning",
+    "foxglove": "bridge topics to Foxglove Studio",
+    "interface": "list and show message and service definitions",
+    "launch": "run a ROS 2 YAML launch file without ROS (nodes, router, respawn)",
+    "node": "list nodes and show one node's topics, services and parameters",
+    "param": "get, set, list, describe, dump and load node parameters",
+    "pid": "PID tuning of a robot's joints (same as tune)",
+    "play": "replay an MCAP recording onto its topics",
+    "record": "record topics to MCAP (rosbag2 layout)",
+    "router": "run a Zenoh router for the stacks of this machine",
+    "run": "run one executable of a package (ros2 run without ROS)",
+    "service": "list services, show their types, call one",
+    "sim": "step the MuJoCo models (arms, Tino) from the command line",
+    "teleop-demo": "the main scenario: VR operator, clutch teleop, 1 kHz interaction control, push",
+    "teleop-keyboard": "drive the simulated arm's end effector from this terminal",
+    "topic": "list, inspect, echo, publish and measure topics",
+    "tune": "tune the PID gains of a robot's joints (relay test, heuristics, optimiser)",
+    "vr-emulate": "scripted Unity headset: pulse packets over UDP (loss, flood, restart scenarios)",
+}
+
 
 def _commands() -> dict[str, str]:
     found = dict(BUILTIN)
@@ -30,7 +57,7 @@ def _commands() -> dict[str, str]:
 def _usage(commands: dict[str, str]) -> str:
     lines = ["usage: hri <command> [args...]", "", "commands:"]
     for name in sorted(commands):
-        lines.append(f"  {name:<14} ({commands[name].split(':')[0]})")
+        lines.append(f"  {name:<16}{SUMMARIES.get(name, '')}")
     lines.append("")
     lines.append("`hri <command> --help` for the options of one command.")
     return "\n".join(lines)

@@ -21,7 +21,9 @@ def _print_tree(node, origin: dict, path: tuple, indent: int, out) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="hri config", description=__doc__)
+    from hri_runtime.cli import SUMMARIES
+
+    parser = argparse.ArgumentParser(prog="hri config", description=SUMMARIES["config"])
     parser.add_argument("--config-root", type=Path, default=None,
                         help="config directory (default: ./config or HRI_CONFIG_ROOT)")
     sub = parser.add_subparsers(dest="verb", required=True)

@@ -140,3 +140,26 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"invalid value {value} (an integer >= 1)")
     return value
+
+
+def robot(text: str) -> str:
+    """A robot of the config tree (``config/robots/<robot>.yaml``)."""
+    from hri_runtime.config import list_robots
+
+    names = list_robots()
+    if text not in names:
+        raise argparse.ArgumentTypeError(f"unknown robot {text!r} (one of: {', '.join(names)})")
+    return text
+
+
+def add_robot_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """``--robot NAME``; the help lists the robots of the config tree (none listed when the tree
+    cannot be found: the command then fails on its config in one line)."""
+    from hri_runtime.config import list_robots
+
+    try:
+        names = ", ".join(list_robots()) or "none found"
+    except Exception:  # noqa: BLE001  (no config tree: --help still works)
+        names = "config tree not found"
+    parser.add_argument("--robot", default=default, type=robot, metavar="ROBOT",
+                        help=f"robot config, one of: {names} (default: {default})")

@@ -26,7 +26,7 @@ import numpy as np
 
 from hri_runtime import msgs
 
-#: Accepted deviation of a received quaternion's norm from 1 (not a seed number: message
+#: Accepted deviation of a received quaternion's norm from 1 (not a source-document number: message
 #: hygiene, float32 round-off of producers is ~1e-7).
 UNIT_QUAT_TOL = 1e-3
 

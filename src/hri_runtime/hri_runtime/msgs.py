@@ -343,7 +343,7 @@ def _coerce_deep(msg, t: str) -> None:
 # name, the rosbags Msgdef (the reference codec, and the fallback) and the compiled plan of the
 # C++ codec (hri_core._hri_core.cdr, plans from hri_runtime.cdr_plan; None when hri_core is not
 # installed or the type has a kind the C++ codec lacks). Cleared by register_msg/register_srv.
-# Measured (bench/transport/codec.py, JointState 7 joints): see docs/status/runtime-codec.md.
+# Measured (bench/transport/codec.py, JointState 7 joints): see docs/benchmarks.md (Transport).
 
 _cdr_state: list = []                        # [cdr module or None], resolved on first use
 

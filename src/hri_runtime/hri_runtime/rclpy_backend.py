@@ -26,9 +26,11 @@ process' ``--ros-args`` (they would be applied twice).
 """
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
+import weakref
 from typing import Callable, Optional
 
 from .context import Graph, GraphEndpoint, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
@@ -129,6 +131,10 @@ class RclpyContext(ThreadedContext):
         super().__init__()
         self._rcl_thread = threading.Thread(target=self._rcl_spin, name="hri-rclpy-spin", daemon=True)
         self._rcl_thread.start()
+        self._closed = False
+        # a context left open at interpreter exit makes rclpy abort the process ("terminate called
+        # without an active exception"): close it then, if its owner did not
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     def _rcl_spin(self) -> None:
         while self._rclpy.ok(context=self._rcl_ctx) and self.ok():
@@ -235,6 +241,9 @@ class RclpyContext(ThreadedContext):
         return g
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         if self.ok():
             self.shutdown()
         # the spin thread leaves its loop within max_wait_s of shutdown(); destroying nodes or the
@@ -252,3 +261,13 @@ class RclpyContext(ThreadedContext):
                 pass
         self._rcl_exec.shutdown()
         self._rclpy.try_shutdown(context=self._rcl_ctx)
+
+
+def _close_at_exit(ref) -> None:
+    ctx = ref()
+    if ctx is not None:
+        try:
+            ctx.close()
+        except Exception:  # noqa: BLE001 - exiting anyway
+            log.debug("closing the rclpy context at exit", exc_info=True)
+

@@ -1,7 +1,7 @@
 """The rmw_zenoh wire format as pure functions (no zenoh import, no I/O).
 
 Everything a ROS 2 machine running ``RMW_IMPLEMENTATION=rmw_zenoh_cpp`` looks at, byte for
-byte, as specified in ``/work/shared/spec/ros2-wire.md`` (checked there against rmw_zenoh's
+byte, as rmw_zenoh specifies it (its ``docs/design.md``, checked against rmw_zenoh's
 ``liveliness_utils.cpp``, ``attachment_helpers.cpp``, ``qos.cpp``, ``type_support.cpp``):
 
 * data key expression ``<domain>/<fqn without outer slashes>/<pkg>::msg::dds_::<Name>_/RIHS01_<hex>``

@@ -3,7 +3,7 @@
 A ROS 2 machine with ``RMW_IMPLEMENTATION=rmw_zenoh_cpp`` connected to the same Zenoh router
 sees every node, publisher, subscription, service and client created here (``ros2 node list``,
 ``ros2 topic echo``) because the bytes are rmw_zenoh's (see ``hri_runtime.wire`` and
-``/work/shared/spec/ros2-wire.md``):
+docs/ros2-interop.md "Wire"):
 
 * one Zenoh session per context (``mode: client`` of the router by default; ``peer`` as rmw_zenoh),
   ``timestamping`` on (TRANSIENT_LOCAL caches), multicast scouting off;

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from hri_runtime.config import ConfigError, load_robot_config, named_position
-from hri_runtime.errors import positive_float
+from hri_runtime.errors import add_robot_argument, positive_float
 from hri_sim.models import ModelNotFoundError, fr3_model
 
 MODELS = {"fr3": fr3_model}
@@ -38,10 +38,12 @@ def step_arm(robot: str, seconds: float, pose: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="hri sim", description=__doc__)
+    from hri_runtime.cli import SUMMARIES
+
+    parser = argparse.ArgumentParser(prog="hri sim", description=SUMMARIES["sim"])
     sub = parser.add_subparsers(dest="verb", required=True)
     step = sub.add_parser("step", help="step a robot headless holding a named pose")
-    step.add_argument("--robot", default="fr3")
+    add_robot_argument(step, "fr3")
     step.add_argument("--seconds", type=positive_float, default=1.0)
     step.add_argument("--pose", default="home")
     args = parser.parse_args(argv)

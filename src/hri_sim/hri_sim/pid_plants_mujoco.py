@@ -1,7 +1,7 @@
 """MuJoCo plants for PID tuning (owner: hri_pid_tuning; issue 9).
 
 * :func:`build_humanoid_arm` – the 5-joint humanoid arm (``mjcf/humanoid_arm.xml``) in one of the
-  thesis's setups S1–S4 (seed 004 §4.1), every number from ``pid_tuning.setups.<name>``.
+  thesis's setups S1–S4 (Webel's thesis §4.1), every number from ``pid_tuning.setups.<name>``.
 * :func:`build_fr3` – the FR3 (franky-sim MJCF) with its position servos replaced by torque motors.
 * :func:`build_tino_leg` – the social robot's leg, when ``mjcf/tino.xml`` exists.
 
@@ -26,6 +26,16 @@ MJCF_DIR = Path(__file__).resolve().parent / "mjcf"
 HUMANOID_ARM_XML = MJCF_DIR / "humanoid_arm.xml"
 HUMANOID_ARM_JOINTS = ("shoulder_x", "shoulder_y", "shoulder_z", "elbow", "hand")
 SEGMENT_GEOMS = {"upper_arm": "upper_arm_geom", "forearm": "forearm_geom", "hand": "hand_geom"}
+ARM_ROBOT = "humanoid_arm"
+CONFIG_ROBOT_FOR_ARM = "fr3"   # the humanoid arm has no robot file: its setups live in pid_tuning
+
+
+def load_pid_config(robot: str, config_root=None, overrides=None) -> dict:
+    """The merged config a PID plant of ``robot`` is built from (the humanoid arm uses fr3's)."""
+    from hri_runtime.config import load_robot_config
+
+    return load_robot_config(CONFIG_ROBOT_FOR_ARM if robot == ARM_ROBOT else robot,
+                             config_root=config_root, overrides=overrides)
 
 
 class MujocoMultiJointPlant:
@@ -116,7 +126,7 @@ class JointView:
     def __init__(self, plant: MujocoMultiJointPlant, index: int, hold_gains: Mapping[str, Any], pid_params):
         from dataclasses import replace
 
-        from hri_pid_tuning.core.pid import PID
+        from hri_core.pid import PID
 
         self.plant = plant
         self.index = index

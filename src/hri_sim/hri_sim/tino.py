@@ -1,4 +1,4 @@
-"""MuJoCo simulation of Tino, the social robot (seed 000, issue 6): ``mjcf/tino.xml``.
+"""MuJoCo simulation of Tino, the social robot (the Tino VR design, issue 6): ``mjcf/tino.xml``.
 
 * Leg motor: a speed-controlled DC motor, ``act' = (u - act)/τ`` (driver lag), motor torque
   ``kv (act - N q̇)`` limited to ``motor_torque_max_nm``, joint torque ``N ·`` motor torque

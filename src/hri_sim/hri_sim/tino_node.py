@@ -16,6 +16,7 @@ import numpy as np
 from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
 from hri_runtime.node import Node, run_node
+from hri_runtime.geometry import time_from_seconds
 
 from hri_sim.tino import TINO_XML, TinoSim, TinoSimParams
 
@@ -67,8 +68,7 @@ class TinoSimNode(Node):
         n = int(round((t - self._offset - self.sim.t_s) / self.sim.model.opt.timestep))
         if n > 0:
             self.sim.step(n)
-        sec = int(t // 1)
-        stamp = msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=int(round((t - sec) * 1e9)) % 1_000_000_000)
+        stamp = time_from_seconds(t)
         self.pub_leg.publish(msgs.new(
             "sensor_msgs/msg/JointState", header=msgs.new("std_msgs/msg/Header", stamp=stamp, frame_id=""),
             name=["leg", "leg_home_switch"],

@@ -15,7 +15,7 @@ from hri_sim.nodes.joint_robot_node import JointRobotNode  # noqa: E402
 
 @pytest.fixture
 def robot():
-    from hri_pid_tuning.session import load_pid_config
+    from hri_sim.pid_plants_mujoco import load_pid_config
 
     ctx = InprocContext()
     cfg = load_pid_config("fr3")
@@ -74,8 +74,8 @@ def test_a_silent_effort_command_holds_the_joint_and_flags_stale(robot):
 
 
 def test_set_gains_is_acknowledged_or_refused():
-    from hri_pid_tuning.nodes.tuning_node import TUNE_SRV
-    from hri_pid_tuning.session import load_pid_config
+    from hri_sim.nodes.joint_robot_node import SET_GAINS_SRV as TUNE_SRV
+    from hri_sim.pid_plants_mujoco import load_pid_config
 
     ctx = InprocContext()
     node = JointRobotNode(robot="fr3", cfg=load_pid_config("fr3"), context=ctx)

@@ -1,4 +1,4 @@
-"""Clutch-based relative ("mouse-pad") 6-DoF teleoperation on SE(3) (seed 001).
+"""Clutch-based relative ("mouse-pad") 6-DoF teleoperation on SE(3) (the clutch teleop note).
 
 While the clutch is held, the robot target is the robot entry pose plus the *scaled increment* of
 the hand since the entry. With hand entry pose (p_h0, R_h0), current hand pose (p_h, R_h), robot
@@ -15,13 +15,13 @@ mapping frame ``tool`` (increments in the hand's own frame, applied in the EE's 
     R_t = R_e0 exp(s_r log(R_h0^T R_h))
 
 Orientation increments are relative rotations scaled on the Lie algebra (log/exp of
-``hri_core.se3``), never differences of Euler angles as in the seed's pseudocode. (log takes
+``hri_core.se3``), never differences of Euler angles as in the clutch teleop note's pseudocode. (log takes
 the principal branch: a hand rotation of more than 180 deg within one stroke wraps.)
 
 On release the target is held. On engage the robot entry pose is the *held target* (config
 ``entry_pose: target``), so the first target after a re-engage equals the last one bit for bit:
 re-engaging never makes the arm jump. (``measured`` uses the robot's measured EE pose instead, as
-the seed's pseudocode does; then the target jumps by the tracking error.)
+the clutch teleop note's pseudocode does; then the target jumps by the tracking error.)
 
 After the mapping, the target is rate limited (velocity clipping: at most ``max_linear_speed``
 and ``max_angular_speed`` times the elapsed time from the previous target) and its position is

@@ -1,6 +1,6 @@
 """Inverse kinematics for the controller task, selectable in config ``teleop.ik.solver``.
 
-- ``mink``: differential IK as a QP (the library seed 003 uses): a ``FrameTask`` on the EE site
+- ``mink``: differential IK as a QP (the library the FR3 keyboard teleop design uses): a ``FrameTask`` on the EE site
   (position and orientation cost 1), a ``PostureTask`` (cost 0.01) towards the *seed*
   configuration (the previous command: a minimal-displacement regulariser; a fixed home posture
   biases the fixed point by ~cost x distance and then the 1e-4 thresholds are never met),
@@ -117,7 +117,7 @@ class DlsIK:
     model: space-frame error xi = log(T_d T^-1), damped least squares with adaptive
     (Levenberg-Marquardt) damping plus a null-space pull towards the posture, every iterate clamped
     to the joint limits. Thresholds and
-    iterations from ``teleop.ik`` (seed 003: 1e-4 m, 1e-4 rad, 20); damping, null-space gain and
+    iterations from ``teleop.ik`` (the FR3 keyboard teleop design: 1e-4 m, 1e-4 rad, 20); damping, null-space gain and
     step limit from the core's ``kinematics.ik`` section."""
 
     def __init__(self, model, joint_names: Sequence[str], params: IKParams, q_min: np.ndarray,

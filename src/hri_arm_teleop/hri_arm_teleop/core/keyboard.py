@@ -1,4 +1,4 @@
-"""Keyboard end-effector teleop core (seed 003 ``keyboard_ee_teleop``), pure and testable.
+"""Keyboard end-effector teleop core (the FR3 keyboard teleop design ``keyboard_ee_teleop``), pure and testable.
 
 Keys (one press = one increment, applied in the base/world frame to an absolute target pose):
 
@@ -6,7 +6,7 @@ Keys (one press = one increment, applied in the base/world frame to an absolute 
 |----------------------|--------|
 | Up / Down            | +x / -x (forward / back) |
 | Left / Right         | +y / -y (left / right) |
-| PageUp / PageDown    | +z / -z (the seed lists only the arrows; z needs two more keys) |
+| PageUp / PageDown    | +z / -z (the FR3 keyboard teleop design lists only the arrows; z needs two more keys) |
 | Q / W                | roll  + / - (about x) |
 | A / S                | pitch + / - (about y) |
 | Z / X                | yaw   + / - (about z) |

@@ -1,4 +1,4 @@
-"""The multi-rate loop of seed 003: one base rate, tasks as decimations, HOLD/TRACK bridge.
+"""The multi-rate loop of the FR3 keyboard teleop design: one base rate, tasks as decimations, HOLD/TRACK bridge.
 
 Per base tick k (period 1/base_rate_hz) the tasks run in a fixed order, each when
 ``k % decimation == 0``: I/O (receive commands, publish state) -> planner -> controller. Defaults
@@ -24,7 +24,7 @@ middleware callback thread writes the newest command, the planner reads it).
   tick and trip the acceleration check). The first tick already moves towards the new reference,
   so the packet -> joint command latency is unchanged.
 - ``TeleopController`` (100 Hz): TRACK -> IK towards the target from the measured q; HOLD -> the
-  joint position latched at the transition (the seed commands the measured q, which lets the arm
+  joint position latched at the transition (the FR3 keyboard teleop design commands the measured q, which lets the arm
   sag under load one tick at a time; latching the last command holds it still).
 """
 from __future__ import annotations

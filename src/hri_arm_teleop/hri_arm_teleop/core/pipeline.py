@@ -1,6 +1,6 @@
 """The whole arm teleop chain as one lockstep object: input -> clutch -> planner -> IK -> robot.
 
-``ArmTeleopPipeline`` wires the core pieces into the seed-003 multi-rate loop:
+``ArmTeleopPipeline`` wires the core pieces into the the FR3 keyboard teleop design's multi-rate loop:
 
     io (50 Hz)          newest hand sample -> clutch -> absolute target -> planner.submit
     planner (50 Hz)     CommandPlanner.update -> Bridge.planner_tick

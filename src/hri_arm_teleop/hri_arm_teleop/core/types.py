@@ -1,4 +1,4 @@
-"""Plain data passed between the tasks of the multi-rate loop (seed 003's internal types)."""
+"""Plain data passed between the tasks of the multi-rate loop (the FR3 keyboard teleop design's internal types)."""
 from __future__ import annotations
 
 import enum

@@ -1,4 +1,4 @@
-"""``keyboard_teleop``: seed 003's keyboard EE teleop in a terminal (no X server: raw stdin),
+"""``keyboard_teleop``: the FR3 keyboard teleop design's keyboard EE teleop in a terminal (no X server: raw stdin),
 and the gamepad (``sensor_msgs/Joy`` on ``teleop.gamepad.topic``) as the same keys.
 
 Publishes the absolute target as ``geometry_msgs/PoseStamped`` on ``/ee_command`` at

@@ -1,4 +1,4 @@
-"""Base controller of the social robot: a ``geometry_msgs/Twist`` (v, ω) per update (seed 000).
+"""Base controller of the social robot: a ``geometry_msgs/Twist`` (v, ω) per update (the Tino VR design).
 
 * State 0: full stop, every flag reset.
 * State 1 "nudge": preparation / forward / return = ``nudge_phases_s`` at 0 / +v / −v.

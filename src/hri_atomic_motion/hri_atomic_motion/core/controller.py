@@ -1,5 +1,5 @@
 """AtomicController: one command -> leg and base movements started together, locked until both
-complete (the seed's ``isCase2Locked``), a bounded queue, one movement per pulse, latched faults.
+complete (the Tino VR design's ``isCase2Locked``), a bounded queue, one movement per pulse, latched faults.
 
 Command handling (:meth:`AtomicController.on_pulse`), in order:
 

@@ -1,7 +1,7 @@
-"""The atomic movement framework shared by the leg and the base (seed 000).
+"""The atomic movement framework shared by the leg and the base (the Tino VR design).
 
 * Time in **integer milliseconds** since the movement started: ``elapsed_ms = floor((t - t0)·1000)``
-  (the seed's ``updateBaseMovementByTime()`` runs on ``millis()``). A phase table
+  (the Tino VR design's ``updateBaseMovementByTime()`` runs on ``millis()``). A phase table
   ``[(name, duration_ms), ...]`` places phase *i* on ``[start_i, start_i + duration_i)``;
   at ``elapsed_ms >= sum(durations)`` the table is done.
 * :class:`PulseGate`: one movement per pulse. hri_pulse repeats a command three times (40 ms apart)

@@ -1,4 +1,4 @@
-"""Leg controller of the social robot: encoder ticks in, motor RPM out (seed 000, states 0-3).
+"""Leg controller of the social robot: encoder ticks in, motor RPM out (the Tino VR design, states 0-3).
 
 Sign convention: forward = extension = increasing ticks = positive RPM.
 
@@ -9,7 +9,7 @@ Sign convention: forward = extension = increasing ticks = positive RPM.
   ``push_duration_s`` at ``+rpm_forward`` / 0 / ``-rpm_backward``.
 * State 2: ``extend`` at ``+rpm_forward`` until within ``extension_reached_ticks`` of
   ``max_extension_ticks``, then the rest behaviour becomes ``hold``: the discrete PID of
-  ``hri_pid_tuning.core.pid`` (Kp, Ki, Kd from config; RPM per tick) holds the extension until
+  ``hri_core.pid`` (Kp, Ki, Kd from config; RPM per tick) holds the extension until
   the next command.
 * State 3: ``home`` at ``-rpm_backward`` until the home switch closes; fault after ``home_timeout_s``.
 * Soft limit: a forward command is zeroed at ``ticks >= max_extension_ticks`` (e.g. a state-1
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hri_pid_tuning.core.pid import PID, PIDGains, PIDParams
+from hri_core.pid import PID, PIDGains, PIDParams
 
 from .framework import Fault, PhaseTable, to_ms
 from .params import LegParams

@@ -26,6 +26,7 @@ import numpy as np
 from hri_runtime import msgs
 from hri_runtime.config import ConfigError, load_robot_config
 from hri_runtime.node import Node, run_node
+from hri_runtime.geometry import time_from_seconds
 from hri_safety.core.stop import NO_HEARTBEAT
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 
@@ -49,9 +50,7 @@ def atomic_state_msg(t_s: float, st: dict):
                     base_phase=str(st.get("base_phase", "")), queue=int(st.get("queue", 0)))
 
 
-def _stamp(t_s: float):
-    sec = int(t_s // 1)
-    return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=int(round((t_s - sec) * 1e9)) % 1_000_000_000)
+_stamp = time_from_seconds
 
 
 def leg_state_msg(t_s: float, ticks: int, home: bool, rpm: float):

@@ -1,6 +1,6 @@
-"""Admittance controllers (IAdmittanceController of seed 002 table 12.4): wrench, Δt → T_mod.
+"""Admittance controllers (IAdmittanceController of Chang 2026 table 12.4): wrench, Δt → T_mod.
 
-Lie-group admittance on SE(3) (seed 002 appendix H, Lemma 12.3), twist order (ω, v), body frame
+Lie-group admittance on SE(3) (Chang 2026 appendix H, Lemma 12.3), twist order (ω, v), body frame
 of the desired pose T_d:
 
     λ = Log(T_disp)^∨ ∈ ℝ⁶                                        (H.1)
@@ -17,17 +17,17 @@ per call with its own Δt (semi-implicit Euler in the algebra, H.5–H.7):
 K is not transformed by dexp (Kim et al. Eq 58c). J̇ = d/dt dexp_λ is the directional derivative
 of the left Jacobian along λ̇: ``hri_core.se3.left_jacobian_dot`` (analytic, C++), or, if the core
 lacks it, a central difference of step h: (J(λ + hλ̇) − J(λ − hλ̇)) / 2h.
-The naive group update of the seed's Eq 6.3 (T_disp ← T_disp exp(λ̇Δt)) is *not* used.
+The naive group update of the dissertation's Eq 6.3 (T_disp ← T_disp exp(λ̇Δt)) is *not* used.
 
 Energy of the undriven admittance (non-increasing for SPD M, D, SPSD K in continuous time):
 
     H = ½ (J λ̇)ᵀ M (J λ̇) + ½ λᵀ K λ,    Ḣ = −(J λ̇)ᵀ D (J λ̇) + (J λ̇)ᵀ F_body.
 
-Wrench frames (H.2): the seed writes F_body = Ad_{T_d}^{-ᵀ} F_world; power invariance
+Wrench frames (H.2): the dissertation writes F_body = Ad_{T_d}^{-ᵀ} F_world; power invariance
 (V_sᵀF_s = V_bᵀF_b with V_s = Ad_{T_sd} V_b) gives F_b = Ad_{T_sd}ᵀ F_s, which is what
-:func:`body_wrench_from_world` implements (the seed's form holds only if T_d means T_ds).
+:func:`body_wrench_from_world` implements (the dissertation's form holds only if T_d means T_ds).
 
-The classical Cartesian admittance (Ott et al.; seed ch. 6 Eq 6.1) integrates M ẍ + D ẋ + K x = F
+The classical Cartesian admittance (Ott et al.; Chang 2026 ch. 6 Eq 6.1) integrates M ẍ + D ẋ + K x = F
 per component on ℝ³ × so(3) with the split pose T_mod = (R_d exp(x_ω), p_d + R_d x_v).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The 1 kHz interaction controller: modes, validated inputs, safety gate, hold-last semantics.
 
 One ``tick(state, dt)`` = read state → (wrench filter → admittance) → reference → impedance τ →
-safety gate (finite, torque limits) → command. Inputs arrive as *latest values* (seed §12: a
+safety gate (finite, torque limits) → command. Inputs arrive as *latest values* (Chang 2026 §12: a
 single-slot buffer, "reuse last" on an upper-layer stall):
 
 - ``set_reference(world_T_d)``: non-finite, non-rigid or jumping (> ``max_pose_step_m``) → rejected,
@@ -15,7 +15,7 @@ single-slot buffer, "reuse last" on an upper-layer stall):
 - ``request_mode(mode, state)``: validated; the new controller is seeded from the old state and
   the admittance twist is bounded by the tightened ``switch.settle_*`` bounds for ``settle_s``.
 
-Modes (seed §12 "Modes"): every mode tracks T_ref = T_d exp(λ) with one shared admittance state
+Modes (Chang 2026 §12 "Modes"): every mode tracks T_ref = T_d exp(λ) with one shared admittance state
 (λ, λ̇); they differ in the wrench that drives it: ADMITTANCE the full (filtered) wrench, HYBRID
 S ⊙ wrench with S = diag(compliant_axes) (the other axes stay stiff at T_d), IMPEDANCE none, so an
 admittance displacement left from a previous mode decays under its own M, D, K. A switch
@@ -224,7 +224,7 @@ class PyInteractionController:
     real-time loop ``hri_core.rt.RtLoop``). This class keeps the reference arithmetic in Python;
     tests/interaction/test_interaction_backends.py holds both to 1e-9 on every tick. Its input
     methods (validation, rejection counters) are the ones the engine inherits.
-    Stateful, one per loop; not thread-safe (as the seed's controllers)."""
+    Stateful, one per loop; not thread-safe (as the dissertation's controllers)."""
 
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
                  law: str = "lie", logger: Optional[logging.Logger] = None, safety=None):

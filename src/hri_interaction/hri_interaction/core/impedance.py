@@ -1,6 +1,6 @@
-"""Torque controllers (ITorqueController of seed 002 table 12.4): joint state, reference, K, D → τ.
+"""Torque controllers (ITorqueController of Chang 2026 table 12.4): joint state, reference, K, D → τ.
 
-Lie-group PD impedance (seed Eq 12.1–12.2), twist order (ω, v), body frame of the end effector:
+Lie-group PD impedance (Chang 2026 Eq 12.1–12.2), twist order (ω, v), body frame of the end effector:
 
     e  = Log(T_d⁻¹ T)^∨                          (pose error, body frame)
     ė  = V_b − Ad_{T⁻¹ T_d} V_d                  (body twist error; V_d = reference body twist)
@@ -11,7 +11,7 @@ The gravity sign is pinned by the MuJoCo hold test (+qfrc_bias; the opposite sig
 No inverse of J_b or of Λ = (J_b M⁻¹ J_bᵀ)⁻¹ is formed, so a singular arm is reported by the
 caller (σ_min(J_b) < threshold), never divided through.
 
-Classical Cartesian impedance (Hogan; seed L2696, without inertia shaping), world frame at the
+Classical Cartesian impedance (Hogan; seed, without inertia shaping), world frame at the
 end-effector point:  τ = J_wᵀ [K (x_d − x) + D (ẋ_d − ẋ)] + g,  orientation error = Log(R_d Rᵀ)
 (space-frame rotation vector), J_w = [J_ω; J_v] the world-aligned geometric Jacobian.
 """

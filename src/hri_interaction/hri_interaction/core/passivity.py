@@ -1,4 +1,4 @@
-"""Wrench preprocessors between the wrench source and the admittance (seed 002 §13, L3204–3210).
+"""Wrench preprocessors between the wrench source and the admittance (Chang 2026 §13).
 
 All filters share ``filter(w, lam_dot, dt) -> w_safe`` and account the energy that flows through
 the port (w_safe, λ̇) into the admittance, per tick:
@@ -7,7 +7,7 @@ the port (w_safe, λ̇) into the admittance, per tick:
 
 - :class:`Passthrough` ("baseline"): w_safe = w, observer only.
 - :class:`PassivityFilter`: single-port passivity observer + controller (Hannaford & Ryu /
-  Anderson & Spong) on the seed's observer E = ∫ λ̇ᵀ w_safe. E < E_floor means the port has
+  Anderson & Spong) on the dissertation's observer E = ∫ λ̇ᵀ w_safe. E < E_floor means the port has
   drawn more energy out of the admittance than it ever put in (the admittance acting as a source
   for the channel). With e = E_{k-1} + Δt λ̇ᵀw the controller removes exactly the deficit along λ̇:
 
@@ -23,11 +23,11 @@ the port (w_safe, λ̇) into the admittance, per tick:
   E_floor − E_k, stays in the observer (carried to the next tick, never reset: the next ticks
   keep dissipating it as λ̇ allows), is visible as ``deficit_j`` and the tick counts as a
   violation (energy below the floor). For a passive admittance driven from rest E ≥ 0 always, so with
-  E_floor = 0 the controller never acts (the seed's observation: "the load never triggers the
+  E_floor = 0 the controller never acts (the dissertation's observation: "the load never triggers the
   PC"); it acts after energy-injecting events (seeded state, stiffness increases).
 - :class:`TDPCFilter`: the same per DoF (E_i ≥ E_floor/6, α_i = min(α_i, α_max), w_i + α_i λ̇_i);
   a tick with a capped DoF left below E_floor/6 is a saturation and a violation.
-- :class:`WaveVariableTransform`: the seed's "single-side approximation" of Niemeyer–Slotine,
+- :class:`WaveVariableTransform`: the dissertation's "single-side approximation" of Niemeyer–Slotine,
   equivalent at zero channel delay to constant added damping  w_safe = w − b ⊙ λ̇ (passive for any
   Δt ≥ 0); wave variables u = (b λ̇ + w)/√(2b), v = (b λ̇ − w)/√(2b) are exposed for diagnostics.
 

@@ -1,4 +1,4 @@
-"""Symmetric positive-definite (SPD) gain matrices (seed 002 §12.3, Lemma 12.1, table 12.3).
+"""Symmetric positive-definite (SPD) gain matrices (Chang 2026 §12.3, Lemma 12.1, table 12.3).
 
 A 6x6 gain (K, D or M; twist order (ω, v), body frame) is parameterised by its Cholesky factor
 
@@ -94,7 +94,7 @@ def validate_spd(G, name: str = "gain", semidefinite: bool = False,
 
 
 def blend(G0: np.ndarray, G1: np.ndarray, alpha: float) -> np.ndarray:
-    """Convex blend (1-α) G0 + α G1, α clipped to [0, 1]; SPD if both are (seed L2958)."""
+    """Convex blend (1-α) G0 + α G1, α clipped to [0, 1]; SPD if both are."""
     a = min(max(float(alpha), 0.0), 1.0)
     return (1.0 - a) * G0 + a * G1
 

@@ -1,6 +1,6 @@
-"""Seed 002 table 13.9: the Lie admittance kernel under a −5 N body-z step, with and without jitter.
+"""Chang 2026 table 13.9: the Lie admittance kernel under a −5 N body-z step, with and without jitter.
 
-Protocol (seed L3198–3215): pure admittance kernel, no plant; F_z = −5 N along body z from
+Protocol: pure admittance kernel, no plant; F_z = −5 N along body z from
 t = 1 s with a 0.5 s ramp; 5 s at 1 kHz; the wrench passes a preprocessor (baseline, PO/PC, TDPC,
 wave) and optionally a lognormal delay injector; metric |Δp| = ‖T_mod.t − T_d.t‖.
 """
@@ -13,7 +13,7 @@ import numpy as np
 from hri_interaction.core.admittance import AdmittanceParams, LieAdmittance
 from hri_interaction.core.passivity import DelayJitter, PassivityParams, make_filter
 
-SEED_TABLE_13_9 = {  # (preprocessor, jitter) -> (final mm, peak mm, |λ̇|max, E-viol), seed L3219–3231
+SEED_TABLE_13_9 = {  # (preprocessor, jitter) -> (final mm, peak mm, |λ̇|max, E-viol), seed
     ("baseline", False): (2.000, 2.17, 0.0072, 0), ("baseline", True): (1.993, 2.85, 0.0214, 0),
     ("passivity", False): (2.000, 2.17, 0.0072, 0), ("passivity", True): (1.993, 2.85, 0.0214, 0),
     ("tdpc", False): (2.000, 2.17, 0.0072, 0), ("tdpc", True): (1.993, 2.85, 0.0214, 0),
@@ -79,9 +79,9 @@ def table_13_9(adm: AdmittanceParams, pas: PassivityParams, validation: dict, ra
 
 
 def format_table(results: dict) -> str:
-    """Markdown: ours beside the seed's."""
-    lines = ["| preprocessor | jitter | final mm (ours / seed) | peak mm (ours / seed) | "
-             "max ‖λ̇‖ (ours / seed) | E-viol (ours / seed) |",
+    """Markdown: ours beside the dissertation's."""
+    lines = ["| preprocessor | jitter | final mm (ours / source) | peak mm (ours / source) | "
+             "max ‖λ̇‖ (ours / source) | E-viol (ours / source) |",
              "|---|---|---|---|---|---|"]
     for (p, j), r in results.items():
         s = SEED_TABLE_13_9[(p, j)]
@@ -103,7 +103,7 @@ def table_params(section: dict) -> tuple[AdmittanceParams, PassivityParams]:
 
 
 def main() -> None:
-    """``python -m hri_interaction.core.validation [robot]``: print table 13.9, ours beside the seed's."""
+    """``python -m hri_interaction.core.validation [robot]``: print table 13.9, ours beside the dissertation's."""
     import sys
 
     from hri_runtime.config import load_robot_config

@@ -1,5 +1,5 @@
 """Pure logic: no middleware imports, injected clock."""
 
-from .pid import PID, PIDGains, PIDParams, PIDTerms
+from hri_core.pid import PID, PIDGains, PIDParams, PIDTerms
 
 __all__ = ["PID", "PIDGains", "PIDParams", "PIDTerms"]

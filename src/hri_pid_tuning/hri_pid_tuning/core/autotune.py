@@ -1,4 +1,4 @@
-"""AutoTuningService (seed 004 §3.2/§3.5.2): relay test per joint, every heuristic computed and
+"""AutoTuningService (Webel's thesis §3.2/§3.5.2): relay test per joint, every heuristic computed and
 kept (``last_tuning_data``), the chosen one applied through the (acknowledging) storage; gains
 restored when the test fails. Plus mirroring a tuning to the symmetric joint.
 """
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from .heuristics import HeuristicsParams, compute_all
-from .pid import PIDGains, PIDParams
+from hri_core.pid import PIDGains, PIDParams
 from .plant import JointPlant
 from .posture import SafeRelayResult, SafeTuningParams, safe_relay_tune, tuning_posture
 from .relay import RelayParams, RelayResult, relay_tune

@@ -1,4 +1,4 @@
-"""Tuning heuristics from the relay result (Ku, Tu) – seed 004 §3.5.2 (L648–654).
+"""Tuning heuristics from the relay result (Ku, Tu) – Webel's thesis §3.5.2.
 
 Ziegler–Nichols-type rules (all seven of the thesis, with its code's exact coefficients, and
 Tyreus–Luyben) are linear in Ku and Tu, parallel form::
@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .pid import PIDGains
+from hri_core.pid import PIDGains
 
 # thesis (RoboyVR code) names for the JSON/UI
 THESIS_NAMES = {

@@ -1,4 +1,4 @@
-"""Performance evaluation of recorded set-point / process-value samples (seed 004 §3.3).
+"""Performance evaluation of recorded set-point / process-value samples (Webel's thesis §3.3).
 
 Inputs are per-joint sample arrays ``t_s`` (s), ``desired`` and ``measured`` in **degrees** (the
 thesis's unit for every metric); ``e = desired − measured``.
@@ -131,7 +131,7 @@ class Segment:
 def significant_setpoint_changes(desired: Sequence[float], eps: float = 1e-6,
                                  hold_min_samples: int = 2) -> list[Segment]:
     """Segments of constant set-point (within ``eps``) of ≥ ``hold_min_samples`` samples that
-    start with a change > ``eps`` (thesis L515)."""
+    start with a change > ``eps`` (thesis)."""
     r = np.asarray(desired, dtype=float)
     n = len(r)
     if n < 2:
@@ -411,7 +411,7 @@ def _has_eligible(e: Evaluation, band: float) -> bool:
 
 
 def aggregate(evals: Sequence[Evaluation]) -> Evaluation:
-    """Combine evaluations (joints of one motion, or motions of one run; thesis L502): every
+    """Combine evaluations (joints of one motion, or motions of one run; thesis): every
     average and IAE/ISE/ITAE is the mean over the inputs where it is available, every max the
     max, counts are summed."""
     out = Evaluation()

@@ -1,4 +1,4 @@
-"""Motions the test runner plays (seed 004 §3.2 AnimatorControl, §3.5.1 step tests).
+"""Motions the test runner plays (Webel's thesis §3.2 AnimatorControl, §3.5.1 step tests).
 
 A :class:`Motion` maps motion time (s) to a set-point per joint (rad; joints it does not move are
 held at the base pose). :class:`AnimatorControl` plays a motion with a time-stretch factor:

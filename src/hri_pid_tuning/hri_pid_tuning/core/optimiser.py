@@ -26,7 +26,7 @@ from scipy.optimize import minimize
 
 from .metrics import Evaluation, EvaluationParams, evaluate_joint
 from .motion import StepTestMotion
-from .pid import PIDGains, PIDParams
+from hri_core.pid import PIDGains, PIDParams
 from .plant import JointPlant, simulate_closed_loop
 
 

@@ -1,4 +1,4 @@
-"""Peak detection for oscillating signals (seed 004 §3.3.3, made robust to noise).
+"""Peak detection for oscillating signals (Webel's thesis §3.3.3, made robust to noise).
 
 Two detectors:
 

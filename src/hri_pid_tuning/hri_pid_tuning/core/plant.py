@@ -12,7 +12,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from .pid import PID, PIDGains, PIDParams
+from hri_core.pid import PID, PIDGains, PIDParams
 
 
 @runtime_checkable

@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .pid import PID, PIDGains, PIDParams
+from hri_core.pid import PID, PIDGains, PIDParams
 from .plant import JointPlant
 from .relay import RelayParams, RelayResult, relay_tune
 

@@ -1,4 +1,4 @@
-"""Relay auto-tuning (seed 004 §3.5.2, L625–646; Åström–Hägglund relay feedback).
+"""Relay auto-tuning (Webel's thesis §3.5.2; Åström–Hägglund relay feedback).
 
 All gains are zeroed and the joint is driven by a relay around the target angle::
 

@@ -1,7 +1,7 @@
-"""The thesis's services as a headless API (seed 004 §3.2): test-environment reset, PID
+"""The thesis's services as a headless API (Webel's thesis §3.2): test-environment reset, PID
 configuration storage with acknowledged updates, pose-error tracking and the test runner.
 
-Data layer (thesis L388–471, with numbers as numbers and ISO-8601 timestamps):
+Data layer (thesis, with numbers as numbers and ISO-8601 timestamps):
 
 * ``PidStepData``: ``{createdTimestamp, animation, joint, simulationTimeStretchFactor,
   data: [{timestamp, entry: {desired, measured}}]}`` – degrees, timestamps in s from the start
@@ -23,7 +23,7 @@ import numpy as np
 
 from .metrics import Evaluation, EvaluationParams, aggregate, evaluate_joint
 from .motion import AnimatorControl, Motion
-from .pid import PID, PIDGains, PIDParams
+from hri_core.pid import PID, PIDGains, PIDParams
 
 _log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class GainUpdateError(RuntimeError):
 class PidConfigurationStorage:
     """Per-joint gains; local edits until transmitted. Every transmission is one acknowledged
     request per joint (``transport(joint, gains) -> bool``), retried up to ``max_retries`` times –
-    never a fire-and-forget bulk publish (the thesis lost packets that way, L588)."""
+    never a fire-and-forget bulk publish (the thesis lost packets that way)."""
 
     def __init__(self, joints: Sequence[str], default: PIDGains,
                  transport: Callable[[str, PIDGains], bool] | None = None, max_retries: int = 3,

@@ -31,7 +31,7 @@ import math
 from typing import Any
 
 from hri_runtime import msgs
-from hri_runtime.geometry import time_from_seconds
+from hri_runtime.geometry import seconds_from_time, time_from_seconds
 from hri_runtime.node import Node, run_node
 
 from ..report import _clean
@@ -117,7 +117,7 @@ class PidTuningNode(Node):
         def make(model, collides):
             from ..session import load_pid_config
 
-            from ..core.pid import PIDGains
+            from hri_core.pid import PIDGains
             from ..session import ARM_ROBOT
 
             pt = load_pid_config(robot, overrides=self._cfg_overrides)["pid_tuning"]
@@ -255,7 +255,7 @@ class PidTuningNode(Node):
         if missing:
             self._reject("joint_states", "missing_joint", f"no state or set-point for {missing}")
             return
-        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        t = seconds_from_time(msg.header.stamp)
         if t == 0.0:
             t = self.get_clock().now_s()
         reply = self.server.record_sample(t, [self._last_setpoint[j] for j in joints], [d[j] for j in joints])

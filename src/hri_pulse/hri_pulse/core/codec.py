@@ -4,12 +4,12 @@ A codec turns one datagram (bytes) into a typed packet or raises ``PacketRejecte
 ``LinkReceiver`` counts the causes. Any codec with ``decode``/``sequence``/``causes`` plugs into
 ``LinkReceiver`` (the arm teleop's controller-pose packet uses the same receiver).
 
-Unity command packet (seed 000), 32 bytes, ``struct '<fffiiffi'`` (little-endian, no padding):
+Unity command packet (the Tino VR design), 32 bytes, ``struct '<fffiiffi'`` (little-endian, no padding):
 
     head_pitch f32, head_pan f32, head_tilt f32, base_state i32 (0..3), base_angular i32 (-1/0/1),
     audio_volume f32, audio_orientation f32, message_order i32 (0 .. 2^31-1)
 
-The seed's prose calls the volume an integer, its format string makes it a float: the format
+The Tino VR design's prose calls the volume an integer, its format string makes it a float: the format
 string wins (documented in docs/protocols.md "Pulse").
 
 Optional authentication (``pulse.auth.mode: required``, docs/protocols.md "Authentication"):

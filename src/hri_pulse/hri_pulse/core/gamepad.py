@@ -1,4 +1,4 @@
-"""Gamepad mapping (seed 000): face buttons X -> state 1, Y -> state 2, B -> state 3, A -> idle;
+"""Gamepad mapping (the Tino VR design): face buttons X -> state 1, Y -> state 2, B -> state 3, A -> idle;
 shoulder buttons add a direction (LB -1 left, RB +1 right) to the state pressed with them.
 
 Input is the set of pressed button *names* (``a b x y lb rb``), from a ``sensor_msgs/Joy``

@@ -1,4 +1,4 @@
-"""Link health (seed 000, "Comprehensive Communication Health Monitoring").
+"""Link health (the Tino VR design, "Comprehensive Communication Health Monitoring").
 
 * Rates over a sliding window of ``window_s`` (10 s) kept in ``window_buckets`` fixed buckets
   (O(1) memory whatever the packet rate): rate = count in window / covered span, with the span

@@ -1,4 +1,4 @@
-"""Command pulses (seed 000, "Pulse-Based Command Architecture", "Input Signal Conditioning").
+"""Command pulses (the Tino VR design, "Pulse-Based Command Architecture", "Input Signal Conditioning").
 
 * ``RisingEdge``: a held input (VR stream value or gamepad buttons) becomes one command when the
   value changes to a non-idle value; holding it produces nothing more.

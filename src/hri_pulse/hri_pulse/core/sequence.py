@@ -1,4 +1,4 @@
-"""Sequence tracking of a packet stream with wrapping counters (seed 000, "message ordering").
+"""Sequence tracking of a packet stream with wrapping counters (the Tino VR design, "message ordering").
 
 Counter space: 0 .. M-1 with M = ``modulus`` (2^31). With ``last`` the newest accepted number,
 ``expected = (last + 1) mod M`` and ``d = (seq - expected) mod M``:

@@ -1,4 +1,4 @@
-"""``gamepad_node``: gamepad -> the same 3-cycle pulses as the VR path (seed 000: gamepad testing
+"""``gamepad_node``: gamepad -> the same 3-cycle pulses as the VR path (the Tino VR design: gamepad testing
 represents VR behaviour exactly: same ``RisingEdge``, same ``PulseGenerator``, same topic).
 
 Source ``pulse.gamepad.source``: ``joy`` (``sensor_msgs/Joy`` on ``pulse.topics.joy`` from the

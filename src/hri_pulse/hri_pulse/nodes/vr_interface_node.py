@@ -31,6 +31,7 @@ from typing import Optional
 from hri_runtime import msgs
 from hri_runtime.config import ConfigError, load_robot_config
 from hri_runtime.node import Node, run_node
+from hri_runtime.geometry import time_from_seconds
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE
 
 from hri_pulse.carriers import UdpCarrier, ZmqCarrier
@@ -45,9 +46,7 @@ def _v(p):
     return getattr(p, "value", p)
 
 
-def stamp(t_s: float):
-    sec = int(t_s // 1)
-    return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=int(round((t_s - sec) * 1e9)) % 1_000_000_000)
+stamp = time_from_seconds
 
 
 def diagnostic_array(t_s: float, name: str, hardware_id: str, level: int, message: str, values: dict):

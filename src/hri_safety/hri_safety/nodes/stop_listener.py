@@ -101,6 +101,8 @@ class StopListener:
             self._notify()
 
     def _check(self) -> None:
+        if self._sub.queue.items:      # states arrived that this busy executor has not run yet: not silence
+            return
         if self.watch.check(self._now()):
             self._notify()
 

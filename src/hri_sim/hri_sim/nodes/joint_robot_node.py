@@ -14,6 +14,7 @@ Topics (names from ``pid_tuning.live``):
   selects position mode with that target (rad); otherwise a finite ``effort`` (N·m) selects
   effort mode. Unknown joints, length mismatches and NaN entries are rejected and counted.
 * out ``joint_states`` (``sensor_msgs/JointState``, stamped with the node clock).
+* service ``~/rehome`` (``std_srvs/srv/Trigger``, simulation only): back to the base pose at rest.
 * service ``~/set_gains`` (``hri_interfaces/srv/Tune``: ``joint``, ``gains`` = [kp, ki, kd]) –
   acknowledged (``success``) only when the joint exists and the gains are finite and ≥ 0.
 
@@ -21,7 +22,9 @@ Safety: an effort-mode joint whose last command is older than ``safety.command_s
 returns to position mode holding where it is (flag ``stale``; silence = hold); a checker rejection
 (NaN, bad stamp) holds every joint; an effort-mode joint that comes within
 ``pid_tuning.relay.joint_limit_margin_deg`` of a limit is held there (flag ``position``). Every flag
-is counted (``flags``) and latched in ``flagged`` until :meth:`clear_flags`.
+is counted (``flags``) and latched in ``flagged`` until :meth:`clear_flags`. A simulation that
+blows up (MuJoCo instability under unstable gains) is re-homed at the base pose with every joint
+held (flag ``sim_diverged``) – the simulator's stand-in for an emergency stop and re-homing.
 """
 from __future__ import annotations
 
@@ -33,6 +36,9 @@ import numpy as np
 
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
+from hri_runtime.geometry import time_from_seconds
+
+SET_GAINS_SRV = "hri_interfaces/srv/Tune"   # ~/set_gains takes the tuning service's request (joint, gains)
 
 
 def _safety_limits(robot: str, cfg: dict, plant):
@@ -53,13 +59,9 @@ def _safety_limits(robot: str, cfg: dict, plant):
 class JointRobotNode(Node):
     def __init__(self, plant=None, robot: str | None = None, setup: str | None = None, cfg: dict | None = None, **kw):
         super().__init__("joint_robot", **kw)
-        from hri_pid_tuning.core.pid import PID, PIDGains, PIDParams
-        from hri_pid_tuning.nodes.tuning_node import TUNE_SRV, register_interfaces
-        from hri_pid_tuning.session import ARM_ROBOT, load_pid_config
+        from hri_core.pid import PID, PIDGains, PIDParams
+        from ..pid_plants_mujoco import ARM_ROBOT, build_pid_robot, load_pid_config
 
-        from ..pid_plants_mujoco import build_pid_robot
-
-        register_interfaces()
         node_cfg = load_pid_config(ARM_ROBOT)["pid_tuning"]["node"] if cfg is None else cfg["pid_tuning"]["node"]
         self.robot = robot or self.declare_parameter("robot", node_cfg["robot"]).value
         setup = setup or self.declare_parameter("setup", node_cfg["setup"]).value
@@ -91,7 +93,8 @@ class JointRobotNode(Node):
         live = pt["live"]
         self.state_pub = self.create_publisher("sensor_msgs/msg/JointState", live["states_topic"], qos=10)
         self.create_subscription("sensor_msgs/msg/JointState", live["commands_topic"], self.on_command, qos=10)
-        self.create_service(TUNE_SRV, "~/set_gains", self.on_set_gains)
+        self.create_service(SET_GAINS_SRV, "~/set_gains", self.on_set_gains)
+        self.create_service("std_srvs/srv/Trigger", "~/rehome", self.on_rehome)
         self.create_timer(p.dt_s, self.tick)
 
     # --- inputs -------------------------------------------------------------------------------
@@ -129,7 +132,7 @@ class JointRobotNode(Node):
             self.cmd_t[i] = now
 
     def on_set_gains(self, req, resp):
-        from hri_pid_tuning.core.pid import PIDGains
+        from hri_core.pid import PIDGains
 
         g = [float(x) for x in req.gains]
         if req.joint not in self.names:
@@ -150,6 +153,18 @@ class JointRobotNode(Node):
             self._reject("set_gains", "bad_gains", resp.message)
         return resp
 
+    def on_rehome(self, req, resp):
+        """Simulation only (a hardware driver has no such service): the robot back at its base
+        pose at rest, every joint held – the thesis's TestEnvSetup reset (flag ``rehomed``)."""
+        p = self.plant
+        p.reset(p.base_pose_rad)
+        q = np.array(p.q_rad, dtype=float)
+        for i in range(p.n):
+            self._hold(i, q[i])
+        self._flag("rehomed")
+        resp.success, resp.message = True, "simulated robot re-homed at its base pose"
+        return resp
+
     # --- control period --------------------------------------------------------------------------
     def _flag(self, name: str) -> None:
         self.flags[name] += 1
@@ -167,6 +182,14 @@ class JointRobotNode(Node):
         p = self.plant
         now = self.get_clock().now_s()
         q = np.array(p.q_rad, dtype=float)
+        if not np.all(np.isfinite(q)):
+            # the simulation blew up (MuJoCo instability under unstable gains): the simulated
+            # robot is re-homed at its base pose, every joint held (flag sim_diverged, latched)
+            self._flag("sim_diverged")
+            p.reset(p.base_pose_rad)
+            q = np.array(p.q_rad, dtype=float)
+            for i in range(p.n):
+                self._hold(i, q[i])
         t = p.t_s
         tau = np.zeros(p.n)
         for i in range(p.n):
@@ -197,9 +220,7 @@ class JointRobotNode(Node):
         dq = np.array(p.data.qvel[p.dadr], dtype=float)
         m = msgs.new("sensor_msgs/msg/JointState", name=self.names, position=qn.tolist(),
                      velocity=dq.tolist(), effort=tau.tolist())
-        sec = int(math.floor(now + p.dt_s))
-        m.header.stamp.sec = sec
-        m.header.stamp.nanosec = int(round((now + p.dt_s - sec) * 1e9)) % 1_000_000_000
+        m.header.stamp = time_from_seconds(now + p.dt_s)
         self.state_pub.publish(m)
 
 

@@ -1,7 +1,7 @@
 """Discrete PID controller (parallel form) with measured dt, filtered derivative on measurement,
 output limits, anti-windup (clamping or back-calculation) and bumpless gain changes.
 
-Control law (continuous, parallel form as in seed 004 L471)::
+Control law (continuous, parallel form as in Webel's thesis)::
 
     u(t) = Kp e(t) + Ki ∫ e dt − Kd dy_f/dt + u_ff,      e = r − y
     Tf dy_f'/dt + y_f' = dy/dt                          (first-order derivative filter)

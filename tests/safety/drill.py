@@ -319,9 +319,16 @@ class Stack:
         t = time.time()
         self.wait(lambda: self.watch.since(self.watch.stops, t), "the stop state through the new router")
 
-    def release(self) -> dict:
-        """The console's RESET; waits until the supervisor publishes not stopped."""
+    def release(self, retry_s: float = 0.0) -> dict:
+        """The console's RESET; waits until the supervisor publishes not stopped. ``retry_s``:
+        repeat a reset the supervisor refuses (a cause still present, e.g. a headset reconnecting)
+        or the console cannot reach yet (its service client rediscovering after a router restart)
+        for that long."""
+        end = time.monotonic() + retry_s
         r = self.console.command("release_stop")
+        while r.get("cause") in ("service_refused", "unavailable") and time.monotonic() < end:
+            time.sleep(0.2)
+            r = self.console.command("release_stop")
         assert r["type"] == "ack", r
         self.wait(lambda: self.watch.last(self.watch.stops)[0] is False, "the supervisor released")
         return r
