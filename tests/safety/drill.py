@@ -35,7 +35,7 @@ from hri_runtime.node import Node
 
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, STOP_TOPIC, STOP_TYPE
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def free_port(kind=socket.SOCK_STREAM) -> int:
