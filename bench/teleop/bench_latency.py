@@ -37,6 +37,7 @@ import socket
 import sys
 import threading
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -136,19 +137,23 @@ def _robot_proc(ep, overrides, ready, stop, q):
     q.put(got)
 
 
-def zenoh_chain(overrides, seconds: float):
-    """UDP packet -> ArmTeleopNode (ZenohContext, ``teleop.robot.interface: ros2``) -> joint
-    command over Zenoh -> the robot process. Latency = arrival of the first command computed from
-    a packet - its sendto. Returns (latencies [s], extra)."""
+class _Rig(NamedTuple):
+    router: object
+    proc: object
+    stop: object
+    rq: object
+    ctx: object
+    node: object
+
+
+def _start_rig(target, overrides, cfg) -> _Rig:
+    """A Zenoh router on a free loopback port, the robot side ``target(ep, overrides, ready, stop,
+    queue)`` in a spawned process, and ``ArmTeleopNode`` on a Zenoh context of that router."""
     import multiprocessing as mp
 
-    from hri_arm_teleop.core.scenario import SquareScenario
-    from hri_arm_teleop.emulate import ScriptedOperator
     from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
     from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
 
-    overrides = list(overrides) + ["teleop.robot.interface=ros2", "teleop.robot.ros2.command_mode=impedance"]
-    cfg = load_robot_config("fr3", overrides=overrides)
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     ep = f"tcp/127.0.0.1:{s.getsockname()[1]}"
@@ -156,11 +161,49 @@ def zenoh_chain(overrides, seconds: float):
     router = start_router([ep])
     mpc = mp.get_context("spawn")
     ready, stop, rq = mpc.Event(), mpc.Event(), mpc.Queue()
-    proc = mpc.Process(target=_robot_proc, args=(ep, overrides, ready, stop, rq))
+    proc = mpc.Process(target=target, args=(ep, overrides, ready, stop, rq))
     proc.start()
     ready.wait(60)
     ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_port": -1})
+    return _Rig(router, proc, stop, rq, ctx, ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_port": -1}))
+
+
+def _play_square(cfg, node, seconds: float):
+    """The scripted operator's square over real UDP to ``node`` for ``seconds`` of wall time."""
+    from hri_arm_teleop.core.scenario import SquareScenario
+    from hri_arm_teleop.emulate import ScriptedOperator
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+        op = ScriptedOperator(SquareScenario.from_config(cfg["teleop"]["demo"]), tx, node.vr_address,
+                              cfg["teleop"]["demo"]["packet_rate_hz"])
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            op.send_due(time.perf_counter() - t0)
+            time.sleep(max(0.0, min(op.next_t - (time.perf_counter() - t0), 0.005)))
+        time.sleep(0.3)
+    return op
+
+
+def _finish_rig(rig: _Rig):
+    """Stop the robot side, take what it measured, and close everything."""
+    rig.stop.set()
+    got = rig.rq.get(timeout=30)
+    rig.proc.join(10)
+    rig.ctx.shutdown()
+    rig.node.destroy_node()
+    rig.ctx.close()
+    rig.router.close()
+    return got
+
+
+def zenoh_chain(overrides, seconds: float):
+    """UDP packet -> ArmTeleopNode (ZenohContext, ``teleop.robot.interface: ros2``) -> joint
+    command over Zenoh -> the robot process. Latency = arrival of the first command computed from
+    a packet - its sendto. Returns (latencies [s], extra)."""
+    overrides = list(overrides) + ["teleop.robot.interface=ros2", "teleop.robot.ros2.command_mode=impedance"]
+    cfg = load_robot_config("fr3", overrides=overrides)
+    rig = _start_rig(_robot_proc, overrides, cfg)
+    node = rig.node
     published = {}                                 # q tuple -> source stamp (first command of a packet)
     send = node.robot.send_command
     last_src = [None]
@@ -172,24 +215,10 @@ def zenoh_chain(overrides, seconds: float):
         send(cmd)
 
     node.robot.send_command = record
-    ctx.spin_in_background()
+    rig.ctx.spin_in_background()
     time.sleep(1.5)                                # discovery, first joint states
-    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    op = ScriptedOperator(SquareScenario.from_config(cfg["teleop"]["demo"]), tx, node.vr_address,
-                          cfg["teleop"]["demo"]["packet_rate_hz"])
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        op.send_due(time.perf_counter() - t0)
-        time.sleep(max(0.0, min(op.next_t - (time.perf_counter() - t0), 0.005)))
-    time.sleep(0.3)
-    stop.set()
-    got = rq.get(timeout=30)
-    proc.join(10)
-    ctx.shutdown()
-    node.destroy_node()
-    ctx.close()
-    router.close()
-    tx.close()
+    op = _play_square(cfg, node, seconds)
+    got = _finish_rig(rig)
     lat = []
     for t_arr, q in got:
         src = published.pop(q, None)
@@ -250,27 +279,10 @@ def _interaction_proc(ep, overrides, ready, stop, q):
 def zenoh_stack(overrides, seconds: float, event_driven: bool = True):
     """UDP packet -> ArmTeleopNode (cartesian) -> /interaction/reference over Zenoh -> the
     interaction process -> first torque computed with it. Returns (latencies [s], extra)."""
-    import multiprocessing as mp
-
-    from hri_arm_teleop.core.scenario import SquareScenario
-    from hri_arm_teleop.emulate import ScriptedOperator
-    from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
-    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
-
     overrides = list(overrides) + ["teleop.output=cartesian"]
     cfg = load_robot_config("fr3", overrides=overrides)
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    ep = f"tcp/127.0.0.1:{s.getsockname()[1]}"
-    s.close()
-    router = start_router([ep])
-    mpc = mp.get_context("spawn")
-    ready, stop, rq = mpc.Event(), mpc.Event(), mpc.Queue()
-    proc = mpc.Process(target=_interaction_proc, args=(ep, overrides, ready, stop, rq))
-    proc.start()
-    ready.wait(60)
-    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_port": -1})
+    rig = _start_rig(_interaction_proc, overrides, cfg)
+    node = rig.node
     if not event_driven:          # the multi-rate input path: packets wait for the base tick
         node._closing.set()
         node._reader.join(timeout=1.0)
@@ -286,24 +298,10 @@ def zenoh_stack(overrides, seconds: float, event_driven: bool = True):
         send(cmd)
 
     node.robot.send_pose = record
-    ctx.spin_in_background()
+    rig.ctx.spin_in_background()
     time.sleep(2.0)               # discovery, stop heartbeat, first joint states
-    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    op = ScriptedOperator(SquareScenario.from_config(cfg["teleop"]["demo"]), tx, node.vr_address,
-                          cfg["teleop"]["demo"]["packet_rate_hz"])
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        op.send_due(time.perf_counter() - t0)
-        time.sleep(max(0.0, min(op.next_t - (time.perf_counter() - t0), 0.005)))
-    time.sleep(0.3)
-    stop.set()
-    extra, got = rq.get(timeout=30)
-    proc.join(10)
-    ctx.shutdown()
-    node.destroy_node()
-    ctx.close()
-    router.close()
-    tx.close()
+    op = _play_square(cfg, node, seconds)
+    extra, got = _finish_rig(rig)
     lat, changed = [], 0
     for key, _t_in, t_tick, tau_changed in got:
         src = published.pop(key, None)
