@@ -158,9 +158,9 @@ def run_naive(cfg, steps):
 def bench_node(cfg, seconds):
     from hri_runtime.inproc import InprocContext
 
-    from hri_atomic_motion.nodes.atomic_node import AtomicNode, leg_state_msg
+    from hri_atomic_motion.nodes.atomic_node import AtomicNode, leg_state_msg, parse_leg_state
     ctx = InprocContext(start_time_s=0.0)
-    node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
+    node = AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "topic"})
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
 
     StopSupervisorNode(cfg=cfg, context=ctx)      # its latched state releases the node (silence = stop)
@@ -168,10 +168,10 @@ def bench_node(cfg, seconds):
         pass
     assert not node.stop.stopped
     n = int(seconds / cfg["atomic"]["node"]["period_s"])
-    node.on_leg_state(leg_state_msg(0.0, 0, True, 0.0))
+    reading = parse_leg_state(leg_state_msg(0.0, 0, True, 0.0))
     t0 = time.perf_counter_ns()
     for _ in range(n):
-        node._leg_t = node.now()          # fresh leg state every tick (what tino_sim provides)
+        node.leg_input.on_reading(reading, node.now())   # fresh leg state every tick (what tino_sim provides)
         node.tick()
     ns = (time.perf_counter_ns() - t0) / n
     node.destroy_node()

@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     with Stack(Path(tempfile.mkdtemp(prefix="stop_latency_")), args.arm_output, WAIT_S) as st:
         w = st.watch
-        sp = StopParams.from_config(st.fr3["safety"])
+        sp = StopParams.from_config(st.fr3["safety"]["stop"])
         observed = {"request": (w.requests, lambda s: s == "console"),
                     "supervisor": (w.stops, lambda s: s[0]),
                     "atomic zero": (w.twist, lambda tw: tw == (0.0, 0.0)),

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from hri_runtime.config import load_robot_config
-from hri_interaction.core.admittance import AdmittanceParams, CartesianAdmittance, LieAdmittance
+from hri_interaction.core.admittance import CartesianAdmittance, LieAdmittance
 from hri_interaction.core.controller import (InteractionController, InteractionParams,
                                              PyInteractionController, loop_config, tick_params)
 from hri_interaction.core.impedance import cartesian_impedance_torque, lie_impedance_torque
@@ -102,7 +102,7 @@ def per_call_us(fn, calls: int, repeats: int = 5) -> float:
 
 def compute_rows(cfg, calls: int, naive_calls: int):
     sec = cfg["interaction"]
-    p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+    p = InteractionParams.from_config(sec)
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
     sim = Fr3Sim(p.rate_hz, home, sec["ee_site"])
     sim.data.qvel[sim.vadr] = 0.05
@@ -119,8 +119,9 @@ def compute_rows(cfg, calls: int, naive_calls: int):
     lie = LieAdmittance(a)
     lie.reset(np.full(6, 0.01), np.full(6, 0.01))
     cart = CartesianAdmittance(a)
-    ctrl_imp = PyInteractionController(p, T_ref, sim.n)
-    ctrl_adm = PyInteractionController(p, T_ref, sim.n)
+    tmax = cfg["joints"]["torque_max_nm"]
+    ctrl_imp = PyInteractionController(p, T_ref, sim.n, torque_max_nm=tmax)
+    ctrl_adm = PyInteractionController(p, T_ref, sim.n, torque_max_nm=tmax)
     ctrl_adm.request_mode("admittance", st)
     ctrl_adm.set_wrench(F)
     naive_state = [np.full(6, 0.01), np.full(6, 0.01)]
@@ -173,11 +174,12 @@ def backend_rows(cfg, calls: int, rounds: int):
     interleaved: ``rounds`` rounds, each timing ``calls`` ticks of every controller in an order
     that alternates per round; per-call µs medians over the rounds and the median per-round ratio.
     Both controllers of a row start from the same state and receive the same inputs."""
-    from hri_core.safety import SafetyChecker, limits_from_config
     import dataclasses
 
+    from hri_interaction.engine import safety_checker
+
     sec = cfg["interaction"]
-    p0 = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+    p0 = InteractionParams.from_config(sec)
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
     sim = Fr3Sim(p0.rate_hz, home, sec["ee_site"])
     sim.data.qvel[sim.vadr] = 0.05
@@ -197,7 +199,7 @@ def backend_rows(cfg, calls: int, rounds: int):
         p = dataclasses.replace(p0, passivity=pp)
         ctrls = {}
         for b, cls in (("python", PyInteractionController), ("cxx", InteractionController)):
-            c = cls(p, T_ref, sim.n, law=law, safety=SafetyChecker(limits_from_config(cfg)))
+            c = cls(p, T_ref, sim.n, law=law, safety=safety_checker(cfg), torque_max_nm=cfg["joints"]["torque_max_nm"])
             c.request_mode(mode, st)
             c.set_wrench(F)
             ctrls[b] = c
@@ -245,14 +247,15 @@ def rt_thread_loop(cfg, seconds: float) -> dict:
     from hri_sim.models import load_arm
 
     sec = cfg["interaction"]
-    p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+    p = InteractionParams.from_config(sec)
     names = list(cfg["joints"]["names"])
     model = load_arm(cfg["robot"]["model"], actuation="torque", timestep_s=1.0 / p.rate_hz)
     data = mujoco.MjData(model)
     jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
     data.qpos[[model.jnt_qposadr[j] for j in jids]] = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
     n = int(seconds * p.rate_hz)
-    loop = rt.RtLoop(tick_params(p, len(names)), loop_config(sec, trace_capacity=n),
+    loop = rt.RtLoop(tick_params(p, len(names), torque_max_nm=cfg["joints"]["torque_max_nm"]),
+                     loop_config(p, trace_capacity=n),
                      rt.MujocoRobot(model, data, names, sec["ee_site"]))
     loop.start()
     time.sleep(seconds + 0.05)
@@ -268,9 +271,9 @@ def _python_work(cfg):
     """What one tick of the Python node loop did: MuJoCo state read, the C++ tick (one call),
     MuJoCo step (hri_interaction.sim.Fr3Sim, InteractionController)."""
     sec = cfg["interaction"]
-    p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+    p = InteractionParams.from_config(sec)
     sim = Fr3Sim(p.rate_hz, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"])
-    ctrl = InteractionController(p, sim.ee_pose(), sim.n)
+    ctrl = InteractionController(p, sim.ee_pose(), sim.n, torque_max_nm=cfg["joints"]["torque_max_nm"])
     dt = 1.0 / p.rate_hz
 
     def work():

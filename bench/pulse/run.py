@@ -24,20 +24,18 @@ Timing lives here, never in tests.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import multiprocessing as mp
 import os
 import platform
 import select
 import socket
-import statistics
 import struct
 import sys
+import tempfile
 import threading
 import time
 
-from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
@@ -80,7 +78,7 @@ class Sink(Node):
 # ---------------------------------------------------------------------- latency: ours inproc
 def lat_ours_inproc(n):
     ctx = InprocContext(start_time_s=0.0)
-    node = VrInterfaceNode(context=ctx, parameters={"port": 0})
+    node = VrInterfaceNode(context=ctx, parameters={"pulse.udp.port": 0})
     sink = Sink(context=ctx)
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     tx.bind(("127.0.0.1", 0))
@@ -158,7 +156,7 @@ def lat_ours_zenoh(n, flood_pps=0.0, sink_process=True):
     ep = f"tcp/127.0.0.1:{port}"
     router = start_router([ep])
     ca = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-    node = VrInterfaceNode(context=ca, parameters={"port": 0})
+    node = VrInterfaceNode(context=ca, parameters={"pulse.udp.port": 0})
     ca.spin_in_background()
     spawn = mp.get_context("spawn")               # never fork a process that runs Zenoh threads
     ready, stop, sq = spawn.Event(), spawn.Event(), spawn.Queue()
@@ -321,11 +319,15 @@ def make_stream(n):
 def rate_core_ours(pkts, auth=None):
     """``auth``: a PacketAuth; the packets are then sealed (52 bytes) and the codec checks tags."""
     t = [0.0]
-    cfg = PulseConfig.from_config(CFG)
-    if auth is not None:
-        cfg = dataclasses.replace(cfg, auth=auth)
+    section = CFG
+    if auth is not None:                 # the core reads its key from pulse.auth.key_file
+        with tempfile.NamedTemporaryFile("w", suffix=".key", delete=False) as f:
+            f.write(auth.key.hex())
+        section = dict(CFG, auth={"mode": "required", "key_file": f.name, "key_id": auth.key_id})
         pkts = [auth.seal(d) for d in pkts]
-    core = VrCommandCore(cfg, lambda: t[0])
+    core = VrCommandCore(PulseConfig.from_config(section), lambda: t[0])
+    if auth is not None:
+        os.unlink(f.name)
     peer = ("127.0.0.1", 1)
     t0 = time.perf_counter()
     for k, d in enumerate(pkts):

@@ -25,8 +25,8 @@ Two measurements in one run, both wall clock (time.perf_counter), FR3 in MuJoCo:
    ``set_target``; perf_counter is CLOCK_MONOTONIC, shared by the processes). Also the same chain
    with the multi-rate input path (packets polled at the base tick, decimations 1/2/2).
 
-The FR3 keyboard teleop design's keyboard chain: 60-70 ms. Target (issue 7): p99 <= 10 ms on the Zenoh runtime; issue 15:
-VR packet -> first torque change p99 <= 10 ms with the default configuration.
+Reference: the FR3 keyboard teleop design's keyboard chain, 60-70 ms. Targets: p99 <= 10 ms on the
+Zenoh runtime; VR packet -> first torque change p99 <= 10 ms with the default configuration.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def realtime(cfg, seconds: float) -> np.ndarray:
 
     t = cfg["teleop"]
     period = 1.0 / t["loop"]["base_rate_hz"]
-    robot = MujocoRobot.from_config(cfg, interpolation_s=period * t["loop"]["controller_decimation"])
+    robot = MujocoRobot.from_config(cfg)
     t0 = time.perf_counter()
     clock = lambda: time.perf_counter() - t0  # noqa: E731
     pipe = build_pipeline(cfg, robot, clock)
@@ -99,11 +99,12 @@ def _robot_proc(ep, overrides, ready, stop, q):
     from hri_runtime import msgs
     from hri_runtime.node import Node
     from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
 
     cfg = load_robot_config("fr3", overrides=overrides)
     t, ros2 = cfg["teleop"], cfg["teleop"]["robot"]["ros2"]
     period = t["loop"]["controller_decimation"] / t["loop"]["base_rate_hz"]
-    robot = MujocoRobot.from_config(cfg, interpolation_s=period)
+    robot = MujocoRobot.from_config(cfg)
     names = list(cfg["joints"]["names"])
     got = []
     ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
@@ -127,12 +128,14 @@ def _robot_proc(ep, overrides, ready, stop, q):
                                       position=np.asarray(st.q, float), velocity=np.asarray(st.dq, float),
                                       effort=np.zeros(0)))
 
+    sup = StopSupervisorNode(context=ctx, cfg=cfg)    # the system stop authority: no heartbeat = STOP
     node = SimRobot(context=ctx)
     ctx.spin_in_background()
     ready.set()
     stop.wait()
     ctx.shutdown()
     node.destroy_node()
+    sup.destroy_node()
     ctx.close()
     q.put(got)
 
@@ -165,7 +168,7 @@ def _start_rig(target, overrides, cfg) -> _Rig:
     proc.start()
     ready.wait(60)
     ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-    return _Rig(router, proc, stop, rq, ctx, ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_port": -1}))
+    return _Rig(router, proc, stop, rq, ctx, ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.port": 0}))
 
 
 def _play_square(cfg, node, seconds: float):
@@ -218,14 +221,14 @@ def zenoh_chain(overrides, seconds: float):
     rig.ctx.spin_in_background()
     time.sleep(1.5)                                # discovery, first joint states
     op = _play_square(cfg, node, seconds)
+    accepted = node.receiver.stats.accepted
     got = _finish_rig(rig)
     lat = []
     for t_arr, q in got:
         src = published.pop(q, None)
         if src is not None and src in op.sent_wall:
             lat.append(t_arr - op.sent_wall[src])
-    return np.asarray(lat), {"commands_received": len(got), "packets": op.sent,
-                             "accepted": node.receiver.stats.accepted,
+    return np.asarray(lat), {"commands_received": len(got), "packets": op.sent, "accepted": accepted,
                              "safety_holds": node.pipe.safety_holds, "safety_flags": dict(node.pipe.gate.flags)}
 
 
@@ -243,11 +246,11 @@ def _interaction_proc(ep, overrides, ready, stop, q):
     sup = StopSupervisorNode(context=ctx, cfg=cfg)
     node = InteractionNode(cfg=cfg, context=ctx)
     got = []
-    if node.rt is None:
+    if node.engine.kind != "rt":
         q.put(("no rt engine", []))
         return
-    loop = node.rt.loop
-    set_target = node.rt.set_target
+    loop = node.engine.loop
+    set_target = node.engine.set_target
 
     def timed(T):
         ticks = loop.state()["ticks"]
@@ -263,11 +266,11 @@ def _interaction_proc(ep, overrides, ready, stop, q):
                         bool(np.any(np.asarray(st["tau"]) != tau0))))
         return ok
 
-    node.rt.set_target = timed
+    node.engine.set_target = timed
     ctx.spin_in_background()
     ready.set()
     stop.wait()
-    s = node.rt.state()
+    s = node.engine.state()
     ctx.shutdown()
     node.destroy_node()
     sup.destroy_node()
@@ -281,12 +284,10 @@ def zenoh_stack(overrides, seconds: float, event_driven: bool = True):
     interaction process -> first torque computed with it. Returns (latencies [s], extra)."""
     overrides = list(overrides) + ["teleop.output=cartesian"]
     cfg = load_robot_config("fr3", overrides=overrides)
+    if not event_driven:          # the multi-rate input path: packets wait for the base tick
+        cfg = load_robot_config("fr3", overrides=overrides + ["teleop.vr.event_driven=false"])
     rig = _start_rig(_interaction_proc, overrides, cfg)
     node = rig.node
-    if not event_driven:          # the multi-rate input path: packets wait for the base tick
-        node._closing.set()
-        node._reader.join(timeout=1.0)
-        node._reader = None
     published = {}                # EE position of the reference -> source stamp (first of a packet)
     send = node.robot.send_pose
     last_src = [None]
@@ -301,6 +302,7 @@ def zenoh_stack(overrides, seconds: float, event_driven: bool = True):
     rig.ctx.spin_in_background()
     time.sleep(2.0)               # discovery, stop heartbeat, first joint states
     op = _play_square(cfg, node, seconds)
+    accepted = node.receiver.stats.accepted
     extra, got = _finish_rig(rig)
     lat, changed = [], 0
     for key, _t_in, t_tick, tau_changed in got:
@@ -309,7 +311,7 @@ def zenoh_stack(overrides, seconds: float, event_driven: bool = True):
             lat.append(t_tick - op.sent_wall[src])
             changed += tau_changed
     if isinstance(extra, dict):
-        extra = dict(extra, packets=op.sent, accepted=node.receiver.stats.accepted, references=len(got),
+        extra = dict(extra, packets=op.sent, accepted=accepted, references=len(got),
                      matched=len(lat), torque_changed=changed)
     return np.asarray(lat), extra
 
@@ -322,6 +324,10 @@ def processing(cfg) -> np.ndarray:
     with tempfile.TemporaryDirectory() as d:
         s = run_demo(cfg, Path(d), port=0, plot=False, progress=False)
     return s
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def pct(a, q):
@@ -337,7 +343,7 @@ def main(argv=None) -> int:
     ap.add_argument("--stack-only", action="store_true", help="only the cartesian stack rows")
     args = ap.parse_args(argv)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}")
+          f"Python {platform.python_version()}; load average at start {_load()}")
     base = [f"teleop.ik.solver={args.solver}", "teleop.output=joint"]
     rows = []
     if args.stack_only:
@@ -371,6 +377,7 @@ def main(argv=None) -> int:
     print(f"{'chain (IK ' + args.solver + ')':<48} {'n':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for label, n, p50, p99, mx in rows:
         print(f"{label:<48} {n:>6} {p50:>8.2f} {p99:>8.2f} {mx:>8.2f}")
+    print(f"load average at the end: {_load()}")
     print("reference: the FR3 keyboard teleop design keyboard chain 60-70 ms; target p99 <= 10 ms (Zenoh runtime)")
     return 0
 

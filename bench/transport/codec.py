@@ -1,5 +1,5 @@
 """CDR codec benchmark: rosbags (reference, pure Python generated code) vs the C++ codec
-(hri_core._hri_core.cdr driven by hri_runtime.cdr_plan), both through msgs.serialize /
+(hri_runtime._cdr driven by hri_runtime.cdr_plan), both through msgs.serialize /
 msgs.deserialize (the calls every publish / every received sample makes).
 
     .venv/bin/python bench/transport/codec.py [--loops N] [--repeat R]
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
           f"{'de rosbags':>10s} {'de C++':>7s} {'x':>6s}   (us per call, best of {a.repeat}x{a.loops})")
     for label, t, msg in samples():
         if msgs.codec_backend(t) != "cpp":
-            print(f"{label:24s} C++ codec unavailable (hri_core not built?)")
+            print(f"{label:24s} C++ codec unavailable (hri_runtime._cdr not built?)")
             continue
         alias = rosbags_alias(t)
         data = msgs.serialize(msg, t)

@@ -52,6 +52,7 @@ import os
 import platform
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import threading
@@ -60,12 +61,15 @@ import time
 import zenoh
 
 from hri_runtime import msgs
-from hri_runtime.context import QoSProfile
+from hri_runtime.qos import QoSProfile
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
 
 PING, PONG, STREAM, COUNT = "/bench/ping", "/bench/pong", "/bench/stream", "/bench/count"
+# the pong side's answer to a count request: (stream messages received, perf_counter of the last)
+COUNT_TYPE = "std_msgs/msg/Float64MultiArray"
+_COUNT = struct.Struct("<qd")
 # Diagnostic variants of raw (what part of the wire/threading costs what): zenoh callbacks run
 # directly on zenoh's thread as ours (indirect=False), session timestamping on as ours, the
 # 33-byte attachment on every put as ours.
@@ -151,18 +155,19 @@ def pong_ours(endpoint: str, type_name: str, kind: str) -> None:
     raw = kind == "ours-raw"
     node = Node("bench_pong", context=ctx)
     pub = node.create_publisher(type_name, t(PONG), qos=QOS)
-    cpub = node.create_publisher("std_msgs/msg/UInt64", t(COUNT), qos=QOS)
-    state = {"n": 0}
+    cpub = node.create_publisher(COUNT_TYPE, t(COUNT), qos=QOS)
+    state = {"n": 0, "t": 0.0}
     node.create_subscription(type_name, t(PING), pub.publish, qos=QOS, raw=raw)
 
     def on_stream(_m):
         state["n"] += 1
+        state["t"] = time.perf_counter()
 
     def on_count(_m):
-        cpub.publish(msgs.new("std_msgs/msg/UInt64", data=state["n"]))
+        cpub.publish(msgs.new(COUNT_TYPE, data=[state["n"], state["t"]]))
 
     node.create_subscription(type_name, t(STREAM), on_stream, qos=QOS, raw=raw)
-    node.create_subscription("std_msgs/msg/UInt64", t(COUNT + "_req"), on_count, qos=QOS)
+    node.create_subscription(COUNT_TYPE, t(COUNT + "_req"), on_count, qos=QOS)
     print("ready", flush=True)
     ctx.spin_in_background()
     sys.stdin.read()            # until the parent closes our stdin
@@ -190,12 +195,13 @@ def pong_raw(endpoint: str, type_name: str, hop: bool = False) -> None:
     s = raw_session(endpoint)
     pub = s.declare_publisher(raw_key(t(PONG), type_name))
     cpub = s.declare_publisher(raw_key(t(COUNT), type_name))
-    state = {"n": 0}
+    state = {"n": 0, "t": 0.0}
     lock = threading.Lock()
 
     def on_stream(_smp):
         with lock:
             state["n"] += 1
+            state["t"] = time.perf_counter()
 
     att = {"attachment": RAW_ATTACHMENT} if os.environ.get("BENCH_RAW_ATT") else {}
     if hop:
@@ -207,7 +213,7 @@ def pong_raw(endpoint: str, type_name: str, hop: bool = False) -> None:
         s.declare_subscriber(raw_sub_key(t(PING), type_name), lambda smp: pub.put(smp.payload, **att))
     s.declare_subscriber(raw_sub_key(t(STREAM), type_name), on_stream)
     s.declare_subscriber(raw_sub_key(t(COUNT + "_req"), type_name),
-                         lambda smp: cpub.put(state["n"].to_bytes(8, "little")))
+                         lambda smp: cpub.put(_COUNT.pack(state["n"], state["t"])))
     print("ready", flush=True)
     sys.stdin.read()
     s.close()
@@ -244,11 +250,11 @@ class OursPing(_Chain):
             self.msg = msgs.serialize(self.msg, type_name)
         self.ping = self.node.create_publisher(type_name, t(PING), qos=QOS)
         self.stream = self.node.create_publisher(type_name, t(STREAM), qos=QOS)
-        self.creq = self.node.create_publisher("std_msgs/msg/UInt64", t(COUNT + "_req"), qos=QOS)
+        self.creq = self.node.create_publisher(COUNT_TYPE, t(COUNT + "_req"), qos=QOS)
         self.ev = threading.Event()
         self.count = None
         self.node.create_subscription(type_name, t(PONG), self._on_pong, qos=QOS, raw=raw)
-        self.node.create_subscription("std_msgs/msg/UInt64", t(COUNT), self._on_count, qos=QOS)
+        self.node.create_subscription(COUNT_TYPE, t(COUNT), self._on_count, qos=QOS)
         self.ctx.spin_in_background()
 
     def _send_ping(self):
@@ -256,7 +262,7 @@ class OursPing(_Chain):
         self.ping.publish(self.msg)
 
     def _on_count(self, m):
-        self.count = int(m.data)
+        self.count = (int(m.data[0]), float(m.data[1]))
         self.ev.set()
 
     def ready(self):
@@ -269,7 +275,7 @@ class OursPing(_Chain):
     def received(self):
         self.count = None
         self.ev.clear()
-        self.creq.publish(msgs.new("std_msgs/msg/UInt64", data=0))
+        self.creq.publish(msgs.new(COUNT_TYPE))
         self.ev.wait(5.0)
         return self.count
 
@@ -295,7 +301,7 @@ class RawPing(_Chain):
         self.s.declare_subscriber(raw_sub_key(t(COUNT), type_name), self._on_count)
 
     def _on_count(self, smp):
-        self.count = int.from_bytes(smp.payload.to_bytes(), "little")
+        self.count = _COUNT.unpack(smp.payload.to_bytes())
         self.ev.set()
 
     def ready(self):
@@ -319,9 +325,10 @@ class RawPing(_Chain):
         self.s.close()
 
 
-def count(ping) -> int:
-    """Messages the pong side has received so far (the request/reply may be dropped under a
-    burst with congestion control DROP: retry)."""
+def count(ping) -> tuple[int, float]:
+    """(messages the pong side has received so far, time.perf_counter() of the last one on the
+    pong side: CLOCK_MONOTONIC, the same clock in both processes); the request/reply may be
+    dropped under a burst with congestion control DROP: retry."""
     for _ in range(5):
         c = ping.received()
         if c is not None:
@@ -369,25 +376,30 @@ def run_pair(kind: str, endpoint: str, type_name: str, args) -> dict:
             ping.send_stream()
         t_sent = time.perf_counter() - t_start
         time.sleep(1.0)
-        got = count(ping) - base
-        # burst
+        got = count(ping)[0] - base[0]
+        # burst: --burst messages as fast as the sender's loop goes; received per second at the
+        # pong side = messages received / (pong's time of the last one - start of the burst), both
+        # on CLOCK_MONOTONIC (a lost message counts against it; the polling below only waits for
+        # the stream to end, its period does not enter the rate)
         base = count(ping)
         t0 = time.perf_counter()
         for _ in range(args.burst):
             ping.send_stream()
-        prev, got_burst = -1, 0
+        t_pub = time.perf_counter() - t0
+        prev = (-1, 0.0)
         while True:                               # wait until the count stops growing
-            got_burst = count(ping) - base
-            if got_burst >= args.burst or got_burst == prev:
+            cur = count(ping)
+            if cur[0] - base[0] >= args.burst or cur == prev:
                 break
-            prev = got_burst
+            prev = cur
             time.sleep(0.05)
-        t_burst = time.perf_counter() - t0
+        got_burst, t_last = cur[0] - base[0], cur[1]
         return {"p50_us": 1e6 * statistics.median(rtt), "p99_us": 1e6 * percentile(rtt, 99),
                 "n_rtt": len(rtt), "lost_rtt": lost_rt, "sent": n, "received": got, "lost": n - got,
                 "achieved_hz": n / t_sent, "late_sends": late,
                 "burst_sent": args.burst, "burst_received": got_burst,
-                "burst_msgs_s": got_burst / t_burst}
+                "burst_msgs_s": got_burst / (t_last - t0) if got_burst else 0.0,
+                "publish_msgs_s": args.burst / t_pub}
     finally:
         for k, v in saved.items():
             if v is None:
@@ -486,6 +498,11 @@ def report_paired(results: dict, kinds: list[str], args) -> None:
             print(f"| {label} | {k} | {1e6 * med(xs):.0f} | {1e6 * percentile(xs, 99):.0f} | {cells} | {rounds} |")
 
 
+def _publish_rate(rs: list[dict]) -> str:
+    """Median publish msg/s of a row's repetitions ('–' for inproc, which has none)."""
+    return f"{statistics.median(r['publish_msgs_s'] for r in rs):.0f}" if "publish_msgs_s" in rs[0] else "–"
+
+
 def run_inproc(type_name: str, args) -> dict:
     ctx = InprocContext()
     a, b = Node("bench_ping", context=ctx), Node("bench_pong", context=ctx)
@@ -577,8 +594,8 @@ def main(argv=None) -> int:
                     print(f"rep {rep + 1} {label:15s} {kind:8s} p50 {r['p50_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
                           f"{args.rate_hz:.0f} Hz x {args.duration:.0f} s: sent {r['sent']} received "
                           f"{r['received']} lost {r['lost']} ({r['achieved_hz']:.1f} Hz sent)  "
-                          f"burst {r['burst_msgs_s']:9.0f} msg/s ({r['burst_received']}/{r['burst_sent']})",
-                          flush=True)
+                          f"burst {r['burst_msgs_s']:9.0f} msg/s ({r['burst_received']}/{r['burst_sent']}, "
+                          f"published at {r['publish_msgs_s']:.0f} msg/s)", flush=True)
                 if rep == 0 and not args.no_inproc:
                     r = run_inproc(type_name, args)
                     r["bytes"] = size
@@ -596,19 +613,23 @@ def main(argv=None) -> int:
           f"round trips {args.round_trips}, stream {args.rate_hz:.0f} Hz x {args.duration:.0f} s, "
           f"burst {args.burst}, repetitions {args.reps} (medians over repetitions)")
     print()
-    print("| message | bytes | transport | RTT p50 µs | RTT p99 µs | 1 kHz sent | lost (sum) | burst msg/s |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    print("| message | bytes | transport | RTT p50 µs | RTT p99 µs | 1 kHz sent | lost (sum) | burst msg/s "
+          "| burst received | publish msg/s |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for (label, kind), rs in results.items():
         print(f"| {label} | {rs[0]['bytes']} | {kind} | {med(r['p50_us'] for r in rs):.0f} | "
               f"{med(r['p99_us'] for r in rs):.0f} | {sum(r.get('sent', 0) for r in rs) or '–'} | "
               f"{sum(r.get('lost', 0) for r in rs) if 'lost' in rs[0] else '–'} | "
-              f"{med(r['burst_msgs_s'] for r in rs):.0f} |")
+              f"{med(r['burst_msgs_s'] for r in rs):.0f} | "
+              f"{sum(r['burst_received'] for r in rs)}/{sum(r['burst_sent'] for r in rs)} | "
+              f"{_publish_rate(rs)} |")
     print()
     print("Ratios: median over repetitions of (X / raw of the same repetition); +% = what X adds to raw p50")
     print()
     others = [k for k in kinds if k != "raw"]
-    print("| message | " + " | ".join(f"{k}/raw p50 | {k}/raw p99" for k in others) + " |")
-    print("|---|" + "---:|---:|" * len(others))
+    print("| message | " + " | ".join(f"{k}/raw p50 | {k}/raw p99 | {k}/raw burst | {k}/raw publish"
+                                       for k in others) + " |")
+    print("|---|" + "---:|---:|---:|---:|" * len(others))
     for label in MESSAGES:
         raw = results[(label, "raw")]
         cells = []
@@ -616,7 +637,9 @@ def main(argv=None) -> int:
             xs = results[(label, k)]
             r50 = med(x["p50_us"] / w["p50_us"] for x, w in zip(xs, raw))
             r99 = med(x["p99_us"] / w["p99_us"] for x, w in zip(xs, raw))
-            cells.append(f"{r50:.2f} ({100 * (r50 - 1):+.0f}%) | {r99:.2f}")
+            rb = med(x["burst_msgs_s"] / w["burst_msgs_s"] for x, w in zip(xs, raw))
+            rp = med(x["publish_msgs_s"] / w["publish_msgs_s"] for x, w in zip(xs, raw))
+            cells.append(f"{r50:.2f} ({100 * (r50 - 1):+.0f}%) | {r99:.2f} | {100 * rb:.0f} % | {100 * rp:.0f} %")
         print(f"| {label} | " + " | ".join(cells) + " |")
     if args.json:
         with open(args.json, "w") as f:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._hri_core.kinematics import IkResult, _PoeModel
 
-__all__ = ["IkParams", "IkResult", "PoeModel", "default_ik_params"]
+__all__ = ["IkParams", "IkResult", "PoeModel"]
 
 
 @dataclass(frozen=True)
@@ -44,19 +44,6 @@ class IkParams:
                    nullspace_gain=float(section["nullspace_gain"]),
                    step_max_rad=float(section["step_max_rad"]),
                    lm_increase=float(section["lm_increase"]), lm_decrease=float(section["lm_decrease"]))
-
-
-_DEFAULT_IK: IkParams | None = None
-
-
-def default_ik_params() -> IkParams:
-    """``kinematics.ik`` of config/_defaults.yaml (read once)."""
-    global _DEFAULT_IK
-    if _DEFAULT_IK is None:
-        from hri_runtime.config import find_config_root, read_yaml
-        _DEFAULT_IK = IkParams.from_config(
-            read_yaml(find_config_root() / "_defaults.yaml")["kinematics"]["ik"])
-    return _DEFAULT_IK
 
 
 class PoeModel(_PoeModel):
@@ -128,15 +115,15 @@ class PoeModel(_PoeModel):
         out.qpos_adr = tuple(int(model.jnt_qposadr[j]) for j in jids)
         return out
 
-    def ik_dls(self, target: Any, q0: Any, params: IkParams | None = None, *,
+    def ik_dls(self, target: Any, q0: Any, params: IkParams, *,
                q_posture: Any = None, q_min: Any = None, q_max: Any = None) -> IkResult:
         """Damped-least-squares IK to ``target`` (base_T_ee, (4, 4)) from ``q0``.
 
-        ``params`` default: ``kinematics.ik`` of the config defaults (table B.1).  ``q_posture``
-        enables the null-space posture task for n > 6; ``q_min``/``q_max`` clamp every iterate.
-        Returns IkResult(q, success, iterations, err_w, err_v).
+        ``params``: e.g. ``IkParams.from_config(cfg["kinematics"]["ik"])`` (table B.1).
+        ``q_posture`` enables the null-space posture task for n > 6; ``q_min``/``q_max`` clamp
+        every iterate. Returns IkResult(q, success, iterations, err_w, err_v).
         """
-        p = params if params is not None else default_ik_params()
+        p = params
         return super().ik_dls(np.asarray(target, dtype=float), np.asarray(q0, dtype=float),
                               eps_w=p.eps_w_rad, eps_v=p.eps_v_m, damping=p.damping,
                               max_iterations=p.max_iterations, nullspace_gain=p.nullspace_gain,

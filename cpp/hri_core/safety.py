@@ -1,6 +1,6 @@
 """Safety checker (compiled; semantics in cpp/include/hri_core/safety.hpp).
 
-    limits = SafetyLimits(**hri_runtime.config.arm_limits(cfg).as_kwargs())   # or limits_from_config
+    limits = SafetyLimits(**hri_runtime.config.arm_limits(cfg).as_kwargs())   # the config's limits
     checker = SafetyChecker(limits)
     checker.reset(q=q_measured)                       # seed the history with the robot's state
     r = checker.check(q_cmd, dt_s=0.001, now_s=t, stamp_s=t_cmd, tau=tau_cmd, ee_pos=p)
@@ -15,11 +15,4 @@ from __future__ import annotations
 
 from ._hri_core.safety import FLAGS, SafetyChecker, SafetyLimits, SafetyResult
 
-__all__ = ["FLAGS", "SafetyChecker", "SafetyLimits", "SafetyResult", "limits_from_config"]
-
-
-def limits_from_config(cfg: dict) -> SafetyLimits:
-    """SafetyLimits of a merged robot config (``hri_runtime.config.load_robot_config``)."""
-    from hri_runtime.config import arm_limits
-
-    return SafetyLimits(**arm_limits(cfg).as_kwargs())
+__all__ = ["FLAGS", "SafetyChecker", "SafetyLimits", "SafetyResult"]

@@ -7,15 +7,13 @@ void bind_se3(py::module_& m);
 void bind_kinematics(py::module_& m);
 void bind_safety(py::module_& m);
 void bind_interaction(py::module_& m);
-void bind_cdr(py::module_& m);
 void bind_rt(py::module_& m);
 
 PYBIND11_MODULE(_hri_core, m) {
-  m.doc() = "hri_core compiled core (C++17, Eigen): se3, kinematics, safety.";
+  m.doc() = "hri_core compiled core (C++17, Eigen): se3, kinematics, safety, interaction, rt.";
   bind_se3(m);
   bind_kinematics(m);
   bind_safety(m);
   bind_interaction(m);
-  bind_cdr(m);
   bind_rt(m);
 }

@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 
 from hri_core import se3
-from hri_core.kinematics import IkParams, PoeModel, default_ik_params
+from hri_core.kinematics import IkParams, PoeModel
 from hri_runtime.config import load_robot_config
+
+
+def table_b1() -> IkParams:
+    """``kinematics.ik`` of the FR3 config (table B.1)."""
+    return IkParams.from_config(load_robot_config("fr3")["kinematics"]["ik"])
 
 
 @pytest.fixture(scope="module")
@@ -91,9 +96,8 @@ def test_manipulability_and_condition_number(fr3):
 
 
 def test_ik_params_come_from_config_table_b1():
-    p = IkParams.from_config(load_robot_config("fr3")["kinematics"]["ik"])
+    p = table_b1()
     assert (p.eps_w_rad, p.eps_v_m, p.damping, p.max_iterations) == (1e-3, 1e-4, 0.01, 50)
-    assert default_ik_params() == p
 
 
 def test_ik_dls_reaches_reachable_targets_with_nullspace_posture(fr3):
@@ -101,7 +105,7 @@ def test_ik_dls_reaches_reachable_targets_with_nullspace_posture(fr3):
     rng = np.random.default_rng(2)
     lo = model.jnt_range[:7, 0]
     hi = model.jnt_range[:7, 1]
-    tight = dataclasses.replace(default_ik_params(), eps_w_rad=1e-9, eps_v_m=1e-9, max_iterations=200)
+    tight = dataclasses.replace(table_b1(), eps_w_rad=1e-9, eps_v_m=1e-9, max_iterations=200)
     q_home = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
     ok = 0
     for _ in range(20):
@@ -114,15 +118,15 @@ def test_ik_dls_reaches_reachable_targets_with_nullspace_posture(fr3):
             assert np.abs(se3.log(se3.inverse(target) @ poe.fk(r.q))).max() < 1e-8
             assert np.all(r.q >= lo) and np.all(r.q <= hi)
     assert ok >= 18
-    # default (table B.1) tolerances
-    r = poe.ik_dls(poe.fk(q_home + 0.1), q_home)
+    # table B.1 tolerances
+    r = poe.ik_dls(poe.fk(q_home + 0.1), q_home, table_b1())
     assert r.success and r.err_w < 1e-3 and r.err_v < 1e-4 and r.iterations <= 50
 
 
 def test_ik_rejects_bad_input(fr3):
     _, poe = fr3
     with pytest.raises(ValueError):
-        poe.ik_dls(np.full((4, 4), np.nan), np.zeros(7))
+        poe.ik_dls(np.full((4, 4), np.nan), np.zeros(7), table_b1())
     with pytest.raises(ValueError):
         poe.fk(np.zeros(6))
 

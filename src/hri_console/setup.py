@@ -12,7 +12,7 @@ setup(
     include_package_data=True,
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
-        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name, ['package.xml', 'parameters.yaml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.yaml')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
     ],
@@ -30,7 +30,7 @@ setup(
         ],
         'hri.commands': [
             'console = hri_console.cli:main',
-            'foxglove = hri_console.foxglove_bridge:main',
+            'foxglove = hri_console.cli:foxglove_main',
         ],
     },
 )

@@ -2,11 +2,23 @@ import os
 from glob import glob
 from pathlib import Path
 
+from pybind11.setup_helpers import Pybind11Extension, build_ext
 from setuptools import find_packages, setup
 
 package_name = 'hri_runtime'
 HERE = Path(__file__).resolve().parent
 WS = HERE.parent.parent   # the workspace (config/, launch/)
+
+# The C++ extension hri_runtime._cdr: the CDR codec (src/cdr_codec.cpp; contract in its header)
+# and the Zenoh backend's per-message path (src/zenoh_hot_path.cpp). Built by `pip install -e`,
+# `colcon build` and the Dockerfile alike; absolute paths: `colcon build --symlink-install` runs
+# this file from the build directory.
+cdr_ext = Pybind11Extension(
+    f'{package_name}._cdr',
+    sorted(str(p) for p in (HERE / 'src').glob('*.cpp')),
+    cxx_std=17,
+    extra_compile_args=['-O3', '-DNDEBUG'],
+)
 
 
 def workspace_files(top):
@@ -36,9 +48,11 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test']),
+    ext_modules=[cdr_ext],
+    cmdclass={'build_ext': build_ext},
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
-        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name, ['package.xml', 'parameters.yaml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.yaml')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
         *workspace_files('config'),
@@ -49,10 +63,10 @@ setup(
           for rel, files in interface_files()],
     ],
     install_requires=['setuptools'],
-    zip_safe=True,
+    zip_safe=False,
     maintainer='hri_teleop team',
     maintainer_email='team@hri-teleop.dev',
-    description='Node runtime (rclpy / Zenoh / in-process), config tree, launcher, recorder and the hri CLI.',
+    description='Node runtime (rclpy / Zenoh / in-process) with its C++ CDR codec, config tree, launcher, recorder and the hri CLI.',
     license='Apache-2.0',
     extras_require={'test': ['pytest']},
     entry_points={
@@ -60,8 +74,8 @@ setup(
             'hri = hri_runtime.cli:main',
         ],
         'hri.commands': [
-            'launch = hri_runtime.launch:main',
-            'run = hri_runtime.launch:run_main',
+            'launch = hri_runtime.launch_cli:main',
+            'run = hri_runtime.launch_cli:run_main',
             'topic = hri_runtime.topic_cli:topic_main',
             'node = hri_runtime.topic_cli:node_main',
             'param = hri_runtime.topic_cli:param_main',

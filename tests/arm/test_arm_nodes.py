@@ -34,7 +34,7 @@ def test_ee_command_moves_the_arm_then_stale_goes_to_hold():
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
     cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])   # today's IK path
-    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
+    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.enabled": False})
     probe = Probe(context=ctx)
     ctx.spin_for(0.1)
     assert probe.ee and probe.js
@@ -55,7 +55,7 @@ def test_ee_command_moves_the_arm_then_stale_goes_to_hold():
 def test_vr_packets_over_udp_drive_the_clutch():
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
-    node = ArmTeleopNode(cfg=load_robot_config("fr3", overrides=["teleop.output=joint"]), context=ctx, parameters={"vr_port": -1})
+    node = ArmTeleopNode(cfg=load_robot_config("fr3", overrides=["teleop.output=joint"]), context=ctx, parameters={"teleop.vr.port": 0})
     probe = Probe(context=ctx)
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     ctx.spin_for(0.1)
@@ -74,7 +74,7 @@ def test_keyboard_node_publishes_from_the_current_pose_at_10_hz():
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
     cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
-    ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
+    ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.enabled": False})
     kb = KeyboardTeleopNode(cfg=cfg, context=ctx, use_terminal=False)
     got = []
     probe = Probe(context=ctx)
@@ -92,7 +92,7 @@ def test_out_of_workspace_command_shows_safety_hold_on_the_mode_topic():
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
     cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.62]", "teleop.output=joint"])
-    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
+    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.enabled": False})
     probe = Probe(context=ctx)
     ctx.spin_for(0.1)
     T1 = matrix_from_pose(probe.ee[-1])
@@ -109,8 +109,66 @@ def test_a_busy_vr_port_is_one_clear_error():
     busy = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     busy.bind(("127.0.0.1", 0))
     try:
-        with pytest.raises(RuntimeError, match="cannot receive VR packets .* vr_port"):
+        with pytest.raises(RuntimeError, match="cannot receive VR packets .* teleop.vr.port"):
             ArmTeleopNode(cfg=load_robot_config("fr3"), context=InprocContext(),
-                          parameters={"vr_port": busy.getsockname()[1]})
+                          parameters={"teleop.vr.port": busy.getsockname()[1]})
     finally:
         busy.close()
+
+
+def test_vr_enabled_is_applied_at_run_time():
+    """teleop.vr.enabled false closes the receiver (the port is free again), true opens it;
+    teleop.vr.port itself is read-only (a restart changes it)."""
+    from hri_runtime.params import Parameter
+
+    ctx = InprocContext()
+    node = ArmTeleopNode(cfg=load_robot_config("fr3"), context=ctx, parameters={"teleop.vr.port": 0})
+    try:
+        addr = node.vr_address
+        assert node.receiver is not None and node.get_parameter("teleop.vr.enabled").value is True
+        [r] = node.set_parameters([Parameter("teleop.vr.enabled", False)])
+        assert r.successful and node.receiver is None
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(addr)                                  # released
+        [r] = node.set_parameters([Parameter("teleop.vr.enabled", True)])
+        assert r.successful and node.receiver is not None
+        [r] = node.set_parameters([Parameter("teleop.vr.port", 1234)])
+        assert not r.successful and "read-only" in r.reason
+    finally:
+        node.destroy_node()
+
+
+def test_ros2_robot_reorders_joint_states_and_sends_one_point_trajectories():
+    """The real-robot interface: a driver's joint state in any joint order (and with other joints)
+    is read by name, its stamp to the nanosecond; a trajectory command reaches q_des after
+    ``trajectory_time_from_start_s``."""
+    import dataclasses
+
+    from hri_arm_teleop.core.types import JointCommand
+    from hri_arm_teleop.nodes.ros2_robot import Ros2Params, Ros2Robot
+
+    cfg = load_robot_config("fr3")
+    ros2 = dataclasses.replace(Ros2Params.from_config(cfg["teleop"]["robot"]["ros2"]), command_mode="trajectory")
+    names = list(cfg["joints"]["names"])
+    ctx = InprocContext()
+    node = Node("robot_if", context=ctx)
+    robot = Ros2Robot(node, names, ros2)
+    got = []
+    node.create_subscription("trajectory_msgs/msg/JointTrajectory", ros2.trajectory_topic, got.append, qos=10)
+    driver = node.create_publisher("sensor_msgs/msg/JointState", ros2.joint_states_topic, qos=10)
+    order = ["gripper"] + names[::-1]
+    driver.publish(msgs.new("sensor_msgs/msg/JointState",
+                            header=msgs.new("std_msgs/msg/Header", stamp=msgs.new(
+                                "builtin_interfaces/msg/Time", sec=1, nanosec=999_999_999)),
+                            name=order, position=np.arange(len(order), dtype=float),
+                            velocity=np.zeros(len(order)), effort=np.zeros(0)))
+    ctx.spin_for(0.01)
+    st = robot.get_state()
+    assert st.stamp == pytest.approx(1.999999999, abs=1e-12)
+    np.testing.assert_array_equal(st.q, [order.index(n) for n in names])
+    robot.send_command(JointCommand(0.0, np.full(len(names), 0.1)))
+    ctx.spin_for(0.01)
+    point = got[-1].points[0]
+    assert list(got[-1].joint_names) == names and np.allclose(point.positions, 0.1)
+    t = point.time_from_start
+    assert t.sec + 1e-9 * t.nanosec == pytest.approx(ros2.trajectory_time_from_start_s, abs=1e-9)

@@ -9,7 +9,7 @@ import pytest
 
 from hri_runtime.config import load_robot_config
 from hri_arm_teleop.core.types import RefMode
-from hri_arm_teleop.lockstep import LockstepDriver, build_sim_pipeline
+from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
 
 HAND0 = np.array([0.0, 1.2, 0.4])   # Unity frame
 Q_ID = np.array([0.0, 0.0, 0.0, 1.0])
@@ -24,7 +24,7 @@ def run(pipe, robot, hand_of_t, t_end, send_until=np.inf, rate_hz=50.0):
             pipe.on_hand(p, Q_ID, clutch, source_stamp=t)
             next_t[0] += 1.0 / rate_hz
 
-    LockstepDriver(pipe, robot).run_until(t_end, operator)
+    sim_lockstep(pipe, robot).run_until(t_end, operator)
 
 
 def test_out_of_workspace_target_is_clamped_flagged_holds_and_resumes_on_reengage(caplog):
@@ -100,7 +100,7 @@ def test_nan_joint_command_is_rejected_and_the_arm_holds(caplog, monkeypatch):
 def test_nan_or_improper_ee_command_is_rejected_counted_and_moves_nothing(caplog):
     cfg = load_robot_config("fr3")
     pipe, robot, _ = build_sim_pipeline(cfg)
-    LockstepDriver(pipe, robot).run_until(0.2)
+    sim_lockstep(pipe, robot).run_until(0.2)
     T = robot.sim.ee_pose()
     bad = T.copy()
     bad[0, 3] = np.nan
@@ -108,7 +108,7 @@ def test_nan_or_improper_ee_command_is_rejected_counted_and_moves_nothing(caplog
     skew[:3, :3] *= 2.0
     assert not pipe.submit_ee_command(bad) and not pipe.submit_ee_command(skew)
     assert pipe.rejected_commands == {"nonfinite": 1, "invalid_rotation": 1}
-    LockstepDriver(pipe, robot).run_until(1.0)
+    sim_lockstep(pipe, robot).run_until(1.0)
     assert pipe.mode == "HOLD"
     np.testing.assert_allclose(robot.sim.ee_pose()[:3, 3], T[:3, 3], atol=1e-4)
     assert any("EE command rejected (nonfinite" in r.message for r in caplog.records)
@@ -149,7 +149,7 @@ def test_absolute_command_out_of_workspace_holds_until_a_new_command(caplog):
     -> SAFETY_HOLD; the same command re-published at 10 Hz does not resume; a new one does."""
     cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.62]"])
     pipe, robot, _ = build_sim_pipeline(cfg)
-    drv = LockstepDriver(pipe, robot)
+    drv = sim_lockstep(pipe, robot)
     drv.run_until(0.1)
     T0 = robot.sim.ee_pose()
     far = T0.copy()

@@ -14,7 +14,7 @@ from hri_runtime.config import arm_limits, load_robot_config
 from hri_arm_teleop.core.frames import UNITY_TO_ROS
 from hri_arm_teleop.core.scenario import SquareScenario
 from hri_arm_teleop.core.types import RefMode
-from hri_arm_teleop.lockstep import (LockstepDriver, build_sim_pipeline, path_error_to_polyline,
+from hri_arm_teleop.lockstep import (build_sim_pipeline, path_error_to_polyline, sim_lockstep,
                                      tracking_metrics)
 
 RMS_BOUND_M = 0.0015   # measured 0.76 mm (mink), target < 2 mm
@@ -43,7 +43,7 @@ def draw(cfg):
             next_t[0] += period
 
     ee_start = robot.sim.ee_pose()
-    LockstepDriver(pipe, robot).run_until(scenario.duration_s, operator)
+    sim_lockstep(pipe, robot).run_until(scenario.duration_s, operator)
     return pipe, robot, scenario, ee_start
 
 

@@ -84,18 +84,18 @@ def test_link_loss_holds_the_pose_and_safe_stop_holds_and_releases_without_a_jum
         run.run(mid + cfg["teleop"]["loop"]["command_max_age_s"] + 0.5)
         assert stack.pipe.mode == "HOLD"
         p_hold = stack.engine.ee_pose()[:3, 3].copy()
-        run.run(stack.clock.t + 2.0)
+        run.run(stack.clock() + 2.0)
         assert np.linalg.norm(stack.engine.ee_pose()[:3, 3] - p_hold) < 5e-4       # holds still
         # the operator is back: SAFE STOP arrives while the arm tracks again
         run.send_until = float("inf")
-        run.operator.next_t = stack.clock.t
+        run.operator.next_t = stack.clock()
         t_stroke1 = sq.settle_s + sq.stroke_s + sq.press_lead_s + 0.3 * sq.move_s
         run.run(t_stroke1)
         assert stack.pipe.mode == "TRACK"
         stack.pipe.stop("console: SAFE STOP")
         stack.engine.hold(True, "console: SAFE STOP")
         p_stop = stack.engine.ee_pose()[:3, 3].copy()
-        run.run(stack.clock.t + 1.5)           # the operator keeps drawing: ignored
+        run.run(stack.clock() + 1.5)           # the operator keeps drawing: ignored
         assert stack.pipe.mode == "STOP"
         st = stack.engine.state()
         assert st["frozen"] and np.linalg.norm(st["world_T_ee"][:3, 3] - p_stop) < 2e-3
@@ -103,7 +103,7 @@ def test_link_loss_holds_the_pose_and_safe_stop_holds_and_releases_without_a_jum
         # reset: stays where it is (no jump back to an old reference) until a new stroke
         stack.engine.hold(False, "reset")
         stack.pipe.release()
-        run.run(stack.clock.t + 0.5)
+        run.run(stack.clock() + 0.5)
         assert np.linalg.norm(stack.engine.ee_pose()[:3, 3] - p_before_release) < 1e-3
     finally:
         run.close()
@@ -130,18 +130,21 @@ def test_teleop_demo_main_scenario_prints_the_stack_metrics_and_writes_mcap_and_
     rd = McapReader(out / "teleop_interaction.mcap")
     tau = [m.msg.data for m in rd.messages(["/interaction/torque"])]
     assert len(tau) > 20_000 and len(tau[0]) == 7
+    ref = next(iter(rd.messages(["/interaction/reference"]))).msg      # a full pose: unit quaternion
+    o = ref.pose.orientation
+    assert abs(o.x ** 2 + o.y ** 2 + o.z ** 2 + o.w ** 2 - 1.0) < 1e-9 and ref.header.frame_id == "fr3_base"
 
 
 @pytest.mark.parametrize("robot", ["fr3", "ur5e", "iiwa14"])
 def test_launch_file_is_one_stack_per_arm(robot):
     from pathlib import Path
 
-    from hri_runtime.launch import parse_launch_file
+    from hri_runtime.launch_frontend import parse_launch_file
 
     path = Path(__file__).resolve().parents[2] / "launch" / f"{robot}.launch.yaml"
     nodes = {n.exec: n for n in parse_launch_file(path, {}).nodes}
     assert {"stop_supervisor", "arm_teleop", "interaction"} <= set(nodes)
-    assert nodes["arm_teleop"].params["output"] == "cartesian"
+    assert nodes["arm_teleop"].params["teleop.output"] == "cartesian"
     assert nodes["interaction"].params["robot"] == robot == nodes["arm_teleop"].params["robot"]
     joint = {n.exec for n in parse_launch_file(path, {"output": "joint"}).nodes}
     assert "interaction" not in joint and "arm_teleop" in joint
@@ -161,14 +164,14 @@ def test_nodes_in_process_ur5e_ee_command_goes_through_the_interaction_loop():
     ctx = InprocContext()
     StopSupervisorNode(context=ctx, cfg=cfg)
     inter = InteractionNode(cfg=cfg, context=ctx)
-    arm = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_enabled": False})
+    arm = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.enabled": False})
     probe = Node("probe", context=ctx)
     refs, ee = [], []
     probe.create_subscription("geometry_msgs/msg/PoseStamped", "/interaction/reference", refs.append, qos=100)
     probe.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", ee.append, qos=10)
     cmd = probe.create_publisher("geometry_msgs/msg/PoseStamped", "/ee_command", qos=10)
     ctx.spin_for(0.5)
-    assert arm.output == "cartesian" and inter.rt is None and ee      # lockstep on the simulated clock
+    assert arm.output == "cartesian" and inter.engine.kind == "python" and ee   # lockstep on the simulated clock
     T1 = matrix_from_pose(ee[-1])
     T1[2, 3] += 0.02
     for _ in range(15):

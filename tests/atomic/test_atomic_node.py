@@ -52,7 +52,7 @@ def _ticks(op):
 def test_embedded_sim_runs_states_and_faults_reach_diagnostics(cfg):
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
-    node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "sim"})
+    node = AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "sim"})
     op = Operator(cfg["atomic"]["topics"], context=ctx)
     ctx.spin_for(0.2)
     op.pulse(ctx, 2)
@@ -94,7 +94,7 @@ def test_topic_driver_with_the_tino_sim_node(cfg):
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
     sim = TinoSimNode(cfg=cfg, context=ctx)
-    node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
+    node = AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "topic"})
     op = Operator(cfg["atomic"]["topics"], context=ctx)
     ctx.spin_for(0.2)
     x0 = sim.sim.base_pose()[0]
@@ -107,7 +107,7 @@ def test_topic_driver_with_the_tino_sim_node(cfg):
 def test_malformed_leg_state_is_rejected(cfg):
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
-    node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
+    node = AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "topic"})
     pub = Operator(cfg["atomic"]["topics"], context=ctx)
     bad = msgs.new("sensor_msgs/msg/JointState", name=["leg"], position=[1.5], velocity=[], effort=[])
     p = pub.create_publisher("sensor_msgs/msg/JointState", cfg["atomic"]["topics"]["leg_state"], qos=10)

@@ -122,7 +122,7 @@ CASES = [
     # node executables (what `hri launch` starts): the same one line and exit code 2
     ("node_config_error", ["@arm_teleop", "--ros-args", "-p", "robot:=fr4"], {"HRI_TRANSPORT": "inproc"}, "'fr4'"),
     ("node_bad_ros_args", ["@atomic_node", "--ros-args", "-p"], {"HRI_TRANSPORT": "inproc"}, "-p"),
-    ("node_busy_udp_port", ["@vr_interface_node", "--ros-args", "-p", "port:={udp}"], {"HRI_TRANSPORT": "inproc"},
+    ("node_busy_udp_port", ["@vr_interface_node", "--ros-args", "-p", "pulse.udp.port:={udp}"], {"HRI_TRANSPORT": "inproc"},
      "in use"),
 ]
 

@@ -1,11 +1,11 @@
-"""docs/configuration.md lists every key; every schema leaf documents itself."""
+"""docs/configuration.md is generated from the declarations; every declared key documents itself."""
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
 
-from hri_runtime.config import RULES_KEY, is_leaf_spec, load_schema
+from hri_runtime.config import RULES_KEY, is_leaf_spec, load_declarations
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -16,7 +16,7 @@ def test_configuration_doc_is_up_to_date():
     assert result.returncode == 0, result.stderr
 
 
-def test_every_schema_leaf_has_a_doc_string():
+def test_every_declared_key_has_a_description():
     missing = []
 
     def walk(node, prefix):
@@ -25,10 +25,10 @@ def test_every_schema_leaf_has_a_doc_string():
                 continue
             dotted = f"{prefix}.{key}" if prefix else key
             if is_leaf_spec(spec):
-                if not spec.get("doc"):
+                if not spec.get("description"):
                     missing.append(dotted)
             else:
                 walk(spec, dotted)
 
-    walk(load_schema(REPO / "config"), "")
-    assert not missing, f"schema leaves without doc: {missing}"
+    walk(load_declarations(REPO / "config").schema, "")
+    assert not missing, f"declared keys without description: {missing}"

@@ -21,8 +21,14 @@ CORPUS = yaml.safe_load((Path(__file__).parent / "broken_configs.yaml").read_tex
 
 
 def _copy_tree(tmp_path: Path) -> Path:
+    """The config tree and every package's parameter declarations, laid out as the workspace
+    (config/, src/<pkg>/parameters.yaml): the copy is found and read like the sources."""
     root = tmp_path / "config"
     shutil.copytree(CONFIG, root)
+    for declared in sorted((REPO / "src").glob("*/parameters.yaml")):
+        target = tmp_path / "src" / declared.parent.name
+        target.mkdir(parents=True)
+        shutil.copy(declared, target / declared.name)
     return root
 
 
@@ -137,7 +143,7 @@ def test_two_instances_of_one_model_side_by_side():
 def test_provenance_names_the_file_of_each_leaf():
     loaded = load("fr3")
     assert loaded.origin_of("joints.names").endswith("config/robots/fr3.yaml")
-    assert loaded.origin_of("safety.ee_speed_max_m_s").endswith("config/_defaults.yaml")
+    assert loaded.origin_of("safety.ee_speed_max_m_s").endswith("src/hri_safety/parameters.yaml")
 
 
 def test_show_prints_every_leaf_with_its_source():
@@ -145,7 +151,7 @@ def test_show_prints_every_leaf_with_its_source():
     assert result.returncode == 0, result.stderr
     assert "position_min_deg: [-157.2" in result.stdout
     assert "# config/robots/fr3.yaml" in result.stdout
-    assert "ee_speed_max_m_s: 0.25    # config/_defaults.yaml" in result.stdout
+    assert "ee_speed_max_m_s: 0.25    # src/hri_safety/parameters.yaml" in result.stdout
 
 
 def test_adding_a_robot_is_adding_one_override_file(tmp_path):
@@ -189,3 +195,17 @@ def test_every_shipped_robot_loads_and_arms_give_si_limits():
 def test_config_error_is_one_line_even_for_long_values():
     err = ConfigError("config/x.yaml", "a.b", list(range(1000)), "something")
     assert "\n" not in str(err) and len(str(err)) < 200
+
+
+def test_every_parameter_file_is_installed_and_declares_its_own_sections():
+    """src/<pkg>/parameters.yaml goes to share/<pkg>/ (an install finds it there), and the
+    declarations of all packages together are what a robot is checked against."""
+    from hri_runtime.config import load_declarations, parameter_files
+
+    files = parameter_files(CONFIG)
+    assert set(files) == {p.parent.name for p in (REPO / "src").glob("*/parameters.yaml")}
+    for package, path in files.items():
+        assert "'parameters.yaml'" in (path.parent / "setup.py").read_text(), f"{package}: setup.py does not install it"
+    owners = {section: Path(f).parent.name for section, f in load_declarations(CONFIG).files.items()}
+    assert owners["robot"] == owners["joints"] == owners["runtime"] == "hri_runtime"
+    assert owners["safety"] == "hri_safety" and owners["teleop"] == "hri_arm_teleop"

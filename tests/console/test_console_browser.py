@@ -88,14 +88,14 @@ def stack(tmp_path_factory):
 
     nodes = {
         "supervisor": StopSupervisorNode(cfg=fr3, context=ctx),
-        "atomic": AtomicNode(cfg=tino, context=ctx, parameters={"driver": "sim"}),
-        "vr": VrInterfaceNode(context=ctx, parameters={"robot": "tino", "port": 0}),
-        "arm": ArmTeleopNode(cfg=fr3, context=ctx, parameters={"vr_enabled": False}),
+        "atomic": AtomicNode(cfg=tino, context=ctx, parameters={"atomic.node.driver": "sim"}),
+        "vr": VrInterfaceNode(context=ctx, parameters={"robot": "tino", "pulse.udp.port": 0}),
+        "arm": ArmTeleopNode(cfg=fr3, context=ctx, parameters={"teleop.vr.enabled": False}),
         "pid": PidTuningNode(session=TuningSession.create("humanoid_arm", "s2", clock=lambda: 1.7e9),
-                             context=ctx, parameters={"configuration_path": str(tmp / "pid.json")}),
+                             context=ctx, parameters={"pid_tuning.node.configuration_path": str(tmp / "pid.json")}),
         "rec": Recorder(tino["atomic"]["topics"], context=ctx),
     }
-    nodes["console"] = ConsoleNode(cfg=fr3, context=ctx, parameters={"port": 0})
+    nodes["console"] = ConsoleNode(cfg=fr3, context=ctx, parameters={"console.port": 0})
     spinner = threading.Thread(target=ctx.spin, name="inproc-spin", daemon=True)
     spinner.start()
     yield ctx, nodes, tino
@@ -314,7 +314,7 @@ def test_token_in_the_browser_page_and_websocket(page):
     pg, errors = page
     cfg = load_robot_config("fr3")
     cfg["console"] = {**cfg["console"], "token": "t0ken-for-test"}
-    node = ConsoleNode(cfg=cfg, context=InprocContext(), parameters={"port": 0})
+    node = ConsoleNode(cfg=cfg, context=InprocContext(), parameters={"console.port": 0})
     try:
         p2 = pg.context.new_page()
         resp = p2.goto(f"http://127.0.0.1:{node.port}/")

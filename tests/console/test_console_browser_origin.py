@@ -19,7 +19,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not ins
 
 from hri_runtime.config import load_robot_config  # noqa: E402
 
-from hri_console.core.protocol import CommandGate, ConsoleParams  # noqa: E402
+from hri_console.core.protocol import CommandGate, CommandRules, ConsoleParams  # noqa: E402
 from hri_interaction.core.spd import GainError, ImpedanceGainLimits, validate_impedance_gains  # noqa: E402
 from hri_console.server import ConsoleServer  # noqa: E402
 
@@ -44,11 +44,10 @@ ws.onerror = () => {{ document.title = "refused"; }};
 def console():
     cfg = load_robot_config("fr3")
     limits = ImpedanceGainLimits.from_config(cfg["interaction"]["gain_limits"])
-    params = dataclasses.replace(ConsoleParams.from_config(cfg["console"], num_joints=len(cfg["joints"]["names"]),
-                                                           gain_limits=limits),
-                                 bind_host="127.0.0.1", port=0, token=None)
+    params = dataclasses.replace(ConsoleParams.from_config(cfg["console"]), bind_host="127.0.0.1", port=0,
+                                 token=None)
     calls, stops = [], []
-    gate = CommandGate(params, dispatch=calls.append, on_safe_stop=lambda: stops.append(1))
+    gate = CommandGate(CommandRules(params, len(cfg["joints"]["names"]), limits), dispatch=calls.append, on_safe_stop=lambda: stops.append(1))
     srv = ConsoleServer(params, gate, snapshot=lambda: {"modes": list(params.modes)})
     port = srv.start()
     yield srv, port, calls, stops
@@ -125,7 +124,7 @@ def test_dns_rebinding_host_is_refused_and_the_own_page_connects(console, browse
 
 
 def test_the_page_shows_the_controllers_reason_for_refused_gains(console, browser):
-    """Damping 0 on one axis (the console used to acknowledge it, the controller refused it):
+    """Damping 0 on one axis (the console must refuse what the controller refuses):
     refused on the page with the sentence of the controller's own check; nothing dispatched."""
     srv, port, calls, stops = console
     pg = browser.new_page()
@@ -137,7 +136,7 @@ def test_the_page_shows_the_controllers_reason_for_refused_gains(console, browse
         D[0] = 0.0
         pg.fill("#damp0", "0")
         with pytest.raises(GainError) as exc:
-            validate_impedance_gains(K, D, srv.params.gain_limits)
+            validate_impedance_gains(K, D, srv.gate.rules.gain_limits)
         pg.click("#setgains")
         sync_api.expect(pg.locator("#reason")).to_contain_text(f"set_gains refused: {exc.value}", timeout=T_UI)
     finally:

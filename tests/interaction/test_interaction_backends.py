@@ -5,7 +5,6 @@ switches, gain changes, freeze/release, bad input, a NaN state); their torques, 
 flags, σ_min, counters and internal state must agree to 1e-9 on every tick of every scenario."""
 import copy
 import dataclasses
-import math
 
 import numpy as np
 import pytest
@@ -13,8 +12,8 @@ import pytest
 pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
 pytest.importorskip("mujoco")
 
-from hri_runtime.config import load_robot_config
-from hri_core.safety import SafetyChecker, limits_from_config
+from hri_runtime.config import arm_limits, load_robot_config
+from hri_core.safety import SafetyChecker, SafetyLimits
 from hri_interaction.core.controller import (InteractionController, InteractionParams,
                                              PyInteractionController)
 from hri_interaction.sim import Fr3Sim
@@ -30,18 +29,19 @@ def cfg():
 class Twin:
     """One sim, two controllers (python, cxx) fed identical inputs; the sim follows python."""
 
-    def __init__(self, cfg, law="lie", safety=True, q0_deg=None, **changes):
+    def __init__(self, cfg, law="lie", safety=True, q0_deg=None, torque_max_nm=None, **changes):
         sec = copy.deepcopy(cfg["interaction"])
-        p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+        p = InteractionParams.from_config(sec)
+        tmax = cfg["joints"]["torque_max_nm"] if torque_max_nm is None else torque_max_nm
         if changes:
             p = dataclasses.replace(p, **changes)
         q0 = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"] if q0_deg is None else q0_deg)
         self.sim = Fr3Sim(p.rate_hz, q0, sec["ee_site"])
         self.dt = 1.0 / p.rate_hz
         T0 = self.sim.ee_pose()
-        mk = (lambda: SafetyChecker(limits_from_config(cfg))) if safety else (lambda: None)
-        self.py = PyInteractionController(p, T0, self.sim.n, law=law, safety=mk())
-        self.cx = InteractionController(p, T0, self.sim.n, law=law, safety=mk())
+        mk = (lambda: SafetyChecker(SafetyLimits(**arm_limits(cfg).as_kwargs()))) if safety else (lambda: None)
+        self.py = PyInteractionController(p, T0, self.sim.n, law=law, safety=mk(), torque_max_nm=tmax)
+        self.cx = InteractionController(p, T0, self.sim.n, law=law, safety=mk(), torque_max_nm=tmax)
         assert type(self.py) is PyInteractionController and type(self.cx) is InteractionController
         self.wrench_from_sim = True
         self.resync = False
@@ -102,12 +102,13 @@ class Twin:
 def _passivity(cfg, filt, capped=True):
     """The config's passivity section with ``filt``; PO/PC and TDPC with an energy floor above 0 so
     that their controllers act (floor 0 rarely triggers on a passive admittance). ``capped``: α_max
-    = config ``passivity.po_pc.max_damping``; else inf (the textbook, uncapped controller)."""
+    = config ``passivity.po_pc.max_damping``; else its declared maximum 1e9, above every α of these
+    scenarios (~1e8): the textbook, uncapped controller."""
     from hri_interaction.core.passivity import PassivityParams
 
     p = PassivityParams.from_config(cfg["interaction"]["passivity"])
     return dataclasses.replace(p, filter=filt, energy_floor_j=1e-4 if filt in ("passivity", "tdpc") else 0.0,
-                               max_damping=p.max_damping if capped else math.inf)
+                               po_pc=dataclasses.replace(p.po_pc, max_damping=p.po_pc.max_damping if capped else 1e9))
 
 
 def _compare_scenarios(cfg, law, filt, capped):
@@ -136,7 +137,7 @@ def test_both_paths_agree_through_the_interaction_scenarios(cfg, law, filt):
 @pytest.mark.parametrize("law", ["lie", "cartesian"])
 @pytest.mark.parametrize("filt", ["passivity", "tdpc"])
 def test_both_paths_agree_with_the_uncapped_po_pc(cfg, law, filt):
-    """max_damping = inf on both sides: the textbook controller, α up to ~1e8 in this scenario."""
+    """max_damping = 1e9 on both sides: the textbook controller, α up to ~1e8 in this scenario."""
     tw = _compare_scenarios(cfg, law, filt, capped=False)
     assert tw.py.filter.saturations == tw.cx.filter.saturations == 0
 

@@ -11,10 +11,10 @@ import pytest
 pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
 pytest.importorskip("mujoco")
 
-from hri_runtime.config import load_robot_config
-from hri_core.safety import SafetyChecker, limits_from_config
+from hri_runtime.config import arm_limits, load_robot_config
+from hri_runtime.parameters import params_type
+from hri_core.safety import SafetyChecker, SafetyLimits
 from hri_interaction.core.controller import InteractionParams
-from hri_interaction.core.spd import blend
 from hri_interaction.sim import LockstepLoop
 
 
@@ -26,12 +26,13 @@ def cfg():
 def make(cfg, law="lie", safety=True, **changes):
     """The loop with the hri_core safety checker (torque, torque rate, workspace, EE speed)."""
     sec = copy.deepcopy(cfg["interaction"])
-    p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+    p = InteractionParams.from_config(sec)
     if changes:
         p = dataclasses.replace(p, **changes)
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    checker = SafetyChecker(limits_from_config(cfg)) if safety else None
-    return LockstepLoop(p, home, sec["ee_site"], law=law, safety=checker)
+    checker = SafetyChecker(SafetyLimits(**arm_limits(cfg).as_kwargs())) if safety else None
+    return LockstepLoop(p, home, sec["ee_site"], law=law, safety=checker,
+                        torque_max_nm=cfg["joints"]["torque_max_nm"])
 
 
 def pos(loop):
@@ -181,14 +182,15 @@ def test_singular_configuration_is_detected_and_reported(cfg):
     minimising σ_min(J_b)): flagged with σ_min, the admittance holds and the PD law (no inverse
     of J_b) still gives a finite torque."""
     sec = cfg["interaction"]
-    p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
-    loop = LockstepLoop(p, np.deg2rad([0, 0, 0, -26.757, 0, 65.0, 0]), sec["ee_site"])
+    p = InteractionParams.from_config(sec)
+    loop = LockstepLoop(p, np.deg2rad([0, 0, 0, -26.757, 0, 65.0, 0]), sec["ee_site"],
+                        torque_max_nm=cfg["joints"]["torque_max_nm"])
     assert loop.ctrl.request_mode("admittance", loop.sim.state())
     loop.sim.push([0, 0, -5.0])
     lam0 = loop.ctrl.admittance.lam.copy()
     res = loop.tick()
     assert "singular" in res.flags
-    assert res.sigma_min < 1e-4 < p.singular_sigma_min
+    assert res.sigma_min < 1e-4 < p.limits.singular_sigma_min
     assert np.all(np.isfinite(res.tau))
     assert loop.ctrl.events["singular_ticks"] == 1
     assert np.array_equal(loop.ctrl.admittance.lam, lam0)   # not integrated through the singularity
@@ -270,7 +272,7 @@ def test_safety_checker_workspace_violation_freezes_and_reports(cfg):
     """The hri_core safety checker gates every command: leaving the workspace box freezes the
     controller (admittance held, reference held), reported as flags and events, τ finite."""
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    probe = LockstepLoop(InteractionParams.from_config(cfg["interaction"], cfg["joints"]["torque_max_nm"]),
+    probe = LockstepLoop(InteractionParams.from_config(cfg["interaction"]),
                          home, cfg["interaction"]["ee_site"])
     z0 = probe.sim.ee_pose()[2, 3]
     wmax = list(cfg["safety"]["workspace_max_m"])
@@ -291,8 +293,7 @@ def test_safety_checker_workspace_violation_freezes_and_reports(cfg):
 def test_hybrid_mode_is_compliant_only_along_the_selected_axes(cfg):
     """HYBRID: the wrench drives the admittance only on compliant_axes (default: translations);
     with the selection set to body z only, a push along body x and z displaces T_ref along z only."""
-    sel = np.array([0, 0, 0, 0, 0, 1.0])
-    loop = make(cfg, compliant_axes=sel)
+    loop = make(cfg, hybrid=params_type("interaction.hybrid")(compliant_axes=(0, 0, 0, 0, 0, 1)))
     assert loop.ctrl.request_mode("hybrid", loop.sim.state())
     R = loop.sim.ee_pose()[:3, :3]
     loop.sim.push(R @ np.array([5.0, 0, 5.0]))       # body x and body z

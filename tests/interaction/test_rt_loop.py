@@ -18,10 +18,10 @@ rt = pytest.importorskip("hri_core.rt")
 if not rt.HAS_MUJOCO:
     pytest.skip("hri_core built without the mujoco wheel", allow_module_level=True)
 
-from hri_core.safety import SafetyChecker, limits_from_config  # noqa: E402
+from hri_core.safety import SafetyChecker, SafetyLimits  # noqa: E402
 from hri_interaction.core.controller import InteractionParams, loop_config, tick_params  # noqa: E402
 from hri_interaction.sim import LockstepLoop  # noqa: E402
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config import arm_limits, load_robot_config  # noqa: E402
 from hri_sim.models import load_arm  # noqa: E402
 
 
@@ -33,20 +33,22 @@ def cfg():
 def make_loop(cfg, safety=False, **rt_changes):
     sec = copy.deepcopy(cfg["interaction"])
     sec["rt"].update(rt_changes)
-    p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+    p = InteractionParams.from_config(sec)
     names = list(cfg["joints"]["names"])
     model = load_arm("fr3", actuation="torque", timestep_s=1.0 / p.rate_hz, add_ft_sensor=True)
     data = mujoco.MjData(model)
     jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
     data.qpos[[model.jnt_qposadr[j] for j in jids]] = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
     robot = rt.MujocoRobot(model, data, names, sec["ee_site"])
-    chk = SafetyChecker(limits_from_config(cfg)) if safety else None
-    return rt.RtLoop(tick_params(p, len(names)), loop_config(sec), robot, safety=chk), p, sec
+    chk = SafetyChecker(SafetyLimits(**arm_limits(cfg).as_kwargs())) if safety else None
+    tp = tick_params(p, len(names), torque_max_nm=cfg["joints"]["torque_max_nm"])
+    return rt.RtLoop(tp, loop_config(p), robot, safety=chk), p, sec
 
 
 def test_lockstep_matches_the_python_harness_and_yields_f_over_k(cfg):
     loop, p, sec = make_loop(cfg)
-    ref = LockstepLoop(p, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"])
+    ref = LockstepLoop(p, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"],
+                       torque_max_nm=cfg["joints"]["torque_max_nm"])
     s0 = loop.state()
     p0 = s0["world_T_ee"][:3, 3].copy()
     np.testing.assert_allclose(s0["world_T_ee"], ref.sim.ee_pose(), atol=1e-12)
@@ -68,7 +70,7 @@ def test_lockstep_matches_the_python_harness_and_yields_f_over_k(cfg):
     np.testing.assert_allclose(s["wrench_body"][3:], ref.sim.wrench_body()[3:], atol=1e-3)
     assert s["flags"] == [] and s["missed"] == 0
     # admittance: the admittance pose adds F / K_adm
-    assert loop.set_mode("admittance", p.settle_s)
+    assert loop.set_mode("admittance", p.switch.settle_s)
     ref.ctrl.request_mode("admittance", ref.sim.state())
     loop.step(2500)
     ref.run(2.5)
@@ -131,19 +133,19 @@ def test_inputs_hold_and_bad_input(cfg):
 
 def test_construction_refuses_bad_models_and_params(cfg):
     sec = cfg["interaction"]
-    p = InteractionParams.from_config(sec, cfg["joints"]["torque_max_nm"])
+    p = InteractionParams.from_config(sec)
     names = list(cfg["joints"]["names"])
     model = load_arm("fr3", actuation="torque", timestep_s=0.002)
     data = mujoco.MjData(model)
     robot = rt.MujocoRobot(model, data, names, sec["ee_site"])
     with pytest.raises(ValueError, match="timestep"):
-        rt.RtLoop(tick_params(p, 7), loop_config(sec), robot)
+        rt.RtLoop(tick_params(p, 7), loop_config(p), robot)
     with pytest.raises(ValueError, match="torque_max_nm size"):
-        rt.RtLoop(tick_params(p, 6), loop_config(sec), robot)
+        rt.RtLoop(tick_params(p, 6, torque_max_nm=cfg["joints"]["torque_max_nm"]), loop_config(p), robot)
     ok = rt.MujocoRobot(model, data, names, sec["ee_site"])
     tp6 = tick_params(p, 6)
     tp6.torque_max_nm = None
-    cfg2 = loop_config(sec)
+    cfg2 = loop_config(p)
     cfg2.rate_hz = 500.0
     with pytest.raises(ValueError, match="robot has 7 joints, params.n = 6"):
         rt.RtLoop(tp6, cfg2, ok)
@@ -190,7 +192,7 @@ def test_thread_runs_the_cycle_reports_scheduling_and_stops(cfg):
 
 def test_hold_re_anchors_at_the_measured_pose_and_release_does_not_jump(cfg):
     loop, p, _ = make_loop(cfg)
-    loop.set_mode("admittance", p.settle_s)
+    loop.set_mode("admittance", p.switch.settle_s)
     loop.set_push([0.0, 0.0, -10.0])
     loop.step(1500)                                    # pushed down ~5 mm (admittance + impedance)
     loop.set_push([0.0, 0.0, 0.0])
@@ -219,13 +221,13 @@ def test_reference_feedforward_removes_most_of_the_tracking_lag(robot):
     for ff in (False, True):
         sec = copy.deepcopy(c["interaction"])
         sec["reference_feedforward"] = ff
-        p = InteractionParams.from_config(sec, c["joints"]["torque_max_nm"])
+        p = InteractionParams.from_config(sec)
         names = list(c["joints"]["names"])
         model = load_arm(robot, actuation="torque", timestep_s=1.0 / p.rate_hz)
         data = mujoco.MjData(model)
         jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
         data.qpos[[model.jnt_qposadr[j] for j in jids]] = np.deg2rad(c["joints"]["named_positions_deg"]["home"])
-        loop = rt.RtLoop(tick_params(p, len(names)), loop_config(sec),
+        loop = rt.RtLoop(tick_params(p, len(names), torque_max_nm=c["joints"]["torque_max_nm"]), loop_config(p),
                          rt.MujocoRobot(model, data, names, sec["ee_site"]))
         T0 = loop.state()["world_T_ee"].copy()
         err = []

@@ -71,3 +71,13 @@ def test_tune_with_optimiser_applies_a_result_no_worse_than_any_heuristic(tmp_pa
     assert run["tuning"]["hand"]["gains"] == opt["gains"]
     assert run["configuration"]["mapping"]["hand"] == opt["gains"]
     assert not (out / "tuning" / "hand_steps.png").exists()
+
+
+def test_the_default_heuristic_is_the_robots_own():
+    """`hri tune --robot fr3` applies the FR3's Tyreus-Luyben unless --heuristic says otherwise;
+    the humanoid arm, built from the same config file, keeps its PD-Control (the live lockstep
+    runs of both: src/hri_pid_tuning/test/test_pid_live.py)."""
+    from hri_pid_tuning.session import TuningSession
+
+    assert TuningSession.create("fr3", None).autotuner.tuning_heuristic == "tyreus_luyben"
+    assert TuningSession.create("humanoid_arm", "s2").autotuner.tuning_heuristic == "pd_control"

@@ -8,7 +8,8 @@ import pytest
 
 from hri_core.pid import PIDGains, PIDParams
 from hri_pid_tuning.core.relay import RelayParams, relay_tune
-from hri_pid_tuning.session import TuningSession, load_pid_config
+from hri_pid_tuning.session import TuningSession
+from hri_sim.pid_plants_mujoco import load_pid_config
 from hri_sim.pid_plants_mujoco import HUMANOID_ARM_JOINTS, ArmSetup, build_humanoid_arm, humanoid_arm_model
 
 
@@ -92,7 +93,7 @@ def test_relay_on_the_arm_finds_an_oscillation(pt):
     data = s.autotuner.tune_single_joint("elbow")
     assert data.relay.ok and len(data.relay.peaks) >= 6
     assert data.relay.ku > 0 and 0.01 < data.relay.tu_s < 2.0
-    assert data.applied == pt["heuristics"]["default"]
+    assert data.applied == pt["humanoid_arm"]["heuristics"]["default"]      # the arm's own default
 
 
 def test_fr3_plant():

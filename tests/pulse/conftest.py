@@ -106,8 +106,8 @@ def pulse_cfg():
 def rig(pulse_cfg, request):
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
     ctx = InprocContext(start_time_s=1000.0)
-    kf = "true" if request.param == "kernel filter" else "false"
-    node = VrInterfaceNode(context=ctx, parameters={"port": 0, "kernel_flood_filter": kf})
+    node = VrInterfaceNode(context=ctx, parameters={"pulse.udp.port": 0,
+                                                    "pulse.link.kernel_flood_filter": request.param == "kernel filter"})
     rec = Recorder(pulse_cfg["topics"], context=ctx)
     hs = Headset(("127.0.0.1", node.port))
     yield ctx, node, rec, hs

@@ -33,8 +33,8 @@ def test_atomic_executes_each_delivered_action_once_then_safe_stop(pulse_cfg, se
     assert atomic_topics["pulse"] == pulse_cfg["topics"]["base_cmd"]
     assert atomic_topics["safe_stop"] == pulse_cfg["topics"]["safe_stop"]
     ctx = InprocContext(start_time_s=0.0)
-    vr = VrInterfaceNode(context=ctx, parameters={"port": 0})
-    at = AtomicNode(context=ctx, parameters={"driver": "sim"})
+    vr = VrInterfaceNode(context=ctx, parameters={"pulse.udp.port": 0})
+    at = AtomicNode(context=ctx, parameters={"atomic.node.driver": "sim"})
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
     StopSupervisorNode(context=ctx, parameters={"robot": "tino"})   # the stop authority
     log = StateLog(atomic_topics["atomic_state"], context=ctx)

@@ -86,7 +86,7 @@ def test_flood_from_another_host_does_not_block_pulses(rig, pulse_cfg, send_plan
     assert [(s, d) for _, s, d, _ in pulses] == exp and all(n == 3 for *_, n in pulses)
     lr = node.core.link
     assert lr.owner[0] == "127.0.0.1"
-    if node.kfilter:
+    if node.core.flood.enabled:
         assert node.udp.filter_engagements == 1                # engaged once, held for the burst
         assert 0 < lr.rejected["foreign_peer"] < n_flood // 10  # the rest never reached the process
         assert node.udp.filter_host is None                    # released after flood_filter_hold_s
@@ -132,7 +132,7 @@ def _unity(seq, state=0, angular=0):
 def _stream(ctx, node, hs, datagrams):
     """One datagram per node tick over the real socket, simulated clock."""
     import select
-    step_s = float(node.cfg["node"]["tick_period_s"])
+    step_s = node.params.node.tick_period_s
     for data in datagrams:
         hs.sock.sendto(data, hs.target)
         select.select([node.udp.sock], [], [], 0.05)
@@ -168,3 +168,14 @@ def test_genuine_forward_jump_resumes_within_confirm_packets(rig, pulse_cfg):
     assert [p[1:3] for p in rec.pulses()] == [(3, -1)]         # resumed on the N-th packet
     _stream(ctx, node, hs, [_unity(base + n + k) for k in range(40)])
     assert node.core.link.accepted == 20 + 1 + 40 and node.core.link.tracker.c.gaps_major == 1
+
+
+def test_idle_node_without_a_headset_logs_the_link_state_once(rig, caplog):
+    """No headset for 30 s (simulated): one WARN line ("waiting for the headset"), not one per
+    diagnostics period; the /diagnostics row keeps carrying the state."""
+    ctx, node, rec, hs = rig
+    with caplog.at_level("INFO"):
+        ctx.spin_for(30.0)
+    lines = [r for r in caplog.records if "vr link" in r.getMessage() or "headset" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].levelname == "WARNING" and "waiting for the headset" in lines[0].getMessage()
+    assert len(rec.diag) >= 29 and all(d.status[0].level == 1 for d in rec.diag)

@@ -16,9 +16,9 @@ from hri_runtime.node import Node
 def zrig(pulse_cfg, recorder_cls):
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
     ctx = InprocContext(start_time_s=50.0)
-    node = VrInterfaceNode(context=ctx, parameters={"port": 0, "zmq": "true",
-                                                    "zmq_sub_endpoint": "tcp://127.0.0.1:*",
-                                                    "zmq_pub_endpoint": "tcp://127.0.0.1:*"})
+    node = VrInterfaceNode(context=ctx, parameters={"pulse.udp.port": 0, "pulse.zmq.enabled": True,
+                                                    "pulse.zmq.sub_endpoint": "tcp://127.0.0.1:*",
+                                                    "pulse.zmq.pub_endpoint": "tcp://127.0.0.1:*"})
     rec = recorder_cls(pulse_cfg["topics"], context=ctx)
     zc = zmq.Context.instance()
     pub = zc.socket(zmq.PUB)
@@ -82,7 +82,7 @@ class JoyDriver(Node):
 def test_gamepad_joy_same_pulses_as_vr(pulse_cfg, recorder_cls):
     from hri_pulse.nodes.gamepad_node import GamepadNode
     ctx = InprocContext(start_time_s=0.0)
-    node = GamepadNode(context=ctx, parameters={"source": "joy"})
+    node = GamepadNode(context=ctx, parameters={"pulse.gamepad.source": "joy"})
     rec = recorder_cls(pulse_cfg["topics"], context=ctx)
     joy = JoyDriver(pulse_cfg["topics"]["joy"], context=ctx)
     jb = pulse_cfg["gamepad"]["joy_buttons"]
@@ -101,8 +101,8 @@ def test_gamepad_joy_same_pulses_as_vr(pulse_cfg, recorder_cls):
     joy.pub.publish(msgs.new("sensor_msgs/msg/Joy", axes=[], buttons=[1]))   # too few buttons
     ctx.spin_for(0.2)
     assert [(s, d, n) for _, s, d, n in rec.pulses()] == [(1, 0, 3), (3, -1, 3)]
-    assert node.pulse.debounced == 1
-    assert node.mapper.bad_joy == 1
+    assert node.core.pulse.debounced == 1
+    assert node.core.mapper.bad_joy == 1
     # exact timing of the first pulse
     t1 = rec.pulses()[0][0]
     seq = [(round(t - t1, 6), s) for t, s, _ in rec.cmd if t1 - 1e-9 <= t <= t1 + 0.125]
@@ -113,7 +113,7 @@ def test_gamepad_joy_same_pulses_as_vr(pulse_cfg, recorder_cls):
 def test_gamepad_missing_evdev_device_is_a_message_and_a_retry(pulse_cfg, caplog):
     from hri_pulse.nodes.gamepad_node import GamepadNode
     ctx = InprocContext(start_time_s=0.0)
-    node = GamepadNode(context=ctx, parameters={"source": "evdev"})
+    node = GamepadNode(context=ctx, parameters={"pulse.gamepad.source": "evdev"})
     with caplog.at_level("ERROR"):
         ctx.spin_for(5.0)
     errs = [r for r in caplog.records

@@ -11,12 +11,12 @@ from hri_runtime.config import load_robot_config
 def test_arm_codec_in_pulse_link_receiver():
     cfg = load_robot_config("fr3")
     vr = cfg["teleop"]["vr"]
-    health = dataclasses.replace(HealthParams.from_config(cfg["pulse"]),
+    health = dataclasses.replace(HealthParams.from_config(cfg["pulse"]["health"]),
                                  expected_receive_rate_hz=vr["expected_rate_hz"],
                                  disconnect_timeout_s=vr["disconnect_timeout_s"])
     t = [0.0]
-    lr = LinkReceiver(vp.ControllerPoseCodec(), lambda: t[0], SequenceParams.from_config(cfg["pulse"]),
-                      health, LinkParams.from_config(cfg["pulse"]), name="arm_vr")
+    lr = LinkReceiver(vp.ControllerPoseCodec(), lambda: t[0], SequenceParams.from_config(cfg["pulse"]["sequence"]),
+                      health, LinkParams.from_config(cfg["pulse"]["link"]), name="arm_vr")
     peer = ("127.0.0.1", 6000)
 
     def pose(seq):

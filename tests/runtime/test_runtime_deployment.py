@@ -181,7 +181,7 @@ def test_two_routers_mtls_and_access_control(tmp_path):
         udp_port = free_port(socket.SOCK_DGRAM)
         env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{op_tcp}]")
         vr = subprocess.Popen(HRI + ["run", "hri_pulse", "vr_interface_node", "--ros-args", "-p",
-                                     f"port:={udp_port}"], env=env, stdout=subprocess.PIPE,
+                                     f"pulse.udp.port:={udp_port}"], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
         procs.append(vr)
         octx = ctx(connect_endpoints=[op_tcp])

@@ -9,7 +9,8 @@ import subprocess
 import sys
 import time
 
-from hri_runtime.launch import LaunchDescription, LaunchParams, Launcher, NodeSpec
+from hri_runtime.launch_description import LaunchDescription, NodeSpec
+from hri_runtime.launch_service import LaunchParams, Launcher
 from hri_runtime.node import Node
 from hri_runtime import msgs
 from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers

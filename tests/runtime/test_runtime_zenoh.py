@@ -13,7 +13,8 @@ import pytest
 import zenoh
 
 from hri_runtime import msgs, wire
-from hri_runtime.context import QOS_LATCHED, TransportUnavailableError
+from hri_runtime.context import TransportUnavailableError
+from hri_runtime.qos import QOS_LATCHED
 from hri_runtime.node import Node
 from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers, start_router
 
@@ -315,7 +316,7 @@ class Talker(Node):
     def tick(self):
         self.n += 1
         self.pub.publish(msgs.new("std_msgs/msg/String", data=f"msg {self.n}"))
-from hri_runtime.context import QOS_DEFAULT as QOS
+from hri_runtime.qos import QOS_DEFAULT as QOS
 sys.exit(run_node(Talker, sys.argv[1:]))
 """
 

@@ -145,3 +145,32 @@ def test_nodes_reconnect_after_the_router_restarts():
             c.shutdown()
             c.close()
         router.close()
+
+
+@pytest.mark.parametrize("kind", ["inproc", "zenoh", "rclpy"])
+def test_declare_parameter_returns_a_parameter_with_value_on_every_backend(kind):
+    """As rclpy: ``declare_parameter`` returns a Parameter, a node reads ``.value`` (the Node
+    class is the same on every backend; an override from ``parameters=`` wins)."""
+    if kind == "rclpy" and importlib.util.find_spec("rclpy") is None:
+        pytest.skip("no rclpy here")
+    from hri_runtime.node import Node
+    from hri_runtime.params import Parameter
+    router = None
+    if kind == "zenoh":
+        from hri_runtime.zenoh_backend import ZenohParams
+        ep = f"tcp/127.0.0.1:{free_port()}"
+        router = start_router([ep])
+        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+    else:
+        ctx = ctxmod.make_context(kind)
+    try:
+        n = Node("params_probe", context=ctx, parameters={"port": 0})
+        rate, port = n.declare_parameter("rate_hz", 25.0), n.declare_parameter("port", 7400)
+        assert isinstance(rate, Parameter) and (rate.value, port.value) == (25.0, 0)
+        assert n.get_parameter("port").value == 0
+        n.destroy_node()
+    finally:
+        ctx.shutdown()
+        ctx.close()
+        if router is not None:
+            router.close()

@@ -72,7 +72,7 @@ def _tino_stack(tino):
 
     ctx = InprocContext()
     sup = StopSupervisorNode(cfg=tino, context=ctx)
-    at = AtomicNode(cfg=tino, context=ctx, parameters={"driver": "sim"})
+    at = AtomicNode(cfg=tino, context=ctx, parameters={"atomic.node.driver": "sim"})
     probe = TinoProbe(tino["atomic"]["topics"], context=ctx)
     op = Operator(context=ctx)
     ctx.spin_for(0.2)
@@ -153,7 +153,7 @@ def _arm_stack(fr3):
 
     ctx = InprocContext()
     sup = StopSupervisorNode(cfg=fr3, context=ctx)
-    node = ArmTeleopNode(cfg=fr3, context=ctx, parameters={"vr_enabled": False})
+    node = ArmTeleopNode(cfg=fr3, context=ctx, parameters={"teleop.vr.enabled": False})
     probe = ArmProbe(context=ctx)
     op = Operator(context=ctx)
     ctx.spin_for(0.1)

@@ -129,7 +129,7 @@ def test_pulses_reach_vr_interface_once_each_and_feedback_is_decoded(driver):
     cfg = load_robot_config("tino")["pulse"]
     frame_s = 1.0 / cfg["health"]["expected_receive_rate_hz"]
     ctx = InprocContext(start_time_s=100.0)
-    node = VrInterfaceNode(context=ctx, parameters={"port": 0})
+    node = VrInterfaceNode(context=ctx, parameters={"pulse.udp.port": 0})
     rec = Recorder(cfg["topics"], context=ctx)
     odom = msgs.new("nav_msgs/msg/Odometry")
     odom.pose.pose.position.x, odom.pose.pose.position.y = 1.25, -0.5
@@ -176,7 +176,7 @@ def test_arm_follows_two_clutch_strokes(driver):
     period_s = 1.0 / cfg["teleop"]["vr"]["expected_rate_hz"]
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)
-    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"vr_port": -1})
+    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.port": 0})
     ee = []
     probe = Node("unity_arm_probe", context=ctx)
     probe.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", lambda m: ee.append(matrix_from_pose(m)[:3, 3]), qos=10)
@@ -232,7 +232,7 @@ def test_authenticated_pulses_are_accepted_by_a_robot_that_requires_them(driver,
     assert cfg["auth"]["mode"] == "required"
     frame_s = 1.0 / cfg["health"]["expected_receive_rate_hz"]
     ctx = InprocContext(start_time_s=100.0)
-    node = VrInterfaceNode(context=ctx, parameters={"port": 0})
+    node = VrInterfaceNode(context=ctx, parameters={"pulse.udp.port": 0})
     rec = Recorder(cfg["topics"], context=ctx)
     try:
         driver(f"pulse-target 127.0.0.1 {node.port}")

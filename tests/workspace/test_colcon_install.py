@@ -20,6 +20,11 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(COLCON is None, reason="colcon not installed (requirements.txt installs it)")]
 
 
+# every package declaring config sections (src/<pkg>/parameters.yaml): a robot file is checked
+# against all of them
+DECLARING_PACKAGES = sorted(p.parent.name for p in (REPO / "src").glob("*/parameters.yaml"))
+
+
 def _sourced(install: Path, command: str) -> list[str]:
     return ["bash", "-c", f". '{install}/setup.sh' && {command}"]
 
@@ -28,11 +33,14 @@ def test_colcon_install_runs_a_node_from_install(tmp_path):
     build, install, log = tmp_path / "build", tmp_path / "install", tmp_path / "log"
     r = subprocess.run([COLCON, "--log-base", str(log), "build", "--base-paths", str(REPO / "src"),
                         "--build-base", str(build), "--install-base", str(install),
-                        "--packages-select", "hri_runtime", "hri_sim", "--event-handlers", "console_cohesion+"],
+                        "--packages-select", *DECLARING_PACKAGES, "--packages-ignore", "hri_interfaces",
+                        "--event-handlers", "console_cohesion+"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     share = install / "hri_runtime" / "share" / "hri_runtime"
-    assert (share / "config" / "_defaults.yaml").is_file() and (share / "launch" / "tino.launch.yaml").is_file()
+    assert (share / "config" / "robots" / "fr3.yaml").is_file() and (share / "launch" / "tino.launch.yaml").is_file()
+    for package in DECLARING_PACKAGES:   # the parameter declarations come from share/<pkg>/ of each package
+        assert (install / package / "share" / package / "parameters.yaml").is_file(), package
     site = next((install / "hri_sim" / "lib").glob("python3*/site-packages"))
     assert (site / "hri_sim" / "mjcf" / "tino.xml").is_file(), "hri_sim must install its MJCF"
     assert (share / "interfaces" / "hri_interfaces" / "msg" / "AtomicState.msg").is_file()

@@ -94,10 +94,9 @@ def _workspace_imports(pkg_dir: Path, names: set[str]) -> set[str]:
     return found
 
 
-# The one back edge left: hri_core's config helpers (limits_from_config, default_ik_params) read the
-# config tree through hri_runtime.config while hri_runtime's CDR codec lives in hri_core. It goes
-# when the codec moves into the runtime's own extension; no other back edge may appear.
-KNOWN_BACK_EDGES = {"hri_core": {"hri_runtime"}}
+# The layers, bottom up: the runtime and the maths core import no workspace package; a package's
+# core imports only those two layers (and other cores); nodes sit on top.
+BOTTOM = {"hri_runtime", "hri_core"}
 
 
 def test_package_imports_are_declared_and_the_dependency_graph_has_no_cycle():
@@ -109,7 +108,7 @@ def test_package_imports_are_declared_and_the_dependency_graph_has_no_cycle():
     for name, pkg_dir in pkgs.items():
         root = ET.parse(pkg_dir / "package.xml").getroot()
         declared = {e.text for e in root.findall("exec_depend") + root.findall("depend")} & names
-        imported = _workspace_imports(pkg_dir, names) - KNOWN_BACK_EDGES.get(name, set())
+        imported = _workspace_imports(pkg_dir, names)
         assert imported <= declared, f"{name} imports {sorted(imported - declared)} without an exec_depend"
         deps[name] = declared - {"hri_interfaces"}
     state: dict[str, int] = {}
@@ -126,4 +125,7 @@ def test_package_imports_are_declared_and_the_dependency_graph_has_no_cycle():
 
     for n in sorted(deps):
         visit(n, [])
-    assert not (deps["hri_runtime"] - {"hri_core"}), "the runtime depends on no package above it"
+    for bottom in sorted(BOTTOM):
+        assert not deps[bottom], (f"{bottom} depends on {sorted(deps[bottom])}: the runtime and the "
+                                  f"maths core import no workspace package")
+        assert not _workspace_imports(pkgs[bottom], names), f"{bottom} imports a workspace package"

@@ -1,15 +1,17 @@
 """``hri teleop-demo``: the arm teleop main scenario, headless, in lockstep simulated time.
 
 A scripted operator draws a square with several clutch strokes; its controller-pose packets go
-over real UDP on loopback to the receiver (validation, sequence check, link health), then
-clutch -> 50 Hz planner -> 100 Hz IK -> joint impedance on the MuJoCo FR3. Every base tick
-(10 ms simulated): the operator sends the packets due, the receiver drains its socket, the loop
-ticks, physics advances. No zenoh router, no ROS needed.
+over real UDP on loopback to the receiver (validation, sequence check, link health), then through
+the clutch. ``teleop.output: cartesian`` (default, :func:`run_stack_demo`): planner ->
+``/interaction/reference`` (optionally jittered) -> the 1 kHz interaction loop on the
+torque-controlled MuJoCo arm, with a scripted person pushing the end effector. ``joint``
+(:func:`run_demo`): 50 Hz planner -> 100 Hz IK -> joint impedance on the MuJoCo arm. Both run on
+``hri_runtime.lockstep``: every step the operator sends the packets due, the receiver drains its
+socket, the chain ticks, physics advances. No Zenoh router, no ROS needed.
 
-At the end it prints tracking error, latency percentiles (simulated: packet stamp -> joint
-command; wall: sendto -> joint command) and link health, and writes into the output directory
-(default ``runs/<UTC timestamp>/``): ``path.png`` (target vs actual EE path), ``teleop.mcap``,
-``trace.npz``, ``summary.json``.
+At the end it prints tracking error, latency percentiles (simulated and wall) and link health, and
+writes into the output directory (default ``runs/<UTC timestamp>/``) the plots, the MCAP
+recording(s), ``trace.npz`` and ``summary.json``.
 """
 from __future__ import annotations
 
@@ -70,12 +72,11 @@ def open_viewer(sim):
 
 def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = True,
              progress: bool = True, recv_timeout_s: float = 0.2, viewer: bool = False) -> dict:
-    from hri_arm_teleop.core.frames import UNITY_TO_ROS
     from hri_arm_teleop.core.scenario import SquareScenario
     from hri_arm_teleop.emulate import ScriptedOperator
-    from hri_arm_teleop.lockstep import (LockstepDriver, build_sim_pipeline,
-                                         path_error_to_polyline, tracking_metrics)
+    from hri_arm_teleop.lockstep import build_sim_pipeline, path_error_to_polyline, tracking_metrics
     from hri_arm_teleop.vr_link import ArmVrReceiver
+    from hri_runtime.lockstep import Lockstep
 
     t = cfg["teleop"]
     pipe, robot, clock = build_sim_pipeline(cfg)
@@ -86,42 +87,38 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     tx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     receiver = ArmVrReceiver(rx_sock, clock, cfg)
     operator = ScriptedOperator(scenario, tx_sock, address, t["demo"]["packet_rate_hz"])
-    driver = LockstepDriver(pipe, robot)
     ee_start = robot.sim.ee_pose()
     view = open_viewer(robot.sim) if viewer else None
     wall_latency: list[float] = []
-    lost_waiting = 0
+    lost_waiting = [0]
+    last_progress = [-1.0]
+
+    def on_hand(p) -> None:
+        pipe.on_hand(p.position, p.quat_xyzw, p.clutch, source_stamp=p.stamp_s, valid=p.tracking_valid)
+
+    def receive(now: float) -> None:   # lockstep: wait (briefly) for what was just sent on loopback
+        lost_waiting[0] += receiver.receive(operator.send_due(now), recv_timeout_s, on_hand)
+
+    def tick(now: float) -> None:
+        n_lat = len(pipe.trace.latency_s)
+        pipe.tick()
+        if len(pipe.trace.latency_s) > n_lat and pipe.last_latency_source in operator.sent_wall:
+            wall_latency.append(time.perf_counter() - operator.sent_wall[pipe.last_latency_source])
+        if progress and now - last_progress[0] >= 1.0:
+            _progress(now, scenario.duration_s)
+            last_progress[0] = now
+
+    def show(now: float) -> None:   # live view, paced to real time
+        view.sync()
+        time.sleep(max(0.0, now - (time.perf_counter() - wall0)))
+
+    ls = Lockstep(pipe.loop.base_period_s, clock, sim_step=robot.sim.advance)
+    ls.every(tick)
+    if view is not None:
+        ls.after(show)
     wall0 = time.perf_counter()
-    last_progress = -1.0
     try:
-        while robot.sim.time_s < scenario.duration_s - 1e-9:
-            now = robot.sim.time_s
-            sent = operator.send_due(now)
-            got = 0
-            deadline = time.perf_counter() + recv_timeout_s
-            while True:  # lockstep: wait (briefly) for what was just sent on loopback
-                poses = receiver.poll()
-                for p in poses:
-                    pipe.on_hand(p.position, p.quat_xyzw, p.clutch, source_stamp=p.stamp_s,
-                                 valid=p.tracking_valid)
-                got += len(poses)
-                if got >= sent or time.perf_counter() > deadline:
-                    break
-                time.sleep(0.0002)
-            lost_waiting += max(0, sent - got)
-            n_lat = len(pipe.trace.latency_s)
-            pipe.tick()
-            if len(pipe.trace.latency_s) > n_lat:
-                src = pipe._last_latency_source
-                if src in operator.sent_wall:
-                    wall_latency.append(time.perf_counter() - operator.sent_wall[src])
-            robot.sim.advance(driver.period_s)
-            if view is not None:  # live view, paced to real time
-                view.sync()
-                time.sleep(max(0.0, robot.sim.time_s - (time.perf_counter() - wall0)))
-            if progress and now - last_progress >= 1.0:
-                _progress(now, scenario.duration_s)
-                last_progress = now
+        ls.run_until(scenario.duration_s, before=receive)
     finally:
         rx_sock.close()
         tx_sock.close()
@@ -134,8 +131,7 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
 
     metrics = tracking_metrics(pipe.trace, robot.sim.q_min, robot.sim.q_max)
     a = pipe.trace.arrays()
-    corners = np.array([ee_start[:3, 3] + t["clutch"]["position_scale"] * (UNITY_TO_ROS @ [x, y, 0.0])
-                        for x, y in scenario.corners_xy()])
+    corners = square_corners(cfg, scenario, ee_start)
     drawn = a["ee_p"][a["engaged"] > 0.5]
     cross = path_error_to_polyline(drawn, corners) if len(drawn) else np.zeros(1)
     wl = np.asarray(wall_latency)
@@ -153,7 +149,7 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
         "latency_sim_p50_s": metrics["latency_p50_s"], "latency_sim_p99_s": metrics["latency_p99_s"],
         "latency_wall_p50_s": float(np.percentile(wl, 50)) if wl.size else float("nan"),
         "latency_wall_p99_s": float(np.percentile(wl, 99)) if wl.size else float("nan"),
-        "packets_sent": operator.sent, "packets_not_arrived_in_time": lost_waiting,
+        "packets_sent": operator.sent, "packets_not_arrived_in_time": lost_waiting[0],
         "link": health, "safety": dict(pipe.gate.flags), "safety_holds": pipe.safety_holds,
         "rejected_commands": dict(pipe.rejected_commands),
         "velocity_clips": pipe.clutch.counters.velocity_clips,
@@ -179,7 +175,6 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
     """The main scenario (``teleop.output: cartesian``): the square through VR link -> clutch ->
     planner -> /interaction/reference (jittered) -> 1 kHz interaction loop -> torque-controlled
     MuJoCo arm, a person pushing the EE (step in impedance, sine in admittance). Lockstep."""
-    from hri_arm_teleop.core.frames import UNITY_TO_ROS
     from hri_arm_teleop.core.scenario import SquareScenario
     from hri_arm_teleop.lockstep import path_error_to_polyline
     from hri_arm_teleop.stack import (ScenarioRun, ScriptedPerson, build_stack, push_metrics,
@@ -218,8 +213,7 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
     imp, adm = cfg["interaction"]["impedance"], cfg["interaction"]["admittance"]
     mask = tracking_mask(a, person, sc["settle_max_s"])
     err = np.linalg.norm(a["ee_p"] - a["target_p"], axis=1)[mask]
-    corners = np.array([ee_start[:3, 3] + t["clutch"]["position_scale"] * (UNITY_TO_ROS @ [x, y, 0.0])
-                        for x, y in square.corners_xy()])
+    corners = square_corners(cfg, square, ee_start)
     cross = path_error_to_polyline(a["ee_p"][mask], corners) if mask.any() else np.zeros(1)
     pm = push_metrics(a, person, imp["stiffness_diag"][3], adm["stiffness_diag"][3],
                       sc["settle_tol_m"], sc["settle_max_s"])
@@ -300,7 +294,7 @@ def write_stack_mcap(path: Path, trace, a: dict, cfg: dict) -> Path:
     ``/interaction/energy`` (Float64, J)."""
     from hri_arm_teleop.recording import write_mcap
     from hri_runtime import msgs
-    from hri_runtime.geometry import time_from_seconds
+    from hri_runtime.geometry import pose_stamped_from_parts, time_from_seconds
     from hri_runtime.recording import McapWriter
 
     write_mcap(path, trace, cfg)
@@ -311,11 +305,7 @@ def write_stack_mcap(path: Path, trace, a: dict, cfg: dict) -> Path:
         for i, tt in enumerate(a["t"]):
             tt = float(tt)
             hdr = msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(tt), frame_id=base)
-            p = a["target_p"][i]
-            w.write(it["reference"], msgs.new(
-                "geometry_msgs/msg/PoseStamped", header=hdr, pose=msgs.new(
-                    "geometry_msgs/msg/Pose", position=msgs.new("geometry_msgs/msg/Point", x=p[0], y=p[1], z=p[2]))),
-                t_s=tt)
+            w.write(it["reference"], pose_stamped_from_parts(a["target_p"][i], a["target_q"][i], tt, base), t_s=tt)
             w.write(it["torque"], msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(a["tau"][i], float)),
                     t_s=tt)
             f = a["push_n"][i]
@@ -325,6 +315,30 @@ def write_stack_mcap(path: Path, trace, a: dict, cfg: dict) -> Path:
                 t_s=tt)
             w.write("/interaction/energy", msgs.new("std_msgs/msg/Float64", data=float(a["energy_j"][i])), t_s=tt)
     return path
+
+
+def _plot_square(ax, corners, target_p, ee_p, target_style, ee_style, target_label: str, title: str,
+                 fontsize=None) -> None:
+    """The square seen from the operator (base y-z plane, mm; facing the robot's front, +y is on
+    the left): the ideal corners, the target and the actual EE."""
+    ax.plot(corners[:, 1] * 1e3, corners[:, 2] * 1e3, "k:", lw=1, label="ideal square")
+    ax.plot(target_p[:, 1] * 1e3, target_p[:, 2] * 1e3, target_style[0], label=target_label, **target_style[1])
+    ax.plot(ee_p[:, 1] * 1e3, ee_p[:, 2] * 1e3, ee_style[0], label="actual EE", **ee_style[1])
+    ax.set_xlabel("base y [mm]")
+    ax.set_ylabel("base z [mm]")
+    ax.invert_xaxis()
+    ax.set_aspect("equal")
+    ax.legend(fontsize=fontsize)
+    ax.set_title(title)
+
+
+def square_corners(cfg: dict, square, ee_start: np.ndarray) -> np.ndarray:
+    """The ideal square's corners in the base frame: the operator's square (tracking space, Unity
+    axes) scaled by ``teleop.clutch.position_scale`` around the start EE position."""
+    from hri_arm_teleop.core.frames import UNITY_TO_ROS
+
+    scale = cfg["teleop"]["clutch"]["position_scale"]
+    return np.array([ee_start[:3, 3] + scale * (UNITY_TO_ROS @ [x, y, 0.0]) for x, y in square.corners_xy()])
 
 
 def plot_stack(out_dir: Path, a: dict, corners: np.ndarray, s: dict, mask: np.ndarray) -> list:
@@ -337,15 +351,9 @@ def plot_stack(out_dir: Path, a: dict, corners: np.ndarray, s: dict, mask: np.nd
     files = []
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [1, 1.4]})
     eng = a["engaged"] > 0.5
-    ax.plot(corners[:, 1] * 1e3, corners[:, 2] * 1e3, "k:", lw=1, label="ideal square")
-    ax.plot(a["target_p"][eng, 1] * 1e3, a["target_p"][eng, 2] * 1e3, "C0.", ms=1, label="/interaction/reference")
-    ax.plot(a["ee_p"][:, 1] * 1e3, a["ee_p"][:, 2] * 1e3, "C3-", lw=0.8, label="actual EE")
-    ax.set_xlabel("base y [mm]")
-    ax.set_ylabel("base z [mm]")
-    ax.invert_xaxis()
-    ax.set_aspect("equal")
-    ax.legend(fontsize=8)
-    ax.set_title(f"{s['robot']}: square via the interaction loop ({s['engine']})")
+    _plot_square(ax, corners, a["target_p"][eng], a["ee_p"], ("C0.", {"ms": 1}), ("C3-", {"lw": 0.8}),
+                 "/interaction/reference", f"{s['robot']}: square via the interaction loop ({s['engine']})",
+                 fontsize=8)
     err = np.linalg.norm(a["ee_p"] - a["target_p"], axis=1) * 1e3
     ax2.plot(a["t"], err, "C3-", lw=0.8, label="|reference - EE| [mm]")
     ax2.fill_between(a["t"], 0, max(float(np.max(err)), 1.0), where=mask, color="C2", alpha=0.15,
@@ -452,15 +460,8 @@ def plot_paths(path: Path, a: dict, corners: np.ndarray, summary: dict) -> Path:
 
     fig, (ax, axz, ax2) = plt.subplots(1, 3, figsize=(17, 5), gridspec_kw={"width_ratios": [1.1, 1, 1.4]})
     track = a["mode"] > 0.5
-    ax.plot(corners[:, 1] * 1e3, corners[:, 2] * 1e3, "k:", lw=1, label="ideal square")
-    ax.plot(a["target_p"][track, 1] * 1e3, a["target_p"][track, 2] * 1e3, "C0-", lw=2, label="target")
-    ax.plot(a["ee_p"][:, 1] * 1e3, a["ee_p"][:, 2] * 1e3, "C3--", lw=1, label="actual EE")
-    ax.set_xlabel("base y [mm]")
-    ax.set_ylabel("base z [mm]")
-    ax.invert_xaxis()  # seen from the operator (facing the robot's front): +y is on the left
-    ax.set_aspect("equal")
-    ax.legend()
-    ax.set_title(f"{summary['robot']}: {summary['strokes']} clutch strokes, "
+    _plot_square(ax, corners, a["target_p"][track], a["ee_p"], ("C0-", {"lw": 2}), ("C3--", {"lw": 1}),
+                 "target", f"{summary['robot']}: {summary['strokes']} clutch strokes, "
                  f"{summary['speed_m_s'] * 100:.0f} cm/s")
     c = corners[2]  # zoom: +-4 mm around the far corner, drawn inside the second stroke
     for arr, style, label in ((corners, "k:", "ideal"), (a["target_p"][track], "C0.-", "target (50 Hz)"),
@@ -514,10 +515,10 @@ def format_summary(s: dict) -> str:
 
 
 def main(argv: Optional[list] = None) -> int:
+    from hri_runtime.cli import SUMMARIES
     from hri_runtime.config import ConfigError, load_robot_config
 
-    ap = argparse.ArgumentParser(prog="hri teleop-demo", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="hri teleop-demo", description=SUMMARIES["teleop-demo"])
     add_robot_argument(ap, "fr3")
     ap.add_argument("--out", type=Path, default=None, help="output directory (default runs/<timestamp>)")
     ap.add_argument("--port", type=port_arg, default=0,

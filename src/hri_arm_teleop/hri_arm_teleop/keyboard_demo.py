@@ -22,12 +22,12 @@ from hri_runtime.errors import add_robot_argument
 
 def run_keyboard(cfg: dict, keys: Optional[list] = None, seconds: float = 60.0, echo=print) -> dict:
     from hri_arm_teleop.core.keyboard import HELP, KeyboardParams, KeyboardTeleop, parse_keys
-    from hri_arm_teleop.lockstep import build_sim_pipeline
+    from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
 
     pipe, robot, clock = build_sim_pipeline(cfg)
+    ls = sim_lockstep(pipe, robot)
     kb = KeyboardTeleop(KeyboardParams.from_config(cfg["teleop"]["keyboard"]), robot.sim.ee_pose())
     pub_period = 1.0 / kb.params.publish_rate_hz
-    base = pipe.loop.base_period_s
     interactive = keys is None
     tty = None
     if interactive:
@@ -41,30 +41,33 @@ def run_keyboard(cfg: dict, keys: Optional[list] = None, seconds: float = 60.0, 
         _tty.setcbreak(fd)
         echo(HELP)
     queue = list(keys or [])
-    next_pub, wall0, quit_ = 0.0, time.perf_counter(), False
+    next_pub, wall0, quit_ = [0.0], time.perf_counter(), [False]
     start = robot.sim.ee_pose()[:3, 3].copy()
+
+    def keyboard(now: float) -> None:
+        if now + 1e-9 < next_pub[0]:
+            return
+        pressed = []
+        if interactive:
+            while select.select([tty[0]], [], [], 0.0)[0]:
+                pressed += parse_keys(os.read(tty[0], 64))
+        elif queue:
+            pressed.append(queue.pop(0))
+        for k in pressed:
+            if k == "esc":
+                quit_[0] = True
+            else:
+                text = kb.handle(k)
+                if text:
+                    echo(text)
+        pipe.submit_ee_command(kb.target, source_stamp=now)
+        next_pub[0] += pub_period
+
+    if interactive:   # paced to real time
+        ls.after(lambda now: time.sleep(max(0.0, now - (time.perf_counter() - wall0))))
     try:
-        while robot.sim.time_s < seconds and not quit_:
-            if robot.sim.time_s + 1e-9 >= next_pub:
-                pressed = []
-                if interactive:
-                    while select.select([tty[0]], [], [], 0.0)[0]:
-                        pressed += parse_keys(os.read(tty[0], 64))
-                elif queue:
-                    pressed.append(queue.pop(0))
-                for k in pressed:
-                    if k == "esc":
-                        quit_ = True
-                    else:
-                        text = kb.handle(k)
-                        if text:
-                            echo(text)
-                pipe.submit_ee_command(kb.target, source_stamp=robot.sim.time_s)
-                next_pub += pub_period
-            pipe.tick()
-            robot.sim.advance(base)
-            if interactive:
-                time.sleep(max(0.0, robot.sim.time_s - (time.perf_counter() - wall0)))
+        while clock() < seconds and not quit_[0]:
+            ls.step(keyboard)
     finally:
         if tty is not None:
             import termios
@@ -72,13 +75,14 @@ def run_keyboard(cfg: dict, keys: Optional[list] = None, seconds: float = 60.0, 
             termios.tcsetattr(tty[0], termios.TCSADRAIN, tty[1])
     end = robot.sim.ee_pose()[:3, 3]
     return {"start_m": start, "end_m": end, "target_m": kb.target[:3, 3].copy(),
-            "mode": pipe.mode, "simulated_s": robot.sim.time_s}
+            "mode": pipe.mode, "simulated_s": clock()}
 
 
 def main(argv: Optional[list] = None) -> int:
+    from hri_runtime.cli import SUMMARIES
     from hri_runtime.config import ConfigError, load_robot_config
 
-    ap = argparse.ArgumentParser(prog="hri teleop-keyboard", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="hri teleop-keyboard", description=SUMMARIES["teleop-keyboard"])
     add_robot_argument(ap, "fr3")
     ap.add_argument("--keys", default=None, help="comma-separated keys to replay headless (e.g. up,up,pageup)")
     ap.add_argument("--seconds", type=float, default=None, help="simulated time (default 600 live, keys + 2 s replayed)")

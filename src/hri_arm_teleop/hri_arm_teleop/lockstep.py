@@ -1,78 +1,64 @@
 """Build the teleop chain on a simulated arm and run it in lockstep with simulated time.
 
 ``build_sim_pipeline(cfg)`` -> (pipeline, robot, clock): the FR3 (or any wired arm) in MuJoCo,
-the configured IK on its own model copy, and the safety hooks. ``LockstepDriver`` advances:
-one base tick of the loop, then ``base_period_s`` of physics; the clock *is* the simulator's time.
+the configured IK on its own model copy, and the safety hooks, on the runtime's
+``SimClock``. ``sim_lockstep(pipeline, robot)`` is the ``hri_runtime.lockstep.Lockstep`` that
+advances it: per step one base tick of the loop, then ``base_period_s`` of physics and of the clock.
 """
 from __future__ import annotations
 
 import logging
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
 from hri_arm_teleop.core.ik import IKParams, make_ik
+from hri_arm_teleop.core.loop import LoopParams
 from hri_arm_teleop.core.pipeline import ArmTeleopPipeline
 from hri_arm_teleop.core.safety import SafetyGate
 from hri_arm_teleop.robot_mujoco import MujocoRobot, start_position
-
-
-class SimClock:
-    """The simulator's time as the injected clock."""
-
-    def __init__(self, sim):
-        self.sim = sim
-
-    def __call__(self) -> float:
-        return self.sim.time_s
-
-    def now(self) -> float:
-        return self.sim.time_s
+from hri_runtime.clock import SimClock
+from hri_runtime.lockstep import Lockstep
 
 
 def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = None,
-                   q_min=None, q_max=None) -> ArmTeleopPipeline:
-    """The joint-output chain (IK on its own model copy, safety hooks) around any RobotInterface."""
+                   output: Optional[str] = None, q_min=None, q_max=None) -> ArmTeleopPipeline:
+    """The teleop chain around any RobotInterface with its safety gate. ``output`` (default
+    ``teleop.output``): ``joint`` = the IK on its own model copy, the gate checks targets and
+    joint commands (FK); ``cartesian`` = no IK, the gate checks targets (the interaction loop
+    gates its torques)."""
     from hri_runtime.config import arm_limits
     from hri_sim.models import load_arm
 
+    output = output or cfg["teleop"]["output"]
+    period = LoopParams.from_config(cfg["teleop"]["loop"]).controller_period_s
+    if output == "cartesian":
+        return ArmTeleopPipeline(cfg, robot, None, clock, safety=SafetyGate(cfg, None, period),
+                                 logger=logger, output=output)
     lim = arm_limits(cfg)
-    ik_params = IKParams.from_config(cfg["teleop"]["ik"])
     q0 = start_position(cfg)
     ik_model = load_arm(cfg["robot"]["model"], actuation="position")
-    ik = make_ik(ik_params, ik_model, cfg["joints"]["names"],
+    ik = make_ik(IKParams.from_config(cfg["teleop"]["ik"]), ik_model, cfg["joints"]["names"],
                  lim.q_min if q_min is None else q_min, lim.q_max if q_max is None else q_max, q0,
                  kinematics_ik=cfg["kinematics"]["ik"])
-    loop = cfg["teleop"]["loop"]
-    gate = SafetyGate(cfg, ik.fk, loop["controller_decimation"] / loop["base_rate_hz"])
-    return ArmTeleopPipeline(cfg, robot, ik, clock, safety=gate, logger=logger, output="joint")
+    return ArmTeleopPipeline(cfg, robot, ik, clock, safety=SafetyGate(cfg, ik.fk, period), logger=logger,
+                             output=output)
 
 
 def build_sim_pipeline(cfg: dict, logger: Optional[logging.Logger] = None):
-    """The joint output (IK -> joint impedance on the MuJoCo arm); the cartesian stack is
-    ``hri_arm_teleop.stack.build_stack``."""
-    loop = cfg["teleop"]["loop"]
-    controller_period = loop["controller_decimation"] / loop["base_rate_hz"]
-    robot = MujocoRobot.from_config(cfg, interpolation_s=controller_period)
-    clock = SimClock(robot.sim)
-    return build_pipeline(cfg, robot, clock, logger), robot, clock
+    """The joint output (IK -> joint impedance on the MuJoCo arm) on a ``SimClock`` at the
+    simulator's time; the cartesian stack is ``hri_arm_teleop.stack.build_stack``."""
+    robot = MujocoRobot.from_config(cfg)
+    clock = SimClock(robot.sim.time_s)
+    return build_pipeline(cfg, robot, clock, logger, output="joint"), robot, clock
 
 
-class LockstepDriver:
-    def __init__(self, pipeline: ArmTeleopPipeline, robot: MujocoRobot):
-        self.pipe = pipeline
-        self.robot = robot
-        self.period_s = pipeline.loop.base_period_s
-
-    def step(self) -> None:
-        self.pipe.tick()
-        self.robot.sim.advance(self.period_s)
-
-    def run_until(self, t_end: float, before_tick: Optional[Callable[[float], None]] = None) -> None:
-        while self.robot.sim.time_s < t_end - 1e-9:
-            if before_tick is not None:
-                before_tick(self.robot.sim.time_s)
-            self.step()
+def sim_lockstep(pipeline: ArmTeleopPipeline, robot: MujocoRobot) -> Lockstep:
+    """The lockstep run of ``build_sim_pipeline``'s pipeline: per base period one loop tick, then
+    the physics; ``run_until(t_end, before)`` calls ``before(t)`` first in every step."""
+    ls = Lockstep(pipeline.loop.base_period_s, pipeline.clock, sim_step=robot.sim.advance)
+    ls.every(lambda t: pipeline.tick())
+    return ls
 
 
 def tracking_metrics(trace, q_min, q_max, engaged_only: bool = True) -> dict:

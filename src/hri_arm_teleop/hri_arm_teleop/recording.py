@@ -21,9 +21,6 @@ def write_mcap(path: Path, trace, cfg: dict) -> Path:
     names = list(cfg["joints"]["names"])
     a = trace.arrays()
 
-    def pose_msg(t, p, q):
-        return pose_stamped_from_parts(p, q, t, base)
-
     def js(t, q):
         return msgs.new("sensor_msgs/msg/JointState",
                         header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t), frame_id=""),
@@ -36,9 +33,10 @@ def write_mcap(path: Path, trace, cfg: dict) -> Path:
         for i, t in enumerate(a["t"]):
             t = float(t)
             if np.all(np.isfinite(a["target_p"][i])):
-                w.write("/teleop/target_pose", pose_msg(t, a["target_p"][i], a["target_quat"][i]), t_s=t)
+                w.write("/teleop/target_pose",
+                        pose_stamped_from_parts(a["target_p"][i], a["target_quat"][i], t, base), t_s=t)
             if np.all(np.isfinite(a["ee_p"][i])):
-                w.write("/ee_pose", pose_msg(t, a["ee_p"][i], a["ee_quat"][i]), t_s=t)
+                w.write("/ee_pose", pose_stamped_from_parts(a["ee_p"][i], a["ee_quat"][i], t, base), t_s=t)
             w.write("/joint_states", js(t, a["q"][i]), t_s=t)
             w.write("/joint_command", js(t, a["q_des"][i]), t_s=t)
             mode = _MODES.get(float(a["mode"][i]), "HOLD")

@@ -25,7 +25,12 @@ class MujocoRobot(RobotInterface):
         self.commands = 0
 
     @classmethod
-    def from_config(cls, cfg: dict, interpolation_s: float) -> "MujocoRobot":
+    def from_config(cls, cfg: dict) -> "MujocoRobot":
+        """The configured arm at its start position; a joint command is interpolated over one
+        controller period of the teleop loop."""
+        from hri_arm_teleop.core.loop import LoopParams
+
+        interpolation_s = LoopParams.from_config(cfg["teleop"]["loop"]).controller_period_s
         params = ArmSimParams.from_config(cfg["sim"]["arm"])
         q0 = start_position(cfg)
         sim = ArmSim(cfg["robot"]["model"], cfg["joints"]["names"], params, q0,

@@ -29,20 +29,12 @@ import numpy as np
 
 from hri_arm_teleop.core.pipeline import ArmTeleopPipeline
 from hri_arm_teleop.core.robot import RobotInterface
-from hri_arm_teleop.core.safety import SafetyGate
 from hri_arm_teleop.core.types import JointCommand, PoseCommand, RobotState
+from hri_core import se3
+from hri_runtime.clock import SimClock
+from hri_runtime.lockstep import Lockstep
 
 log = logging.getLogger("hri_arm_teleop.stack")
-
-
-class StackClock:
-    """Simulated time of the stack: interaction ticks run / rate (the injected clock)."""
-
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 class ReferenceLink:
@@ -99,7 +91,7 @@ class EngineRobot(RobotInterface):
     """The arm as the teleop pipeline sees it (cartesian output): state from the interaction
     engine's snapshot, pose references out through the ``ReferenceLink``."""
 
-    def __init__(self, engine, joint_names, link: ReferenceLink, clock: StackClock):
+    def __init__(self, engine, joint_names, link: ReferenceLink, clock: SimClock):
         self.engine = engine
         self.joint_names = tuple(joint_names)
         self.link = link
@@ -132,7 +124,7 @@ class Stack:
     engine: object
     robot: EngineRobot
     link: ReferenceLink
-    clock: StackClock
+    clock: SimClock
 
     @property
     def dt(self) -> float:
@@ -152,13 +144,14 @@ def build_stack(cfg: dict, engine: Optional[str] = None, jitter: Optional[bool] 
                 seed: Optional[int] = None, logger: Optional[logging.Logger] = None) -> Stack:
     """The cartesian stack on the simulated arm of ``cfg`` (fr3, ur5e, iiwa14). ``engine``:
     override ``interaction.engine``; ``jitter``: override ``teleop.scenario.jitter``."""
+    from hri_arm_teleop.lockstep import build_pipeline
     from hri_arm_teleop.robot_mujoco import start_position
     from hri_interaction.core.passivity import DelayJitter
     from hri_interaction.engine import make_engine
 
     sc = cfg["teleop"]["scenario"]
     eng = make_engine(cfg, start_position(cfg), engine=engine)
-    clock = StackClock()
+    clock = SimClock()
     use_jitter = sc["jitter"] if jitter is None else jitter
     dj = None
     if use_jitter:
@@ -167,9 +160,7 @@ def build_stack(cfg: dict, engine: Optional[str] = None, jitter: Optional[bool] 
                          np.random.default_rng(sc["seed"] if seed is None else seed))
     link = ReferenceLink(eng, dj)
     robot = EngineRobot(eng, cfg["joints"]["names"], link, clock)
-    loop = cfg["teleop"]["loop"]
-    gate = SafetyGate(cfg, fk=None, control_period_s=loop["controller_decimation"] / loop["base_rate_hz"])
-    pipe = ArmTeleopPipeline(cfg, robot, None, clock, safety=gate, logger=logger, output="cartesian")
+    pipe = build_pipeline(cfg, robot, clock, logger, output="cartesian")
     return Stack(cfg, pipe, eng, robot, link, clock)
 
 
@@ -180,6 +171,7 @@ class Trace1k:
     ee_p: list = field(default_factory=list)
     ref_p: list = field(default_factory=list)       # the reference the loop tracks (T_d exp(λ))
     target_p: list = field(default_factory=list)    # the last delivered /interaction/reference
+    target_q: list = field(default_factory=list)    # its orientation, quaternion (x, y, z, w)
     push_n: list = field(default_factory=list)      # applied push force (world)
     tau: list = field(default_factory=list)
     energy_j: list = field(default_factory=list)
@@ -195,14 +187,15 @@ _MODE_INDEX = {"impedance": 0, "admittance": 1, "hybrid": 2}
 
 
 class StackDriver:
-    """Lockstep: one interaction tick per ``step()`` (see the module doc)."""
+    """Lockstep (``hri_runtime.lockstep.Lockstep`` on the stack's clock, one interaction tick per
+    step): the teleop base tick every ``base_div`` steps, the link delivery, the engine tick
+    (the simulator step), then one sample of the 1 kHz trace (see the module doc)."""
 
     def __init__(self, stack: Stack, receiver=None, record: bool = True):
         self.s = stack
         self.receiver = receiver
         self.record = record
         self.trace = Trace1k()
-        self.ticks = 0
         rate = 1.0 / stack.dt
         self.base_div = max(1, int(round(rate / stack.pipe.params.base_rate_hz)))
         self.push = np.zeros(3)
@@ -211,6 +204,14 @@ class StackDriver:
         self._pending_src: Optional[float] = None
         self._last_src_seen: Optional[float] = None
         self._tau_prev: Optional[np.ndarray] = None
+        self.lockstep = Lockstep(stack.dt, stack.clock, sim_step=lambda _dt: stack.engine.step(1))
+        self.lockstep.every(lambda t: stack.pipe.tick(), every=self.base_div)
+        self.lockstep.every(self._deliver)
+        self.lockstep.after(self._sample)
+
+    @property
+    def ticks(self) -> int:
+        return self.lockstep.steps
 
     def set_push(self, f_world) -> None:
         f = np.asarray(f_world, float)
@@ -224,48 +225,43 @@ class StackDriver:
         pipe.on_hand(p.position, p.quat_xyzw, p.clutch, source_stamp=p.stamp_s, valid=p.tracking_valid)
         pipe.process_input()
 
-    def step(self, before_tick: Optional[Callable[[float], None]] = None) -> None:
+    def _deliver(self, t: float) -> None:
+        link = self.s.link
+        link.poll(t)
+        if link.last_source is not None and link.last_source != self._last_src_seen:
+            self._last_src_seen = self._pending_src = link.last_source
+
+    def _sample(self, t: float) -> None:
+        if not (self.record or self._pending_src is not None):
+            return
         s = self.s
-        t = s.clock.t
-        n_deliv = s.link.delivered
-        if before_tick is not None:
-            before_tick(t)
-        if self.ticks % self.base_div == 0:
-            s.pipe.tick()
-        s.link.poll(t)
-        if s.link.delivered != n_deliv and s.link.last_source is not None \
-                and s.link.last_source != self._last_src_seen:
-            self._last_src_seen = s.link.last_source
-            self._pending_src = s.link.last_source
-        s.engine.step(1)
-        self.ticks += 1
-        s.clock.t = self.ticks * s.dt
-        if self.record or self._pending_src is not None:
-            st = s.engine.state()
-            tau = np.asarray(st["tau"])
-            if self._pending_src is not None and self._tau_prev is not None \
-                    and np.any(tau != self._tau_prev):
-                self.first_torque_change.append((self._pending_src, s.clock.t))
-                self.first_torque_wall[self._pending_src] = time.perf_counter()
-                self._pending_src = None
-            self._tau_prev = tau
-            if self.record:
-                tr = self.trace
-                tr.t.append(s.clock.t)
-                tr.ee_p.append(np.asarray(st["world_T_ee"])[:3, 3].copy())
-                tr.ref_p.append(np.asarray(st["world_T_ref"])[:3, 3].copy())
-                tr.target_p.append(s.link.last_T[:3, 3].copy() if s.link.last_T is not None
-                                   else np.asarray(st["world_T_ref"])[:3, 3].copy())
-                tr.push_n.append(self.push.copy())
-                tr.tau.append(tau.copy())
-                tr.energy_j.append(float(st["energy_j"]))
-                tr.engaged.append(1.0 if s.pipe.clutch.engaged else 0.0)
-                tr.mode.append(float(_MODE_INDEX.get(st["mode"], -1)))
-                tr.frozen.append(1.0 if st["frozen"] else 0.0)
+        st = s.engine.state()
+        tau = np.asarray(st["tau"])
+        if self._pending_src is not None and self._tau_prev is not None and np.any(tau != self._tau_prev):
+            self.first_torque_change.append((self._pending_src, t))
+            self.first_torque_wall[self._pending_src] = time.perf_counter()
+            self._pending_src = None
+        self._tau_prev = tau
+        if self.record:
+            tr = self.trace
+            tr.t.append(t)
+            tr.ee_p.append(np.asarray(st["world_T_ee"])[:3, 3].copy())
+            tr.ref_p.append(np.asarray(st["world_T_ref"])[:3, 3].copy())
+            T_target = s.link.last_T if s.link.last_T is not None else np.asarray(st["world_T_ref"])
+            tr.target_p.append(T_target[:3, 3].copy())
+            tr.target_q.append(np.asarray(se3.rot_to_quat(np.asarray(T_target[:3, :3], float))))
+            tr.push_n.append(self.push.copy())
+            tr.tau.append(tau.copy())
+            tr.energy_j.append(float(st["energy_j"]))
+            tr.engaged.append(1.0 if s.pipe.clutch.engaged else 0.0)
+            tr.mode.append(float(_MODE_INDEX.get(st["mode"], -1)))
+            tr.frozen.append(1.0 if st["frozen"] else 0.0)
+
+    def step(self, before_tick: Optional[Callable[[float], None]] = None) -> None:
+        self.lockstep.step(before_tick)
 
     def run_until(self, t_end: float, before_tick=None) -> None:
-        while self.s.clock.t < t_end - 1e-9:
-            self.step(before_tick)
+        self.lockstep.run_until(t_end, before_tick)
 
 
 @dataclass(frozen=True)
@@ -411,23 +407,12 @@ class ScenarioRun:
         self.on_tick: Optional[Callable[[float], None]] = None
 
     def _before(self, now: float) -> None:
-        import time
-
         sent = self.operator.send_due(now) if now < self.send_until else 0
-        got = 0
-        deadline = time.perf_counter() + self.recv_timeout_s
-        while True:   # lockstep: wait (briefly) for what was just sent on loopback
-            for p in self.receiver.poll():
-                self.driver.on_hand(p)
-                got += 1
-            if got >= sent or time.perf_counter() > deadline:
-                break
-            time.sleep(0.0001)
-        self.lost_waiting += max(0, sent - got)
+        self.lost_waiting += self.receiver.receive(sent, self.recv_timeout_s, self.driver.on_hand)
         if self.person is not None:
             self.driver.set_push(self.person.force(now))
             mode = self.person.mode(now)
-            if mode != self.stack.engine.inputs.mode and not self.stack.engine.inputs.held:
+            if mode != self.stack.engine.mode and not self.stack.engine.held:
                 self.stack.engine.set_mode(mode)
         if self.on_tick is not None:
             self.on_tick(now)

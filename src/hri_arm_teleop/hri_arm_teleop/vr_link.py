@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import socket
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -72,6 +73,19 @@ class ArmVrReceiver:
                 out.append(pose)
         self.link.update()
         return out
+
+    def receive(self, expected: int, timeout_s: float, on_pose: Callable[[vp.ControllerPose], None]) -> int:
+        """Lockstep hand-off on loopback: poll until ``expected`` poses were accepted (each passed
+        to ``on_pose``) or ``timeout_s`` of wall time passed; returns how many did not arrive."""
+        got = 0
+        deadline = time.perf_counter() + timeout_s
+        while True:
+            for p in self.poll():
+                on_pose(p)
+                got += 1
+            if got >= expected or time.perf_counter() > deadline:
+                return max(0, expected - got)
+            time.sleep(0.0001)
 
     @property
     def stats(self) -> LinkStats:

@@ -6,8 +6,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-
 from hri_core import se3
+from hri_runtime.clock import SimClock
 from hri_runtime.config import load_robot_config
 from hri_arm_teleop.core.clutch import ClutchParams, ClutchTeleop
 
@@ -15,23 +15,16 @@ from hri_arm_teleop.core.clutch import ClutchParams, ClutchTeleop
 BASE = ClutchParams.from_config(load_robot_config("fr3")["teleop"]["clutch"])
 
 
-class Clock:
-    def __init__(self):
-        self.t = 0.0
+class AutoClock(SimClock):
+    """The simulated clock, advanced ``step_s`` at every reading (one clutch update per tick)."""
+
+    def __init__(self, step_s: float = 0.01):
+        super().__init__()
+        self.step_s = step_s
 
     def __call__(self):
-        return self.t
-
-
-class AutoClock:
-    """Advances 10 ms per reading (one clutch update per tick)."""
-
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        self.t += 0.01
-        return self.t
+        self.advance(self.step_s)
+        return super().__call__()
 
 
 def pose(p=(0, 0, 0), w=(0, 0, 0)):
@@ -41,13 +34,15 @@ def pose(p=(0, 0, 0), w=(0, 0, 0)):
     return T
 
 
-FAST = dict(max_linear_speed_m_s=1e6, max_angular_speed_rad_s=1e6)
+#: the declared upper bounds of the speed limits; with 1 s between updates (``make``) no step of
+#: these tests is clipped
+FAST = dict(max_linear_speed_m_s=5.0, max_angular_speed_rad_s=20.0)
 EE0 = pose((0.5, 0.0, 0.4), (np.pi, 0, 0))  # gripper pointing down
 
 
 def make(clock=None, **kw):
     params = dataclasses.replace(BASE, **{**FAST, **kw})
-    return ClutchTeleop(params, clock or AutoClock())
+    return ClutchTeleop(params, clock or AutoClock(1.0))
 
 
 def test_no_target_before_engagement_and_engage_starts_at_robot_pose():
@@ -60,19 +55,19 @@ def test_no_target_before_engagement_and_engage_starts_at_robot_pose():
 
 
 def test_translation_increment_maps_one_to_one_and_release_holds():
-    clock = Clock()
+    clock = SimClock()
     c = make(clock)
     c.update(pose((1, 2, 3)), True, EE0)
-    clock.t = 0.1
+    clock.set_s(0.1)
     out = c.update(pose((1.05, 2, 3)), True, EE0)  # hand 5 cm along +x -> EE 5 cm along +x
     np.testing.assert_allclose(out.target[:3, 3], EE0[:3, 3] + [0.05, 0, 0], atol=1e-15)
     np.testing.assert_allclose(out.target[:3, :3], EE0[:3, :3], atol=1e-15)
     held = out.target
-    clock.t = 0.2
+    clock.set_s(0.2)
     out = c.update(pose((9, 9, 9)), False, EE0)  # release: the hand moves freely
     assert out.event == "release"
     np.testing.assert_array_equal(out.target, held)
-    clock.t = 0.3
+    clock.set_s(0.3)
     out = c.update(pose((-4, 0, 1), (0.3, 0.2, 0.1)), False, EE0)
     np.testing.assert_array_equal(out.target, held)
 
@@ -83,24 +78,24 @@ def test_reengage_never_jumps(frame, scale):
     """Several strokes with random hand poses: the target right after each re-engage equals the
     target held at release (continuity to 1e-9; it is in fact exact)."""
     rng = np.random.default_rng(7)
-    clock = Clock()
+    clock = SimClock()
     c = make(clock, mapping_frame=frame, position_scale=scale[0], orientation_scale=scale[1])
     measured = EE0.copy()
     for stroke in range(5):
         hand = pose(rng.normal(size=3), rng.normal(size=3) * 0.5)
-        clock.t += 0.01
+        clock.advance(0.01)
         out = c.update(hand, True, measured)
         held_before = c.target.copy() if stroke else EE0
         assert np.max(np.abs(out.target - held_before)) <= 1e-9
         for _ in range(10):
-            clock.t += 0.01
+            clock.advance(0.01)
             hand = hand @ pose(rng.normal(size=3) * 0.01, rng.normal(size=3) * 0.02)
             out = c.update(hand, True, measured)
         held = out.target.copy()
-        clock.t += 0.01
+        clock.advance(0.01)
         c.update(hand, False, measured)
         for _ in range(3):  # hand repositions while released; robot drifts (tracking error)
-            clock.t += 0.01
+            clock.advance(0.01)
             c.update(pose(rng.normal(size=3), rng.normal(size=3)), False, measured)
         measured = held @ pose((0.003, -0.002, 0.001), (0.01, 0, 0))
         np.testing.assert_array_equal(c.target, held)
@@ -181,18 +176,18 @@ def test_tool_frame_translation_follows_the_hand_axes():
 
 
 def test_velocity_clipping_limits_the_target_speed_and_catches_up():
-    clock = Clock()
+    clock = SimClock()
     c = ClutchTeleop(dataclasses.replace(BASE, max_linear_speed_m_s=0.1, max_angular_speed_rad_s=0.5), clock)
     h0 = pose()
     c.update(h0, True, EE0)
-    clock.t = 0.1
+    clock.set_s(0.1)
     out = c.update(pose((1.0, 0, 0), (0, 0, 1.0)), True, EE0)  # a 1 m / 1 rad jump of the hand
     assert out.clipped and c.counters.velocity_clips == 1
     np.testing.assert_allclose(out.target[:3, 3] - EE0[:3, 3], [0.01, 0, 0], atol=1e-12)
     ang = np.linalg.norm(se3.so3_log(EE0[:3, :3].T @ out.target[:3, :3]))
     assert ang == pytest.approx(0.05, abs=1e-12)
     for k in range(2, 200):
-        clock.t = 0.1 * k
+        clock.set_s(0.1 * k)
         out = c.update(pose((1.0, 0, 0), (0, 0, 1.0)), True, EE0)
     assert not out.clipped
     np.testing.assert_allclose(out.target[:3, 3], EE0[:3, 3] + [1.0, 0, 0], atol=1e-12)
@@ -205,7 +200,7 @@ def test_workspace_clamp_is_applied_and_flagged():
         q = np.clip(p, lo, hi)
         return q, bool(np.any(q != p))
 
-    c = ClutchTeleop(dataclasses.replace(BASE, **FAST), AutoClock(), workspace_clamp=clamp)
+    c = ClutchTeleop(dataclasses.replace(BASE, **FAST), AutoClock(1.0), workspace_clamp=clamp)
     c.update(pose(), True, EE0)
     out = c.update(pose((0.5, 0, 0)), True, EE0)  # would be x = 1.0
     assert out.clamped and c.counters.workspace_clamps == 1
@@ -234,8 +229,8 @@ def test_cannot_engage_without_any_entry_pose():
     assert c.counters.rejected_poses == {"no_entry_pose": 1}
 
 
-def test_bad_params_are_rejected():
-    with pytest.raises(ValueError):
+def test_bad_params_are_rejected_by_the_declaration():
+    with pytest.raises(ValueError, match="mapping_frame"):
         dataclasses.replace(BASE, mapping_frame="camera")
 
 

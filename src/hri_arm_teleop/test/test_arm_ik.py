@@ -29,7 +29,7 @@ def build(cfg, solver):
                    kinematics_ik=cfg["kinematics"]["ik"]), q0, lim
 
 
-def test_config_carries_the_seed_thresholds(cfg):
+def test_config_carries_the_design_thresholds(cfg):
     p = IKParams.from_config(cfg["teleop"]["ik"])
     assert (p.pos_threshold_m, p.ori_threshold_rad, p.max_iters) == (1e-4, 1e-4, 20)
     assert p.solver in ("mink", "dls") and p.qp_solver == "daqp"
@@ -98,7 +98,7 @@ def test_hri_core_poe_model_agrees_with_mujoco_kinematics(cfg):
         np.testing.assert_allclose(np.asarray(poe.jacobian_body(q)), Jb, atol=1e-9)
 
 
-def test_dls_uses_the_seed_thresholds_and_the_core_gains(cfg):
+def test_dls_uses_the_design_thresholds_and_the_core_gains(cfg):
     from hri_arm_teleop.core.ik import DlsIK
 
     ik, _, _ = build(cfg, "dls")

@@ -17,7 +17,7 @@ def kb():
     return KeyboardTeleop(KeyboardParams.from_config(load_robot_config("fr3")["teleop"]["keyboard"]), T0)
 
 
-def test_defaults_are_the_seed_values():
+def test_defaults_are_the_design_values():
     p = KeyboardParams.from_config(load_robot_config("fr3")["teleop"]["keyboard"])
     assert (p.translation_step_m, p.rotation_step_rad, p.publish_rate_hz) == (0.008, 0.03, 10.0)
     assert (p.min_translation_step_m, p.max_translation_step_m) == (0.001, 0.05)

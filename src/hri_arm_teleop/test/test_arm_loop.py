@@ -7,23 +7,16 @@ import threading
 import numpy as np
 import pytest
 
-
-from hri_runtime.config import load_robot_config
 from hri_arm_teleop.core.ik import IKResult
 from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, LoopParams, MultiRateLoop,
                                       TeleopController)
 from hri_arm_teleop.core.types import (CartesianTarget, LatestValue, RefMode, RobotState,
                                        TaskSpaceReference)
+from hri_runtime.clock import SimClock
+from hri_runtime.config import load_robot_config
 
 
-class Clock:
-    t = 0.0
-
-    def __call__(self):
-        return self.t
-
-
-def test_params_come_from_config_and_give_the_seed_rates():
+def test_params_come_from_config_and_give_the_configured_rates():
     p = LoopParams.from_config(load_robot_config("fr3")["teleop"]["loop"])
     assert (p.rate_hz("controller"), p.rate_hz("planner"), p.rate_hz("io")) == (100.0, 50.0, 50.0)
     assert (p.horizon_s, p.command_max_age_s) == (0.25, 1.0)
@@ -44,7 +37,7 @@ def test_decimation_schedule_and_order():
 
 
 def test_stale_command_goes_to_hold_after_one_second_and_logs_each_transition_once(caplog):
-    clock = Clock()
+    clock = SimClock()
     params = LoopParams.from_config(load_robot_config("fr3")["teleop"]["loop"])
     planner = CommandPlanner(params, clock, "attachment_site")
     bridge = Bridge(clock, logger=logging.getLogger("t"))
@@ -52,7 +45,7 @@ def test_stale_command_goes_to_hold_after_one_second_and_logs_each_transition_on
     modes = []
     planner.submit(np.eye(4))  # received at t = 0, never refreshed
     for k in range(150):  # 1.5 s at 100 Hz, planner every 2nd tick
-        clock.t = k * 0.01
+        clock.set_s(k * 0.01)
         if k % 2 == 0:
             bridge.planner_tick(planner.update())
         modes.append(bridge.control_tick() is not None)
@@ -68,13 +61,13 @@ def test_stale_command_goes_to_hold_after_one_second_and_logs_each_transition_on
 
 
 def test_reference_expires_after_its_horizon_without_planner_updates():
-    clock = Clock()
+    clock = SimClock()
     bridge = Bridge(clock)
     ref = TaskSpaceReference(0.0, 0.25, RefMode.TRACK, CartesianTarget(np.eye(4)))
     assert bridge.planner_tick(ref)
-    clock.t = 0.25
+    clock.set_s(0.25)
     assert bridge.control_tick() is ref
-    clock.t = 0.2501
+    clock.set_s(0.2501)
     assert bridge.control_tick() is None and bridge.mode is RefMode.HOLD
 
 
@@ -84,7 +77,7 @@ def test_reference_expires_after_its_horizon_without_planner_updates():
     (2 * np.eye(4), "invalid_target"),
 ])
 def test_invalid_references_are_rejected_and_counted(bad, cause):
-    bridge = Bridge(Clock())
+    bridge = Bridge(SimClock())
     assert not bridge.planner_tick(TaskSpaceReference(0.0, 0.25, RefMode.TRACK, CartesianTarget(bad)))
     assert bridge.rejected == {cause: 1}
     assert not bridge.planner_tick(TaskSpaceReference(float("nan"), 0.25, RefMode.TRACK,
@@ -102,7 +95,7 @@ class FakeIK:
 
 
 def test_controller_holds_the_latched_position_not_the_sagging_measurement():
-    clock = Clock()
+    clock = SimClock()
     ctrl = TeleopController(FakeIK(), clock)
     q = np.zeros(3)
     ref = TaskSpaceReference(0.0, 0.25, RefMode.TRACK, CartesianTarget(np.eye(4)))
@@ -138,7 +131,7 @@ def test_latest_value_hand_off_is_thread_safe_and_newest_wins():
 
 
 def test_planner_approaches_a_far_command_with_bounded_speed_and_acceleration():
-    clock = Clock()
+    clock = SimClock()
     p = LoopParams.from_config(load_robot_config("fr3")["teleop"]["loop"])
     planner = CommandPlanner(p, clock, "attachment_site")
     planner.seed(np.eye(4))  # the measured EE pose
@@ -147,7 +140,7 @@ def test_planner_approaches_a_far_command_with_bounded_speed_and_acceleration():
     planner.submit(far)
     xs, dt = [], 0.02
     for k in range(1, 51):  # 1 s at 50 Hz
-        clock.t = dt * k
+        clock.set_s(dt * k)
         xs.append(planner.update().target.T[0, 3])
     v = np.diff([0.0] + xs) / dt
     assert np.all(v <= p.ref_max_linear_speed_m_s + 1e-12)          # never faster
@@ -159,14 +152,14 @@ def test_planner_approaches_a_far_command_with_bounded_speed_and_acceleration():
 
 def test_bridge_spreads_each_reference_over_the_planner_period():
     """50 Hz references -> 100 Hz targets without a staircase: half a step, then the rest."""
-    clock = Clock()
+    clock = SimClock()
     bridge = Bridge(clock, spread_ticks=2)
     xs = []
     for k in range(6):
-        clock.t = 0.01 * k
+        clock.set_s(0.01 * k)
         if k % 2 == 0:
             T = np.eye(4)
             T[0, 3] = 0.001 * k   # 1 mm per 20 ms
-            bridge.planner_tick(TaskSpaceReference(clock.t, 0.25, RefMode.TRACK, CartesianTarget(T)))
+            bridge.planner_tick(TaskSpaceReference(clock(), 0.25, RefMode.TRACK, CartesianTarget(T)))
         xs.append(bridge.control_tick().target.T[0, 3])
     np.testing.assert_allclose(np.diff(xs)[1:], 0.001, atol=1e-12)   # constant velocity at 100 Hz

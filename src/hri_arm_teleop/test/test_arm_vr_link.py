@@ -8,16 +8,11 @@ import pytest
 
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.vr_link import ArmVrReceiver
+from hri_runtime.clock import SimClock
 from hri_runtime.config import load_robot_config
 
 CFG = load_robot_config("fr3")
 
-
-class Clock:
-    t = 0.0
-
-    def __call__(self):
-        return self.t
 
 
 @pytest.fixture
@@ -25,7 +20,7 @@ def link():
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.bind(("127.0.0.1", 0))
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    clock = Clock()
+    clock = SimClock()
     yield ArmVrReceiver(rx, clock, CFG), tx, rx.getsockname(), clock
     rx.close()
     tx.close()
@@ -70,12 +65,12 @@ def test_sequence_wraps_at_2_31(link):
 def test_health_rate_and_disconnection(link):
     rx, tx, addr, clock = link
     for k in range(250):  # 5 s at 50 Hz (sender clock = injected clock)
-        clock.t = k * 0.02
+        clock.set_s(k * 0.02)
         tx.sendto(pkt(k, clutch=True), addr)
         drain(rx, 1)
     h = rx.health()
     assert h["connected"] and h["rate_hz"] == pytest.approx(50.0, rel=0.02) and h["level"] == "OK"
-    clock.t += CFG["teleop"]["vr"]["disconnect_timeout_s"] + 0.5
+    clock.advance(CFG["teleop"]["vr"]["disconnect_timeout_s"] + 0.5)
     h = rx.health()
     assert not h["connected"] and h["level"] == "ERROR" and "disconnected" in h["message"]
 

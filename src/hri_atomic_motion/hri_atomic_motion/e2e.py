@@ -132,9 +132,9 @@ def build(cfg: dict, writer=None, start_time_s: float = 0.0) -> Chain:
 
     ctx = InprocContext(start_time_s=start_time_s)
     sup = StopSupervisorNode(cfg=cfg, context=ctx)
-    vr = VrInterfaceNode(context=ctx, parameters={"port": 0, "bind_address": "127.0.0.1"})
+    vr = VrInterfaceNode(cfg=cfg, context=ctx, parameters={"pulse.udp.port": 0, "pulse.udp.bind_address": "127.0.0.1"})
     sim = TinoSimNode(cfg=cfg, context=ctx)
-    at = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "topic"})
+    at = AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "topic"})
     watch = StateWatch(cfg["atomic"]["topics"], writer=writer, context=ctx)
     return Chain(cfg, ctx, vr, sim, at, watch, supervisor=sup)
 

@@ -1,5 +1,6 @@
 """Lockstep run of the atomic controller on drivers (simulated robot): one controller update per
-``control_period_s`` of simulated time, the simulation advanced in between. No wall clock.
+``control_period_s`` of simulated time, the simulation advanced in between (the workspace's one
+lockstep runner, :mod:`hri_runtime.lockstep`). No wall clock.
 
 :class:`Timeline` records what the plot shows (commanded state, leg ticks, motor RPM, base twist)
 and saves it as ``.npz`` or ``.csv``.
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from hri_runtime.clock import SimClock
+from hri_runtime.lockstep import Lockstep
 
 from .core.controller import AtomicController
 from .core.drivers import BaseDriver, LegDriver
@@ -53,18 +56,24 @@ def load_timeline(path: str | Path) -> dict[str, np.ndarray]:
 
 
 class LockstepRunner:
-    """Controller + drivers + a ``step_sim(dt)`` that advances the simulated robot."""
+    """Controller + drivers on the workspace's one lockstep runner (:class:`hri_runtime.lockstep.Lockstep`):
+    every ``control_period_s`` of simulated time the controller updates at the step's time ``t``
+    (:meth:`tick`), then ``sim_step(dt)`` advances the simulated robot. ``clock``: the
+    :class:`hri_runtime.clock.SimClock` (a fresh one at 0 when None)."""
 
     def __init__(self, ctrl: AtomicController, leg: LegDriver, base: BaseDriver,
-                 step_sim: Callable[[float], None], now_s: Callable[[], float],
+                 sim_step: Callable[[float], None], clock: SimClock | None = None,
                  pose: Callable[[], tuple[float, float, float]] | None = None):
-        self.ctrl, self.leg, self.base = ctrl, leg, base
-        self.step_sim, self.now_s, self.pose = step_sim, now_s, pose
-        self.dt = ctrl.params.control_period_s
+        self.ctrl, self.leg, self.base, self.pose = ctrl, leg, base, pose
+        self.lockstep = Lockstep(ctrl.params.control_period_s, clock, sim_step=sim_step)
+        self.lockstep.every(self.tick)
+        self.clock = self.lockstep.clock
         self.timeline = Timeline()
 
-    def tick(self) -> None:
-        t = self.now_s()
+    def now_s(self) -> float:
+        return self.clock.now_s()
+
+    def tick(self, t: float) -> None:
         r = self.leg.read()
         out = self.ctrl.step(t, r.ticks, r.home_pressed)
         self.leg.command_rpm(out.leg_rpm)
@@ -73,14 +82,10 @@ class LockstepRunner:
         state = self.ctrl.current.state if self.ctrl.current else 0
         self.timeline.append((t, state, r.ticks, out.leg_rpm, r.rpm, out.linear_m_s, out.angular_rad_s,
                               float(self.ctrl.locked), float(self.ctrl.fault is not None), x, y, yaw))
-        self.step_sim(self.dt)
 
     def run_for(self, duration_s: float, on_tick: Callable[[float], None] | None = None) -> None:
-        n = int(round(duration_s / self.dt))
-        for _ in range(n):
-            if on_tick is not None:
-                on_tick(self.now_s())
-            self.tick()
+        """``round(duration_s / control_period_s)`` steps; ``on_tick(t)`` first in each."""
+        self.lockstep.run_for(duration_s, before=on_tick)
 
     def pulse(self, state: int, direction: int = 0, period_s: float = 0.04, repeats: int = 3) -> None:
         """hri_pulse's pattern: ``repeats`` identical messages ``period_s`` apart, then state 0."""
@@ -90,8 +95,9 @@ class LockstepRunner:
         self.ctrl.on_pulse(0.0, 0.0, self.now_s())
 
 
-def tino_sim_runner(cfg: dict):
-    """A :class:`LockstepRunner` on a fresh ``hri_sim.tino.TinoSim`` for the merged config ``cfg``."""
+def tino_sim_runner(cfg: dict) -> LockstepRunner:
+    """A :class:`LockstepRunner` on a fresh ``hri_sim.tino.TinoSim`` for the merged config ``cfg``
+    (``runner.sim``); the simulated clock starts at the simulation's time."""
     from hri_sim.tino import TinoSim, TinoSimParams
 
     from .core.params import AtomicParams
@@ -101,7 +107,7 @@ def tino_sim_runner(cfg: dict):
     ctrl = AtomicController(AtomicParams.from_config(cfg["atomic"]))
     sim_dt = sim.model.opt.timestep
     runner = LockstepRunner(ctrl, MujocoLegDriver(sim), MujocoBaseDriver(sim),
-                            step_sim=lambda dt: sim.step(max(1, int(round(dt / sim_dt)))),
-                            now_s=lambda: sim.t_s, pose=sim.base_pose)
+                            sim_step=lambda dt: sim.step(max(1, int(round(dt / sim_dt)))),
+                            clock=SimClock(sim.t_s), pose=sim.base_pose)
     runner.sim = sim
     return runner

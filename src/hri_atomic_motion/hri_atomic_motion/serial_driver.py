@@ -25,30 +25,13 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Optional
 
 from .core.drivers import BaseDriver, LegDriver, LegReading
 from .core.line_protocol import LineParser, encode
+from .core.params import SerialParams
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SerialParams:
-    """``atomic.serial`` (no field defaults: the numbers live in config/)."""
-
-    port: str
-    baud: int
-    timeout_s: float
-    stall_timeout_s: float
-    max_pending_bytes: int
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "SerialParams":
-        return cls(port=str(section["port"]), baud=int(section["baud"]), timeout_s=float(section["timeout_s"]),
-                   stall_timeout_s=float(section["stall_timeout_s"]),
-                   max_pending_bytes=int(section["max_pending_bytes"]))
 
 
 class SerialLink:
@@ -70,9 +53,8 @@ class SerialLink:
         self._last_report_s: float | None = None
 
     @classmethod
-    def open(cls, section: Mapping[str, Any], clock: Callable[[], float] = lambda: 0.0) -> "SerialLink":
-        """``section`` = ``cfg['atomic']['serial']`` (port may be a pyserial URL)."""
-        params = SerialParams.from_config(section)
+    def open(cls, params: SerialParams, clock: Callable[[], float] = lambda: 0.0) -> "SerialLink":
+        """``params`` = ``atomic.serial`` (``port`` may be a pyserial URL)."""
         opener = lambda: _open_port(params)  # noqa: E731
         return cls(opener(), params, clock, opener)
 
@@ -188,6 +170,11 @@ class SerialLink:
     @property
     def pending_bytes(self) -> int:
         return len(self._pending)
+
+    def status(self) -> dict:
+        """For the diagnostics."""
+        return {"serial_fault": self.fault or "-", "serial_pending_bytes": len(self._pending),
+                "serial_dropped_writes": self.dropped_writes, "serial_rejected": dict(self.parser.rejected)}
 
 
 def _open_port(params: SerialParams):

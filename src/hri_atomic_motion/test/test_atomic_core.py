@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import copy
-import math
 
 import pytest
-from hri_runtime.config import load_robot_config
+from hri_runtime.config import ConfigError, load_robot_config
 
 from hri_atomic_motion.core import (AtomicController, AtomicParams, CommandQueue, Fault, LegController,
-                                    PhaseTable, PulseGate, to_ms)
+                                    LegReading, LegStateInput, PhaseTable, PulseGate, to_ms)
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +51,18 @@ def run(ctrl, leg, t0, t1, dt=0.001, log=None):
     return out
 
 
+def pulse_and_run(params, state, t1, direction=0.0, leg=None):
+    """A fresh controller given one pulse ``state`` at t = 0, then run to ``t1`` on ``leg``
+    (default an ideal one): (controller, leg, log)."""
+    ctrl = AtomicController(params)
+    leg = FakeLeg() if leg is None else leg
+    res = ctrl.on_pulse(float(state), float(direction), 0.0)
+    assert res == "started"
+    log = []
+    run(ctrl, leg, 0.0, t1, log=log)
+    return ctrl, leg, log
+
+
 def phase_at_ms(log, ms):
     for t, out, lp, bp, locked in log:
         if to_ms(t) == ms:
@@ -69,11 +80,7 @@ def test_phase_table_ms_boundaries():
 
 
 def test_state1_leg_and_base_boundaries_to_the_ms(params):
-    ctrl = AtomicController(params)
-    leg = FakeLeg()
-    assert ctrl.on_pulse(1.0, 0.0, 0.0) == "started"
-    log = []
-    run(ctrl, leg, 0.0, 1.3, log=log)
+    ctrl, leg, log = pulse_and_run(params, 1, 1.3)
     p = params.leg
     # leg: push 600 ms, pause 60 ms, return 540 ms of 1.2 s
     assert phase_at_ms(log, 599)[0] == "push" and phase_at_ms(log, 600)[0] == "pause"
@@ -95,11 +102,7 @@ def test_state1_leg_and_base_boundaries_to_the_ms(params):
 
 
 def test_state2_base_cycle_and_leg_hold(params):
-    ctrl = AtomicController(params)
-    leg = FakeLeg()
-    ctrl.on_pulse(2.0, 0.0, 0.0)
-    log = []
-    run(ctrl, leg, 0.0, 2.5, log=log)
+    ctrl, leg, log = pulse_and_run(params, 2, 2.5)
     assert phase_at_ms(log, 1499)[1] == "coordinate" and phase_at_ms(log, 1499)[3]
     assert phase_at_ms(log, 1500)[1] == "stopped" and not phase_at_ms(log, 1500)[3]
     assert phase_at_ms(log, 10)[0] == "extend"
@@ -112,11 +115,7 @@ def test_state2_base_cycle_and_leg_hold(params):
 
 def test_state3_base_move_and_direction(params):
     for direction, sign in ((0, 0.0), (1, -1.0), (-1, 1.0)):
-        ctrl = AtomicController(params)
-        leg = FakeLeg(ticks=800)
-        ctrl.on_pulse(3.0, float(direction), 0.0)
-        log = []
-        run(ctrl, leg, 0.0, 2.0, log=log)
+        ctrl, leg, log = pulse_and_run(params, 3, 2.0, direction, leg=FakeLeg(ticks=800))
         out = phase_at_ms(log, 1699)[2]
         assert out.linear_m_s == params.base.move_linear_m_s
         assert out.angular_rad_s == sign * params.base.move_angular_rad_s
@@ -179,11 +178,7 @@ def test_three_identical_messages_are_one_movement(params):
 
 
 def test_lock_and_queue_depth_one_drop_newest(params):
-    ctrl = AtomicController(params)
-    leg = FakeLeg()
-    ctrl.on_pulse(2.0, 0.0, 0.0)
-    log = []
-    run(ctrl, leg, 0.0, 0.2, log=log)
+    ctrl, leg, log = pulse_and_run(params, 2, 0.2)
     assert ctrl.on_pulse(1.0, 0.0, 0.2) == "queued"
     assert ctrl.on_pulse(3.0, 1.0, 0.3) == "dropped_queue_full"
     assert ctrl.queue.dropped == 1
@@ -206,7 +201,7 @@ def test_replace_newest_policy_and_depth(section):
         ctrl.on_pulse(float(s), float(d), 0.1 + 0.1 * i)
     run(ctrl, leg, 0.0, 8.0)
     assert [(c.state, c.direction) for c in ctrl.started] == [(1, 0), (2, 0), (3, -1)]
-    q = CommandQueue(0, "drop_newest")
+    q = CommandQueue(0)
     assert q.push(object()) is False
 
 
@@ -250,12 +245,9 @@ def test_fault_link_safe_stop(params):
 
 
 def test_fault_stall(params):
-    ctrl = AtomicController(params)
     leg = FakeLeg()
     leg.frozen = True
-    ctrl.on_pulse(2.0, 0.0, 0.0)
-    log = []
-    run(ctrl, leg, 0.0, 1.0, log=log)
+    ctrl, leg, log = pulse_and_run(params, 2, 1.0, leg=leg)
     assert ctrl.fault is Fault.STALL
     # tripped exactly stall_time_s after the motor was first driven (command issued at 0 ms)
     assert log[0][1].leg_rpm > 0
@@ -266,17 +258,13 @@ def test_fault_stall(params):
 
 
 def test_fault_home_timeout(params):
-    ctrl = AtomicController(params)
     class NoHome(FakeLeg):
         @property
         def reading(self):
             return int(round(self.ticks)), False
 
-    leg = NoHome(ticks=1000)
     sec_p = params.leg
-    ctrl.on_pulse(3.0, 0.0, 0.0)
-    log = []
-    run(ctrl, leg, 0.0, sec_p.home_timeout_s + 0.1, log=log)
+    ctrl, leg, log = pulse_and_run(params, 3, sec_p.home_timeout_s + 0.1, leg=NoHome(ticks=1000))
     assert ctrl.fault is Fault.HOME_TIMEOUT
     assert phase_at_ms(log, to_ms(sec_p.home_timeout_s) - 1)[2].leg_rpm < 0
     assert phase_at_ms(log, to_ms(sec_p.home_timeout_s))[2].leg_rpm == 0.0
@@ -294,7 +282,7 @@ def test_fault_encoder_out_of_range(params):
     _assert_latched(ctrl, leg, Fault.ENCODER_RANGE, 0.2)
 
 
-def test_no_number_literals_from_the_seed_in_core():
+def test_no_number_literals_from_the_design_in_core():
     import pathlib
     import re
     import hri_atomic_motion.core as core
@@ -331,5 +319,29 @@ def test_timings_come_from_config(section):
     assert phase_at_ms(log, 699)[1] == "forward" and phase_at_ms(log, 700)[1] == "return"
     assert phase_at_ms(log, 1199)[1] == "return" and phase_at_ms(log, 1200)[1] == "stopped"
     sec["leg"]["push_fractions"] = [0.5, 0.5, 0.5]
-    with pytest.raises(ValueError, match="sum to 1"):
+    with pytest.raises(ConfigError, match="push_fractions.*summing to 1"):
         AtomicParams.from_config(sec)
+    sec["leg"]["push_fractions"] = [0.5, 0.05, 0.45]
+    sec["leg"]["settle_ticks"] = sec["leg"]["tolerance_ticks"]     # no hysteresis band left
+    with pytest.raises(ConfigError, match="settle_ticks"):
+        AtomicParams.from_config(sec)
+
+
+def test_node_policy_system_stop_device_fault_and_missing_leg_state(params):
+    """What the node delegates: a stop without a cause (no heartbeat yet) holds without latching,
+    a stop with one latches until its release; a device fault latches once; no leg state is zero."""
+    ctrl = AtomicController(params)
+    assert ctrl.on_pulse(1.0, 0.0, 0.0, system_stopped=True) == "rejected_system_stop"
+    assert ctrl.control(0.0, LegReading(0, True), stopped=True).leg_rpm == 0.0 and ctrl.fault is None
+    assert ctrl.control(0.001, None).leg_rpm == 0.0 and ctrl.counts["no_leg_state"] == 1
+    assert ctrl.diagnostics(waiting_for_leg=True)[0] == 1
+    ctrl.on_system_stop(0.002, True, "console: operator")
+    assert ctrl.fault is Fault.SYSTEM_STOP and ctrl.diagnostics()[0] == 2
+    assert ctrl.on_system_stop(0.003, False, "") and ctrl.fault is None
+    assert ctrl.on_device(0.004, "serial stall: x") and ctrl.fault is Fault.DEVICE
+    assert not ctrl.on_device(0.005, "serial stall: x")          # the same fault: once
+    legs = LegStateInput(params.node.leg_state_timeout_s)
+    assert not legs.on_reading(None, 0.0) and legs.rejected == 1 and legs.read(0.0) is None
+    legs.on_reading(LegReading(3, False), 0.0)
+    assert legs.read(params.node.leg_state_timeout_s) == LegReading(3, False)
+    assert legs.read(params.node.leg_state_timeout_s + 0.001) is None

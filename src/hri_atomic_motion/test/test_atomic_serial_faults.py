@@ -23,7 +23,7 @@ from hri_runtime.config import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 
-from hri_atomic_motion.core.line_protocol import LineParser, encode
+from hri_atomic_motion.core.line_protocol import encode
 from hri_atomic_motion.nodes.atomic_node import AtomicNode
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE
 
@@ -47,7 +47,7 @@ def rig(caplog):
     cfg = copy.deepcopy(load_robot_config("tino"))
     cfg["atomic"]["serial"]["port"] = os.ttyname(slave)
     ctx = InprocContext(start_time_s=50.0)
-    node = AtomicNode(cfg=cfg, context=ctx, parameters={"driver": "serial"})
+    node = AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "serial"})
     watch = Watch(cfg["atomic"]["topics"], context=ctx)
     os.set_blocking(master, False)
     state = {"master": master}

@@ -30,15 +30,15 @@ def params_from_args(args) -> tuple[ConsoleParams, dict]:
         sec["bind_host"] = args.host
     if args.port is not None:
         sec["port"] = args.port
-    names = (cfg.get("joints") or {}).get("names") or []
-    return ConsoleParams.from_config(sec, num_joints=max(1, len(names))), cfg
+    return ConsoleParams.from_config(sec), cfg
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="hri console", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="hri console", description="Serve the operator console (a web page) "
+                                "for a robot config: safe stop, link health, modes, gains, PID tuning.")
     errors.add_robot_argument(p, "fr3")
     p.add_argument("--host", default=None, help="override console.bind_host")
-    p.add_argument("--port", type=errors.port, default=None, help="override console.port")
+    p.add_argument("--port", type=errors.port, default=None, help="override console.port (0 = any free port)")
     p.add_argument("--check", action="store_true", help="validate the bind/token and exit")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
@@ -54,9 +54,29 @@ def main(argv: list[str] | None = None) -> int:
 
     from .nodes.console_node import main as node_main
 
+    return node_main(_ros_args(args, "console.bind_host", "console.port"))
+
+
+def _ros_args(args, host: str, port: str) -> list[str]:
+    """The node's ``--ros-args`` for ``--robot`` and ``--host``/``--port`` (the parameters
+    ``host``/``port``)."""
     ros = ["--ros-args", "-p", f"robot:={args.robot}"]
     if args.host is not None:
-        ros += ["-p", f"host:={args.host}"]
+        ros += ["-p", f"{host}:={args.host}"]
     if args.port is not None:
-        ros += ["-p", f"port:={args.port}"]
-    return node_main(ros)
+        ros += ["-p", f"{port}:={args.port}"]
+    return ros
+
+
+def foxglove_main(argv: list[str] | None = None) -> int:
+    """``hri foxglove --robot fr3 [--host H] [--port N]``: run the bridge node
+    (:mod:`hri_console.nodes.foxglove_node`) on the default transport: every topic of
+    ``console.foxglove.topics`` is forwarded live."""
+    from .nodes.foxglove_node import main as node_main
+
+    p = argparse.ArgumentParser(prog="hri foxglove", description="Serve the topics of console.foxglove.topics "
+                                "live to Foxglove (WebSocket).")
+    errors.add_robot_argument(p, "fr3")
+    p.add_argument("--host", default=None, help="override console.foxglove.host")
+    p.add_argument("--port", type=errors.port, default=None, help="override console.foxglove.port (0 = any free port)")
+    return node_main(_ros_args(p.parse_args(argv), "console.foxglove.host", "console.foxglove.port"))

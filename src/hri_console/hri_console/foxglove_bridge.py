@@ -47,25 +47,3 @@ class FoxgloveBridge:
 
     def stop(self) -> None:
         self.server.stop()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``hri foxglove --robot fr3 [--port N]``: run the bridge node
-    (:mod:`hri_console.nodes.foxglove_node`) on the default transport: every topic of
-    ``console.foxglove.topics`` is forwarded live."""
-    import argparse
-
-    from hri_console.nodes.foxglove_node import main as node_main
-    from hri_runtime.errors import add_robot_argument, port as port_arg
-
-    p = argparse.ArgumentParser(prog="hri foxglove", description="Foxglove WebSocket bridge")
-    add_robot_argument(p, "fr3")
-    p.add_argument("--host", default=None)
-    p.add_argument("--port", type=port_arg, default=None)
-    args = p.parse_args(argv)
-    ros = ["--ros-args", "-p", f"robot:={args.robot}"]
-    if args.host:
-        ros += ["-p", f"host:={args.host}"]
-    if args.port is not None:
-        ros += ["-p", f"port:={args.port}"]
-    return node_main(ros)

@@ -35,7 +35,7 @@ from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import serve

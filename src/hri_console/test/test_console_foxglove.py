@@ -66,7 +66,7 @@ def test_node_forwards_runtime_topics_raw_with_the_node_clock():
 
     cfg = load_robot_config("fr3")
     ctx = InprocContext(start_time_s=5.0)
-    node = FoxgloveNode(cfg=cfg, context=ctx, parameters={"port": 0})
+    node = FoxgloveNode(cfg=cfg, context=ctx, parameters={"console.foxglove.port": 0})
     pub = Node("talker", context=ctx).create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics")
     msg = msgs.new("diagnostic_msgs/msg/DiagnosticArray", status=[msgs.new(
         "diagnostic_msgs/msg/DiagnosticStatus", level=1, name="hri_pulse: vr link", message="rate low")])

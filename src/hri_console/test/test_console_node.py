@@ -11,6 +11,7 @@ from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
+from hri_runtime.params import ParameterError
 
 from hri_console.core.protocol import StartupRefused
 from hri_console.nodes.console_node import ConsoleNode
@@ -161,7 +162,19 @@ def test_mode_and_gains_go_to_the_interaction_topics_and_bad_ones_never_do(env):
 
 def test_non_loopback_without_token_refuses_to_start(cfg):
     with pytest.raises(StartupRefused):
-        ConsoleNode(cfg=cfg, context=InprocContext(), parameters={"serve": False, "host": "0.0.0.0"})
+        ConsoleNode(cfg=cfg, context=InprocContext(), parameters={"serve": False, "console.bind_host": "0.0.0.0"})
+
+
+def test_node_parameters_are_the_declared_keys_with_the_robots_values(cfg):
+    """One declaration: every console key is a node parameter, the robot config's value is its
+    default, an override wins and reaches the core; the declared bounds hold (one clear error)."""
+    node = ConsoleNode(cfg=cfg, context=InprocContext(),
+                       parameters={"serve": False, "console.state.health_max_rows": 5})
+    assert node.get_parameter("console.port").value == cfg["console"]["port"]
+    assert node.get_parameter("teleop.topics.joint_states").value == cfg["teleop"]["topics"]["joint_states"]
+    assert node.params.state.health_max_rows == node.state.p.health_max_rows == 5
+    with pytest.raises(ParameterError, match="console.port.*out of range"):
+        ConsoleNode(cfg=cfg, context=InprocContext(), parameters={"serve": False, "console.port": 70000})
 
 
 # ------------------------------------------------------------------ PID services (real node)
@@ -184,7 +197,8 @@ def pid_env(cfg, tmp_path):
 
     ctx = InprocContext(start_time_s=10.0)
     session = TuningSession.create("humanoid_arm", "s2", clock=lambda: 1.7e9)
-    tuner = PidTuningNode(session=session, context=ctx, parameters={"configuration_path": str(tmp_path / "p.json")})
+    tuner = PidTuningNode(session=session, context=ctx,
+                          parameters={"pid_tuning.node.configuration_path": str(tmp_path / "p.json")})
     node = ConsoleNode(cfg=cfg, context=ctx, parameters={"serve": False})
     ctx.spin_for(1.1)                 # one status message: the console knows the joints and gains
     return ctx, node, tuner
@@ -232,7 +246,7 @@ def test_malformed_websocket_frames_never_reach_the_robot(cfg):
     from websockets.sync.client import connect
 
     ctx = InprocContext()
-    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"port": 0})
+    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"console.port": 0})
     probe = Probe(cfg, context=ctx)
     bad = ["{", "[]", "42", b"\x00\xff\xfe", json.dumps({"type": "safe_stopp"}), json.dumps({"type": 1}),
            json.dumps({"type": "set_mode", "mode": "warp"}), json.dumps({"type": "set_mode", "mode": ["impedance"]}),
@@ -281,8 +295,8 @@ def test_safe_stop_is_not_queued_behind_a_pending_pid_service_call(cfg, tmp_path
 
     ctx = InprocContext(start_time_s=10.0)
     PidTuningNode(session=TuningSession.create("humanoid_arm", "s2", clock=lambda: 1.7e9), context=ctx,
-                  parameters={"configuration_path": str(tmp_path / "p.json")})
-    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"port": 0})
+                  parameters={"pid_tuning.node.configuration_path": str(tmp_path / "p.json")})
+    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"console.port": 0})
     probe = Probe(cfg, context=ctx)
     try:
         with connect(f"ws://127.0.0.1:{node.port}/ws", open_timeout=10) as ws:
@@ -312,15 +326,16 @@ def test_safe_stop_is_not_queued_behind_a_pending_pid_service_call(cfg, tmp_path
 
 
 def test_console_autotunes_a_live_robot_node_and_shows_the_progress(cfg):
-    """Issue 17: the console's auto-tune drives the tuning node, which tunes the robot node over
+    """The console's auto-tune drives the tuning node, which tunes the robot node over
     the runtime; the progress topic becomes the console's progress bar state."""
     from hri_pid_tuning.nodes.tuning_node import PidTuningNode
-    from hri_pid_tuning.session import load_pid_config
+    from hri_sim.pid_plants_mujoco import load_pid_config
     from hri_sim.nodes.joint_robot_node import JointRobotNode
 
     ctx = InprocContext(start_time_s=10.0)
     robot = JointRobotNode(robot="humanoid_arm", setup="s2", cfg=load_pid_config("humanoid_arm"), context=ctx)
-    PidTuningNode(context=ctx, parameters={"robot": "humanoid_arm", "setup": "s2", "live": True})
+    PidTuningNode(context=ctx, parameters={"pid_tuning.node.robot": "humanoid_arm", "pid_tuning.node.setup": "s2",
+                                           "pid_tuning.node.live": True})
     node = ConsoleNode(cfg=cfg, context=ctx, parameters={"serve": False})
     seen = []
     node.create_subscription("hri_interfaces/msg/TuningProgress", "/pid_tuning/progress",

@@ -5,23 +5,30 @@ import json
 import pytest
 
 from hri_console.core.protocol import (
-    CommandGate, ConsoleParams, Rejected, StartupRefused, check_bind, is_loopback,
+    CommandGate, CommandRules, ConsoleParams, Rejected, StartupRefused, check_bind, is_loopback,
     TRUNCATED, parse_command, state_frame, token_ok,
 )
 from hri_interaction.core.spd import ImpedanceGainLimits
 from hri_runtime.config import load_robot_config
 
 
+CFG = load_robot_config("fr3")
+
+
 def console_params(**kw) -> ConsoleParams:
-    """The FR3 config's console section (and joint count) with this test's overrides."""
-    cfg = load_robot_config("fr3")
-    limits = ImpedanceGainLimits.from_config(cfg["interaction"]["gain_limits"])
-    return dataclasses.replace(ConsoleParams.from_config(cfg["console"], num_joints=len(cfg["joints"]["names"]),
-                                                         gain_limits=limits), **kw)
+    """The FR3 config's console section with this test's overrides."""
+    return dataclasses.replace(ConsoleParams.from_config(CFG["console"]), **kw)
+
+
+def rules(params: ConsoleParams) -> CommandRules:
+    """Commands checked against ``params`` and the FR3's joint count and impedance gain limits."""
+    return CommandRules(params, num_joints=len(CFG["joints"]["names"]),
+                        gain_limits=ImpedanceGainLimits.from_config(CFG["interaction"]["gain_limits"]))
 
 
 P = console_params(modes=("admittance", "impedance"), gain_max=100.0,
                    max_frame_bytes=1024)
+R = rules(P)
 
 
 def frame(**kw):
@@ -29,19 +36,19 @@ def frame(**kw):
 
 
 def test_valid_commands_parse():
-    assert parse_command(frame(type="safe_stop", id=1), P).type == "safe_stop"
-    c = parse_command(frame(type="set_mode", mode="impedance"), P)
+    assert parse_command(frame(type="safe_stop", id=1), R).type == "safe_stop"
+    c = parse_command(frame(type="set_mode", mode="impedance"), R)
     assert c.args == {"mode": "impedance"}
-    c = parse_command(frame(type="set_gains", gains={"stiffness": [60] * 3 + [90] * 3, "damping": [1, 1, 2, 3, 4, 5]}), P)
+    c = parse_command(frame(type="set_gains", gains={"stiffness": [60] * 3 + [90] * 3, "damping": [1, 1, 2, 3, 4, 5]}), R)
     assert c.args == {"gains": {"stiffness": [60.0] * 3 + [90.0] * 3, "damping": [1.0, 1.0, 2.0, 3.0, 4.0, 5.0]}}
-    c = parse_command(frame(type="pid_apply", joint=1, gains={"kp": 3, "kd": 0.5}), P)
+    c = parse_command(frame(type="pid_apply", joint=1, gains={"kp": 3, "kd": 0.5}), R)
     assert c.args == {"joint": 1, "gains": {"kp": 3.0, "kd": 0.5}}
-    assert parse_command(frame(type="pid_autotune", joint="hand"), P).args == {"joint": "hand"}
-    c = parse_command(frame(type="pid_apply", joint=2, heuristic="ziegler_nichols"), P)
+    assert parse_command(frame(type="pid_autotune", joint="hand"), R).args == {"joint": "hand"}
+    c = parse_command(frame(type="pid_apply", joint=2, heuristic="ziegler_nichols"), R)
     assert c.args == {"joint": 2, "heuristic": "ziegler_nichols"}
-    c = parse_command(frame(type="pid_apply", joint=6, gains={"ki": 1}), P)
+    c = parse_command(frame(type="pid_apply", joint=6, gains={"ki": 1}), R)
     assert c.args == {"joint": 6, "gains": {"ki": 1.0}}
-    assert parse_command(frame(type="pid_autotune", joint=0), P).args == {"joint": 0}
+    assert parse_command(frame(type="pid_autotune", joint=0), R).args == {"joint": 0}
 
 
 @pytest.mark.parametrize("raw,cause", [
@@ -77,14 +84,14 @@ def test_valid_commands_parse():
 ])
 def test_malformed_rejected_with_cause(raw, cause):
     with pytest.raises(Rejected) as exc:
-        parse_command(raw, P)
+        parse_command(raw, R)
     assert exc.value.cause == cause
     assert exc.value.reason
 
 
 def test_gate_counts_and_never_dispatches_rejects():
     calls = []
-    gate = CommandGate(P, dispatch=calls.append)
+    gate = CommandGate(R, dispatch=calls.append)
     replies = [gate.handle(r) for r in ("{", "[]", frame(type="pid_apply", joint=0, gains={"kp": -2}, id=9))]
     assert calls == []
     assert all(r["type"] == "reject" for r in replies)
@@ -102,7 +109,7 @@ def test_gate_safe_stop_bypasses_dispatch_and_reports_service_refusal():
         calls.append(cmd)
         raise Rejected("service_refused", "controller busy", cmd.id)
 
-    gate = CommandGate(P, dispatch=dispatch, on_safe_stop=lambda: stops.append(1))
+    gate = CommandGate(R, dispatch=dispatch, on_safe_stop=lambda: stops.append(1))
     assert gate.handle(frame(type="safe_stop"))["ok"] is True
     assert stops == [1] and calls == []
     r = gate.handle(frame(type="set_mode", mode="impedance", id="a"))
@@ -163,19 +170,19 @@ def test_state_frame_bounds_depth_items_strings_and_total():
     s, _ = state_frame(4, 0.0, {"m": "lone \ud800 surrogate"}, lim)
     s.encode("utf-8")                                    # what the WebSocket send does
     many = [[i] for i in range(lim.max_nodes * 2)]
-    s, cuts = state_frame(2, 0.0, {"m": many}, dataclasses.replace(lim, max_items=lim.max_nodes * 4))
+    s, cuts = state_frame(2, 0.0, {"m": many}, dataclasses.replace(lim, max_items=len(many)))   # the node budget cuts
     assert json.loads(s)["m"][-1] == TRUNCATED and len(s) < lim.max_nodes * 20
 
 
 def test_deeply_nested_client_frame_is_a_counted_rejection():
-    gate = CommandGate(P, dispatch=lambda c: None)
+    gate = CommandGate(R, dispatch=lambda c: None)
     deep = "[" * 30000 + "]" * 30000
     r = gate.handle(deep[:P.max_frame_bytes])
     r2 = gate.handle(json.dumps({"type": "ping"}).replace("}", ', "x": ' + "[" * 500 + "]" * 500 + "}"))
     assert r["type"] == "reject" and r["cause"] in ("bad_json", "too_large")
     assert r2["type"] == "ack"
     big = dataclasses.replace(P, max_frame_bytes=1 << 20)
-    r = CommandGate(big, dispatch=lambda c: None).handle("[" * 200000 + "]" * 200000)
+    r = CommandGate(rules(big), dispatch=lambda c: None).handle("[" * 200000 + "]" * 200000)
     assert r == {"type": "reject", "id": None, "cause": "bad_json", "reason": "nested too deeply"}
 
 
@@ -188,12 +195,12 @@ def test_set_gains_uses_the_controllers_check_with_its_reason():
              ([60] * 3 + [900] * 3, [2] * 3 + [20] * 3)]
     for K, D in cases:
         try:
-            validate_impedance_gains(np.array(K, float), np.array(D, float), P.gain_limits)
+            validate_impedance_gains(np.array(K, float), np.array(D, float), R.gain_limits)
             expect = None
         except GainError as exc:
             expect = (exc.cause, str(exc))
         try:
-            parse_command(frame(type="set_gains", gains={"stiffness": K, "damping": D}), P)
+            parse_command(frame(type="set_gains", gains={"stiffness": K, "damping": D}), R)
             got = None
         except Rejected as rej:
             got = (rej.cause, rej.reason)

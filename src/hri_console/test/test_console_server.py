@@ -9,23 +9,21 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from hri_console.core.protocol import CommandGate, ConsoleParams, StartupRefused
+from hri_console.core.protocol import CommandGate, CommandRules, ConsoleParams, StartupRefused
 from hri_console.server import ConsoleServer
 from hri_runtime.config import load_robot_config
 
 
 def console_params(**kw) -> ConsoleParams:
-    """The FR3 config's console section (and joint count) with this test's overrides."""
-    cfg = load_robot_config("fr3")
-    return dataclasses.replace(ConsoleParams.from_config(cfg["console"], num_joints=len(cfg["joints"]["names"])),
-                               **kw)
+    """The FR3 config's console section with this test's overrides."""
+    return dataclasses.replace(ConsoleParams.from_config(load_robot_config("fr3")["console"]), **kw)
 
 
 def make(token=None):
     params = console_params(bind_host="127.0.0.1", port=0, token=token,
                             modes=("admittance", "impedance"), gain_max=100.0, state_rate_hz=50.0)
     calls, stops = [], []
-    gate = CommandGate(params, dispatch=calls.append, on_safe_stop=lambda: stops.append(1))
+    gate = CommandGate(CommandRules(params), dispatch=calls.append, on_safe_stop=lambda: stops.append(1))
     srv = ConsoleServer(params, gate, snapshot=lambda: {"modes": list(params.modes)})
     port = srv.start()
     return srv, port, calls, stops, gate
@@ -41,7 +39,7 @@ def recv_reply(ws):
 def test_non_loopback_without_token_refuses_to_start():
     p = console_params(bind_host="0.0.0.0", port=0)
     with pytest.raises(StartupRefused):
-        ConsoleServer(p, CommandGate(p, dispatch=lambda c: None))
+        ConsoleServer(p, CommandGate(CommandRules(p), dispatch=lambda c: None))
 
 
 def test_page_and_ws_require_token():
@@ -100,7 +98,7 @@ def test_safe_stop_not_queued_behind_busy_command():
         entered.set()
         release.wait(30)
 
-    gate = CommandGate(params, dispatch=slow_dispatch, on_safe_stop=lambda: stops.append(1))
+    gate = CommandGate(CommandRules(params), dispatch=slow_dispatch, on_safe_stop=lambda: stops.append(1))
     srv = ConsoleServer(params, gate)
     port = srv.start()
     try:
@@ -195,7 +193,7 @@ def test_foreign_host_and_origin_get_403_own_origin_works():
 def test_configured_host_and_origin_are_accepted():
     params = console_params(bind_host="127.0.0.1", port=0, allowed_hosts=("console.lab",),
                             allowed_origins=("https://ops.lab",))
-    srv = ConsoleServer(params, CommandGate(params, dispatch=lambda c: None))
+    srv = ConsoleServer(params, CommandGate(CommandRules(params), dispatch=lambda c: None))
     port = srv.start()
     try:
         assert _raw_get(port, "console.lab:8443")[0] == 200
@@ -227,7 +225,8 @@ def test_a_frame_that_fails_is_counted_and_the_server_keeps_serving():
 
     params = console_params(bind_host="127.0.0.1", port=0, state_rate_hz=50.0)
     stops = []
-    srv = ConsoleServer(params, CommandGate(params, dispatch=lambda c: None, on_safe_stop=lambda: stops.append(1)),
+    srv = ConsoleServer(params, CommandGate(CommandRules(params), dispatch=lambda c: None,
+                                              on_safe_stop=lambda: stops.append(1)),
                         snapshot=snapshot)
     port = srv.start()
     try:
@@ -274,7 +273,8 @@ def test_a_client_that_never_reads_delays_no_other_client():
                             slow_client_timeout_s=1.0)
     params = dataclasses.replace(params, forward=dataclasses.replace(params.forward, max_items=1000))
     stops = []
-    srv = ConsoleServer(params, CommandGate(params, dispatch=lambda c: None, on_safe_stop=lambda: stops.append(1)),
+    srv = ConsoleServer(params, CommandGate(CommandRules(params), dispatch=lambda c: None,
+                                              on_safe_stop=lambda: stops.append(1)),
                         snapshot=lambda: big)
     port = srv.start()
     slow = _raw_ws_that_never_reads(port)

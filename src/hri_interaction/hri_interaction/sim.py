@@ -1,4 +1,5 @@
-"""Lockstep MuJoCo harness: an arm with torque motors, one controller tick per physics step.
+"""Lockstep MuJoCo harness: an arm with torque motors, one controller tick per physics step,
+driven by the one lockstep runner (``hri_runtime.lockstep.Lockstep``: :class:`LockstepLoop`).
 
 - model: ``hri_sim.models.load_arm(robot, actuation="torque")`` (fr3, ur5e, iiwa14; the FR3 with
   a flange F/T sensor pair) with the physics step = 1 / ``interaction.rate_hz`` (1 ms);
@@ -93,6 +94,13 @@ class ArmTorqueSim:
         R = self.data.site_xmat[self.site].reshape(3, 3)
         return np.r_[R.T @ self.applied_torque_world, R.T @ self.applied_force_world]
 
+    def set_joint_state(self, q, dq) -> None:
+        """Put the arm at the measured (q, q̇) (the topic driver: the model at the robot's state,
+        never stepped)."""
+        self.data.qpos[self.qadr] = np.asarray(q, float)
+        self.data.qvel[self.vadr] = np.asarray(dq, float)
+        self.mj.mj_forward(self.model, self.data)
+
     def ft_sensor(self) -> np.ndarray:
         return self.data.sensordata[:6].copy()
 
@@ -114,28 +122,54 @@ class Fr3Sim(ArmTorqueSim):
 
 
 class LockstepLoop:
-    """One controller tick per physics step; the controller's wrench is the sim's applied wrench."""
+    """One controller tick per physics step on the one lockstep runner (``hri_runtime.lockstep``:
+    ``self.lockstep``, its ``SimClock`` ``self.clock``): the tick is its every-step task, the arm
+    step is part of it (the command of the tick is what the arm applies). ``wrench_source``:
+    ``"applied"`` feeds the sim's applied wrench to the controller each tick (an ideal tared F/T
+    sensor); anything else leaves ``ctrl.set_wrench`` to the caller. ``step_arm`` False: the arm
+    is only the robot model at the state the caller sets (``sim.set_joint_state``). ``ctrl``: the controller
+    (default the engine, ``InteractionController``, with ``law``, ``safety`` and the per-joint
+    clamp ``torque_max_nm``)."""
 
     def __init__(self, params: InteractionParams, q0_rad, ee_site="attachment_site", law="lie",
-                 wrench_source: str = "applied", safety=None):
-        self.sim = Fr3Sim(params.rate_hz, q0_rad, ee_site)
+                 wrench_source: str = "applied", safety=None, *, robot: str = "fr3",
+                 joint_names: Optional[Sequence[str]] = None, ctrl=None, logger=None,
+                 step_arm: bool = True, torque_max_nm=None):
+        from hri_runtime.lockstep import Lockstep
+
+        self.sim = ArmTorqueSim(robot, params.rate_hz, q0_rad, ee_site, joint_names)
         self.dt = 1.0 / params.rate_hz
-        self.ctrl = InteractionController(params, self.sim.ee_pose(), self.sim.n, law=law,
-                                          safety=safety)
+        self.ctrl = ctrl if ctrl is not None else InteractionController(
+            params, self.sim.ee_pose(), self.sim.n, law=law, logger=logger, safety=safety,
+            torque_max_nm=torque_max_nm)
         self.wrench_source = wrench_source
+        self.step_arm = step_arm          # False: the arm is a model at a measured state (topic driver)
         self.last = None
+        self._each = None
+        self.lockstep = Lockstep(self.dt)
+        self.clock = self.lockstep.clock
+        self.lockstep.every(self._task)
 
     def tick(self):
+        """Read the arm, one controller tick, the arm applies its torque for one step."""
         st = self.sim.state()
         if self.wrench_source == "applied":
             self.ctrl.set_wrench(self.sim.wrench_body())
         res = self.ctrl.tick(st, self.dt)
-        self.sim.step(res.tau)
+        if self.step_arm:
+            self.sim.step(res.tau)
         self.last = res
         return res
 
-    def run(self, seconds: float, each=None):
-        for _ in range(int(round(seconds / self.dt))):
-            res = self.tick()
-            if each is not None:
-                each(self, res)
+    def _task(self, _t: float) -> None:
+        res = self.tick()
+        if self._each is not None:
+            self._each(self, res)
+
+    def run(self, seconds: float, each=None) -> int:
+        """``round(seconds / dt)`` lockstep steps; ``each(loop, result)`` after every tick."""
+        self._each = each
+        try:
+            return self.lockstep.run_for(seconds)
+        finally:
+            self._each = None

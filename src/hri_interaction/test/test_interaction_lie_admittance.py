@@ -9,6 +9,13 @@ from hri_interaction.core.admittance import (AdmittanceParams, CartesianAdmittan
 from hri_interaction.core.spd import spd_from_cholesky
 
 
+def _drive(kernels, F, steps: int, dt: float = 1e-3) -> None:
+    """``steps`` admittance steps of every kernel under the constant wrench ``F``."""
+    for _ in range(steps):
+        for k in kernels:
+            k.step(F, dt)
+
+
 def random_params(rng, scale=0.5, stiffness=True):
     M = spd_from_cholesky(rng.normal(scale=scale, size=21))
     D = spd_from_cholesky(rng.normal(scale=scale, size=21))
@@ -75,8 +82,7 @@ def test_energy_of_the_undriven_admittance_never_increases():
 def test_undriven_admittance_converges_to_identity():
     a = LieAdmittance(AdmittanceParams.make([1] * 6, [8] * 6, [10] * 6))
     a.reset(np.array([0.3, -0.2, 0.1, 0.05, 0.02, -0.04]), np.zeros(6))
-    for _ in range(20000):
-        a.step(np.zeros(6), 1e-3)
+    _drive([a], np.zeros(6), 20000)
     assert np.abs(a.lam).max() < 1e-6
     assert np.allclose(a.modified_pose(np.eye(4)), np.eye(4), atol=1e-6)
 
@@ -85,8 +91,7 @@ def test_constant_wrench_gives_K_lambda_equal_gamma_and_modified_pose_is_Td_exp_
     K = np.diag([50, 50, 50, 2500, 2500, 2500.0])
     a = LieAdmittance(AdmittanceParams.make([0.5] * 3 + [4] * 3, [6] * 3 + [160] * 3, K))
     F = np.array([0.5, -0.3, 0.2, 3.0, -5.0, 4.0])
-    for _ in range(20000):
-        a.step(F, 1e-3)
+    _drive([a], F, 20000)
     # equilibrium of H.3: K λ = dexp_λᵀ F
     assert np.allclose(K @ a.lam, se3.left_jacobian(a.lam).T @ F, atol=1e-9)
     T_d = se3.exp(np.array([0.1, 0.2, -0.3, 0.4, 0.5, 0.6]))
@@ -98,10 +103,8 @@ def test_dt_is_per_call():
     p = AdmittanceParams.make([1] * 6, [5] * 6, [100] * 6)
     a, b = LieAdmittance(p), LieAdmittance(p)
     F = np.array([0, 0, 0, 1.0, 2.0, 0])
-    for _ in range(1000):
-        a.step(F, 1e-3)
-    for _ in range(2000):
-        b.step(F, 5e-4)
+    _drive([a], F, 1000)
+    _drive([b], F, 2000, dt=5e-4)
     assert np.allclose(a.lam, b.lam, atol=1e-3 * np.abs(a.lam).max())
 
 
@@ -123,12 +126,8 @@ def test_lie_and_cartesian_admittance_agree_for_small_translations_only():
     p = AdmittanceParams.make([1] * 6, [20] * 6, [100] * 6)
     lie, cart = LieAdmittance(p), CartesianAdmittance(p)
     F = np.array([0, 0, 0, 0.5, 0, 0])
-    for _ in range(3000):
-        lie.step(F, 1e-3)
-        cart.step(F, 1e-3)
+    _drive([lie, cart], F, 3000)
     assert np.allclose(lie.modified_pose(np.eye(4)), cart.modified_pose(np.eye(4)), atol=1e-9)
     F = np.array([30.0, 0, 0, 0, 50.0, 0])  # large coupled rotation: the two laws differ
-    for _ in range(3000):
-        lie.step(F, 1e-3)
-        cart.step(F, 1e-3)
+    _drive([lie, cart], F, 3000)
     assert not np.allclose(lie.modified_pose(np.eye(4)), cart.modified_pose(np.eye(4)), atol=1e-3)

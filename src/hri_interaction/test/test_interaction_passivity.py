@@ -93,8 +93,8 @@ def test_configured_cap_is_the_one_in_the_config_tree():
 
     sec = load_robot_config("fr3")["interaction"]["passivity"]
     p = PassivityParams.from_config(sec)
-    assert p.max_damping == sec["po_pc"]["max_damping"] and math.isfinite(p.max_damping)
-    assert make_filter(p, "passivity").max_damping == p.max_damping
+    assert p.po_pc.max_damping == sec["po_pc"]["max_damping"] and math.isfinite(p.po_pc.max_damping)
+    assert make_filter(p, "passivity").max_damping == p.po_pc.max_damping
 
 
 def _deficit_then_creep(f, dt=1e-3, v_small=1e-6):

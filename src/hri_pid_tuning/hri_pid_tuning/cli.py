@@ -4,7 +4,7 @@ optimise, run the test motions and export a run folder; ``hri tune report RUN`` 
 
     hri tune --robot humanoid_arm --setup s2 --joint elbow --heuristic pd_control --out runs/elbow
     hri tune --robot humanoid_arm --setup s4 --all-joints --optimise --out runs/s4
-    hri tune --robot fr3 --joint fr3_joint4 --heuristic classic --out runs/fr3
+    hri tune --robot fr3 --all-joints --out runs/fr3           # the FR3's default: Tyreus-Luyben
     hri tune report runs/elbow
 
 ``hri pid ...`` is the same command (alias).
@@ -21,13 +21,19 @@ from .report import ProgressBar, export_run, plot_heuristic_steps, report_text, 
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hri tune", description=__doc__.split("\n\n")[0])
-    p.add_argument("--robot", default="humanoid_arm", help="humanoid_arm (setups s1–s4) or fr3")
+    p = argparse.ArgumentParser(prog="hri tune", description=(
+        "Relay-tune a robot's joints (the simulated robot node and the tuning node, in simulated "
+        "time), compare every heuristic, optionally optimise, run the test motions and write a run "
+        "folder; 'hri tune report RUN' prints one."))
+    p.add_argument("--robot", default="humanoid_arm", choices=("humanoid_arm", "fr3"),
+                   help="humanoid_arm (setups s1–s4) or fr3 (default: humanoid_arm)")
     p.add_argument("--setup", default="s2", help="humanoid arm setup (pid_tuning.setups): s1, s2, s3, s4")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--joint", action="append", help="joint to tune (repeatable)")
     g.add_argument("--all-joints", action="store_true", help="tune every joint (config joint_order)")
-    p.add_argument("--heuristic", default=None, help="heuristic to apply (default: pid_tuning.heuristics.default)")
+    p.add_argument("--heuristic", default=None,
+                   help="heuristic to apply (default: the robot's pid_tuning.heuristics.default; "
+                        "the humanoid arm's pid_tuning.humanoid_arm.heuristics.default)")
     p.add_argument("--optimise", action="store_true", help="refine each tuned joint with the optimiser")
     p.add_argument("--out", default="runs/tune", help="run folder to write")
     p.add_argument("--no-plots", action="store_true")
@@ -67,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     from hri_runtime.config import ConfigError
 
-    from .live import run_live
+    from .nodes.tuning_node import run_live
 
     # validate the request on the model first (exit 2), then run the whole flow on the live path
     try:
@@ -78,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hri tune: {exc}", file=sys.stderr)
         return 2
     pt = model.cfg["pid_tuning"]
-    heuristic = a.heuristic or pt["heuristics"]["default"]
+    heuristic = a.heuristic or model.autotuner.tuning_heuristic
     if heuristic not in model.heuristics.names:
         print(f"hri tune: unknown heuristic {heuristic!r}; known: {', '.join(model.heuristics.names)}", file=sys.stderr)
         return 2
@@ -90,9 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     bar = ProgressBar(enabled=pt["output"]["progress"] and not a.quiet)
 
     def progress(phase: str, joint: str, fraction: float, detail: str = "") -> None:
-        bar.label = f"{joint} {phase}".strip()
-        bar._last = -1 if bar._last >= 100 else bar._last
-        bar(fraction)
+        bar.show(f"{joint} {phase}".strip(), fraction)
 
     def job(s) -> int:
         s.autotuner.tuning_heuristic = heuristic

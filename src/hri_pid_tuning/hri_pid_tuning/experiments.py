@@ -6,13 +6,12 @@ response); plus the optimiser's row. Produces the rows of docs/pid-tuning-result
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .core.autotune import TuningData
 from .core.heuristics import DISPLAY_NAMES
-from .core.metrics import Evaluation, aggregate
+from .core.metrics import aggregate
 from hri_core.pid import PIDGains
 from .core.services import RunResult
 from .session import TuningSession

@@ -1,13 +1,13 @@
-"""The live path (issue 17): the tuning core drives a robot that runs as another node.
+"""The live path: the tuning core drives a robot that runs as another node.
 
 The core's experiments (relay test, step tests, the test runner, the optimiser through scipy) are
 plain loops over a plant: ``step(effort)`` then read ``q``. On a robot node every step is a
 command message out and a ``joint_states`` message in, delivered by the node's executor. A
-:class:`Lockstep` runs such a loop (a *job*) on a worker thread with a strict hand-off: exactly
-one of the executor thread and the worker runs at any time, the worker waits (``wait_until``)
-until the executor has delivered what it needs (the next state, a service response). So the core
-stays synchronous, the node stays single-threaded, and under ``InprocContext`` the whole path is
-deterministic in simulated time.
+:class:`hri_runtime.lockstep.WorkerLockstep` runs such a loop (a *job*) on a worker thread with a
+strict hand-off: exactly one of the executor thread and the worker runs at any time, the worker
+waits (``wait_until``) until the executor has delivered what it needs (the next state, a service
+response). So the core stays synchronous, the node stays single-threaded, and under
+``InprocContext`` the whole path is deterministic in simulated time.
 
 * :class:`LiveRobot` – a ``MultiJointPlant`` over the runtime: ``joint_states`` in, per-joint
   position/effort commands out (``sensor_msgs/JointState``: a finite position = position mode on
@@ -21,15 +21,22 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from hri_runtime import msgs
 from hri_runtime.geometry import seconds_from_time, time_from_seconds
+from hri_runtime.lockstep import WorkerLockstep
+from hri_runtime.parameters import params_type
+from hri_sim.pid_plants import PlantJoint
+
+from .service_api import TUNE_SRV
 
 _log = logging.getLogger(__name__)
 
+#: the live path (``pid_tuning.live``, declared in parameters.yaml)
+LiveParams = params_type("pid_tuning.live")
 
 
 class LiveRobotError(RuntimeError):
@@ -37,116 +44,15 @@ class LiveRobotError(RuntimeError):
     message is the one clear reason."""
 
 
-class JobCancelled(BaseException):
-    """Raised in a cancelled job's worker (not an Exception: nothing inside may swallow it)."""
-
-
-# ------------------------------------------------------------------------------------------------
-class Lockstep:
-    """One worker job at a time, strictly alternating with the executor thread.
-
-    Executor side: :meth:`start` (runs the job until its first wait), :meth:`poke` after every
-    event (a message, a response, a timer) – resumes the worker when its condition holds and
-    returns when it waits again or ends; ``on_done(result, exc)`` runs on the executor thread.
-    Worker side: :meth:`wait_until`."""
-
-    def __init__(self) -> None:
-        self._cv = threading.Condition()
-        self._turn = "executor"
-        self._pred: Callable[[], bool] | None = None
-        self._worker: threading.Thread | None = None
-        self._done_cb = None
-        self._finished = False
-        self._result: Any = None
-        self._exc: BaseException | None = None
-        self._cancel = False
-        self.name = ""
-
-    @property
-    def busy(self) -> bool:
-        return self._worker is not None
-
-    def in_worker(self) -> bool:
-        return self._worker is not None and threading.current_thread() is self._worker
-
-    def start(self, name: str, fn: Callable[[], Any], on_done: Callable[[Any, BaseException | None], None]) -> None:
-        if self.busy:
-            raise RuntimeError(f"job {self.name!r} is still running")
-        self.name, self._done_cb, self._finished, self._cancel = name, on_done, False, False
-        self._result, self._exc, self._pred = None, None, None
-
-        def body():
-            with self._cv:
-                self._cv.wait_for(lambda: self._turn == "worker")
-            try:
-                self._result = fn()
-            except BaseException as exc:   # noqa: BLE001 – handed to on_done, never lost
-                self._exc = exc
-            with self._cv:
-                self._finished = True
-                self._turn = "executor"
-                self._cv.notify_all()
-
-        self._worker = threading.Thread(target=body, name=f"pid-job-{name}", daemon=True)
-        self._worker.start()
-        self._switch()
-
-    def _switch(self) -> None:
-        with self._cv:
-            self._turn = "worker"
-            self._cv.notify_all()
-            self._cv.wait_for(lambda: self._turn == "executor")
-        if self._finished:
-            self._worker.join()
-            self._worker = None
-            cb, self._done_cb = self._done_cb, None
-            if cb is not None:
-                cb(self._result, self._exc)
-
-    def poke(self) -> None:
-        """Executor thread: resume the worker if what it waits for has happened."""
-        if self._worker is None or self.in_worker():
-            return
-        pred = self._pred
-        if self._cancel or (pred is not None and pred()):
-            self._pred = None
-            self._switch()
-
-    def cancel(self) -> None:
-        """Executor thread: the waiting job raises JobCancelled and ends."""
-        self._cancel = True
-        self.poke()
-
-    def wait_until(self, pred: Callable[[], bool]) -> None:
-        """Worker thread: give the turn to the executor until ``pred()`` (checked there) holds."""
-        if not self.in_worker():
-            raise RuntimeError("robot access outside a tuning job (it would block the executor)")
-        if self._cancel:
-            raise JobCancelled("job cancelled")
-        with self._cv:
-            self._pred = pred
-            self._turn = "executor"
-            self._cv.notify_all()
-            self._cv.wait_for(lambda: self._turn == "worker")
-        if self._cancel:
-            raise JobCancelled("job cancelled")
-
-
 # ------------------------------------------------------------------------------------------------
 class LiveRobot:
     """A robot node as a ``MultiJointPlant`` (see the module docstring). ``model`` gives the joint
     names, limits, effort limits, control period and base pose (the robot's description); ``live``
-    is ``pid_tuning.live``; ``collides(q)`` vetoes posture moves through self-collision."""
+    is ``pid_tuning.live`` (:data:`LiveParams`); ``collides(q)`` vetoes posture moves through self-collision."""
 
-    def __init__(self, node, model, lockstep: Lockstep, live: Mapping[str, Any],
+    def __init__(self, node, model, lockstep: WorkerLockstep, live: LiveParams,
                  collides: Callable[[np.ndarray], bool] | None = None, collision_samples: int = 7,
                  recovery_gains: Mapping[str, Any] | None = None):
-        from hri_runtime import msgs
-
-        from .nodes.tuning_node import TUNE_SRV
-
-        self._msgs = msgs
-        self._tune_srv = TUNE_SRV
         self.node = node
         self.ls = lockstep
         self.joint_names = list(model.joint_names)
@@ -158,11 +64,11 @@ class LiveRobot:
         self.q_max = np.asarray(model.q_max, dtype=float)
         self.collides = collides
         self.collision_samples = collision_samples
-        self.cfg = dict(live)
-        self.cmd_pub = node.create_publisher("sensor_msgs/msg/JointState", live["commands_topic"], qos=10)
-        node.create_subscription("sensor_msgs/msg/JointState", live["states_topic"], self.on_states, qos=10)
-        self.gains_cli = node.create_client(TUNE_SRV, f"{live['robot_node'].rstrip('/')}/set_gains")
-        self.rehome_cli = node.create_client("std_srvs/srv/Trigger", f"{live['robot_node'].rstrip('/')}/rehome")
+        self.p = live
+        self.cmd_pub = node.create_publisher("sensor_msgs/msg/JointState", live.commands_topic, qos=10)
+        node.create_subscription("sensor_msgs/msg/JointState", live.states_topic, self.on_states, qos=10)
+        self.gains_cli = node.create_client(TUNE_SRV, f"{live.robot_node.rstrip('/')}/set_gains")
+        self.rehome_cli = node.create_client("std_srvs/srv/Trigger", f"{live.robot_node.rstrip('/')}/rehome")
         self.rehomes = 0
         self._q: np.ndarray | None = None
         self._dq = np.zeros(self.n)
@@ -203,10 +109,10 @@ class LiveRobot:
     def wait_next(self) -> None:
         """Wait for the next joint_states; LiveRobotError after ``state_timeout_s`` of silence."""
         seq = self.seq
-        deadline = self._now() + float(self.cfg["state_timeout_s"])
+        deadline = self._now() + self.p.state_timeout_s
         self.ls.wait_until(lambda: self.seq > seq or self._now() > deadline)
         if self.seq == seq:
-            raise LiveRobotError(f"no joint_states from the robot for {self.cfg['state_timeout_s']} s (robot_silent)")
+            raise LiveRobotError(f"no joint_states from the robot for {self.p.state_timeout_s} s (robot_silent)")
 
     def _first_state(self) -> None:
         if self._q is None:
@@ -230,7 +136,7 @@ class LiveRobot:
         """Publish one command: ``positions[i]`` finite → position mode, else ``efforts[i]``."""
         pos = [float(x) for x in positions]
         eff = [math.nan] * self.n if efforts is None else [float(x) for x in efforts]
-        m = self._msgs.new("sensor_msgs/msg/JointState", name=self.joint_names, position=pos, velocity=[],
+        m = msgs.new("sensor_msgs/msg/JointState", name=self.joint_names, position=pos, velocity=[],
                            effort=eff)
         m.header.stamp = time_from_seconds(self._now())
         self.cmd_pub.publish(m)
@@ -274,7 +180,7 @@ class LiveRobot:
                 if not self.rehome_cli.service_is_ready():
                     raise
                 _log.warning("posture move failed (%s); re-homing the simulated robot", exc2)
-                fut = self.rehome_cli.call_async(self._msgs.new("std_srvs/srv/Trigger_Request"))
+                fut = self.rehome_cli.call_async(msgs.new("std_srvs/srv/Trigger_Request"))
                 fut.add_done_callback(lambda f: self.ls.poke())
                 self.ls.wait_until(fut.done)
                 self.rehomes += 1
@@ -331,8 +237,8 @@ class LiveRobot:
         target = np.clip(np.asarray(q_target, dtype=float), self.q_min, self.q_max)
         q0 = self.q_rad
         dist = float(np.max(np.abs(target - q0)))
-        ramp_s = dist / math.radians(float(self.cfg["posture_speed_deg_s"]))
-        tol = math.radians(float(self.cfg["posture_tolerance_deg"]))
+        ramp_s = dist / math.radians(self.p.posture_speed_deg_s)
+        tol = math.radians(self.p.posture_tolerance_deg)
         t0 = self._now()
         settled_since = None
         self.hold_q = target.copy()
@@ -346,14 +252,14 @@ class LiveRobot:
                 # hold under gravity rests with an offset, which is the robot's posture then
                 if err <= tol or float(np.max(np.abs(self._dq))) <= tol:
                     settled_since = t if settled_since is None else settled_since
-                    if t - settled_since >= float(self.cfg["posture_settle_s"]):
+                    if t - settled_since >= self.p.posture_settle_s:
                         if err > tol:
                             _log.info("posture reached with an offset of %.2f° (the hold's steady-state error)",
                                       math.degrees(err))
                         return
                 else:
                     settled_since = None
-                if t > ramp_s + float(self.cfg["posture_timeout_s"]):
+                if t > ramp_s + self.p.posture_timeout_s:
                     worst = int(np.argmax(np.abs(self.q_rad - target)))
                     raise LiveRobotError(f"{self.joint_names[worst]} did not reach "
                                          f"{math.degrees(target[worst]):.1f}° ({math.degrees(err):.1f}° away, "
@@ -369,7 +275,7 @@ class LiveRobot:
     def _send_gains(self, joint: str, gains) -> bool:
         if gains is None:
             return False
-        req = self._msgs.new(self._tune_srv + "_Request", joint=joint, heuristic="",
+        req = msgs.new(TUNE_SRV + "_Request", joint=joint, heuristic="",
                              gains=[float(gains.kp), float(gains.ki), float(gains.kd)])
         try:
             fut = self.gains_cli.call_async(req)
@@ -377,7 +283,7 @@ class LiveRobot:
             _log.warning("set_gains %s: %s", joint, exc)
             return False
         fut.add_done_callback(lambda f: self.ls.poke())
-        deadline = self._now() + float(self.cfg["state_timeout_s"])
+        deadline = self._now() + self.p.state_timeout_s
         self.ls.wait_until(lambda: fut.done() or self._now() > deadline)
         if not fut.done() or fut.exception() is not None:
             return False
@@ -390,69 +296,24 @@ class LiveRobot:
         return LiveJointView(self, self.joint_names.index(name))
 
 
-class LiveJointView:
+class LiveJointView(PlantJoint):
     """One joint of a :class:`LiveRobot` as a ``JointPlant``: effort mode for that joint, the
     others held by the robot's PIDs at the base pose (the tuning posture differs only in this
     joint)."""
 
-    def __init__(self, robot: LiveRobot, index: int):
-        self.robot = robot
-        self.index = index
-        self.name = robot.joint_names[index]
-        self.dt_s = robot.dt_s
-        self.effort_max = float(robot.effort_max[index])
-        self.q_min_rad = float(robot.q_min[index])
-        self.q_max_rad = float(robot.q_max[index])
-
-    @property
-    def t_s(self) -> float:
-        return self.robot.t_s
-
-    @property
-    def q_rad(self) -> float:
-        return float(self.robot.q_rad[self.index])
-
     @property
     def effort(self) -> float:
         """The effort the robot applied in the last control period (N·m)."""
-        return float(self.robot.effort[self.index])
+        return float(self.plant.effort[self.index])
 
     def reset(self, q_rad: float) -> None:
-        q = self.robot.base_pose_rad.copy()
-        q[self.index] = q_rad
-        self.robot.move_to(q)
+        self.plant.move_to(self.pose_with(q_rad))
 
     def step(self, effort: float) -> None:
-        pos = self.robot.hold_q.copy()
+        robot = self.plant
+        pos = robot.hold_q.copy()
         pos[self.index] = math.nan
-        eff = [math.nan] * self.robot.n
+        eff = [math.nan] * robot.n
         eff[self.index] = float(effort)
-        self.robot.command(pos, eff)
-        self.robot.wait_next()
-
-
-def run_live(robot: str, setup: str | None, job: Callable[[Any], Any], overrides: Sequence[str] | None = None,
-             name: str = "tuning") -> Any:
-    """Run ``job(session)`` on the live path in one process: the robot node (``joint_robot``,
-    MuJoCo) and the tuning node (``live: true``) over the in-process runtime, in lockstep
-    simulated time – the nodes and messages of a lab's setup, without the network. Returns the
-    job's result; its exception propagates. ``hri tune`` and ``bench/pid/results.py`` use this."""
-    from hri_runtime.inproc import InprocContext
-    from hri_sim.nodes.joint_robot_node import JointRobotNode
-
-    from .nodes.tuning_node import PidTuningNode
-    from .session import load_pid_config
-
-    cfg = load_pid_config(robot, overrides=overrides)
-    if robot == "humanoid_arm" and setup not in cfg["pid_tuning"]["setups"]:
-        raise ValueError(f"unknown setup {setup!r}; known: {sorted(cfg['pid_tuning']['setups'])}")
-    ctx = InprocContext()
-    JointRobotNode(robot=robot, setup=setup, cfg=cfg, context=ctx)
-    tuner = PidTuningNode(context=ctx, overrides=overrides, parameters={"robot": robot, "setup": setup or "",
-                                                                         "live": True})
-    done: dict = {}
-    tuner.run_job(name, lambda: job(tuner.session), lambda r, e: done.update(result=r, exc=e))
-    ctx.spin_until(lambda: "result" in done, timeout_s=1e7)
-    if done.get("exc") is not None:
-        raise done["exc"]
-    return done["result"]
+        robot.command(pos, eff)
+        robot.wait_next()

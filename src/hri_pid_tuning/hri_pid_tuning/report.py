@@ -19,11 +19,10 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TextIO
+from typing import Any, Mapping, TextIO
 
 import numpy as np
 
-from .core.metrics import Evaluation
 from .core.services import MotionResult, RunResult
 
 
@@ -51,6 +50,13 @@ class ProgressBar:
             self.stream.write("\n")
         self.stream.flush()
 
+    def show(self, label: str, fraction: float) -> None:
+        """A labelled update; after a finished (100 %) bar the next update starts a new bar."""
+        self.label = label
+        if self._last >= 100:
+            self._last = -1
+        self(fraction)
+
     #: a progress line is open (no newline yet): a warning must start a new line first
     open_line = False
 
@@ -65,12 +71,12 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-def _clean(x: Any) -> Any:
+def json_ready(x: Any) -> Any:
     """JSON-safe: NaN/Inf → null, numpy → Python."""
     if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
+        return {str(k): json_ready(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
+        return [json_ready(v) for v in x]
     if isinstance(x, (np.floating, float)):
         v = float(x)
         return v if math.isfinite(v) else None
@@ -81,7 +87,7 @@ def _clean(x: Any) -> Any:
 
 def write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_clean(data), indent=2))
+    path.write_text(json.dumps(json_ready(data), indent=2))
 
 
 def export_run(run: RunResult, out: str | Path, tuning: Mapping[str, Any] | None = None, plots: bool = True) -> Path:

@@ -34,6 +34,10 @@ from hri_core.pid import PIDGains
 
 _log = logging.getLogger(__name__)
 
+#: the tuning node's request/reply type (src/hri_interfaces/srv/Tune.srv), also the robot node's
+#: ``set_gains``
+TUNE_SRV = "hri_interfaces/srv/Tune"
+
 
 @dataclass
 class Reply:
@@ -50,21 +54,34 @@ class PidTuningServer:
         self.rejected: Counter[str] = Counter()
         self.served: Counter[str] = Counter()
         self.reporter = None        # reporter(phase, joint, fraction, detail): the node's progress topic
+        self.setpoints: dict[str, float] = {}   # joint -> last set-point of the manual recording (rad)
 
     # --- helpers ---------------------------------------------------------------------------------
     @property
     def joints(self) -> list[str]:
         return list(self.session.plant.joint_names)
 
-    def _reject(self, cause: str, message: str) -> Reply:
+    @property
+    def recording(self) -> bool:
+        """A manual recording is running."""
+        return self.session.runner.recording
+
+    def reject(self, cause: str, message: str) -> Reply:
+        """A refusal: counted under ``cause``, logged, ``success = False`` with ``message``."""
         self.rejected[cause] += 1
         _log.warning("request rejected (%s): %s", cause, message)
         return Reply(False, message, {"cause": cause})
 
+    def job_failed(self, name: str, exc: BaseException) -> Reply:
+        """A request run as a live job ended with an exception (the robot did not do what the job
+        needed): counted ``robot_failed``, the one reason as the message."""
+        self.rejected["robot_failed"] += 1
+        return Reply(False, f"{name} failed: {exc}", {"cause": "robot_failed"})
+
     def _check_joint(self, joint: str, allow_all: bool = True) -> Reply | None:
         if (joint == "" and allow_all) or joint in self.joints:
             return None
-        return self._reject("unknown_joint", f"unknown joint {joint!r}; known: {', '.join(self.joints)}")
+        return self.reject("unknown_joint", f"unknown joint {joint!r}; known: {', '.join(self.joints)}")
 
     def _ok(self, name: str, message: str, result: dict[str, Any] | None = None) -> Reply:
         self.served[name] += 1
@@ -73,31 +90,60 @@ class PidTuningServer:
     # --- manual recording ------------------------------------------------------------------------
     def record_start(self, label: str = "recording") -> Reply:
         r = self.session.runner
-        if r._manual is not None:
-            return self._reject("busy", "a manual recording is already running; stop it first")
+        if r.recording:
+            return self.reject("busy", "a manual recording is already running; stop it first")
+        self.setpoints = {}
         r.start_manual_record(label or "recording")
         return self._ok("record_start", f"recording {label or 'recording'}")
 
     def record_sample(self, t_s: float, desired_rad: Sequence[float], measured_rad: Sequence[float]) -> Reply:
         r = self.session.runner
-        if r._manual is None:
-            return self._reject("not_recording", "no manual recording running")
+        if not r.recording:
+            return self.reject("not_recording", "no manual recording running")
         if len(desired_rad) != len(self.joints) or len(measured_rad) != len(self.joints):
-            return self._reject("wrong_length", f"need {len(self.joints)} set-points and process values")
-        before = r._manual.rejected["non_finite"]
-        r.record_sample(float(t_s), desired_rad, measured_rad)
-        if r._manual.rejected["non_finite"] != before:
-            return self._reject("non_finite", "sample with NaN/Inf dropped")
+            return self.reject("wrong_length", f"need {len(self.joints)} set-points and process values")
+        if not r.record_sample(float(t_s), desired_rad, measured_rad):
+            return self.reject("non_finite", "sample with NaN/Inf dropped")
         return Reply(True, "")
 
     def record_stop(self) -> Reply:
         r = self.session.runner
-        if r._manual is None:
-            return self._reject("not_recording", "no manual recording running")
+        if not r.recording:
+            return self.reject("not_recording", "no manual recording running")
         res = r.stop_manual_record()
         return self._ok("record_stop", f"recording {res.motion}: {res.evaluation.samples} samples",
                         {"animation": res.motion, "evaluation": res.evaluation.to_json(),
                          "joints": {j: e.to_json() for j, e in res.joint_evaluations.items()}})
+
+    @staticmethod
+    def _joint_values(names: Sequence[str], positions: Sequence[float]) -> tuple[dict[str, float], tuple | None]:
+        names, pos = list(names), [float(p) for p in positions]
+        if len(names) != len(pos):
+            return {}, ("length_mismatch", f"{len(names)} names, {len(pos)} positions")
+        if not all(math.isfinite(p) for p in pos):
+            return {}, ("non_finite", "NaN/Inf position")
+        return dict(zip(names, pos)), None
+
+    def on_setpoints(self, names: Sequence[str], positions: Sequence[float]) -> tuple[str, str] | None:
+        """A ``joint_setpoints`` message (rad): the set-points the next states are paired with.
+        Returns the ``(cause, detail)`` of a dropped message, else None."""
+        d, bad = self._joint_values(names, positions)
+        self.setpoints.update(d)
+        return bad
+
+    def on_states(self, t_s: float, names: Sequence[str], positions: Sequence[float]) -> tuple[str, str] | None:
+        """A ``joint_states`` message (rad): while a manual recording runs, one sample paired with
+        the last set-points. Returns the ``(cause, detail)`` of a dropped message, else None."""
+        if not self.recording:
+            return None
+        d, bad = self._joint_values(names, positions)
+        if bad:
+            return bad
+        missing = [j for j in self.joints if j not in d or j not in self.setpoints]
+        if missing:
+            return "missing_joint", f"no state or set-point for {missing}"
+        reply = self.record_sample(t_s, [self.setpoints[j] for j in self.joints], [d[j] for j in self.joints])
+        return None if reply.success else (reply.result.get("cause", "rejected"), reply.message)
 
     # --- automated test ----------------------------------------------------------------------------
     def evaluate(self, joint: str = "") -> Reply:
@@ -106,7 +152,7 @@ class PidTuningServer:
             return bad
         s = self.session
         if s.runner.busy:
-            return self._reject("busy", "a test is already running")
+            return self.reject("busy", "a test is already running")
         motions = [s.step_motion(joint)] if joint else s.step_motions()
         if s.per_robot.get("dance") is not None and not joint:
             motions = [s.dance_motion()] + motions
@@ -131,7 +177,7 @@ class PidTuningServer:
         auto = self.session.autotuner
         h = heuristic or auto.tuning_heuristic
         if h not in self.session.heuristics.names:
-            return self._reject("unknown_heuristic",
+            return self.reject("unknown_heuristic",
                                 f"unknown heuristic {h!r}; known: {', '.join(self.session.heuristics.names)}")
         old = auto.tuning_heuristic
         auto.tuning_heuristic = h
@@ -156,24 +202,24 @@ class PidTuningServer:
         st = self.session.storage
         if gains is not None and len(gains) > 0:
             if len(gains) != 3:
-                return self._reject("wrong_length", f"gains must be [kp, ki, kd], got {len(gains)} values")
+                return self.reject("wrong_length", f"gains must be [kp, ki, kd], got {len(gains)} values")
             if not all(isinstance(g, (int, float)) and math.isfinite(g) for g in gains):
-                return self._reject("non_finite", f"gains must be finite numbers, got {list(gains)}")
+                return self.reject("non_finite", f"gains must be finite numbers, got {list(gains)}")
             if any(g < 0 for g in gains):
-                return self._reject("negative_gain", f"gains must be >= 0, got {list(gains)}")
+                return self.reject("negative_gain", f"gains must be >= 0, got {list(gains)}")
             g = PIDGains(*(float(x) for x in gains))
             label = "explicit gains"
         elif heuristic:
             data = self.session.autotuner.history.get(joint)
             if data is None or not data.heuristics:
-                return self._reject("not_tuned", f"{joint} has no auto-tune result; call auto_tune first")
+                return self.reject("not_tuned", f"{joint} has no auto-tune result; call auto_tune first")
             if heuristic not in data.heuristics:
-                return self._reject("unknown_heuristic", f"unknown heuristic {heuristic!r}; known: "
+                return self.reject("unknown_heuristic", f"unknown heuristic {heuristic!r}; known: "
                                     f"{', '.join(data.heuristics)}")
             g = data.heuristics[heuristic]
             label = heuristic
         else:
-            return self._reject("no_gains", "give a heuristic of the last auto-tune or gains [kp, ki, kd]")
+            return self.reject("no_gains", "give a heuristic of the last auto-tune or gains [kp, ki, kd]")
         old = st.local[joint]
         if not st.apply(joint, g):
             st.local[joint] = old
@@ -193,17 +239,19 @@ class PidTuningServer:
         return self._ok("reset", "simulation reset to the base pose; test runner cleared")
 
     def save(self, path: str | Path) -> Reply:
+        """PidConfiguration JSON at ``path`` (its folder created)."""
         try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
             self.session.storage.save_json(path)
         except OSError as exc:
-            return self._reject("io_error", f"cannot write {path}: {exc}")
+            return self.reject("io_error", f"cannot write {path}: {exc}")
         return self._ok("save", f"PidConfiguration written to {path}", {"path": str(path)})
 
     def load(self, path: str | Path) -> Reply:
         try:
             acks = self.session.storage.fill_from_json(path)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            return self._reject("bad_configuration", f"cannot load {path}: {exc}")
+            return self.reject("bad_configuration", f"cannot load {path}: {exc}")
         lost = [j for j, ok in acks.items() if not ok]
         if lost:
             return Reply(False, f"not acknowledged: {lost}", {"acknowledged": acks})
@@ -214,5 +262,5 @@ class PidTuningServer:
         return {"robot": self.session.robot, "setup": self.session.setup, "joints": self.joints,
                 "gains": {j: g.to_dict() for j, g in st.local.items()},
                 "acknowledged": {j: (g.to_dict() if g else None) for j, g in st.acknowledged.items()},
-                "recording": self.session.runner._manual is not None,
+                "recording": self.recording,
                 "rejected": dict(self.rejected), "served": dict(self.served)}

@@ -7,13 +7,11 @@ S1–S4 (``pid_tuning.setups``); ``robot="fr3"`` – the FR3's 7 joints (``confi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-import numpy as np
-
 from .core.autotune import AutoTuningService, TuningData
-from .core.heuristics import HeuristicsParams, compute_all
+from .core.heuristics import HeuristicsParams
 from .core.metrics import EvaluationParams
 from .core.motion import DanceMotion, SignFlipMotion, StepTestMotion
 from .core.optimiser import JointCostFunction, OptimiserParams, optimise
@@ -22,7 +20,24 @@ from .core.posture import SafeTuningParams
 from .core.relay import RelayParams
 from .core.services import PidConfigurationStorage, TestRunner
 
-from hri_sim.pid_plants_mujoco import ARM_ROBOT, CONFIG_ROBOT_FOR_ARM, load_pid_config  # noqa: F401  (re-exported)
+from hri_sim.pid_plants_mujoco import ARM_ROBOT, load_pid_config
+
+
+def per_robot_config(cfg: Mapping[str, Any], robot: str) -> dict:
+    """The per-robot items of ``pid_tuning`` (joint order, initial gains, dance, step test,
+    default heuristic): ``pid_tuning.humanoid_arm`` for the humanoid arm, else ``pid_tuning``."""
+    pt = cfg["pid_tuning"]
+    return pt["humanoid_arm"] if robot == ARM_ROBOT else pt
+
+
+def initial_gains(cfg: Mapping[str, Any], robot: str, names: list[str]) -> dict[str, PIDGains]:
+    """Joint -> initial (hold) gains of ``robot`` (ValueError: not set, or not one per joint)."""
+    ig = per_robot_config(cfg, robot)["initial_gains"]
+    if ig is None:
+        raise ValueError(f"pid_tuning.initial_gains is not set for {robot} (config/robots/{robot}.yaml)")
+    if len(ig["kp"]) != len(names):
+        raise ValueError(f"pid_tuning.initial_gains has {len(ig['kp'])} joints, {robot} has {len(names)}")
+    return {j: PIDGains(kp, ki, kd) for j, kp, ki, kd in zip(names, ig["kp"], ig["ki"], ig["kd"])}
 
 
 @dataclass
@@ -40,18 +55,21 @@ class TuningSession:
     heuristics: HeuristicsParams
     optimiser_params: OptimiserParams
     base_pose_deg: dict[str, float] = field(default_factory=dict)
-    per_robot: dict = field(default_factory=dict)   # pid_tuning.humanoid_arm or pid_tuning (per-joint items)
+    per_robot: dict = field(default_factory=dict)   # pid_tuning.humanoid_arm or pid_tuning (per-robot items)
 
     @classmethod
     def create(cls, robot: str = ARM_ROBOT, setup: str | None = "s2", config_root=None, overrides=None,
                transport: Callable[[str, PIDGains], bool] | None = None,
                clock: Callable[[], float] | None = None, plant: Any = None,
-               reporter: Callable[[str, str, float, str], None] | None = None) -> "TuningSession":
+               reporter: Callable[[str, str, float, str], None] | None = None,
+               cfg: dict | None = None) -> "TuningSession":
         """``plant``: the robot to tune (default: an in-process MuJoCo simulation of it; the live
         path passes a factory ``plant(model, collides)`` making a :class:`hri_pid_tuning.live.LiveRobot`,
         a robot node over the runtime). The model (limits, base pose, self-collision) always comes
-        from the config's robot."""
-        cfg = load_pid_config(robot, config_root, overrides)
+        from the config's robot. ``cfg``: the merged config (default: :func:`load_pid_config` of
+        ``robot`` with ``overrides``)."""
+        if cfg is None:
+            cfg = load_pid_config(robot, config_root, overrides)
         pt = cfg["pid_tuning"]
         relay_amp = None
         from hri_sim.pid_plants_mujoco import (HUMANOID_ARM_JOINTS, ArmSetup, SelfCollisionCheck,
@@ -70,17 +88,12 @@ class TuningSession:
         elif not hasattr(plant, "joint_names"):      # a factory: plant(model, collides)
             plant = plant(model, collides)
         names = plant.joint_names
-        per_robot = pt["humanoid_arm"] if robot == ARM_ROBOT else pt
-        ig = per_robot["initial_gains"]
-        if ig is None:
-            raise ValueError(f"pid_tuning.initial_gains is not set for {robot} (config/robots/{robot}.yaml)")
-        if len(ig["kp"]) != len(names):
-            raise ValueError(f"pid_tuning.initial_gains has {len(ig['kp'])} joints, {robot} has {len(names)}")
+        per_robot = per_robot_config(cfg, robot)
         pid_params = PIDParams.from_config(pt["pid"])
         eval_params = EvaluationParams.from_config(pt["evaluation"])
         storage = PidConfigurationStorage(names, PIDGains(0.0), transport=transport, clock=clock)
-        for j, kp, ki, kd in zip(names, ig["kp"], ig["ki"], ig["kd"]):
-            storage.set(j, PIDGains(kp, ki, kd))
+        for j, g in initial_gains(cfg, robot, names).items():
+            storage.set(j, g)
         storage.transmit_all()
         runner = TestRunner(plant, storage, pid_params, eval_params, pt["sample_interval_s"], clock)
         base = {j: math.degrees(q) for j, q in zip(names, plant.base_pose_rad)}
@@ -88,7 +101,7 @@ class TuningSession:
         heur = HeuristicsParams.from_config(pt["heuristics"])
         order = [j for j in (per_robot["joint_order"] or []) if j in names] or list(names)
         auto = AutoTuningService(lambda j, holds: plant.joint(j, holds, pid_params), storage, relay, heur,
-                                 pt["heuristics"]["default"], base, order, relay_amp,
+                                 per_robot["heuristics"]["default"], base, order, relay_amp,
                                  safe=SafeTuningParams.from_config(pt["safe_tuning"]), pid_params=pid_params,
                                  collides=collides, reporter=reporter)
         return cls(robot, setup, cfg, plant, storage, runner, auto, pid_params, eval_params, relay, heur,
@@ -97,7 +110,7 @@ class TuningSession:
     # --- motions ---------------------------------------------------------------------------------
     def step_motion(self, joint: str) -> StepTestMotion:
         st = self.per_robot["step_test"]
-        return StepTestMotion(joint, st["step_deg"], st["pause_s"], st["hold_s"], st["repeats"])
+        return StepTestMotion(joint, st["pause_s"], st["hold_s"], st["repeats"], step_deg=st["step_deg"])
 
     def flip_motion(self, joint: str) -> SignFlipMotion:
         """The thesis's step-test button: the joint's base angle flips sign and back."""

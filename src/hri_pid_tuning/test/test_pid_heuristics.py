@@ -54,7 +54,7 @@ def test_every_heuristic_stabilises_third_order(hp):
         results[name] = ev
         assert tr.aborted is None
         assert ev.avg_steady_state_error is not None
-        if hp.rules.get(name, (0, 1, 0))[1] > 0 or name in ("simc", "amigo"):
+        if hp.rules.get(name, {"ki": 1.0})["ki"] > 0 or name in ("simc", "amigo"):
             assert abs(ev.avg_steady_state_error) < 0.5, name      # integral action removes offset
     # the ranking trends the thesis reports on overshoot: no-overshoot < some-overshoot < classic < pessen
     ov = {k: (v.max_overshoot or 0.0) for k, v in results.items()}

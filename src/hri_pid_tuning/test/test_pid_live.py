@@ -1,4 +1,4 @@
-"""The live path (issue 17): the tuning node drives a robot running as another node (the MuJoCo
+"""The live path: the tuning node drives a robot running as another node (the MuJoCo
 ``joint_robot`` node) over the runtime, in lockstep simulated time (InprocContext)."""
 import math
 
@@ -11,15 +11,16 @@ from hri_runtime import msgs  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
 from hri_sim.nodes.joint_robot_node import JointRobotNode  # noqa: E402
 
-from hri_pid_tuning.nodes.tuning_node import TUNE_SRV, PidTuningNode  # noqa: E402
-from hri_pid_tuning.session import load_pid_config  # noqa: E402
+from hri_pid_tuning.nodes.tuning_node import PidTuningNode  # noqa: E402
+from hri_pid_tuning.service_api import TUNE_SRV  # noqa: E402
+from hri_sim.pid_plants_mujoco import load_pid_config  # noqa: E402
 
 
 def _live(robot="fr3", overrides=None):
     ctx = InprocContext()
     cfg = load_pid_config(robot, overrides=overrides)
     rn = JointRobotNode(robot=robot, setup="s2", cfg=cfg, context=ctx)
-    tn = PidTuningNode(context=ctx, overrides=overrides, parameters={"robot": robot, "setup": "s2", "live": True})
+    tn = PidTuningNode(context=ctx, cfg=cfg, parameters={"pid_tuning.node.robot": robot, "pid_tuning.node.live": True})
     return ctx, rn, tn
 
 
@@ -33,10 +34,12 @@ def _run(ctx, tn, fn):
 
 
 def test_every_fr3_joint_tunes_on_the_live_path_and_meets_the_step_bounds():
+    """With the FR3's own default heuristic (config: Tyreus-Luyben; the humanoid arm, which reads
+    the same config file, keeps its PD-Control: test_every_humanoid_arm_joint_tunes_...)."""
     ctx, rn, tn = _live()
     s = tn.session
     acc = s.cfg["pid_tuning"]["acceptance"]
-    s.autotuner.tuning_heuristic = "tyreus_luyben"
+    assert s.autotuner.tuning_heuristic == s.cfg["pid_tuning"]["heuristics"]["default"] == "tyreus_luyben"
     progress = []
     tn.create_subscription("hri_interfaces/msg/TuningProgress", s.cfg["pid_tuning"]["live"]["progress_topic"],
                            lambda m: progress.append((m.phase, m.joint)), qos=1000)
@@ -116,7 +119,8 @@ def test_every_humanoid_arm_joint_tunes_on_the_live_path(setup):
     ctx = InprocContext()
     cfg = load_pid_config("humanoid_arm")
     rn = JointRobotNode(robot="humanoid_arm", setup=setup, cfg=cfg, context=ctx)
-    tn = PidTuningNode(context=ctx, parameters={"robot": "humanoid_arm", "setup": setup, "live": True})
+    tn = PidTuningNode(context=ctx, parameters={"pid_tuning.node.robot": "humanoid_arm", "pid_tuning.node.setup": setup,
+                                                "pid_tuning.node.live": True})
     cli = tn.create_client(TUNE_SRV, "/pid_tuning/auto_tune")
     fut = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint="", heuristic=""))   # '' = every joint
     assert ctx.spin_until(fut.done, 1e4)

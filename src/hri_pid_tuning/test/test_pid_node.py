@@ -9,7 +9,8 @@ inproc = pytest.importorskip("hri_runtime.inproc")
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
-from hri_pid_tuning.nodes.tuning_node import TUNE_SRV, PidTuningNode  # noqa: E402
+from hri_pid_tuning.nodes.tuning_node import PidTuningNode  # noqa: E402
+from hri_pid_tuning.service_api import TUNE_SRV  # noqa: E402
 from hri_pid_tuning.session import TuningSession  # noqa: E402
 
 
@@ -18,7 +19,7 @@ def env(tmp_path):
     ctx = inproc.InprocContext(start_time_s=100.0)
     session = TuningSession.create("humanoid_arm", "s2", clock=lambda: 1.7e9)
     node = PidTuningNode(session=session, context=ctx,
-                         parameters={"configuration_path": str(tmp_path / "pid.json")})
+                         parameters={"pid_tuning.node.configuration_path": str(tmp_path / "pid.json")})
     client = Node("pid_client", context=ctx)
     status = []
     client.create_subscription("hri_interfaces/msg/PidTuningStatus", "/pid_tuning/status", status.append)

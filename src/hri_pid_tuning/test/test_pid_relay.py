@@ -2,7 +2,6 @@
 import dataclasses
 import math
 
-import numpy as np
 import pytest
 
 from hri_pid_tuning.core.relay import RelayController, RelayParams, relay_tune

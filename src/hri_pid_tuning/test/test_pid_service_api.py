@@ -22,8 +22,10 @@ def test_auto_tune_apply_evaluate(srv):
     assert tun["applied"] == "classic" and tun["relay"]["ok"] and len(tun["heuristics"]) == 10
     assert srv.session.storage.local["hand"] != before
     assert srv.session.storage.acknowledged["hand"] == srv.session.storage.local["hand"]
-    # the default heuristic stays what config says
-    assert srv.session.autotuner.tuning_heuristic == srv.session.cfg["pid_tuning"]["heuristics"]["default"]
+    # the default heuristic stays the humanoid arm's own (not the config robot's)
+    pt = srv.session.cfg["pid_tuning"]
+    assert srv.session.autotuner.tuning_heuristic == pt["humanoid_arm"]["heuristics"]["default"] == "pd_control"
+    assert pt["heuristics"]["default"] == "tyreus_luyben"
     # apply another of the kept heuristics
     r = srv.apply("hand", heuristic="pd_control")
     assert r.success and r.result["gains"] == tun["heuristics"]["pd_control"]

@@ -90,7 +90,7 @@ def test_storage_acknowledged_updates_retry_and_json(tmp_path):
 
 
 def test_step_test_motion_and_time_stretch():
-    m = StepTestMotion("b", step_deg=45.0, pause_s=0.5, hold_s=1.0)
+    m = StepTestMotion("b", step_deg=45.0, pause_s=0.5, hold_s=1.0, repeats=1)
     assert m.duration_s == pytest.approx(2.5)
     base = np.array([0.0, 0.5])
     assert m.setpoints(0.2, base, ["a", "b"])[1] == pytest.approx(0.5)
@@ -143,7 +143,7 @@ def test_runner_automated_and_manual():
     st = PidConfigurationStorage(["a", "b"], PIDGains(40.0, 20.0, 2.0), clock=FIXED_CLOCK)
     st.transmit_all()
     runner = TestRunner(plant, st, PID_PARAMS, EVAL, sample_interval_s=0.01, clock=FIXED_CLOCK)
-    run = runner.run_test([StepTestMotion("a", 45.0, 0.5, 2.0), DanceMotion([10.0, 5.0], [0.5, 1.0], 2.0)])
+    run = runner.run_test([StepTestMotion("a", 0.5, 2.0, 1, step_deg=45.0), DanceMotion([10.0, 5.0], [0.5, 1.0], 2.0)])
     step = run.motions[0]
     ev = step.joint_evaluations["a"]
     assert ev.setpoint_changes == 2
@@ -157,7 +157,7 @@ def test_runner_automated_and_manual():
     assert set(j["data"][0]["entry"]) == {"desired", "measured"}
     # a better tuned controller has a smaller error: the runner really uses the storage's gains
     st.apply("a", PIDGains(2.0, 0.0, 0.0))
-    worse = runner.run_test([StepTestMotion("a", 45.0, 0.5, 2.0)]).motions[0].joint_evaluations["a"]
+    worse = runner.run_test([StepTestMotion("a", 0.5, 2.0, 1, step_deg=45.0)]).motions[0].joint_evaluations["a"]
     assert worse.avg_absolute_error > 2 * ev.avg_absolute_error
     # manual mode
     runner.start_manual_record("operator")
@@ -224,7 +224,7 @@ def test_mirroring():
                          [(60, 1, 0, 0.0), (72, 2, 0, 0.0), (72, 2, 8, 0.0), (72, 1, 0, 0.1), (72, 2, 8, 0.1)])
 def test_optimiser_beats_start_within_budget_and_is_near_grid(budget, starts, first_phase, restart_xatol):
     plant = LinearPlant([1.0], [1.0, 3.0, 3.0, 1.0], dt_s=2e-2, effort_max=50.0)
-    motion = StepTestMotion("x", step_deg=45.0, pause_s=1.0, hold_s=15.0)
+    motion = StepTestMotion("x", step_deg=45.0, pause_s=1.0, hold_s=15.0, repeats=1)
     # one start; two with the budget split; two with a short first phase (the config's default);
     # restarts of a converged simplex
     p = dataclasses.replace(OptimiserParams.from_config(PT["optimiser"]), budget_trials=budget, starts=starts,

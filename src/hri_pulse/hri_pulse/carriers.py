@@ -70,6 +70,14 @@ class UdpCarrier:
             self.filter_errors += 1
         self.filter_host, self._filter_buf = None, None
 
+    def host_filter(self, ip: Optional[str]) -> bool:
+        """``ip``: admit only that host (:meth:`set_host_filter`); None: remove the filter.
+        The ``host_filter`` a :class:`hri_pulse.core.flood.FloodFilter` drives."""
+        if ip is None:
+            self.clear_host_filter()
+            return True
+        return self.set_host_filter(ip)
+
     @classmethod
     def bind(cls, address: str, port: int, rcvbuf_bytes: int, max_packets_per_cycle: int,
              max_datagram_bytes: int) -> "UdpCarrier":

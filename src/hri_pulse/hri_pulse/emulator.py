@@ -32,7 +32,6 @@ datagrams themselves over a real socket, step by step with the simulated clock.
 from __future__ import annotations
 
 import argparse
-import heapq
 import socket
 import struct
 import sys
@@ -43,7 +42,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from hri_pulse.core.codec import UNITY_FORMAT, PacketAuth
+from hri_pulse.core.codec import UNITY_FORMAT, AuthParams, PacketAuth
 
 _PACK = struct.Struct(UNITY_FORMAT).pack
 
@@ -314,7 +313,7 @@ def main(argv=None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     try:
-        auth = PacketAuth.from_config(cfg)
+        auth = PacketAuth.from_params(AuthParams.from_config(cfg["auth"]))
     except ValueError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2

@@ -1,4 +1,5 @@
 import pytest
+from hri_runtime.clock import SimClock
 from hri_runtime.config import load_robot_config
 
 
@@ -8,20 +9,7 @@ def pulse_section():
     return load_robot_config("tino")["pulse"]
 
 
-class FakeClock:
-    """Injected clock (seconds)."""
-
-    def __init__(self, t: float = 0.0):
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, dt: float) -> float:
-        self.t += dt
-        return self.t
-
-
 @pytest.fixture
 def clock():
-    return FakeClock(100.0)
+    """The injected clock of the cores: the runtime's simulated clock, at 100 s."""
+    return SimClock(100.0)

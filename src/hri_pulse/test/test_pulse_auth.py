@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from hri_pulse.core import PacketParams
-from hri_pulse.core.codec import AUTH_SIZE, PacketAuth, PacketRejected, UnityCodec, UnityPacket
+from hri_pulse.core.codec import AUTH_SIZE, AuthParams, PacketAuth, PacketRejected, UnityCodec, UnityPacket
 from hri_pulse.core.vr import PulseConfig, VrCommandCore
 
 KEY = bytes(range(32))
@@ -30,7 +30,7 @@ def test_golden_vector_layout(pulse_section):
     assert d[36:] == hmac.new(KEY, d[:36], hashlib.sha256).digest()[:16]
     assert d.hex() == ("0000803f000000400000404002000000ffffffff00004842000000002a000000"   # docs/protocols.md
                        "01070000" "a671cf7d00d0e36963a7d8403f003afc")
-    codec = UnityCodec(PacketParams.from_config(pulse_section), auth)
+    codec = UnityCodec(PacketParams.from_config(pulse_section["packet"]), auth)
     assert codec.decode(d).message_order == 42
 
 
@@ -45,7 +45,7 @@ def test_golden_vector_layout(pulse_section):
     (lambda d: PacketAuth(bytes(32), 7).seal(d[:32]), "bad_tag"),     # another key
 ])
 def test_forged_or_corrupted_datagrams_are_refused(pulse_section, mutate, cause):
-    codec = UnityCodec(PacketParams.from_config(pulse_section), PacketAuth(KEY, 7))
+    codec = UnityCodec(PacketParams.from_config(pulse_section["packet"]), PacketAuth(KEY, 7))
     with pytest.raises(PacketRejected) as exc:
         codec.decode(mutate(PacketAuth(KEY, 7).seal(pkt(42))))
     assert exc.value.cause == cause
@@ -53,21 +53,24 @@ def test_forged_or_corrupted_datagrams_are_refused(pulse_section, mutate, cause)
 
 def test_without_auth_a_52_byte_datagram_is_refused(pulse_section):
     with pytest.raises(PacketRejected, match="bad_size"):
-        UnityCodec(PacketParams.from_config(pulse_section)).decode(PacketAuth(KEY, 1).seal(pkt(1)))
+        UnityCodec(PacketParams.from_config(pulse_section["packet"])).decode(PacketAuth(KEY, 1).seal(pkt(1)))
 
 
 def test_key_file_from_config(pulse_section, tmp_path):
     f = tmp_path / "pulse.key"
     f.write_text(KEY.hex()[:32] + "\n" + KEY.hex()[32:] + "\n")
-    sec = dict(pulse_section, auth={"mode": "required", "key_file": str(f), "key_id": 3})
-    assert PulseConfig.from_config(sec).auth == PacketAuth(KEY, 3)
-    assert PulseConfig.from_config(pulse_section).auth is None           # default: off
+    sec = {"mode": "required", "key_file": str(f), "key_id": 3}
+    assert PacketAuth.from_params(AuthParams.from_config(sec)) == PacketAuth(KEY, 3)
+    assert PacketAuth.from_params(AuthParams.from_config(pulse_section["auth"])) is None   # default: off
     for text, why in (("abcd", "at least 16"), ("zz" * 20, "not a readable hex key")):
         f.write_text(text)
         with pytest.raises(ValueError, match=why):
-            PulseConfig.from_config(sec)
+            PacketAuth.from_params(AuthParams.from_config(sec))
     with pytest.raises(ValueError, match="not a readable hex key"):
-        PulseConfig.from_config(dict(sec, auth=dict(sec["auth"], key_file=str(tmp_path / "absent"))))
+        PacketAuth.from_params(AuthParams.from_config(dict(sec, key_file=str(tmp_path / "absent"))))
+    with pytest.raises(ValueError, match="not a readable hex key"):          # the core reads it at start
+        VrCommandCore(PulseConfig.from_config(dict(pulse_section, auth=dict(sec, key_file=str(tmp_path / "absent")))),
+                      clock=lambda: 0.0)
 
 
 def test_forged_jump_from_a_host_without_the_key_never_commands(pulse_section, tmp_path):
@@ -77,7 +80,7 @@ def test_forged_jump_from_a_host_without_the_key_never_commands(pulse_section, t
     cfg = PulseConfig.from_config(dict(pulse_section, auth={"mode": "required", "key_file": str(f), "key_id": 1}))
     t = [100.0]
     core = VrCommandCore(cfg, clock=lambda: t[0])
-    seal = cfg.auth.seal
+    seal = core.auth.seal
     for s in range(50):
         assert core.on_datagram(seal(pkt(s)), A, t[0]) is not None
         t[0] += 0.04
@@ -109,7 +112,8 @@ def test_vr_emulate_seals_its_packets_when_the_config_requires_it(tmp_path, monk
         f.write(f"\npulse:\n  auth: {{mode: required, key_file: '{key}', key_id: 5}}\n")
     monkeypatch.setenv("HRI_CONFIG_ROOT", str(root))
     cfg = load_robot_config("tino")["pulse"]
-    codec = UnityCodec(PacketParams.from_config(cfg), PacketAuth.from_config(cfg))
+    auth = PacketAuth.from_params(AuthParams.from_config(cfg["auth"]))
+    codec = UnityCodec(PacketParams.from_config(cfg["packet"]), auth)
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.bind(("127.0.0.1", 0))
     rx.settimeout(10.0)

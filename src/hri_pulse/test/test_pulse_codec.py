@@ -7,7 +7,7 @@ from hri_pulse.core import PacketParams, PacketRejected, UNITY_FORMAT, UnityCode
 
 @pytest.fixture
 def codec(pulse_section):
-    return UnityCodec(PacketParams.from_config(pulse_section))
+    return UnityCodec(PacketParams.from_config(pulse_section["packet"]))
 
 
 def pkt(**kw):
@@ -17,11 +17,11 @@ def pkt(**kw):
     return UnityPacket(**base)
 
 
-def test_layout_is_the_seed_format_32_bytes(codec):
+def test_layout_is_the_tino_vr_design_format_32_bytes(codec):
     assert UNITY_FORMAT == "<fffiiffi" and struct.calcsize(UNITY_FORMAT) == 32
     raw = codec.encode(pkt())
     assert len(raw) == 32
-    # seed example [0.0, 0.0, 0.0, 2, 1, 75, 0.0, 12345], byte offsets of protocols.md
+    # the Tino VR design's example [0.0, 0.0, 0.0, 2, 1, 75, 0.0, 12345], byte offsets of protocols.md
     assert struct.unpack_from("<i", raw, 12)[0] == 2
     assert struct.unpack_from("<i", raw, 16)[0] == 1
     assert struct.unpack_from("<f", raw, 20)[0] == 75.0      # volume is a float on the wire

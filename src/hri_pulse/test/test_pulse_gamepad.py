@@ -4,7 +4,7 @@ from hri_pulse.core import Command, GamepadMapper, GamepadParams
 
 @pytest.fixture
 def gm(pulse_section):
-    return GamepadMapper(GamepadParams.from_config(pulse_section))
+    return GamepadMapper(GamepadParams.from_config(pulse_section["gamepad"]))
 
 
 @pytest.mark.parametrize("button,state", [("x", 1), ("y", 2), ("b", 3)])
@@ -58,7 +58,7 @@ def test_evdev_source_with_injected_events(pulse_section):
     src = EvdevSource("Xbox", pulse_section["gamepad"]["evdev_buttons"], logging.getLogger("t"))
     src._codes = {307: "x", 310: "lb"}          # as open() builds them from evdev.ecodes
     src.dev = FakeEvdevDevice([Ev(310, 1), Ev(307, 1)])
-    gm = GamepadMapper(GamepadParams.from_config(pulse_section))
+    gm = GamepadMapper(GamepadParams.from_config(pulse_section["gamepad"]))
     pressed = src.poll()
     assert pressed == {"x", "lb"} and gm.update(pressed) == Command(1, -1)
     src.dev = FakeEvdevDevice([Ev(307, 0)])
@@ -72,3 +72,19 @@ def test_evdev_missing_library_is_a_message(pulse_section, caplog):
     with caplog.at_level("ERROR"):
         assert src.open() is False
     assert "gamepad:" in caplog.text
+
+
+def test_core_retries_a_missing_device_once_per_period_and_cancels_on_loss(pulse_section):
+    from hri_pulse.core import GamepadCore, PulseParams
+    g = GamepadParams.from_config(pulse_section["gamepad"])
+    core = GamepadCore(g, PulseParams.from_config(pulse_section["pulse"]), start_s=0.0)
+    due = [t / 10 for t in range(0, 100) if core.retry_due(t / 10)]
+    assert due == [k * g.retry_period_s for k in range(len(due))] and len(due) == int(9.9 / g.retry_period_s) + 1
+    assert core.on_joy([0] * 11, 10.0) and not core.on_joy([1], 10.0)     # too short: counted
+    jb = g.joy_buttons
+    core.on_joy([1 if i == jb["y"] else 0 for i in range(11)], 10.0)     # Y: state 2
+    states = [e.state for e in core.due(10.0)]
+    core.device_lost(10.01)
+    states += [e.state for e in core.due(10.2)]
+    assert states[0] == 2 and all(s == 0 for s in states[1:]) and core.pulse.cancelled == 1
+    assert core.status()["commands"] == 1 and core.status()["bad_joy"] == 1 and core.status()["device_losses"] == 1

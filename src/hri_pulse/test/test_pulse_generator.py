@@ -4,7 +4,7 @@ from hri_pulse.core import Command, PulseGenerator, PulseParams, RisingEdge
 
 @pytest.fixture
 def gen(pulse_section):
-    return PulseGenerator(PulseParams.from_config(pulse_section), start_s=0.0)
+    return PulseGenerator(PulseParams.from_config(pulse_section["pulse"]), start_s=0.0)
 
 
 def run(gen, t_end, dt=0.005, t0=0.0):
@@ -33,7 +33,7 @@ def test_three_messages_at_0_40_80_then_idle_at_120_ms(gen):
 
 
 def test_one_press_one_pulse_whatever_the_hold(pulse_section):
-    gen = PulseGenerator(PulseParams.from_config(pulse_section), start_s=0.0)
+    gen = PulseGenerator(PulseParams.from_config(pulse_section["pulse"]), start_s=0.0)
     edge = RisingEdge()
     fired = 0
     for k in range(250):                      # button held 10 s at 25 Hz
@@ -85,7 +85,7 @@ def test_idle_command_cancels(gen):
 
 def test_without_idle_stream_one_idle_after_each_pulse(pulse_section):
     import dataclasses
-    gen = PulseGenerator(dataclasses.replace(PulseParams.from_config(pulse_section), idle_stream=False), 0.0)
+    gen = PulseGenerator(dataclasses.replace(PulseParams.from_config(pulse_section["pulse"]), idle_stream=False), 0.0)
     assert gen.request(Command(2, 0), 0.0)
     em = run(gen, 1.0)
     assert [(round(e.t_s, 6), e.state) for e in em] == [(0.0, 2), (0.04, 2), (0.08, 2), (0.12, 0)]

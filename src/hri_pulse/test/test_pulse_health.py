@@ -5,7 +5,7 @@ from hri_pulse.core.health import ERROR, OK, WARN
 
 @pytest.fixture
 def hp(pulse_section):
-    return HealthParams.from_config(pulse_section)
+    return HealthParams.from_config(pulse_section["health"])
 
 
 def feed(h, t0, t1, rate, pose_rate=10.0, skel_rate=10.0):
@@ -23,7 +23,7 @@ def feed(h, t0, t1, rate, pose_rate=10.0, skel_rate=10.0):
     return events
 
 
-def test_defaults_from_seed(hp):
+def test_defaults_from_the_tino_vr_design(hp):
     assert (hp.expected_receive_rate_hz, hp.pose_send_rate_hz, hp.skeleton_send_rate_hz) == (25.0, 10.0, 10.0)
     assert (hp.window_s, hp.disconnect_timeout_s) == (10.0, 3.0)
     assert (hp.in_warn_deviation, hp.out_warn_deviation) == (0.2, 0.1)

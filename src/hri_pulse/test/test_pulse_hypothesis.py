@@ -9,7 +9,7 @@ from hri_pulse.core import PacketParams, PacketRejected, PulseConfig, UnityCodec
 @settings(max_examples=3000, deadline=None)
 @given(st.binary(min_size=0, max_size=64))
 def test_any_bytes_decode_or_rejected(pulse_section, data):
-    codec = UnityCodec(PacketParams.from_config(pulse_section))
+    codec = UnityCodec(PacketParams.from_config(pulse_section["packet"]))
     try:
         pkt = codec.decode(data)
     except PacketRejected as e:

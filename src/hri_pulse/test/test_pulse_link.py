@@ -1,9 +1,7 @@
 import dataclasses
 import struct
 
-import pytest
-from hri_pulse.core import (HealthParams, LinkParams, LinkReceiver, PacketParams, PacketRejected,
-                            SequenceParams, UnityCodec, UnityPacket)
+from hri_pulse.core import HealthParams, LinkParams, LinkReceiver, PacketParams, SequenceParams, UnityCodec
 
 A = ("127.0.0.1", 40000)
 B = ("10.0.0.7", 40000)
@@ -14,9 +12,10 @@ def raw(seq, state=0, ang=0):
 
 
 def make(pulse_section, clock, **link):
-    return LinkReceiver(UnityCodec(PacketParams.from_config(pulse_section)), clock,
-                        SequenceParams.from_config(pulse_section), HealthParams.from_config(pulse_section),
-                        dataclasses.replace(LinkParams.from_config(pulse_section), **link))
+    return LinkReceiver(UnityCodec(PacketParams.from_config(pulse_section["packet"])), clock,
+                        SequenceParams.from_config(pulse_section["sequence"]),
+                        HealthParams.from_config(pulse_section["health"]),
+                        dataclasses.replace(LinkParams.from_config(pulse_section["link"]), **link))
 
 
 def test_accept_and_count_every_cause(pulse_section, clock):
@@ -78,8 +77,8 @@ def test_other_codec_plugs_in(pulse_section, clock):
         def sequence(self, pkt):
             return pkt
 
-    lr = LinkReceiver(Codec(), clock, SequenceParams.from_config(pulse_section),
-                      HealthParams.from_config(pulse_section), LinkParams.from_config(pulse_section),
+    lr = LinkReceiver(Codec(), clock, SequenceParams.from_config(pulse_section["sequence"]),
+                      HealthParams.from_config(pulse_section["health"]), LinkParams.from_config(pulse_section["link"]),
                       reject_exceptions=(MyError,))
     assert lr.handle(b"OK7", A) == 7
     assert lr.handle(b"XX8", A) is None and lr.rejected["bad_magic"] == 1

@@ -7,7 +7,7 @@ M = 1 << 31
 
 @pytest.fixture
 def tr(pulse_section):
-    return SequenceTracker(SequenceParams.from_config(pulse_section))
+    return SequenceTracker(SequenceParams.from_config(pulse_section["sequence"]))
 
 
 def test_modulus_from_config_is_2_pow_31(tr):
@@ -123,3 +123,11 @@ def test_genuine_forward_jump_resumes_within_confirm_packets(tr):
     assert verdicts[:n - 1] == [JUMP_PENDING] * (n - 1)
     assert verdicts[n - 1] == GAP and tr.last_gap.severity == "major"
     assert verdicts[n:] == [OK, OK]
+
+
+def test_gap_classes_must_not_overlap(pulse_section):
+    """The declaration's rule: a major gap is longer than every minor one."""
+    from hri_runtime.config import ConfigError
+    bad = dict(pulse_section["sequence"], major_gap_min=pulse_section["sequence"]["minor_gap_max"])
+    with pytest.raises(ConfigError, match="major_gap_min"):
+        SequenceParams.from_config(bad)

@@ -1,7 +1,7 @@
 import struct
 
 import pytest
-from hri_pulse.core import (Command, GamepadMapper, GamepadParams, PulseConfig, PulseGenerator,
+from hri_pulse.core import (GamepadMapper, GamepadParams, PulseConfig, PulseGenerator,
                             PulseParams, VrCommandCore)
 
 PEER = ("127.0.0.1", 50000)
@@ -95,20 +95,21 @@ def test_restart_mid_session_accepts_new_app(pulse_section, clock):
 def test_gamepad_and_vr_give_identical_messages(pulse_section, clock):
     """Same press sequence through the gamepad mapper and the VR stream -> same emissions."""
     presses = [set(), {"x"}, {"x"}, set(), set(), set(), set(), set(), {"b", "rb"}, {"b", "rb"}, set()] + [set()] * 10
-    gm = GamepadMapper(GamepadParams.from_config(pulse_section))
-    gen = PulseGenerator(PulseParams.from_config(pulse_section), start_s=clock())
+    gm = GamepadMapper(GamepadParams.from_config(pulse_section["gamepad"]))
+    gen = PulseGenerator(PulseParams.from_config(pulse_section["pulse"]), start_s=clock())
     vr = Rig(pulse_section, clock.__class__(clock()))
     pad_out = []
     faces = {"x": 1, "y": 2, "b": 3}
     for pressed in presses:
-        t = clock.advance(0.04)
+        clock.advance(0.04)
+        t = clock()
         cmd = gm.update(pressed)
         if cmd is not None:
             gen.request(cmd, t)
         pad_out += gen.due(t)
         st = max([faces[b] for b in pressed if b in faces], default=0)
         ang = 1 if "rb" in pressed else 0
-        vr.clock.t = t
+        vr.clock.set_ns(clock.now_ns())
         vr.send(st, ang)
         vr.out += vr.core.tick().emissions
     strip = lambda em: [(round(e.t_s, 6), e.state, e.direction) for e in em if e.state]

@@ -1,4 +1,4 @@
-"""Per-type CDR "plans" for the C++ codec (``hri_core._hri_core.cdr``).
+"""Per-type CDR "plans" for the C++ codec (``hri_runtime._cdr``, src/cdr_codec.cpp).
 
 A plan is the rosbags CDR code generator (``rosbags/serde/cdr.py``) turned into data: the same
 walk over the field definitions, the same static alignment tracking, but instead of Python
@@ -23,6 +23,10 @@ Description of one message type (what ``cdr.compile_plan`` takes)::
 ``dtype_num`` is the numpy type number of primitive arrays/sequences (-1 otherwise); ``byte``
 maps to int8 and ``char`` to uint8 as in rosbags. Kinds without a C++ implementation
 (``wstring``, ``float128``) raise ``PlanUnsupported``: that type stays on rosbags.
+
+The op codes and kind numbers are the extension's (``_cdr.OP_CODES``, ``_cdr.KIND_CODES``): one
+definition, in C++. This module needs the extension (``hri_runtime.msgs`` imports it only when
+the extension loads and otherwise keeps rosbags' codec).
 """
 from __future__ import annotations
 
@@ -33,15 +37,15 @@ import numpy as np
 from rosbags.interfaces import Nodetype
 from rosbags.serde.utils import SIZEMAP, align, align_after
 
+from . import _cdr
+
 __all__ = ["PlanUnsupported", "describe", "compile_plan", "KINDS"]
 
-OP_ALIGN, OP_SCALAR, OP_ARRAY, OP_SEQ, OP_MSG, OP_MSG_ARRAY, OP_MSG_SEQ = range(7)
+OP_ALIGN, OP_SCALAR, OP_ARRAY, OP_SEQ, OP_MSG, OP_MSG_ARRAY, OP_MSG_SEQ = (
+    _cdr.OP_CODES[n] for n in ("ALIGN", "SCALAR", "ARRAY", "SEQ", "MSG", "MSG_ARRAY", "MSG_SEQ"))
 
-# primitive kind codes shared with cpp/src/cdr_bindings.cpp (enum Kind)
-KINDS = {
-    "bool": 0, "int8": 1, "byte": 1, "uint8": 2, "char": 2, "int16": 3, "uint16": 4,
-    "int32": 5, "uint32": 6, "int64": 7, "uint64": 8, "float32": 9, "float64": 10, "string": 11,
-}
+# primitive kind of each .msg primitive (byte = int8, char = uint8 as in rosbags)
+KINDS = {**_cdr.KIND_CODES, "byte": _cdr.KIND_CODES["int8"], "char": _cdr.KIND_CODES["uint8"]}
 _DTYPES = {
     "bool": np.bool_, "int8": np.int8, "byte": np.int8, "uint8": np.uint8, "char": np.uint8,
     "int16": np.int16, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32,
@@ -125,10 +129,6 @@ def describe(type_name: str, store, memo: dict[str, Any] | None = None) -> tuple
     return out
 
 
-def compile_plan(type_name: str, store, cdr=None):
-    """The compiled C++ plan of ``type_name`` (raises ImportError without hri_core,
-    PlanUnsupported for kinds the C++ codec lacks). ``cdr``: the codec module (default
-    ``hri_core._hri_core.cdr``)."""
-    if cdr is None:
-        from hri_core._hri_core import cdr
-    return cdr.compile_plan(describe(type_name, store))
+def compile_plan(type_name: str, store):
+    """The compiled C++ plan of ``type_name`` (PlanUnsupported for kinds the C++ codec lacks)."""
+    return _cdr.compile_plan(describe(type_name, store))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from .context import Graph, GraphEndpoint, QoSProfile
+from .context import Graph, GraphEndpoint
+from .qos import QoSProfile
 
 __all__ = ["qos_lines", "topic_info_lines", "matching_qos", "format_gid", "PARAM_TYPE_NAMES"]
 

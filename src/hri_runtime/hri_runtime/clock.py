@@ -53,24 +53,51 @@ class Clock:
 
 
 class SimClock(Clock):
-    """Simulated time: the last ``/clock`` value received (0.0 until the first one).
+    """Simulated time, integer nanoseconds: THE simulated clock of the workspace.
 
-    ``listeners`` are called (on the executor thread) after every change, so timers on this
-    clock fire when simulated time passes their deadline."""
+    Two writers, one class: a node with ``use_sim_time`` sets it from ``/clock``
+    (:meth:`set_ns`); a lockstep run (:class:`hri_runtime.lockstep.Lockstep`) advances it one step
+    at a time (:meth:`advance`). It starts at ``start_s`` (0.0: "no /clock received yet").
+
+    Readers: ``now()`` (Time), ``now_s()`` (float s), and calling the clock itself, ``clock()`` ->
+    float seconds, so it is the injected ``clock`` of the cores (``Callable[[], float]``).
+
+    ``listeners`` are called (on the writer's thread) after every change, so timers on this clock
+    fire when simulated time passes their deadline."""
 
     is_sim = True
 
-    def __init__(self):
-        self._t_ns = 0
+    def __init__(self, start_s: float = 0.0):
+        self._t_ns = int(round(start_s * 1e9))
         self._lock = threading.Lock()
         self.listeners: list[Callable[[], None]] = []
         super().__init__(lambda: self._t_ns * 1e-9)
+
+    def __call__(self) -> float:
+        return self._t_ns * 1e-9
+
+    def now_ns(self) -> int:
+        return self._t_ns
 
     def set_ns(self, t_ns: int) -> None:
         with self._lock:
             self._t_ns = int(t_ns)
         for fn in list(self.listeners):
             fn()
+
+    def set_s(self, t_s: float) -> None:
+        """Set simulated time to ``t_s`` seconds (rounded to the nanosecond)."""
+        self.set_ns(int(round(t_s * 1e9)))
+
+    def advance_ns(self, dt_ns: int) -> None:
+        """Move simulated time forward by ``dt_ns`` (>= 0) nanoseconds."""
+        if dt_ns < 0:
+            raise ValueError(f"advance_ns({dt_ns}): simulated time does not run backwards")
+        self.set_ns(self._t_ns + int(dt_ns))
+
+    def advance(self, dt_s: float) -> None:
+        """Move simulated time forward by ``dt_s`` seconds (rounded to the nanosecond)."""
+        self.advance_ns(int(round(dt_s * 1e9)))
 
     def now(self) -> Time:
         return Time(self._t_ns)

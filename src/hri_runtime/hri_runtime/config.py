@@ -1,15 +1,17 @@
 """The one YAML base-override configuration tree.
 
-``config/_defaults.yaml`` holds every key with its default; ``config/robots/<robot>.yaml``
-only what differs for that robot. Loading a robot:
+Every key is declared once, in the ``parameters.yaml`` of the package that owns its section
+(type, default, unit, bounds, description, source; format in docs/configuration.md);
+``config/robots/<robot>.yaml`` holds only what differs for that robot. Loading a robot:
 
-1. read ``_defaults.yaml``, then the robot's override chain (a robot file may say
-   ``extends: <other robot>``, e.g. a second instance of a model with a different port);
+1. start from the declared defaults, then the robot's override chain (a robot file may say
+   ``extends: <other robot>``, e.g. a second instance of a model with a different port), then the
+   command-line overrides;
 2. merge: mappings merge recursively, scalars and lists are replaced whole;
 3. expand ``${VAR}`` / ``${VAR:-default}`` from the environment (a string that is only a
    reference is re-read as YAML, so ``${PORT:-7447}`` gives the int 7447);
 4. replace ``{robot_id}`` in keys and strings by the instance name;
-5. validate against the schema (``config/schema/*.yaml``, format in docs/configuration.md).
+5. validate against the declarations (bounds, lengths, ``_rules`` across keys).
 
 Every error is one ``ConfigError`` naming the file, the key path, the value and what was
 expected. ``hri config check`` turns it into one line on stderr and exit code 2.
@@ -28,15 +30,14 @@ from typing import Any
 
 import yaml
 
-DEFAULTS_FILE = "_defaults.yaml"
 ROBOTS_DIR = "robots"
-SCHEMA_DIR = "schema"
+PARAMETERS_FILE = "parameters.yaml"   # per package: src/<pkg>/parameters.yaml, share/<pkg>/parameters.yaml
 RULES_KEY = "_rules"
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class ConfigError(Exception):
+class ConfigError(ValueError):
     """A configuration problem, reported as one line: file: key.path: value – expected ..."""
 
     def __init__(self, file: str | Path | None, key_path: str, value: Any, expected: str):
@@ -71,14 +72,15 @@ def _short_repr(value: Any, limit: int = 80) -> str:
 
 
 def find_config_root(start: Path | None = None) -> Path:
-    """The config tree: ``$HRI_CONFIG_ROOT``, else the nearest ``config/`` above ``start``
-    (default: the working directory), else the workspace this module was installed from, else
-    ``share/hri_runtime/config`` of an installed workspace (AMENT_PREFIX_PATH, sys.prefix)."""
+    """The config tree (the directory holding ``robots/``): ``$HRI_CONFIG_ROOT``, else the nearest
+    ``config/`` above ``start`` (default: the working directory), else the workspace this module
+    was installed from, else ``share/hri_runtime/config`` of an installed workspace
+    (AMENT_PREFIX_PATH, sys.prefix)."""
     env = os.environ.get("HRI_CONFIG_ROOT")
     if env:
-        if not (Path(env) / DEFAULTS_FILE).is_file():
+        if not (Path(env) / ROBOTS_DIR).is_dir():
             raise ConfigError("<environment>", "HRI_CONFIG_ROOT", env,
-                              f"a config directory holding {DEFAULTS_FILE}")
+                              f"a config directory holding {ROBOTS_DIR}/")
         return Path(env)
     candidates = []
     here = (start or Path.cwd()).resolve()
@@ -86,13 +88,45 @@ def find_config_root(start: Path | None = None) -> Path:
     module_dir = Path(__file__).resolve().parent
     candidates.extend(module_dir.parents)
     # an installed workspace (colcon install/, Docker): hri_runtime installs the tree to its share/
-    prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
-    candidates.extend(Path(p) / "share" / "hri_runtime" for p in [*prefixes, sys.prefix])
+    candidates.extend(p / "share" / "hri_runtime" for p in _install_prefixes())
     for base in candidates:
-        if (base / "config" / DEFAULTS_FILE).is_file():
+        if (base / "config" / ROBOTS_DIR).is_dir():
             return base / "config"
-    raise ConfigError(None, "", str(here), f"a config tree (config/{DEFAULTS_FILE}) above the "
+    raise ConfigError(None, "", str(here), f"a config tree (config/{ROBOTS_DIR}/) above the "
                       "working directory, or HRI_CONFIG_ROOT set")
+
+
+def _install_prefixes() -> list[Path]:
+    prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    return [Path(p) for p in [*prefixes, sys.prefix]]
+
+
+def parameter_files(config_root: str | Path | None = None) -> dict[str, Path]:
+    """package -> its ``parameters.yaml``, found (first hit per package wins) in: the source tree
+    next to the config tree (``<ws>/src/<pkg>/``), the install space holding the config tree
+    (merged ``<prefix>/share/<pkg>/`` or isolated ``<install>/<pkg>/share/<pkg>/``), the
+    AMENT_PREFIX_PATH prefixes and sys.prefix, and the source tree this module belongs to (an
+    editable install)."""
+    patterns: list[tuple[Path, str]] = []
+    try:
+        root = Path(config_root or find_config_root()).resolve()
+    except ConfigError:                 # no config tree (a core used alone): the packages' own files
+        root = None
+    if root is not None:
+        patterns.append((root.parent / "src", f"*/{PARAMETERS_FILE}"))
+    if root is not None and root.parent.parent.name == "share":   # <prefix>/share/hri_runtime/config
+        patterns.append((root.parent.parent, f"*/{PARAMETERS_FILE}"))
+        patterns.append((root.parents[3], f"*/share/*/{PARAMETERS_FILE}"))
+    patterns.extend((p / "share", f"*/{PARAMETERS_FILE}") for p in _install_prefixes())
+    module_ws = Path(__file__).resolve().parents[3]          # <ws>/src/hri_runtime/hri_runtime/config.py
+    patterns.append((module_ws / "src", f"*/{PARAMETERS_FILE}"))
+    found: dict[str, Path] = {}
+    for base, pattern in patterns:
+        if not base.is_dir():
+            continue
+        for path in sorted(base.glob(pattern)):
+            found.setdefault(path.parent.name, path)
+    return found
 
 
 def list_robots(config_root: Path | None = None) -> list[str]:
@@ -106,7 +140,7 @@ def list_robots(config_root: Path | None = None) -> list[str]:
 # Bounds of what a config (or launch) YAML file may be: anything beyond is refused in one line
 # before it is parsed into Python objects (docs/configuration.md "Limits"). Not config keys:
 # they guard the reading of the config tree itself.
-MAX_FILE_BYTES = 1 << 20       # 1 MiB (the whole shipped _defaults.yaml is < 64 KiB)
+MAX_FILE_BYTES = 1 << 20       # 1 MiB (the largest shipped parameters.yaml is < 64 KiB)
 MAX_NESTING = 32               # nested mappings/sequences
 MAX_NODES = 100_000            # scalars + collections, counting every alias expansion
 
@@ -309,54 +343,137 @@ def _dotted(path: tuple) -> str:
     return out
 
 
-# ----------------------------------------------------------------------------- schema
+# ----------------------------------------------------------------------------- declarations
 
 
 _TYPE_NAMES = {"int", "float", "number", "bool", "str", "enum", "list", "map", "any"}
-_SPEC_KEYS = {"type", "min", "max", "gt", "lt", "unit", "doc", "nullable", "required", "values",
-              "items", "length", "min_length", "max_length", "pattern", "required_when", "reader",
-              "fields"}
+# What a leaf declaration may say: its type and checks, and (documentation) its default, unit,
+# description, the published source of its number, whether it may change at run time, who reads it.
+_CHECK_KEYS = {"type", "min", "max", "gt", "lt", "nullable", "required", "values", "items", "length",
+               "min_length", "max_length", "pattern", "required_when", "fields"}
+_SPEC_KEYS = _CHECK_KEYS | {"default", "unit", "description", "source", "read_only", "reader"}
 
 
 def is_leaf_spec(node: Any) -> bool:
     return isinstance(node, dict) and isinstance(node.get("type"), str)
 
 
-def load_schema(config_root: Path) -> dict:
-    """Merge every ``schema/*.yaml`` fragment into one schema tree."""
-    schema: dict = {}
+@dataclass(frozen=True, eq=False)
+class Declarations:
+    """Every package's parameter declarations merged: ``schema`` (the spec tree, ``_rules`` at
+    its top), ``defaults`` (the declared defaults tree), ``origin`` (key path -> declaring file)
+    and ``files`` (section -> declaring file)."""
+
+    schema: dict
+    defaults: dict
+    origin: dict
+    files: dict
+
+    def spec(self, dotted: str) -> Any:
+        """The spec (leaf) or the spec tree (section) at a dotted path; KeyError names it."""
+        node: Any = self.schema
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or is_leaf_spec(node) or part not in node:
+                raise KeyError(f"no declared parameter or section '{dotted}'")
+            node = node[part]
+        return node
+
+
+_declarations_cache: dict = {}
+
+
+def load_declarations(config_root: str | Path | None = None) -> Declarations:
+    """Read and check every package's ``parameters.yaml`` (see :func:`parameter_files`); each
+    top-level section is declared by one package. Cached per file set and modification time."""
+    files = parameter_files(config_root)
+    stamp = []
+    for pkg, path in sorted(files.items()):
+        try:
+            st = path.stat()
+            stamp.append((pkg, str(path), st.st_mtime_ns, st.st_size))
+        except OSError:
+            stamp.append((pkg, str(path), None, None))
+    key = tuple(stamp)
+    if key not in _declarations_cache:
+        if len(_declarations_cache) > 16:
+            _declarations_cache.clear()
+        _declarations_cache[key] = _read_declarations(files)
+    return _declarations_cache[key]
+
+
+def declared_defaults(config_root: str | Path | None = None) -> dict:
+    """The tree of declared defaults (a copy; no environment expansion, no ``{robot_id}``)."""
+    return copy.deepcopy(load_declarations(config_root).defaults)
+
+
+def _read_declarations(files: dict[str, Path]) -> Declarations:
+    if not files:
+        raise ConfigError(None, "", None, f"package parameter files ({PARAMETERS_FILE}) next to the "
+                          "config tree or in an installed workspace")
+    schema: dict = {RULES_KEY: []}
+    defaults: dict = {}
     origin: dict = {}
-    schema_dir = Path(config_root) / SCHEMA_DIR
-    for path in sorted(schema_dir.glob("*.yaml")):
+    owner: dict = {}
+    for pkg in _package_order(files):
+        path = files[pkg]
         fragment = read_yaml(path)
         if not isinstance(fragment, dict):
-            raise ConfigError(path, "", fragment, "a mapping of sections to specs")
-        rules = fragment.pop(RULES_KEY, [])
-        schema = deep_merge(schema, fragment, origin, str(path))
-        schema.setdefault(RULES_KEY, []).extend(rules or [])
-    _check_schema(schema, (), schema_dir)
-    return schema
+            raise ConfigError(path, "", fragment, "a mapping of sections to parameter declarations")
+        rules = fragment.pop(RULES_KEY, None) or []
+        if not isinstance(rules, list):
+            raise ConfigError(path, RULES_KEY, rules, "a list of rules")
+        for section, node in fragment.items():
+            if section in owner:
+                raise ConfigError(path, str(section), None,
+                                  f"each section declared by one package (also in {_display_path(owner[section])})")
+            owner[section] = path
+            _check_declaration(node, (section,), path)
+            schema[section] = node
+            defaults[section] = _defaults_of(node, (section,), origin, str(path))
+        schema[RULES_KEY].extend(rules)
+    return Declarations(schema=schema, defaults=defaults, origin=origin, files=owner)
 
 
-def _check_schema(node: Any, path: tuple, schema_dir: Path) -> None:
-    """A schema typo must fail loudly, not validate nothing."""
+def _package_order(files: dict) -> list[str]:
+    """hri_runtime (the robot description) first, then the packages by name."""
+    return sorted(files, key=lambda pkg: (pkg != "hri_runtime", pkg))
+
+
+def _defaults_of(node: dict, path: tuple, origin: dict, file: str) -> dict:
+    out: dict = {}
+    for key, child in node.items():
+        if is_leaf_spec(child):
+            if "default" in child:
+                out[key] = copy.deepcopy(child["default"])
+                _record_origin(out[key], origin, file, path + (key,))
+        else:
+            out[key] = _defaults_of(child, path + (key,), origin, file)
+    return out
+
+
+def _check_declaration(node: Any, path: tuple, file: Path, top: bool = True) -> None:
+    """A declaration typo must fail loudly, not validate nothing."""
     if is_leaf_spec(node):
         if node["type"] not in _TYPE_NAMES:
-            raise ConfigError(schema_dir, _dotted(path), node["type"], f"one of {sorted(_TYPE_NAMES)}")
+            raise ConfigError(file, _dotted(path), node["type"], f"one of {sorted(_TYPE_NAMES)}")
         unknown = set(node) - _SPEC_KEYS
         if unknown:
-            raise ConfigError(schema_dir, _dotted(path), sorted(unknown), f"spec keys among {sorted(_SPEC_KEYS)}")
+            raise ConfigError(file, _dotted(path), sorted(unknown), f"declaration keys among {sorted(_SPEC_KEYS)}")
+        if top and "default" not in node and node.get("required", True):
+            raise ConfigError(file, _dotted(path), None, "a declared default (default: ...)")
         if "fields" in node:
             if node["type"] != "map" or not isinstance(node["fields"], dict):
-                raise ConfigError(schema_dir, _dotted(path), node["fields"], "fields: a mapping of specs, on a map")
-            _check_schema(node["fields"], path, schema_dir)
+                raise ConfigError(file, _dotted(path), node["fields"], "fields: a mapping of specs, on a map")
+            for key, child in node["fields"].items():
+                _check_declaration(child, path + (key,), file, top=False)
+        for key in ("items", "values"):
+            if is_leaf_spec(node.get(key)):
+                _check_declaration(node[key], path, file, top=False)
         return
-    if not isinstance(node, dict):
-        raise ConfigError(schema_dir, _dotted(path), node, "a section mapping or a leaf spec with 'type'")
+    if not isinstance(node, dict) or not node:
+        raise ConfigError(file, _dotted(path), node, "a section mapping or a leaf declaration with 'type'")
     for key, child in node.items():
-        if key == RULES_KEY and not path:
-            continue
-        _check_schema(child, path + (key,), schema_dir)
+        _check_declaration(child, path + (key,), file, top)
 
 
 def _origin_file(origin: dict, path: tuple, fallback: str) -> str:
@@ -374,8 +491,10 @@ def _origin_file(origin: dict, path: tuple, fallback: str) -> str:
 
 
 class _Validator:
-    def __init__(self, config: dict, origin: dict, fallback_file: str, files: list[str] | None = None):
+    def __init__(self, config: dict, origin: dict, fallback_file: str, files: list[str] | None = None,
+                 partial: bool = False):
         self.config = config
+        self.partial = partial          # one section alone: a length given by a key outside it is not checked
         self.origin = origin
         self.fallback_file = fallback_file
         self.files = list(files or [fallback_file])   # merge order: defaults first, overrides later
@@ -530,6 +649,8 @@ class _Validator:
                 expected = self.lookup(length)
                 if isinstance(expected, list):
                     expected = len(expected)
+                if expected is None and self.partial:
+                    return
                 if expected is None:
                     self.fail_among(path, [tuple(length.split("."))], value,
                                     f"a length given by {length}, which is not set")
@@ -639,6 +760,54 @@ class _Validator:
             self.fail(tuple(key.split(".")), values, f"distinct entries (repeated: {dupes})")
 
 
+def validate_section(section: str, values: Any, declarations: Declarations | None = None,
+                     file: str = "<params>", origin: dict | None = None) -> None:
+    """Check one section alone (``values`` of the dotted ``section``) against its declaration and
+    the ``_rules`` whose keys all lie inside it; a list length given by a key outside the section
+    is not checked. Errors name the file ``origin`` (key path -> file) gives, else ``file``;
+    raises ConfigError."""
+    declarations = declarations or load_declarations()
+    try:
+        spec = declarations.spec(section)
+    except KeyError as exc:
+        raise ConfigError(file, section, None, f"a declared section ({exc.args[0]})") from None
+    path = tuple(section.split("."))
+    tree: dict = {}
+    node = tree
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    node[path[-1]] = values
+    validator = _Validator(tree, origin or {}, file, [file, *sorted(set((origin or {}).values()))], partial=True)
+    validator.node(spec, values, path)
+    prefix = section + "."
+    validator.rules([rule for rule in declarations.schema.get(RULES_KEY, [])
+                     if all(key.startswith(prefix) for key in _rule_keys(rule))])
+
+
+def _rule_keys(rule: dict) -> list[str]:
+    keys: list[str] = []
+    for args in rule.values():
+        keys.extend(a for a in (args if isinstance(args, list) else [args]) if isinstance(a, str))
+    return keys
+
+
+def expand_env(value: Any, file: str, path: tuple = ()) -> Any:
+    """``${VAR}`` / ``${VAR:-default}`` expanded in ``value`` (strings, lists, mappings), as the
+    loader does; errors name ``file`` and the key path."""
+    return _expand_env(value, lambda _p: file, path)
+
+
+def validate(data: dict, origin: dict, files: list[str], declarations: Declarations | None = None) -> None:
+    """Check a merged tree against the declarations: every section and key declared, every leaf
+    its type and bounds, the ``_rules`` across keys. ``origin`` (key path -> file) and ``files``
+    (merge order, latest last) name the file at fault; raises ConfigError."""
+    declarations = declarations or load_declarations()
+    schema = declarations.schema
+    validator = _Validator(data, origin, files[0], files)
+    validator.section({k: v for k, v in schema.items() if k != RULES_KEY}, data, ())
+    validator.rules(schema.get(RULES_KEY, []))
+
+
 # ----------------------------------------------------------------------------- public API
 
 
@@ -684,13 +853,11 @@ def load(robot: str, robot_id: str | None = None, config_root: str | Path | None
          overrides: dict | list[str] | None = None) -> LoadedConfig:
     """Load, merge, expand and validate the config of one robot instance."""
     root = Path(config_root) if config_root else find_config_root()
-    defaults_path = root / DEFAULTS_FILE
-    origin: dict = {}
-    data = read_yaml(defaults_path)
-    if not isinstance(data, dict):
-        raise ConfigError(defaults_path, "", data, "a mapping at the top level")
-    _record_origin(data, origin, str(defaults_path), ())
-    files = [str(defaults_path)]
+    declarations = load_declarations(root)
+    data = copy.deepcopy(declarations.defaults)
+    origin: dict = dict(declarations.origin)
+    files = sorted({str(f) for f in declarations.files.values()})
+    fallback = files[0]
     for path in _override_chain(robot, root):
         layer = read_yaml(path)
         if not isinstance(layer, dict):
@@ -704,16 +871,13 @@ def load(robot: str, robot_id: str | None = None, config_root: str | Path | None
         files.append("<command line>")
 
     def file_of(path: tuple) -> str:
-        return _origin_file(origin, path, str(defaults_path))
+        return _origin_file(origin, path, fallback)
 
     data = _expand_env(data, file_of, ())
     instance = robot_id or robot
     data = _resolve_robot_id(data, instance)
     origin = {tuple(_resolve_robot_id(list(k), instance)): v for k, v in origin.items()}
-    schema = load_schema(root)
-    validator = _Validator(data, origin, str(defaults_path), files)
-    validator.section({k: v for k, v in schema.items() if k != RULES_KEY}, data, ())
-    validator.rules(schema.get(RULES_KEY, []))
+    validate(data, origin, files, declarations)
     return LoadedConfig(robot=robot, robot_id=instance, data=data, origin=origin, files=files)
 
 

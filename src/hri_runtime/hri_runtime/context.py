@@ -1,4 +1,6 @@
-"""Backend interface (``Context``), the executor every backend shares, QoS, and the default context.
+"""Backend interface (``Context``, ``ThreadedContext``), the graph and the default context.
+
+The executor every backend shares is ``hri_runtime.executors``; QoS is ``hri_runtime.qos``.
 
 What a backend implements (subclass ``ThreadedContext`` for a real transport such as Zenoh or
 rclpy: it brings the executor thread, wall-clock timers, spin/shutdown; the backend only moves
@@ -44,7 +46,7 @@ handled in arrival order. ``ThreadedContext`` runs every callback while holding
 ``Executor.run_lock``. A backend with ``inline_callbacks = True`` (Zenoh, config
 ``runtime.zenoh.inline_callbacks``, default on) lets ``deliver`` run the subscription callback
 directly on the transport thread when the executor is spinning and idle (nothing queued, no
-callback running) – this removes a thread handoff (~40 µs per message measured under load);
+callback running), which saves a thread handoff per message;
 otherwise the item is queued and the executor thread runs it. Timers, service handlers,
 responses and done callbacks always run on the executor thread. A blocking ``call()`` from any
 callback (inline or not) is refused (``RuntimeError``: it would deadlock). InprocContext is
@@ -56,309 +58,24 @@ and ``hri_runtime.rclpy_backend.RclpyContext``.
 """
 from __future__ import annotations
 
-import heapq  # noqa: F401  (kept for backends that schedule their own deadlines)
 import logging
 import os
 import threading
 import time
 import traceback
 from abc import ABC, abstractmethod
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from .executors import Executor
 from .params import RosArgs
+from .qos import QoSProfile
 
-__all__ = ["QoSProfile", "qos_profile", "QOS_DEFAULT", "QOS_SENSOR_DATA", "QOS_LATCHED",
-           "QOS_CLOCK", "QOS_ROSOUT", "Context", "ThreadedContext", "Executor", "Graph", "get_default_context",
-           "set_default_context", "reset_default_context", "TransportUnavailableError"]
+__all__ = ["Context", "ThreadedContext", "Graph", "GraphEndpoint", "get_default_context",
+           "set_default_context", "reset_default_context", "make_context", "transport_name",
+           "TransportUnavailableError"]
 
 log = logging.getLogger("hri.runtime")
-
-
-# --------------------------------------------------------------------------- QoS
-
-@dataclass(frozen=True)
-class QoSProfile:
-    """ROS 2 QoS subset. depth: keep-last N (history='keep_all' ignores it)."""
-    depth: int = 10
-    reliability: str = "reliable"          # reliable | best_effort
-    durability: str = "volatile"           # volatile | transient_local
-    history: str = "keep_last"             # keep_last | keep_all
-
-    def __post_init__(self):
-        if self.reliability not in ("reliable", "best_effort"):
-            raise ValueError(f"QoS reliability {self.reliability!r}: reliable | best_effort")
-        if self.durability not in ("volatile", "transient_local"):
-            raise ValueError(f"QoS durability {self.durability!r}: volatile | transient_local")
-        if self.history not in ("keep_last", "keep_all"):
-            raise ValueError(f"QoS history {self.history!r}: keep_last | keep_all")
-        if self.history == "keep_last" and int(self.depth) < 1:
-            raise ValueError(f"QoS depth {self.depth} must be >= 1 for keep_last")
-
-    @property
-    def transient_local(self) -> bool:
-        return self.durability == "transient_local"
-
-    @property
-    def queue_len(self) -> Optional[int]:
-        return None if self.history == "keep_all" else int(self.depth)
-
-
-QOS_DEFAULT = QoSProfile()
-QOS_SENSOR_DATA = QoSProfile(depth=5, reliability="best_effort")
-QOS_LATCHED = QoSProfile(depth=1, durability="transient_local")
-QOS_CLOCK = QoSProfile(depth=1, reliability="best_effort")
-QOS_ROSOUT = QoSProfile(depth=1000, durability="transient_local")   # rcl's rosout QoS
-
-_PRESETS = {"default": QOS_DEFAULT, "sensor_data": QOS_SENSOR_DATA, "latched": QOS_LATCHED,
-            "transient_local": QOS_LATCHED, "clock": QOS_CLOCK, "services_default": QOS_DEFAULT}
-
-
-def qos_profile(qos: Any) -> QoSProfile:
-    """int depth | QoSProfile | dict of QoSProfile fields | preset name | rclpy-like object."""
-    if qos is None:
-        return QOS_DEFAULT
-    if isinstance(qos, QoSProfile):
-        return qos
-    if isinstance(qos, bool):
-        raise ValueError(f"QoS {qos!r}: give a depth, a QoSProfile, a dict or a preset name")
-    if isinstance(qos, int):
-        return QoSProfile(depth=qos)
-    if isinstance(qos, str):
-        try:
-            return _PRESETS[qos]
-        except KeyError:
-            raise ValueError(f"unknown QoS preset {qos!r} (known: {sorted(_PRESETS)})") from None
-    if isinstance(qos, dict):
-        return QoSProfile(**qos)
-    # rclpy QoSProfile duck typing (enum .name in upper case)
-    try:
-        def nm(x):
-            return getattr(x, "name", str(x)).lower()
-        return QoSProfile(depth=int(qos.depth), reliability=nm(qos.reliability),
-                          durability=nm(qos.durability), history=nm(qos.history))
-    except Exception as e:
-        raise ValueError(f"cannot interpret QoS {qos!r}: {e}") from None
-
-
-# --------------------------------------------------------------------------- executor
-
-class SubQueue:
-    """Per-subscription keep-last queue (the executor holds one ready token per queued item)."""
-    __slots__ = ("callback", "maxlen", "items", "dropped", "active")
-
-    def __init__(self, callback: Callable[[Any], None], maxlen: Optional[int]):
-        self.callback = callback
-        self.maxlen = maxlen
-        self.items: deque = deque()
-        self.dropped = 0
-        self.active = True
-
-
-class Timer:
-    """A periodic timer on a clock (wall/fake or sim). Fires at start + k*period; when late by
-    several periods it fires once and skips the missed ones (as rcl)."""
-
-    def __init__(self, executor: "Executor", period_s: float, callback: Callable[[], None], clock,
-                 owner=None):
-        if not (period_s > 0.0):
-            raise ValueError(f"timer period must be > 0 s, got {period_s!r}")
-        self.executor = executor
-        self.period_ns = max(1, int(round(period_s * 1e9)))
-        self.callback = callback
-        self.clock = clock
-        self.owner = owner
-        self.next_ns = clock.now().nanoseconds + self.period_ns
-        self._canceled = False
-        self.seq = executor._next_seq()
-
-    @property
-    def timer_period_ns(self) -> int:
-        return self.period_ns
-
-    def cancel(self) -> None:
-        self._canceled = True
-
-    def is_canceled(self) -> bool:
-        return self._canceled
-
-    def reset(self) -> None:
-        self._canceled = False
-        self.next_ns = self.clock.now().nanoseconds + self.period_ns
-        self.executor.wake()
-
-    def time_until_next_call_s(self) -> float:
-        return (self.next_ns - self.clock.now().nanoseconds) * 1e-9
-
-    def _due(self) -> bool:
-        return not self._canceled and self.clock.now().nanoseconds >= self.next_ns
-
-    def _fire(self) -> None:
-        now = self.clock.now().nanoseconds
-        self.next_ns += self.period_ns
-        if self.next_ns <= now:  # late by whole periods: skip them
-            missed = (now - self.next_ns) // self.period_ns + 1
-            self.next_ns += missed * self.period_ns
-        self.callback()
-
-
-class Executor:
-    """Work queue shared by every backend: subscription queues, posted callbacks, timers.
-
-    Thread safety: ``enqueue``/``post`` may be called from any thread; ``run_one`` only from
-    the one executor thread. Order: queued work first (FIFO over all subscriptions), then due
-    timers in (deadline, creation) order.
-
-    ``inline`` (threaded backends that opt in, e.g. Zenoh): ``enqueue`` runs the subscription
-    callback directly on the delivering (transport) thread when the executor is spinning, idle
-    (nothing queued anywhere) and not running a callback; otherwise it queues as usual. Every
-    callback, inline or on the executor thread, runs while holding ``run_lock``, so the ROS 2
-    guarantee of a node's default (mutually exclusive) callback group holds: no two callbacks of
-    one context ever run at the same time, and items of one subscription run in arrival order
-    (an item is only run inline when nothing is queued, and a queued item is popped and run
-    under the same lock). What changes: *which* thread runs a callback (as with rclpy's
-    MultiThreadedExecutor). ``callback_thread`` is the ident of the thread running a callback
-    now (deadlock guard of blocking service calls).
-
-    ``on_error(exc, where)``: what to do when a user callback raises (inproc: re-raise so tests
-    see it; threaded: log with traceback and continue)."""
-
-    def __init__(self, wake: Callable[[], None] | None = None,
-                 on_error: Callable[[BaseException, str], None] | None = None):
-        self._lock = threading.Lock()
-        self._ready: deque = deque()
-        self.timers: list[Timer] = []
-        self._wake = wake or (lambda: None)
-        self.on_error = on_error
-        self._seq = 0
-        self.callbacks_run = 0
-        self.thread_id: Optional[int] = None
-        self.inline = False
-        self.inline_runs = 0
-        self.sim_timers = 0          # timers on a sim clock (an inline run wakes the executor for them)
-        self.run_lock = threading.Lock()
-        self.callback_thread: Optional[int] = None
-
-    def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
-
-    def wake(self) -> None:
-        self._wake()
-
-    def post(self, fn: Callable[[], None]) -> None:
-        with self._lock:
-            self._ready.append(fn)
-        self._wake()
-
-    def enqueue(self, q: SubQueue, data: Any, meta: Any = None) -> None:
-        """Queue a sample for q (its callback is later called as ``q.callback(data, meta)``):
-        keep-last maxlen drops the oldest (counted in q.dropped). With ``inline``: run q's
-        callback right here when the executor is idle (see class doc). Backends call this
-        directly (``functools.partial(enqueue, q)``): one call per sample, no tuple unless the
-        sample has to wait in the queue."""
-        if self.inline and self.thread_id is not None and self.run_lock.acquire(False):
-            try:
-                # nothing ready (implies q has nothing queued either): a deque's truth value is
-                # read atomically; an item queued concurrently arrived concurrently (no order)
-                if not self._ready and q.active:
-                    self.callback_thread = threading.get_ident()
-                    self.inline_runs += 1
-                    try:
-                        self._run(q.callback, (data, meta), "callback")
-                    finally:
-                        self.callback_thread = None
-                    if self._ready or self.sim_timers:
-                        self._wake()                  # work queued meanwhile / sim timers to check
-                    return
-            finally:
-                self.run_lock.release()
-        item = (data, meta)
-        with self._lock:
-            if not q.active:
-                return
-            if q.maxlen is not None and len(q.items) >= q.maxlen:
-                q.items.popleft()
-                q.dropped += 1
-                q.items.append(item)      # the dropped item's ready token delivers this one
-                return
-            q.items.append(item)
-            self._ready.append(q)
-        self._wake()
-
-    def add_timer(self, t: Timer) -> Timer:
-        with self._lock:
-            self.timers.append(t)
-            self.sim_timers += bool(t.clock.is_sim)
-        self._wake()
-        return t
-
-    def remove_timer(self, t: Timer) -> None:
-        t.cancel()
-        with self._lock:
-            if t in self.timers:
-                self.timers.remove(t)
-                self.sim_timers -= bool(t.clock.is_sim)
-
-    def has_ready(self) -> bool:
-        return bool(self._ready)
-
-    def _pop(self):
-        with self._lock:
-            while self._ready:
-                tok = self._ready.popleft()
-                if isinstance(tok, SubQueue):
-                    if tok.items:
-                        item = tok.items.popleft()
-                        if tok.active:
-                            return tok.callback, item
-                    continue
-                return tok, ()
-        return None, ()
-
-    def _run(self, fn, args, where: str) -> None:
-        self.callbacks_run += 1
-        try:
-            fn(*args)
-        except Exception as e:  # noqa: BLE001
-            if self.on_error is None:
-                raise
-            self.on_error(e, where)
-
-    def next_due_timer(self) -> Optional[Timer]:
-        best = None
-        for t in list(self.timers):
-            if t._due() and (best is None or (t.next_ns, t.seq) < (best.next_ns, best.seq)):
-                best = t
-        return best
-
-    def run_one(self) -> bool:
-        """Run one piece of ready work (queued item first, else the earliest due timer)."""
-        if not self.inline:
-            return self._run_one()
-        with self.run_lock:
-            self.callback_thread = threading.get_ident()
-            try:
-                return self._run_one()
-            finally:
-                self.callback_thread = None
-
-    def _run_one(self) -> bool:
-        fn, args = self._pop()
-        if fn is not None:
-            self._run(fn, args, "callback")
-            return True
-        t = self.next_due_timer()
-        if t is not None:
-            self._run(t._fire, (), "timer")
-            return True
-        return False
-
-    def next_deadline_ns(self, sim: bool = False) -> Optional[int]:
-        """Earliest deadline among active timers on non-sim clocks (sim=False) or all."""
-        ds = [t.next_ns for t in self.timers if not t._canceled and (sim or not t.clock.is_sim)]
-        return min(ds) if ds else None
 
 
 # --------------------------------------------------------------------------- graph

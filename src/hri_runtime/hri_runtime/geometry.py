@@ -10,8 +10,11 @@ unit quaternion ``q = (x, y, z, w)`` (ROS order) of the rotation ``R``::
 
 ``q`` and ``-q`` are the same rotation; published quaternions are canonical with ``w >= 0``.
 
-Pure numpy (``hri_runtime`` sits below ``hri_core`` and does not depend on it); the quaternion
-math is the same as ``hri_core.se3.quat_to_rot`` / ``rot_to_quat`` (tests cross-check both).
+Quaternion math has one public home, ``hri_core.se3.quat_to_rot`` / ``rot_to_quat`` (batched,
+C++). ``hri_runtime`` and ``hri_core`` are both bottom layers and neither imports the other, so the
+message conversion here carries its own private quaternion <-> matrix step (``_rot_from_quat``,
+``_quat_from_rot``), cross-checked against ``hri_core.se3`` by the tests. Code above both layers
+converts a message with this module and does rotation math with ``hri_core.se3``.
 
 Validation of incoming poses (``matrix_from_pose``): every field must be finite and
 ``| |q| - 1 | <= UNIT_QUAT_TOL``; an accepted quaternion is re-normalised before use (the stricter of
@@ -31,7 +34,7 @@ from hri_runtime import msgs
 UNIT_QUAT_TOL = 1e-3
 
 
-def rot_from_quat(q_xyzw) -> np.ndarray:
+def _rot_from_quat(q_xyzw) -> np.ndarray:
     """3x3 rotation of a quaternion (x, y, z, w); ``q`` is normalised first (must be non-zero)."""
     q = np.asarray(q_xyzw, dtype=float)
     x, y, z, w = q / np.linalg.norm(q)
@@ -42,7 +45,7 @@ def rot_from_quat(q_xyzw) -> np.ndarray:
     ])
 
 
-def quat_from_rot(R) -> np.ndarray:
+def _quat_from_rot(R) -> np.ndarray:
     """Unit quaternion (x, y, z, w) of a rotation matrix, ``w >= 0`` (Shepperd's method: the
     largest of 4w², 4x², 4y², 4z² is taken as the pivot, so no division by a small number)."""
     R = np.asarray(R, dtype=float)
@@ -81,7 +84,7 @@ def seconds_from_time(stamp) -> float:
 def pose_from_matrix(frame_T_child: np.ndarray):
     """``geometry_msgs/Pose`` of a 4x4 transform (quaternion canonical, ``w >= 0``)."""
     T = np.asarray(frame_T_child, dtype=float)
-    return pose_from_parts(T[:3, 3], quat_from_rot(T[:3, :3]))
+    return pose_from_parts(T[:3, 3], _quat_from_rot(T[:3, :3]))
 
 
 def pose_from_parts(position_m, quat_xyzw):
@@ -126,6 +129,6 @@ def matrix_from_pose(msg) -> Optional[np.ndarray]:
     if abs(n - 1.0) > UNIT_QUAT_TOL:
         return None
     T = np.eye(4)
-    T[:3, :3] = rot_from_quat(q / n)
+    T[:3, :3] = _rot_from_quat(q / n)
     T[:3, 3] = pos
     return T

@@ -66,7 +66,15 @@ _MSG_DEFAULTS = {"geometry_msgs/msg/Quaternion": {"w": 1.0}}
 _lock = threading.Lock()
 _store = get_typestore(Stores.ROS2_JAZZY)
 _srvs: dict[str, str] = {}
-_codecs: dict[str, tuple[str, Any, Any]] = {}  # (hot path, see serialize) type name as given -> (normalized name, Msgdef, C++ plan)
+_codecs: dict[str, tuple[str, Any, Any]] = {}  # (hot path, see _codec) type name as given -> (normalized name, Msgdef, C++ plan)
+_plans: dict[str, Any] = {}                      # (the C front's contract, see _codec) type name as given -> C++ plan
+
+
+def _clear_codecs() -> None:
+    """Forget every cached codec (the type store changed)."""
+    _codecs.clear()
+    _plans.clear()
+
 
 _INT_TYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "byte", "char", "octet"}
 _FLOAT_TYPES = {"float32", "float64"}
@@ -112,7 +120,7 @@ def register_msg(type_name: str, text: str) -> None:
     t = normalize(type_name)
     with _lock:
         _store.register(get_types_from_msg(text, t))
-        _codecs.clear()
+        _clear_codecs()
 
 
 def register_srv(type_name: str, text: str) -> None:
@@ -130,7 +138,7 @@ def register_srv(type_name: str, text: str) -> None:
                 types[key.replace(f"{pkg}/msg/{name}{suffix}", t + suffix)] = val
         _store.register(types)
         _srvs[t] = text
-        _codecs.clear()
+        _clear_codecs()
 
 
 for _name, _text in _STANDARD_SRVS.items():
@@ -184,7 +192,7 @@ def _interface_file(pkg: str, kind: str, name: str):
     ament_cmake package hri_interfaces is not built; hri_runtime installs a copy of its files)."""
     from pathlib import Path
 
-    from .launch import find_pkg_share
+    from .packages import find_pkg_share
 
     for share_of, sub in ((pkg, ""), ("hri_runtime", f"interfaces/{pkg}")):
         try:
@@ -339,30 +347,34 @@ def _coerce_deep(msg, t: str) -> None:
             setattr(msg, name, nv)
 
 
-# Hot path (every publish / every received sample): per type name as given, the normalized
-# name, the rosbags Msgdef (the reference codec, and the fallback) and the compiled plan of the
-# C++ codec (hri_core._hri_core.cdr, plans from hri_runtime.cdr_plan; None when hri_core is not
-# installed or the type has a kind the C++ codec lacks). Cleared by register_msg/register_srv.
-# Measured (bench/transport/codec.py, JointState 7 joints): see docs/benchmarks.md (Transport).
-
-_cdr_state: list = []                        # [cdr module or None], resolved on first use
+# Hot path (every publish / every received sample). Two caches keyed by the type name as given,
+# filled together by ``_codec`` and cleared together by ``_clear_codecs`` (register_msg/srv):
+# * ``_codecs``: (normalized name, rosbags Msgdef, C++ plan or None) for the Python functions
+#   (rosbags is the reference codec and the fallback);
+# * ``_plans``: {type name: C++ plan}, only the types the C++ codec handles. This dict is the
+#   whole contract of the C front (``_cdr.make_front``, contract 3 in src/cdr_codec.cpp): a name
+#   found there runs its plan in C, anything else calls the Python function below.
+# The C++ codec is hri_runtime._cdr (plans from hri_runtime.cdr_plan); without it (extension not
+# built) or for a type with a kind it lacks (wstring, float128) rosbags' codec is used.
+# Measured (bench/transport/codec.py): docs/benchmarks.md (Transport).
+_cdr_state: list = []                        # [_cdr module or None], resolved on first use
 
 
 class _NoCdrError(Exception):
     """Placeholder for the C++ codec's exceptions until it is loaded (never raised)."""
 
 
-_cdr_ser = _cdr_de = None                    # hri_core._hri_core.cdr.serialize / deserialize
+_cdr_ser = _cdr_de = None                    # _cdr.serialize / _cdr.deserialize
 _CdrEncodeError = _CdrDecodeError = _NoCdrError
 
 
 def _cdr_module():
-    """The C++ codec module (hri_core._hri_core.cdr) or None (hri_core not installed)."""
+    """The C++ codec extension (hri_runtime._cdr) or None (not built)."""
     global _cdr_ser, _cdr_de, _CdrEncodeError, _CdrDecodeError
     if not _cdr_state:
         try:
-            from hri_core._hri_core import cdr as mod
-        except Exception:  # noqa: BLE001  (hri_core absent or built without the codec)
+            from . import _cdr as mod
+        except ImportError:
             mod = None
         _cdr_state.append(mod)
     mod = _cdr_state[0]
@@ -373,14 +385,13 @@ def _cdr_module():
 
 
 def _compile_cpp_plan(t: str):
-    mod = _cdr_module()
-    if mod is None:
+    if _cdr_module() is None:
         return None
     from . import cdr_plan
 
     try:
-        return cdr_plan.compile_plan(t, _store, mod)
-    except Exception:  # noqa: BLE001  (PlanUnsupported: wstring/float128 stay on rosbags)
+        return cdr_plan.compile_plan(t, _store)
+    except cdr_plan.PlanUnsupported:  # wstring/float128 stay on rosbags
         return None
 
 
@@ -391,6 +402,8 @@ def _codec(type_name: str) -> tuple[str, Any, Any]:
         get(t)
         c = (t, _store.get_msgdef(t), _compile_cpp_plan(t))
         _codecs[type_name] = c
+        if c[2] is not None:
+            _plans[type_name] = c[2]
     return c
 
 
@@ -423,8 +436,8 @@ def _serialize_cpp_retry(msg, t: str, plan, first: Exception) -> bytes:
 def serialize(msg, type_name: str | None = None) -> bytes:
     """CDR little endian with the 4-byte header, as ros2/rmw write it.
 
-    (With hri_core, ``msgs.serialize`` is the C front built by ``_install_cpp_front``; this
-    Python function is its fallback: first call of a type, rosbags types, encode errors.)"""
+    (With the C++ codec, ``msgs.serialize`` is the C front built by ``_install_cpp_front``;
+    this Python function is its fallback: first call of a type, rosbags types, encode errors.)"""
     c = _codecs.get(type_name) if type_name else None
     if c is None:
         c = _codec(type_name or type_name_of(msg))
@@ -455,8 +468,8 @@ def serialize(msg, type_name: str | None = None) -> bytes:
 def deserialize(data: bytes | bytearray | memoryview, type_name: str):
     """Message from CDR bytes (either endianness). Raises DecodeError on any malformed input.
 
-    (With hri_core, ``msgs.deserialize`` is the C front built by ``_install_cpp_front``; this
-    Python function is its fallback: first call of a type, rosbags types.)"""
+    (With the C++ codec, ``msgs.deserialize`` is the C front built by ``_install_cpp_front``;
+    this Python function is its fallback: first call of a type, rosbags types.)"""
     c = _codecs.get(type_name)
     if c is None:
         c = _codec(type_name)
@@ -487,13 +500,13 @@ _serialize_py, _deserialize_py = serialize, deserialize
 
 
 def _install_cpp_front() -> None:
-    """With hri_core: ``serialize``/``deserialize`` become C functions over ``_codecs`` that run
-    the C++ plan of a cached type directly (no Python frame: ~70 ns less a call) and call the
+    """With the C++ codec: ``serialize``/``deserialize`` become C functions over ``_plans`` that
+    run the C++ plan of a cached type directly (no Python frame: ~70 ns less a call) and call the
     Python functions above for everything else."""
     global serialize, deserialize
     mod = _cdr_module()
-    if mod is not None and hasattr(mod, "make_front"):
-        serialize, deserialize = mod.make_front(_codecs, _serialize_py, _deserialize_py, DecodeError)
+    if mod is not None:
+        serialize, deserialize = mod.make_front(_plans, _serialize_py, _deserialize_py, DecodeError)
     else:
         serialize, deserialize = _serialize_py, _deserialize_py
 

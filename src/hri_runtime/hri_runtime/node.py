@@ -30,7 +30,6 @@ written in its module docstring).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import signal
 import sys
@@ -39,306 +38,33 @@ import time
 from typing import Any, Callable, Optional
 
 from . import errors, msgs
+from .client import Client
 from .clock import Clock, SimClock, Time
-from .context import (QOS_CLOCK, QOS_ROSOUT, Context, QoSProfile, SubQueue, Timer, TransportUnavailableError,
-                      get_default_context, qos_profile, set_default_context)
-from .names import InvalidNameError, fqn, resolve, validate_namespace, validate_node_name
+from .context import Context, get_default_context
+from .logging import NodeLogger, RosoutHandler
+from .names import fqn, resolve, validate_namespace, validate_node_name
 from .params import (Parameter, ParameterDescriptor, ParameterError, ParameterNotDeclaredError,
                      RosArgs, SetParametersResult, check_value, param_type_of, parse_ros_args)
+from .publisher import Publisher
+from .qos import QOS_CLOCK, QOS_ROSOUT, qos_profile
+from .service import Service
+from .subscription import Subscription
+from .timer import Timer
 
-__all__ = ["Node", "run_node", "Future", "Publisher", "Subscription", "Service", "Client",
-           "ServiceUnavailableError", "get_default_context", "set_default_context", "Context",
-           "QoSProfile", "Parameter", "ParameterDescriptor", "ParameterError",
-           "ParameterNotDeclaredError", "InvalidNameError", "Time"]
+__all__ = ["Node", "run_node"]
 
 log = logging.getLogger("hri.runtime")
 _reject_interval_cache: list[float] = []
 
 
 def reject_log_interval_s() -> float:
-    """``runtime.node.reject_log_interval_s`` of config/_defaults.yaml (read once)."""
+    """``runtime.node.reject_log_interval_s`` of the declared defaults (read once)."""
     if not _reject_interval_cache:
         from . import config as cfgmod
 
-        data = cfgmod.read_yaml(cfgmod.find_config_root() / cfgmod.DEFAULTS_FILE)
+        data = cfgmod.declared_defaults()
         _reject_interval_cache.append(float(data["runtime"]["node"]["reject_log_interval_s"]))
     return _reject_interval_cache[0]
-
-
-class ServiceUnavailableError(RuntimeError):
-    """No server for a service call (inproc: immediately; network backends: on timeout)."""
-
-
-# --------------------------------------------------------------------------- future
-
-class Future:
-    """Result of ``Client.call_async``: done(), result(), exception(), add_done_callback(fn),
-    wait(timeout_s). Done callbacks run on the executor thread (where the future completes)."""
-
-    def __init__(self) -> None:
-        self._ev = threading.Event()
-        self._result: Any = None
-        self._exc: Optional[BaseException] = None
-        self._callbacks: list[Callable[["Future"], None]] = []
-        self._lock = threading.Lock()
-
-    def done(self) -> bool:
-        return self._ev.is_set()
-
-    def result(self) -> Any:
-        """The response (None while pending); raises the exception if the call failed."""
-        if self._exc is not None:
-            raise self._exc
-        return self._result
-
-    def exception(self) -> Optional[BaseException]:
-        return self._exc
-
-    def wait(self, timeout_s: Optional[float] = None) -> bool:
-        return self._ev.wait(timeout_s)
-
-    def _complete(self) -> None:
-        with self._lock:
-            cbs, self._callbacks = self._callbacks, []
-            self._ev.set()
-        for fn in cbs:
-            fn(self)
-
-    def set_result(self, value: Any) -> None:
-        if self.done():
-            return
-        self._result = value
-        self._complete()
-
-    def set_exception(self, exc: BaseException) -> None:
-        if self.done():
-            return
-        self._exc = exc
-        self._complete()
-
-    def add_done_callback(self, fn: Callable[["Future"], None]) -> None:
-        with self._lock:
-            if not self._ev.is_set():
-                self._callbacks.append(fn)
-                return
-        fn(self)
-
-
-# --------------------------------------------------------------------------- endpoints
-
-class Publisher:
-    def __init__(self, node: "Node", raw, topic: str, msg_type: str, qos: QoSProfile):
-        self.node, self._raw, self.topic_name, self.msg_type, self.qos = node, raw, topic, msg_type, qos
-        self._raw_publish = raw.publish          # bound once (hot path)
-        self.published = 0
-
-    @property
-    def topic(self) -> str:
-        return self.topic_name
-
-    def publish(self, msg) -> None:
-        """Publish a message of this publisher's type (or ready CDR bytes, as rclpy allows)."""
-        if type(msg) is bytes:
-            data = msg
-        elif isinstance(msg, (bytes, bytearray, memoryview)):
-            data = bytes(msg)
-        else:
-            data = msgs.serialize(msg, self.msg_type)
-        self.published += 1
-        self._raw_publish(data)
-
-    def get_subscription_count(self) -> int:
-        f = getattr(self._raw, "get_subscription_count", None)
-        return int(f()) if f else -1
-
-    def destroy(self) -> None:
-        self._raw.destroy()
-        if self in self.node._publishers:
-            self.node._publishers.remove(self)
-
-
-class Subscription:
-    def __init__(self, node: "Node", topic: str, msg_type: str, callback, qos: QoSProfile, raw: bool):
-        self.node, self.topic_name, self.msg_type, self.callback, self.qos = node, topic, msg_type, callback, qos
-        self.raw = raw
-        self.received = 0
-        self.queue = SubQueue(self._on_item, qos.queue_len)
-        # what the backend calls per sample, deliver(data, meta): straight into the executor
-        # (meta is backend-specific: Zenoh gives (attachment bytes, key), see wire.message_info)
-        self._deliver = functools.partial(node.context.executor.enqueue, self.queue)
-        self._handle = None
-
-    @property
-    def topic(self) -> str:
-        return self.topic_name
-
-    @property
-    def dropped(self) -> int:
-        """Messages dropped by keep-last (queue full before the executor took them)."""
-        return self.queue.dropped
-
-    def _on_item(self, data: bytes, _meta: Any = None) -> None:  # under the executor lock (executor or transport thread)
-        self.received += 1
-        if self.raw:
-            self.callback(data)
-            return
-        try:
-            msg = msgs.deserialize(data, self.msg_type)
-        except msgs.DecodeError as e:
-            self.node._reject(self.topic_name, "malformed_cdr", str(e))
-            return
-        self.callback(msg)
-
-    def destroy(self) -> None:
-        self.queue.active = False
-        if self._handle is not None:
-            self._handle.destroy()
-        if self in self.node._subscriptions:
-            self.node._subscriptions.remove(self)
-
-
-class Service:
-    def __init__(self, node: "Node", srv_type: str, name: str, callback, qos: QoSProfile):
-        self.node, self.srv_type, self.srv_name, self.callback, self.qos = node, srv_type, name, callback, qos
-        self.req_type, self.resp_type = msgs.srv_types(srv_type)
-        self._handle = None
-        self.handled = 0
-
-    def _on_request(self, data: bytes, respond: Callable[[bytes], None]) -> None:  # any thread
-        self.node.context.executor.post(lambda: self._handle_request(data, respond))
-
-    def _handle_request(self, data: bytes, respond) -> None:  # executor thread
-        try:
-            req = msgs.deserialize(data, self.req_type)
-        except msgs.DecodeError as e:
-            self.node._reject(self.srv_name, "malformed_cdr", str(e))
-            return
-        resp = msgs.new(self.resp_type)
-        out = self.callback(req, resp)
-        if out is None:
-            self.node._reject(self.srv_name, "callback_returned_none",
-                              "service callback returned None; sending the default response")
-            out = resp
-        self.handled += 1
-        respond(msgs.serialize(out, self.resp_type))
-
-    def destroy(self) -> None:
-        if self._handle is not None:
-            self._handle.destroy()
-        if self in self.node._services:
-            self.node._services.remove(self)
-
-
-class Client:
-    def __init__(self, node: "Node", srv_type: str, name: str, raw, qos: QoSProfile):
-        self.node, self.srv_type, self.srv_name, self._raw, self.qos = node, srv_type, name, raw, qos
-        self.req_type, self.resp_type = msgs.srv_types(srv_type)
-
-    def service_is_ready(self) -> bool:
-        return bool(self._raw.service_is_ready())
-
-    def wait_for_service(self, timeout_s: Optional[float] = None) -> bool:
-        ctx = self.node.context
-        end = None if timeout_s is None else time.monotonic() + timeout_s
-        while not self.service_is_ready():
-            if getattr(ctx, "kind", "") == "inproc":
-                return False           # nothing can appear without the test creating it
-            if end is not None and time.monotonic() >= end:
-                return False
-            time.sleep(0.01)
-        return True
-
-    def call_async(self, request) -> Future:
-        data = msgs.serialize(request, self.req_type) if not isinstance(request, (bytes, bytearray)) \
-            else bytes(request)
-        fut = Future()
-        ex = self.node.context.executor
-
-        def on_response(resp: bytes) -> None:  # any thread
-            ex.post(lambda: self._complete(fut, resp))
-
-        def on_error(exc: BaseException) -> None:
-            ex.post(lambda: fut.set_exception(exc))
-
-        self._raw.call(data, on_response, on_error)
-        return fut
-
-    def _complete(self, fut: Future, data: bytes) -> None:
-        try:
-            fut.set_result(msgs.deserialize(data, self.resp_type))
-        except msgs.DecodeError as e:
-            self.node._reject(self.srv_name, "malformed_cdr", str(e))
-            fut.set_exception(e)
-
-    def call(self, request, timeout_s: Optional[float] = None):
-        """Blocking call: the response, or TimeoutError / the call's exception. Never from a
-        callback of the same context (it would deadlock; inproc spins the fake clock)."""
-        fut = self.call_async(request)
-        if not self.node.context.wait_future(fut, timeout_s):
-            raise TimeoutError(f"service {self.srv_name}: no response within {timeout_s} s")
-        return fut.result()
-
-    def destroy(self) -> None:
-        self._raw.destroy()
-        if self in self.node._clients:
-            self.node._clients.remove(self)
-
-
-# --------------------------------------------------------------------------- logger
-
-class NodeLogger:
-    """rclpy-like logger: debug/info/warn/warning/error/fatal(msg, once=False,
-    throttle_duration_sec=None). Python logging underneath, logger 'hri.<node fqn>'."""
-
-    def __init__(self, name: str, clock: Callable[[], float] = time.monotonic):
-        self.name = name
-        self._log = logging.getLogger("hri" + name.replace("/", "."))
-        self._once: set = set()
-        self._last: dict = {}
-        self._clock = clock
-        self.sink: Optional[Callable[[int, str], None]] = None   # /rosout publisher of the node
-        self._ros_name = name.lstrip("/").replace("/", ".")      # as rcl prints it: 'ns.node'
-
-    def get_child(self, suffix: str) -> "NodeLogger":
-        return NodeLogger(f"{self.name}.{suffix}", self._clock)
-
-    def set_level(self, level) -> None:
-        self._log.setLevel(level if isinstance(level, int) else str(level).upper())
-
-    def _emit(self, level: int, msg: str, once: bool = False, throttle_duration_sec=None,
-              **_ignored) -> bool:
-        key = (level, str(msg))
-        if once:
-            if key in self._once:
-                return False
-            self._once.add(key)
-        if throttle_duration_sec:
-            now = self._clock()
-            last = self._last.get(key)
-            if last is not None and now - last < throttle_duration_sec:
-                return False
-            self._last[key] = now
-        self._log.log(level, "[%s]: %s", self._ros_name, msg, extra={"hri_rosout": True})
-        if self.sink is not None and self._log.isEnabledFor(level):
-            self.sink(level, str(msg))
-        return True
-
-    def debug(self, msg, **kw):
-        return self._emit(logging.DEBUG, msg, **kw)
-
-    def info(self, msg, **kw):
-        return self._emit(logging.INFO, msg, **kw)
-
-    def warn(self, msg, **kw):
-        return self._emit(logging.WARNING, msg, **kw)
-
-    warning = warn
-
-    def error(self, msg, **kw):
-        return self._emit(logging.ERROR, msg, **kw)
-
-    def fatal(self, msg, **kw):
-        return self._emit(logging.CRITICAL, msg, **kw)
 
 
 # --------------------------------------------------------------------------- node
@@ -449,12 +175,15 @@ class Node:
         sub._handle = self.context.create_subscription(self, name, t, q, sub._deliver)
         return sub
 
-    def create_service(self, srv_type: str, name: str, callback: Callable, qos: Any = 10) -> Service:
-        """callback(request, response) -> response, on the executor thread."""
+    def create_service(self, srv_type: str, name: str, callback: Callable, qos: Any = 10, *,
+                       deferred: bool = False) -> Service:
+        """callback(request, response) -> response, on the executor thread. ``deferred=True``:
+        callback(request, response, respond) returns nothing and calls ``respond(response)``
+        once, later if need be (from the executor thread), to answer."""
         t = msgs.normalize(srv_type)
         full = self.resolve_topic_name(name, "service")
         q = qos_profile(qos)
-        srv = Service(self, t, full, callback, q)
+        srv = Service(self, t, full, callback, q, deferred)
         srv._handle = self.context.create_service(self, full, t, q, srv._on_request)
         self._services.append(srv)
         return srv
@@ -531,8 +260,8 @@ class Node:
                           on_set: Optional[Callable[[Any], Optional[str]]] = None) -> Parameter:
         """Declare with a default; an override (parameters=, params file, -p) replaces it.
         descriptor: dict/ParameterDescriptor with type, range=(lo, hi[, step]), gt, lt, values,
-        read_only, description; or a config schema key ("teleop.loop.base_rate_hz": type, range
-        and doc from config/schema). Type from the default when not given. Raises
+        read_only, description; or a config key ("teleop.loop.base_rate_hz": type, range and
+        description from its declaration in the owning package's parameters.yaml). Type from the default when not given. Raises
         ParameterError (wrong type, out of range, already declared).
 
         A set at run time is never "successful" without effect: a parameter is **read-only**
@@ -656,32 +385,6 @@ class Node:
         for p in list(self._publishers):
             p.destroy()
         self.context.remove_node(self)
-
-
-# --------------------------------------------------------------------------- run_node
-
-class RosoutHandler(logging.Handler):
-    """Routes every Python log record of a node process (core/module loggers such as
-    ``hri_arm_teleop.core.clutch``) to the node's /rosout as a child logger
-    (``<node>.<logger name>``), as rcl does for child loggers. Records of the node's own
-    NodeLogger already went there (marked ``hri_rosout``) and are skipped. Installed on the
-    root logger by :func:`run_node` for the node's lifetime."""
-
-    def __init__(self, node: "Node"):
-        super().__init__()
-        self.node = node
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if getattr(record, "hri_rosout", False) or getattr(self.node, "_rosout", None) is None:
-            return
-        try:
-            text = record.getMessage()
-        except Exception:  # noqa: BLE001  (a bad format string must not break the node)
-            text = str(record.msg)
-        lv = max(k for k in (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
-                 if k <= max(record.levelno, logging.DEBUG))
-        self.node._to_rosout(lv, text, child=record.name, file=record.pathname or "",
-                             function=record.funcName or "", line=int(record.lineno or 0))
 
 
 def _setup_logging(level: Optional[str]) -> None:

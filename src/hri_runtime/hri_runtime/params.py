@@ -23,7 +23,7 @@ import yaml
 
 __all__ = ["Parameter", "ParameterDescriptor", "ParameterError", "ParameterNotDeclaredError",
            "SetParametersResult", "RosArgs", "parse_ros_args", "load_params_file", "param_type_of",
-           "schema_descriptor"]
+           "schema_descriptor", "spec_descriptor"]
 
 
 class ParameterError(ValueError):
@@ -175,33 +175,41 @@ _schema_cache: dict = {}
 
 
 def schema_descriptor(key: str, config_root=None) -> ParameterDescriptor:
-    """A parameter descriptor from the config schema entry ``key`` (dotted, e.g.
-    ``teleop.loop.base_rate_hz``): type, inclusive min/max as range, exclusive gt/lt, enum
-    values, doc + unit as description."""
+    """A parameter descriptor from the declaration of the config key ``key`` (dotted, e.g.
+    ``teleop.loop.base_rate_hz``; see :func:`spec_descriptor`)."""
     from . import config as cfgmod
 
     root = str(config_root or cfgmod.find_config_root())
     if root not in _schema_cache:
-        _schema_cache[root] = cfgmod.load_schema(root)
+        _schema_cache[root] = cfgmod.load_declarations(root).schema
     node: Any = _schema_cache[root]
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:
             raise ParameterError(f"no config schema entry '{key}'")
         node = node[part]
-    if not cfgmod.is_leaf_spec(node):
+    if not (isinstance(node, dict) and isinstance(node.get("type"), str)):
         raise ParameterError(f"config schema entry '{key}' is a section, not a value")
-    t = node["type"]
+    return spec_descriptor(node)
+
+
+def spec_descriptor(spec: dict) -> ParameterDescriptor:
+    """A parameter descriptor from one leaf declaration (a ``parameters.yaml`` entry): type,
+    inclusive min/max as range, exclusive gt/lt, enum values, read_only, description + unit +
+    source. A type without a ROS parameter type (map, any, lists of those) is dynamically typed."""
+    t = spec["type"]
     if t == "list":
-        inner = (node.get("items") or {}).get("type", "any")
+        inner = (spec.get("items") or {}).get("type", "any")
         typ = _SCHEMA_TYPES.get(inner, None)
         typ = typ + "_array" if typ else None
     else:
         typ = _SCHEMA_TYPES.get(t)
-    rng = (node.get("min"), node.get("max")) if ("min" in node or "max" in node) else None
-    doc = node.get("doc", "") + (f" [{node['unit']}]" if node.get("unit") else "")
-    return ParameterDescriptor(type=typ, description=doc, range=rng, gt=node.get("gt"), lt=node.get("lt"),
-                               values=tuple(node["values"]) if t == "enum" else None,
-                               dynamic_typing=typ is None)
+    rng = (spec.get("min"), spec.get("max")) if ("min" in spec or "max" in spec) else None
+    doc = spec.get("description", "") + (f" [{spec['unit']}]" if spec.get("unit") else "")
+    if spec.get("source"):
+        doc += f" (source: {spec['source']})"
+    return ParameterDescriptor(type=typ, description=doc, range=rng, gt=spec.get("gt"), lt=spec.get("lt"),
+                               values=tuple(spec["values"]) if t == "enum" else None,
+                               read_only=bool(spec.get("read_only", False)), dynamic_typing=typ is None)
 
 
 # --------------------------------------------------------------------------- --ros-args

@@ -33,7 +33,8 @@ import time
 import weakref
 from typing import Callable, Optional
 
-from .context import Graph, GraphEndpoint, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
+from .context import Graph, GraphEndpoint, ThreadedContext, TransportUnavailableError
+from .qos import QoSProfile, qos_profile
 
 log = logging.getLogger("hri.runtime.rclpy")
 

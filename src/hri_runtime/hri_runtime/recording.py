@@ -34,31 +34,13 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
 from . import errors, msgs
+from .parameters import params_type
 
 __all__ = ["McapWriter", "McapReader", "RecordedMessage", "Recorder", "Player", "RecordingParams",
            "record_main", "play_main"]
 
 
-@dataclass(frozen=True)
-class RecordingParams:
-    compression: str = "zstd"            # zstd | lz4 | none
-    chunk_size_bytes: int = 1 << 20
-    discovery_period_s: float = 0.5
-    queue_depth: int = 1000
-    play_tick_s: float = 0.001
-    flush_period_s: float = 1.0          # chunk out + valid footer at least this often
-
-    @classmethod
-    def from_config(cls, section: dict) -> "RecordingParams":
-        return cls(**{k: section[k] for k in cls.__dataclass_fields__ if k in section})
-
-    @classmethod
-    def defaults(cls, config_root: str | Path | None = None) -> "RecordingParams":
-        from . import config as cfgmod
-
-        root = Path(config_root) if config_root else cfgmod.find_config_root()
-        data = cfgmod.read_yaml(root / cfgmod.DEFAULTS_FILE)
-        return cls.from_config(((data or {}).get("runtime") or {}).get("recording") or {})
+RecordingParams = params_type("runtime.recording")   # declared in hri_runtime's parameters.yaml
 
 
 def _duration_yaml(v: Optional[float]) -> str:

@@ -27,7 +27,7 @@ __all__ = ["router_main", "router_params"]
 def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
                   listen: Optional[list[str]] = None, connect: Optional[list[str]] = None):
     """The ZenohParams of a router: the config's ``runtime`` section (validated through a robot
-    config when ``robot`` is given, else ``config/_defaults.yaml``) plus overrides. Raises
+    config when ``robot`` is given, else the declared defaults) plus overrides. Raises
     ConfigError / ValueError / FileNotFoundError with one-line messages."""
     from . import config as cfgmod
     from .zenoh_backend import ZenohParams
@@ -37,16 +37,15 @@ def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
         runtime = cfgmod.load_robot_config(robot, overrides=sets or None)["runtime"]
     else:
         root = cfgmod.find_config_root()
-        path = root / cfgmod.DEFAULTS_FILE
-        data = cfgmod.read_yaml(path)
+        declarations = cfgmod.load_declarations(root)
+        path = declarations.files["runtime"]
+        data = cfgmod.declared_defaults(root)
         origin: dict = {}
         if sets:
             data = cfgmod.deep_merge(data, cfgmod._overrides_to_tree(sets), origin, "<command line>")
-        runtime = cfgmod._expand_env(data["runtime"], lambda _p: str(path), ("runtime",))
-        # the runtime section validated against its schema (as a robot config would be)
-        schema = cfgmod.load_schema(root)
-        cfgmod._Validator({"runtime": runtime}, origin, str(path)).section(
-            {"runtime": schema["runtime"]}, {"runtime": runtime}, ())
+        runtime = cfgmod.expand_env(data["runtime"], str(path), ("runtime",))
+        # the runtime section validated against its declaration (as a robot config would be)
+        cfgmod.validate_section("runtime", runtime, declarations, str(path), origin)
     p = ZenohParams.from_config(runtime)
     if listen:
         p = p.with_(router_listen_endpoints=listen)
@@ -69,7 +68,7 @@ def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
 
 def router_main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="hri router", description="A standalone Zenoh router (rmw_zenohd's role).")
-    ap.add_argument("--robot", help="take runtime.zenoh from this robot's config (default: config/_defaults.yaml)")
+    ap.add_argument("--robot", help="take runtime.zenoh from this robot's config (default: the declared defaults)")
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                     help="config override, e.g. runtime.zenoh.access_control.enabled=true (repeatable)")
     ap.add_argument("--listen", action="append", metavar="ENDPOINT",

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import yaml
 
 from . import msgs
-from .topic_cli import CliParams, _Session
+from .topic_cli import CliSession, graph_parser
 
 __all__ = ["service_main", "interface_main", "message_repr"]
 
@@ -39,10 +39,7 @@ def message_repr(msg, type_name: str) -> str:
 
 
 def service_main(argv: Optional[list[str]] = None, context=None) -> int:
-    ap = argparse.ArgumentParser(prog="hri service", description="Services of the ROS graph (ros2 service).")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("list")
-    p.add_argument("-t", "--show-types", action="store_true")
+    ap, sub = graph_parser("hri service", "Services of the ROS graph (ros2 service).")
     p = sub.add_parser("type")
     p.add_argument("service")
     p = sub.add_parser("call")
@@ -51,22 +48,11 @@ def service_main(argv: Optional[list[str]] = None, context=None) -> int:
     p.add_argument("values", nargs="?", default="{}", help="YAML of the request, e.g. \"{data: true}\"")
     p.add_argument("--timeout", type=float, help="seconds to wait for the server and the reply")
     a = ap.parse_args(argv)
-    cp = CliParams.defaults()
-    try:
-        sess = _Session("hri_service", context)
-    except Exception as e:  # noqa: BLE001  (TransportUnavailableError)
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    sess = CliSession.open("hri_service", context)
+    cp = sess.params
     try:
         if a.cmd == "list":
-            sess.wait(cp.discovery_wait_s)
-            own = sess.node.get_fully_qualified_name() + "/"
-            srvs = sess.ctx.graph().services
-            for s in sorted(srvs):
-                if s.startswith(own):
-                    continue
-                print(f"{s} [{', '.join(sorted(srvs[s]))}]" if a.show_types else s)
-            return 0
+            return sess.list_names("services", a.show_types)
         name = sess.node.resolve_topic_name(a.service)
         if a.cmd == "type":
             sess.wait(cp.discovery_wait_s, until=lambda: bool(sess.ctx.graph().services.get(name)))

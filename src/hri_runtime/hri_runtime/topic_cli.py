@@ -13,46 +13,48 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
 import yaml
 
 from . import errors, msgs
+from .parameters import params_type
 
-__all__ = ["topic_main", "node_main", "param_main", "CliParams"]
+__all__ = ["topic_main", "node_main", "param_main", "CliParams", "CliSession", "graph_parser"]
 
 
-@dataclass(frozen=True)
-class CliParams:
-    discovery_wait_s: float = 1.0
-    hz_window: int = 10000
-    hz_print_period_s: float = 1.0
-    echo_queue_depth: int = 100
-    pub_linger_s: float = 0.2
-    service_timeout_s: float = 5.0
+CliParams = params_type("runtime.cli")   # declared in hri_runtime's parameters.yaml
 
-    @classmethod
-    def from_config(cls, section: dict) -> "CliParams":
-        return cls(**{k: section[k] for k in cls.__dataclass_fields__ if k in section})
+
+class CliSession:
+    """Default context + a CLI node, spinning in the background (or paced, for inproc), and the
+    CLI's parameters (``params``, ``runtime.cli``). ``CliSession.open(name)``: the session; when
+    no transport can be opened, one line on stderr and exit 2 (``SystemExit``, as argparse)."""
 
     @classmethod
-    def defaults(cls, config_root: str | Path | None = None) -> "CliParams":
-        from . import config as cfgmod
+    def open(cls, name: str, context=None) -> "CliSession":
+        try:
+            return cls(name, context)
+        except Exception as e:  # noqa: BLE001  (TransportUnavailableError, a router refusing us)
+            print(f"error: {e}", file=sys.stderr)
+            raise SystemExit(errors.EXIT_USAGE) from None
 
-        root = Path(config_root) if config_root else cfgmod.find_config_root()
-        data = cfgmod.read_yaml(root / cfgmod.DEFAULTS_FILE)
-        return cls.from_config(((data or {}).get("runtime") or {}).get("cli") or {})
-
-
-class _Session:
-    """Default context + a CLI node, spinning in the background (or paced, for inproc)."""
+    def list_names(self, kind: str, show_types: bool) -> int:
+        """``topic list`` / ``service list`` (kind: topics | services) after the discovery wait:
+        one name a line (``-t``: with its types), sorted, the CLI node's own left out."""
+        self.wait(self.params.discovery_wait_s)
+        own = self.node.get_fully_qualified_name() + "/"
+        names = getattr(self.ctx.graph(), kind)
+        for n in sorted(names):
+            if not n.startswith(own):
+                print(f"{n} [{', '.join(sorted(names[n]))}]" if show_types else n)
+        return 0
 
     def __init__(self, name: str, context=None):
         from .context import get_default_context
         from .node import Node
 
+        self.params = CliParams.defaults()
         self.ctx = context if context is not None else get_default_context()
         self.node = Node(name, context=self.ctx)
         self.stop = threading.Event()
@@ -85,7 +87,16 @@ class _Session:
         self.ctx.close()
 
 
-def _resolve_type(sess: _Session, topic: str, given: Optional[str], wait_s: float) -> str:
+def graph_parser(prog: str, description: str):
+    """The parser of ``hri topic`` / ``hri service`` with its ``list [-t]`` subcommand; returns
+    (parser, subparsers) for the other subcommands."""
+    ap = argparse.ArgumentParser(prog=prog, description=description)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list").add_argument("-t", "--show-types", action="store_true")
+    return ap, sub
+
+
+def _resolve_type(sess: CliSession, topic: str, given: Optional[str], wait_s: float) -> str:
     if given:
         return msgs.normalize(given)
     sess.wait(wait_s, until=lambda: bool(sess.ctx.graph().topics.get(topic)))
@@ -119,10 +130,7 @@ def _check_topic_args(a: argparse.Namespace) -> None:
 
 
 def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
-    ap = argparse.ArgumentParser(prog="hri topic", description="Topics of the ROS graph.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("list")
-    p.add_argument("-t", "--show-types", action="store_true")
+    ap, sub = graph_parser("hri topic", "Topics of the ROS graph.")
     p = sub.add_parser("info")
     p.add_argument("topic")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -154,19 +162,11 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
         _check_topic_args(a)     # bad names, types and values: one line before connecting to anything
     except (ValueError, msgs.UnknownTypeError) as e:
         return errors.print_error("hri topic", e)
-    cp = CliParams.defaults()
-    try:
-        sess = _Session("hri_topic", context)
-    except Exception as e:  # noqa: BLE001  (TransportUnavailableError)
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    sess = CliSession.open("hri_topic", context)
+    cp = sess.params
     try:
         if a.cmd == "list":
-            sess.wait(cp.discovery_wait_s)
-            g = sess.ctx.graph()
-            for t in sorted(g.topics):
-                print(f"{t} [{', '.join(sorted(g.topics[t]))}]" if a.show_types else t)
-            return 0
+            return sess.list_names("topics", a.show_types)
         if a.cmd == "info":
             sess.wait(cp.discovery_wait_s)
             g = sess.ctx.graph()
@@ -264,12 +264,8 @@ def node_main(argv: Optional[list[str]] = None, context=None) -> int:
     p = sub.add_parser("info")
     p.add_argument("node")
     a = ap.parse_args(argv)
-    cp = CliParams.defaults()
-    try:
-        sess = _Session("hri_node", context)
-    except Exception as e:  # noqa: BLE001
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    sess = CliSession.open("hri_node", context)
+    cp = sess.params
     try:
         sess.wait(cp.discovery_wait_s)
         g = sess.ctx.graph()
@@ -326,13 +322,9 @@ def param_main(argv: Optional[list[str]] = None, context=None) -> int:
     ap.add_argument("--timeout", type=float, default=None, help="seconds to wait for the node's service")
     a = ap.parse_args(argv)
     register_interfaces()
-    cp = CliParams.defaults()
+    sess = CliSession.open("hri_param", context)
+    cp = sess.params
     timeout_s = a.timeout if a.timeout is not None else cp.service_timeout_s
-    try:
-        sess = _Session("hri_param", context)
-    except Exception as e:  # noqa: BLE001
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     node = a.node if a.node.startswith("/") else "/" + a.node
     short = {"list": "list_parameters", "get": "get_parameters", "set": "set_parameters",
              "describe": "describe_parameters", "dump": "list_parameters",

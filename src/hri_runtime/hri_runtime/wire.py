@@ -27,7 +27,9 @@ import re
 import struct
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Callable, Mapping, NamedTuple
+
+from .qos import DURABILITY, HISTORY, LIVELINESS, RELIABILITY, QoSProfile, qos_profile
 
 # --------------------------------------------------------------------------------------------
 # protocol constants (rmw_zenoh / rmw / rosidl; never configuration)
@@ -42,14 +44,6 @@ CDR_LE_HEADER = b"\x00\x01\x00\x00"           # CDR little endian (fastcdr DDS_C
 CDR_BE_HEADER = b"\x00\x00\x00\x00"           # CDR big endian (accepted on receive)
 CDR_HEADER_SIZE = 4
 
-# rmw enum values (rmw/types.h)
-RELIABILITY = {"system_default": 0, "reliable": 1, "best_effort": 2, "unknown": 3,
-               "best_available": 4}
-DURABILITY = {"system_default": 0, "transient_local": 1, "volatile": 2, "unknown": 3,
-              "best_available": 4}
-HISTORY = {"system_default": 0, "keep_last": 1, "keep_all": 2, "unknown": 3}
-LIVELINESS = {"system_default": 0, "automatic": 1, "manual_by_node": 2, "manual_by_topic": 3,
-              "unknown": 4, "best_available": 5}
 # RMW_DURATION_INFINITE as (sec, nsec): what rmw_zenoh's "best available" makes of a default 0
 DURATION_INFINITE = (9223372036, 854775807)
 RMW_ZENOH_DEFAULT_DEPTH = 42                   # rmw_zenoh qos.cpp default depth (elided)
@@ -161,71 +155,16 @@ def _dur_to_sec_nsec(value_s: float | None) -> tuple[int, int]:
     return total_ns // 1_000_000_000, total_ns % 1_000_000_000
 
 
-@dataclass(frozen=True)
-class QoSProfile:
-    """ROS 2 QoS profile (rmw names, lower case). Durations in seconds; None = default/infinite.
-
-    ``depth`` is the KEEP_LAST history depth; 0 is adapted to rmw_zenoh's default 42.
-    """
-
-    reliability: str = "reliable"          # reliable | best_effort
-    durability: str = "volatile"           # volatile | transient_local
-    history: str = "keep_last"             # keep_last | keep_all
-    depth: int = 10
-    deadline_s: float | None = None
-    lifespan_s: float | None = None
-    liveliness: str = "automatic"          # automatic | manual_by_topic
-    liveliness_lease_s: float | None = None
-
-    def __post_init__(self):
-        for attr, table in (("reliability", RELIABILITY), ("durability", DURABILITY),
-                            ("history", HISTORY), ("liveliness", LIVELINESS)):
-            v = getattr(self, attr)
-            if v not in table:
-                raise WireError("bad_qos", f"QoS {attr} {v!r} not one of {sorted(table)}")
-        if not isinstance(self.depth, int) or isinstance(self.depth, bool) or self.depth < 0:
-            raise WireError("bad_qos", f"QoS depth must be an int >= 0, got {self.depth!r}")
-
-    @classmethod
-    def coerce(cls, qos: Any) -> "QoSProfile":
-        """Accept a depth (``10``), a QoSProfile, a mapping of field names, or an object with
-        rclpy-like attributes (enum members with ``.name``)."""
-        if isinstance(qos, QoSProfile):
-            return qos
-        if isinstance(qos, bool):
-            raise WireError("bad_qos", f"QoS must be a depth or a profile, got {qos!r}")
-        if isinstance(qos, int):
-            return cls(depth=qos)
-        if isinstance(qos, Mapping):
-            kw = dict(qos)
-        else:
-            kw = {}
-            for f in ("reliability", "durability", "history", "depth", "liveliness"):
-                if hasattr(qos, f):
-                    kw[f] = getattr(qos, f)
-            if not kw:
-                raise WireError("bad_qos", f"cannot read a QoS profile from {qos!r}")
-        for f in ("reliability", "durability", "history", "liveliness"):
-            v = kw.get(f)
-            if v is not None and not isinstance(v, str):
-                v = getattr(v, "name", v)
-            if isinstance(v, str):
-                kw[f] = v.lower()
-        unknown = set(kw) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise WireError("bad_qos", f"unknown QoS fields {sorted(unknown)}")
-        return cls(**kw)
-
-    def best_available(self) -> "QoSProfile":
-        """rmw_zenoh's adaptation before encoding: system defaults -> rmw_zenoh defaults,
-        depth 0 -> 42 (durations: None/0 are encoded as infinite by :func:`qos_to_keyexpr`)."""
-        rel = "reliable" if self.reliability in ("system_default", "best_available") else self.reliability
-        dur = "volatile" if self.durability in ("system_default", "best_available") else self.durability
-        hist = "keep_last" if self.history == "system_default" else self.history
-        liv = "automatic" if self.liveliness in ("system_default", "best_available") else self.liveliness
-        depth = RMW_ZENOH_DEFAULT_DEPTH if self.depth == 0 else self.depth
-        return replace(self, reliability=rel, durability=dur, history=hist, liveliness=liv,
-                       depth=depth)
+def best_available(qos: QoSProfile) -> QoSProfile:
+    """rmw_zenoh's adaptation before encoding: system defaults -> rmw_zenoh defaults,
+    depth 0 -> 42 (durations: None/0 are encoded as infinite by :func:`qos_to_keyexpr`)."""
+    rel = "reliable" if qos.reliability in ("system_default", "best_available") else qos.reliability
+    dur = "volatile" if qos.durability in ("system_default", "best_available") else qos.durability
+    hist = "keep_last" if qos.history == "system_default" else qos.history
+    liv = "automatic" if qos.liveliness in ("system_default", "best_available") else qos.liveliness
+    depth = RMW_ZENOH_DEFAULT_DEPTH if qos.depth == 0 else qos.depth
+    return replace(qos, reliability=rel, durability=dur, history=hist, liveliness=liv,
+                   depth=depth)
 
 
 def qos_to_keyexpr(qos: QoSProfile | int | Mapping) -> str:
@@ -234,7 +173,10 @@ def qos_to_keyexpr(qos: QoSProfile | int | Mapping) -> str:
     Default rclpy QoS depth 10 -> ``::,10:,:,:,,``; TRANSIENT_LOCAL depth 1000 lifespan 10 s
     (``/rosout``) -> ``:1:,1000:,:10,0:,,``.
     """
-    q = QoSProfile.coerce(qos).best_available()
+    try:
+        q = best_available(qos_profile(qos, system_default_depth=True))
+    except ValueError as e:
+        raise WireError("bad_qos", str(e)) from None
 
     def opt(v: int, default: int) -> str:
         return "" if v == default else str(v)
@@ -424,21 +366,6 @@ def pack_attachment(sequence_number: int, source_timestamp_ns: int, gid: bytes) 
     if len(gid) != GID_SIZE:
         raise AttachmentError("bad_gid", f"gid must be {GID_SIZE} bytes, got {len(gid)}")
     return _ATTACHMENT.pack(sequence_number, source_timestamp_ns, GID_SIZE, bytes(gid))
-
-
-class AttachmentPacker:
-    """The attachment of one endpoint, for the publish hot path: the constant tail (length byte
-    + GID, 17 bytes) is built once; ``pack(seq, ns)`` packs the two int64 and appends it
-    (same bytes as :func:`pack_attachment`)."""
-    __slots__ = ("tail",)
-    _HEAD = struct.Struct("<qq")
-
-    def __init__(self, gid: bytes):
-        pack_attachment(0, 0, gid)                   # validates the gid
-        self.tail = bytes([GID_SIZE]) + bytes(gid)
-
-    def pack(self, sequence_number: int, source_timestamp_ns: int) -> bytes:
-        return self._HEAD.pack(sequence_number, source_timestamp_ns) + self.tail
 
 
 class MessageInfo(NamedTuple):

@@ -22,6 +22,11 @@ docs/ros2-interop.md "Wire"):
   cache from ``@ros2_lv/<domain>/**`` (``graph()``, ``get_subscription_count()``,
   ``service_is_ready()``).
 
+The per-message path is C (``hri_runtime._cdr``, src/zenoh_hot_path.cpp): a publisher's
+``publish(data)`` is a ``Putter`` (the declared publisher's ``put`` with the attachment written in
+C), a subscription's Zenoh callback a ``SampleGate`` (byte tests, then ``deliver``; the full checks
+in Python only for a sample that fails them).
+
 Zenoh callbacks validate and hand the bytes to ``deliver`` / ``on_request`` / ``on_response``,
 which queue work for the context's executor thread (``context.ThreadedContext``). With
 ``runtime.zenoh.inline_callbacks`` (default true) a subscription's ``deliver`` runs the node
@@ -35,7 +40,6 @@ router answers on ``runtime.zenoh.router_listen_endpoints``; it stands in for ``
 """
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import socket
@@ -46,8 +50,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from . import wire
-from .context import Graph, GraphEndpoint, QoSProfile, ThreadedContext, TransportUnavailableError, qos_profile
+from . import _cdr, wire
+from .context import Graph, GraphEndpoint, ThreadedContext, TransportUnavailableError
+from .qos import QoSProfile, qos_profile
 
 log = logging.getLogger("hri.runtime.zenoh")
 
@@ -75,7 +80,7 @@ def _zenoh():
 # parameters
 @dataclass(frozen=True)
 class ZenohParams:
-    """The ``runtime`` config section (``config/_defaults.yaml``, schema ``config/schema/runtime.yaml``)."""
+    """The ``runtime`` config section (declared in ``src/hri_runtime/parameters.yaml``)."""
 
     domain_id: int
     mode: str
@@ -87,7 +92,7 @@ class ZenohParams:
     service_timeout_s: float
     transient_local_heartbeat_s: float
     drop_log_interval_s: float
-    inline_callbacks: bool = True     # see ZenohContext / context.Executor (inline)
+    inline_callbacks: bool = True     # see ZenohContext / executors.Executor (inline)
     direct_callbacks: bool = True     # see _callback: run ours on Zenoh's own network thread
     router_connect_endpoints: tuple[str, ...] = ()   # router-to-router links of `hri router`
     tls: dict | None = None           # runtime.zenoh.tls (None / empty paths: no TLS)
@@ -125,13 +130,13 @@ class ZenohParams:
 
     @classmethod
     def defaults(cls, config_root: str | Path | None = None) -> "ZenohParams":
-        """The ``runtime`` section of ``config/_defaults.yaml`` (environment expanded), for
+        """The ``runtime`` section of the declared defaults (environment expanded), for
         contexts created without a robot config (``HRI_TRANSPORT=zenoh`` default context)."""
         from . import config as cfgmod
 
         root = Path(config_root) if config_root else cfgmod.find_config_root()
-        path = root / cfgmod.DEFAULTS_FILE
-        data = cfgmod.read_yaml(path)
+        path = cfgmod.load_declarations(root).files["runtime"]
+        data = cfgmod.declared_defaults(root)
         sec = cfgmod._expand_env(data["runtime"], lambda _p: str(path), ("runtime",))
         return cls.from_config(sec)
 
@@ -309,6 +314,14 @@ class DropStats:
             log.warning("%s: dropped a sample (%s): %s [%d dropped for this cause]",
                         self.where, cause, detail, n)
 
+    def drop_error(self, cause: str, e: BaseException) -> None:
+        """Count an exception met while handling a sample: a WireError under its own cause,
+        anything else under ``cause`` (e.g. "internal")."""
+        if isinstance(e, wire.WireError):
+            self.drop(e.cause, str(e))
+        else:
+            self.drop(cause, f"{type(e).__name__}: {e}")
+
     @property
     def total(self) -> int:
         return sum(self.counts.values())
@@ -325,17 +338,6 @@ def _congestion(zenoh, qos: QoSProfile):
     return zenoh.CongestionControl.DROP
 
 
-def _wire_qos(qos: QoSProfile) -> wire.QoSProfile:
-    """The node layer's QoS as written in tokens. Durations (deadline, lifespan, liveliness
-    lease) are taken when the profile carries them (``*_s`` attributes), else infinite; e.g.
-    rclpy's /rosout has lifespan 10 s, which rmw_zenoh writes as ``:1:,1000:,:10,0:,,``."""
-    return wire.QoSProfile(reliability=qos.reliability, durability=qos.durability,
-                           history=qos.history, depth=int(qos.depth),
-                           deadline_s=getattr(qos, "deadline_s", None),
-                           lifespan_s=getattr(qos, "lifespan_s", None),
-                           liveliness_lease_s=getattr(qos, "liveliness_lease_s", None))
-
-
 def _depth(qos: QoSProfile) -> int:
     return int(qos.depth) if qos.history == "keep_last" else wire.RMW_ZENOH_DEFAULT_DEPTH
 
@@ -349,11 +351,18 @@ def _callback(fn, direct: bool):
     return _zenoh().handlers.Callback(fn, indirect=not direct)
 
 
+def _undeclare(*entities) -> None:
+    """Undeclare Zenoh entities (None skipped); one that is already gone (session closed) is fine."""
+    for e in entities:
+        if e is not None:
+            try:
+                e.undeclare()
+            except Exception:  # noqa: BLE001 - session already closed
+                pass
+
+
 def _bytes(z) -> bytes | None:
     return None if z is None else z.to_bytes()
-
-
-_CDR_HEADERS = (wire.CDR_LE_HEADER, wire.CDR_BE_HEADER)
 
 
 # --------------------------------------------------------------------------------------------
@@ -382,7 +391,7 @@ class _Endpoint:
         self.eid = ctx._next_id()
         self.token_key = wire.endpoint_token(
             ctx.params.domain_id, ctx.zid, ne.nid, self.eid, self.kind, ne.namespace, ne.name,
-            name, type_name, self.type_hash, _wire_qos(qos))
+            name, type_name, self.type_hash, qos)
         self.gid = wire.gid_from_token(self.token_key)
         self.drops = DropStats(f"{self.kind.name.lower()} {name} [{type_name}]",
                                ctx.params.drop_log_interval_s)
@@ -398,12 +407,7 @@ class _Endpoint:
             return
         self._destroyed = True
         self.ctx._endpoints.discard(self)
-        for obj in (self._token, getattr(self, "_z", None)):
-            if obj is not None:
-                try:
-                    obj.undeclare()
-                except Exception:  # noqa: BLE001 - session already closed
-                    pass
+        _undeclare(self._token, getattr(self, "_z", None))
 
 
 class ZenohPublisher(_Endpoint):
@@ -412,8 +416,6 @@ class ZenohPublisher(_Endpoint):
     def __init__(self, ctx, node, topic, type_name, qos):
         super().__init__(ctx, node, topic, type_name, qos)
         zenoh = _zenoh()
-        self._seq = itertools.count(1)
-        self.published = 0
         common = dict(reliability=_reliability(zenoh, qos), congestion_control=_congestion(zenoh, qos))
         if qos.durability == "transient_local":
             miss = None
@@ -425,17 +427,20 @@ class ZenohPublisher(_Endpoint):
                 publisher_detection=True, sample_miss_detection=miss, **common)
         else:
             self._z = ctx.session.declare_publisher(self.key, **common)
-        self._put = self._z.put
-        self._att = wire.AttachmentPacker(self.gid)
+        # publish(data: bytes) is the C Putter itself (no Python frame per message): the declared
+        # publisher's put with the 33-byte attachment (sequence numbers from 1, per publisher)
+        # written in C; raises RuntimeError once the publisher is destroyed
+        self._putter = _cdr.Putter(self._z.put, self.gid, f"publisher on {topic} was destroyed")
+        self.publish = self._putter
         self._declare_token()
 
-    def publish(self, data: bytes) -> None:
-        """Put CDR bytes with the attachment (sequence numbers from 1, per publisher)."""
-        if self._destroyed:
-            raise RuntimeError(f"publisher on {self.name} was destroyed")
-        # next() on itertools.count is atomic under the GIL: seq stays unique across threads
-        self._put(data, attachment=self._att.pack(next(self._seq), time.time_ns()))
-        self.published += 1
+    @property
+    def published(self) -> int:
+        return self._putter.published
+
+    def destroy(self) -> None:
+        self._putter.close()
+        super().destroy()
 
     def get_subscription_count(self) -> int:
         return self.ctx._count(wire.EntityKind.SUBSCRIPTION, self.name)
@@ -447,70 +452,62 @@ class ZenohSubscription(_Endpoint):
     def __init__(self, ctx, node, topic, type_name, qos, deliver):
         super().__init__(ctx, node, topic, type_name, qos)
         zenoh = _zenoh()
-        self._deliver = deliver
         self._dds_type = wire.dds_type_name(type_name)
         self._delete = zenoh.SampleKind.DELETE
-        self._key_ok = None          # last key that passed the type/hash checks (hot-path cache)
-        self.received = 0
+        # The Zenoh callback is the C SampleGate (every sample): payload and attachment bytes and
+        # the key; when the key is the last accepted one and the attachment and CDR header pass
+        # their byte tests it calls deliver(payload, (attachment, key)) directly, anything else
+        # goes through _accept (full checks, drops counted per cause). The attachment reaches the
+        # node as its 33 raw bytes (``wire.message_info(*meta)`` unpacks it).
+        self._gate = _cdr.SampleGate(deliver, self._accept, self.drops.drop_error)
         # any type/hash on this topic, so that mismatches are counted instead of unseen
         self.selector = f"{ctx.params.domain_id}/{wire.strip_slashes(topic)}/*/*"
+        callback = _callback(self._gate, ctx.params.direct_callbacks)
         if qos.durability == "transient_local":
             recovery = zenoh.ext.RecoveryConfig(heartbeat=True) if qos.reliability == "reliable" else None
             self._z = zenoh.ext.declare_advanced_subscriber(
-                ctx.session, self.selector, _callback(self._on_sample, ctx.params.direct_callbacks),
+                ctx.session, self.selector, callback,
                 history=zenoh.ext.HistoryConfig(detect_late_publishers=True, max_samples=_depth(qos)),
                 recovery=recovery, subscriber_detection=True)
         else:
-            self._z = ctx.session.declare_subscriber(self.selector, _callback(self._on_sample, ctx.params.direct_callbacks))
+            self._z = ctx.session.declare_subscriber(self.selector, callback)
         self._declare_token()
 
-    def _on_sample(self, sample) -> None:
-        """Zenoh's callback thread: validate, then deliver. Never raises.
+    @property
+    def received(self) -> int:
+        return self._gate.received
 
-        The hot path (every sample) is kept to what the checks need, in the cheapest order
-        measured: payload and attachment bytes, the key (type and hash segments are only parsed
-        when the key differs from the last good one) and two byte tests; a sample that fails a
-        test goes through the full checks in ``_accept`` for its cause. The attachment reaches
-        the node as its 33 raw bytes (``wire.message_info(*meta)`` unpacks it)."""
-        try:
-            payload = sample.payload.to_bytes()
-            att = _bytes(sample.attachment)
-            key = str(sample.key_expr)
-            if (key != self._key_ok or att is None or len(att) != wire.ATTACHMENT_SIZE
-                    or att[16] != wire.GID_SIZE or len(payload) <= 4 or payload[:4] not in _CDR_HEADERS):
-                if not self._accept(sample, key, att, payload):
-                    return
-            if self._destroyed:
-                return
-        except Exception as e:  # noqa: BLE001 - nothing may escape into zenoh's thread
-            self.drops.drop("internal", f"{type(e).__name__}: {e}")
-            return
-        self.received += 1
-        try:
-            self._deliver(payload, (att, key))
-        except Exception as e:  # noqa: BLE001
-            self.drops.drop("deliver_failed", f"{type(e).__name__}: {e}")
+    @property
+    def _deliver(self):
+        """deliver(payload, meta) of the node layer (replaceable, e.g. by tests)."""
+        return self._gate.deliver
+
+    @_deliver.setter
+    def _deliver(self, fn) -> None:
+        self._gate.deliver = fn
+
+    def destroy(self) -> None:
+        self._gate.close()
+        super().destroy()
 
     def _accept(self, sample, key: str, att: bytes | None, payload: bytes) -> bool:
-        """The full checks of a sample the fast path did not pass: False = dropped (counted
-        per cause) or ignored (DELETE); True = valid (the key is remembered as good)."""
-        if sample.kind == self._delete:
+        """The full checks of a sample the gate's byte tests did not pass: False = dropped
+        (counted per cause) or ignored (DELETE); True = valid (the gate remembers the key)."""
+        if sample.kind == self._delete or self._destroyed:
             return False
         try:
-            if key != self._key_ok:
-                type_seg, hash_seg = key.rsplit("/", 2)[-2:]
-                if type_seg != self._dds_type:
-                    raise wire.WireError("type_mismatch",
-                                         f"type {type_seg} on {self.name}, expected {self._dds_type}")
-                if hash_seg != self.type_hash:
-                    raise wire.WireError("hash_mismatch",
-                                         f"type hash {hash_seg} on {self.name}, expected {self.type_hash}")
+            type_seg, hash_seg = key.rsplit("/", 2)[-2:]
+            if type_seg != self._dds_type:
+                raise wire.WireError("type_mismatch",
+                                     f"type {type_seg} on {self.name}, expected {self._dds_type}")
+            if hash_seg != self.type_hash:
+                raise wire.WireError("hash_mismatch",
+                                     f"type hash {hash_seg} on {self.name}, expected {self.type_hash}")
             wire.unpack_attachment(att)
             wire.check_cdr_payload(payload)
         except wire.WireError as e:
             self.drops.drop(e.cause, str(e))
             return False
-        self._key_ok = key
         return True
 
 
@@ -533,13 +530,10 @@ class ZenohService(_Endpoint):
             if payload is None:
                 raise wire.WireError("no_payload", "request without payload")
             wire.check_cdr_payload(payload)
-        except wire.WireError as e:
-            self.drops.drop(e.cause, str(e))
-            self._finish(query, error=f"malformed request: {e}")
-            return
-        except Exception as e:  # noqa: BLE001
-            self.drops.drop("internal", f"{type(e).__name__}: {e}")
-            self._finish(query, error="internal error")
+        except Exception as e:  # noqa: BLE001 - nothing may escape into zenoh's thread
+            self.drops.drop_error("internal", e)
+            self._finish(query, error=f"malformed request: {e}" if isinstance(e, wire.WireError)
+                         else "internal error")
             return
         self.requests += 1
         done = threading.Event()
@@ -552,14 +546,14 @@ class ZenohService(_Endpoint):
                 query.reply(self.key, response, attachment=wire.pack_attachment(
                     att.sequence_number, time.time_ns(), att.gid))
             except Exception as e:  # noqa: BLE001 - client gone, session closed
-                self.drops.drop("reply_failed", f"{type(e).__name__}: {e}")
+                self.drops.drop_error("reply_failed", e)
             finally:
                 self._finish(query)
 
         try:
             self._on_request(payload, respond)
         except Exception as e:  # noqa: BLE001
-            self.drops.drop("deliver_failed", f"{type(e).__name__}: {e}")
+            self.drops.drop_error("deliver_failed", e)
             self._finish(query, error="internal error")
 
     @staticmethod
@@ -622,11 +616,8 @@ class ZenohClient(_Endpoint):
                                          f"reply for seq {att.sequence_number}, expected {seq}")
                 payload = sample.payload.to_bytes()
                 wire.check_cdr_payload(payload)
-            except wire.WireError as e:
-                self.drops.drop(e.cause, str(e))
-                return
-            except Exception as e:  # noqa: BLE001
-                self.drops.drop("internal", f"{type(e).__name__}: {e}")
+            except Exception as e:  # noqa: BLE001 - nothing may escape into zenoh's thread
+                self.drops.drop_error("internal", e)
                 return
             finish(on_response, payload)
 
@@ -707,28 +698,26 @@ class ZenohContext(ThreadedContext):
 
     # ---- nodes
     def _node_entity(self, node) -> _NodeEntity:
-        ne = self._node_entities.get(id(node))
-        if ne is None:
-            ns = node.get_namespace() if hasattr(node, "get_namespace") else "/"
-            name = node.get_name()
-            nid = self._next_id()
-            key = wire.node_token(self.params.domain_id, self.zid, nid, ns or "/", name)
-            ne = _NodeEntity(nid, ns or "/", name, key, self.session.liveliness().declare_token(key))
-            self._node_entities[id(node)] = ne
+        """The node's graph entity, its liveliness token declared on first use (``add_node`` or
+        the node's first endpoint)."""
+        return self._node_entities.get(id(node)) or self._declare_node(node)
+
+    def _declare_node(self, node) -> _NodeEntity:
+        ns = (node.get_namespace() if hasattr(node, "get_namespace") else "/") or "/"
+        nid, name = self._next_id(), node.get_name()
+        key = wire.node_token(self.params.domain_id, self.zid, nid, ns, name)
+        ne = self._node_entities[id(node)] = _NodeEntity(
+            nid, ns, name, key, self.session.liveliness().declare_token(key))
         return ne
 
     def add_node(self, node) -> None:
+        self._node_entity(node)          # in the graph from now on, endpoints or not
         super().add_node(node)
-        self._node_entity(node)
 
     def remove_node(self, node) -> None:
         super().remove_node(node)
         ne = self._node_entities.pop(id(node), None)
-        if ne is not None:
-            try:
-                ne.token.undeclare()
-            except Exception:  # noqa: BLE001
-                pass
+        _undeclare(ne and ne.token)
 
     # ---- transport
     def create_publisher(self, node, topic, type_name, qos):
@@ -752,11 +741,8 @@ class ZenohContext(ThreadedContext):
                     self._graph_tokens.pop(key, None)
                 return
             ent = wire.parse_token(key)
-        except wire.WireError as e:
-            self.graph_drops.drop(e.cause, str(e))
-            return
-        except Exception as e:  # noqa: BLE001
-            self.graph_drops.drop("internal", f"{type(e).__name__}: {e}")
+        except Exception as e:  # noqa: BLE001 - nothing may escape into zenoh's thread
+            self.graph_drops.drop_error("internal", e)
             return
         with self._graph_lock:
             self._graph_tokens[key] = ent
@@ -815,15 +801,7 @@ class ZenohContext(ThreadedContext):
             self.shutdown()
         for ep in list(self._endpoints):
             ep.destroy()
-        for node_id in list(self._node_entities):
-            ne = self._node_entities.pop(node_id)
-            try:
-                ne.token.undeclare()
-            except Exception:  # noqa: BLE001
-                pass
-        try:
-            self._graph_sub.undeclare()
-        except Exception:  # noqa: BLE001
-            pass
+        _undeclare(*(ne.token for ne in self._node_entities.values()), self._graph_sub)
+        self._node_entities.clear()
         if self._own_session and not self.session.is_closed():
             self.session.close()

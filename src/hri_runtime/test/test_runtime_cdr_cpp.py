@@ -1,4 +1,4 @@
-"""The C++ CDR codec (hri_core._hri_core.cdr, plans from hri_runtime.cdr_plan) against rosbags.
+"""The C++ CDR codec (hri_runtime._cdr, plans from hri_runtime.cdr_plan) against rosbags.
 
 rosbags' generated codec is the reference: for every message type of the store, random valid
 messages serialize to the same bytes, decode to the same values (both endiannesses); malformed
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from rosbags.interfaces import Nodetype
 
-from hri_runtime import cdr_plan, msgs
+from hri_runtime import msgs
 
-cdr = msgs._cdr_module()
-pytestmark = pytest.mark.skipif(cdr is None, reason="hri_core (C++ codec) not built")
+cdr = pytest.importorskip("hri_runtime._cdr", reason="hri_runtime._cdr (C++ codec) not built")
+from hri_runtime import cdr_plan  # noqa: E402  (needs the extension)
 
 STORE = msgs.typestore()
 SEED = 20261123  # fixed: the corpus is reproducible
@@ -211,7 +211,7 @@ def test_keyword_calls_and_threads_with_cache_clears():
 
     def clear():
         while not stop.is_set():
-            msgs._codecs.clear()                       # plans dropped while calls run
+            msgs._clear_codecs()                       # plans dropped while calls run
 
     workers = [threading.Thread(target=work) for _ in range(3)]
     cl = threading.Thread(target=clear)
@@ -227,7 +227,7 @@ def test_keyword_calls_and_threads_with_cache_clears():
 
 def test_rosbags_fallback_still_works(monkeypatch):
     monkeypatch.setattr(msgs, "_compile_cpp_plan", lambda t: None)
-    msgs._codecs.clear()
+    msgs._clear_codecs()
     try:
         assert msgs.codec_backend("std_msgs/msg/String") == "rosbags"
         b = msgs.serialize(msgs.new("std_msgs/msg/String", data="hello"))
@@ -236,17 +236,17 @@ def test_rosbags_fallback_still_works(monkeypatch):
         with pytest.raises(msgs.DecodeError):
             msgs.deserialize(b[:-1], "std_msgs/msg/String")
     finally:
-        msgs._codecs.clear()
+        msgs._clear_codecs()
     monkeypatch.undo()
     assert msgs.codec_backend("std_msgs/msg/String") == "cpp"
 
 
-def test_without_hri_core_msgs_uses_rosbags():
+def test_without_the_extension_msgs_uses_rosbags():
     import subprocess
     import sys
 
     code = (
-        "import sys; sys.modules['hri_core'] = None\n"       # hri_core not importable
+        "import sys; sys.modules['hri_runtime._cdr'] = None\n"   # extension not importable
         "from hri_runtime import msgs\n"
         "b = msgs.serialize(msgs.new('std_msgs/msg/String', data='hello'))\n"
         "assert b.hex() == '000100000600000068656c6c6f00', b.hex()\n"

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from hri_runtime import msgs
-from hri_runtime.geometry import (matrix_from_pose, pose_stamped_from_matrix, quat_from_rot, rot_from_quat,
-                                  seconds_from_time, time_from_seconds)
+from hri_runtime.geometry import _quat_from_rot as quat_from_rot
+from hri_runtime.geometry import _rot_from_quat as rot_from_quat
+from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, seconds_from_time, time_from_seconds
 
 
 def _rot(axis, angle):

@@ -7,7 +7,8 @@ import pytest
 
 from hri_runtime import errors
 from hri_runtime.config import MAX_NESTING, MAX_NODES, ConfigError, parse_yaml_text, read_yaml
-from hri_runtime.launch import LaunchError, _safe_eval
+from hri_runtime.launch_description import LaunchError
+from hri_runtime.launch_substitutions import safe_eval
 
 
 @pytest.mark.parametrize("text, key, expected", [
@@ -54,7 +55,7 @@ def test_file_limits(tmp_path):
     ("(1, 2) == (1, 2)", True), ("1 in [1, 2]", True), ("not 0 and 5", 5), ("7 // 2 - 7 % 2", 2),
 ])
 def test_launch_eval_arithmetic(expr, value):
-    assert _safe_eval(expr) == value
+    assert safe_eval(expr) == value
 
 
 @pytest.mark.parametrize("expr, reason", [
@@ -73,7 +74,7 @@ def test_launch_eval_arithmetic(expr, value):
 ])
 def test_launch_eval_refuses_before_computing(expr, reason):
     with pytest.raises(LaunchError, match=reason):
-        _safe_eval(expr)
+        safe_eval(expr)
 
 
 def test_input_error_classification():

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from hri_runtime.launch import LaunchError, LaunchParams, Launcher, parse_launch_file
+from hri_runtime.launch_description import LaunchError
+from hri_runtime.launch_frontend import parse_launch_file
+from hri_runtime.launch_service import LaunchParams, Launcher
 
 FIX = Path(__file__).parent / "launch_fixtures"
 REPO = Path(__file__).resolve().parents[3]

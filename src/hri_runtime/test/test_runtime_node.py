@@ -3,10 +3,12 @@ bad input. Simulated time only (InprocContext's fake clock)."""
 import pytest
 
 from hri_runtime import msgs
-from hri_runtime.context import QoSProfile
+from hri_runtime.qos import QoSProfile
 from hri_runtime.inproc import InprocContext
 from hri_runtime.names import InvalidNameError
-from hri_runtime.node import Node, ParameterError, ParameterNotDeclaredError, ServiceUnavailableError
+from hri_runtime.client import ServiceUnavailableError
+from hri_runtime.node import Node
+from hri_runtime.params import ParameterError, ParameterNotDeclaredError
 
 
 class Listener(Node):
@@ -128,6 +130,22 @@ def test_service_round_trip_and_missing_server():
     ctx.spin_for(0.0)
     with pytest.raises(ServiceUnavailableError):
         f2.result()
+
+
+def test_deferred_service_answers_when_the_job_is_done():
+    ctx = InprocContext()
+    srv_node = Node("adder", context=ctx)
+    pending = []
+    srv = srv_node.create_service("example_interfaces/srv/AddTwoInts", "add", lambda req, resp, respond:
+                                  pending.append((req, resp, respond)), deferred=True)
+    cli = Node("client", context=ctx).create_client("example_interfaces/srv/AddTwoInts", "/add")
+    fut = cli.call_async(msgs.new("example_interfaces/srv/AddTwoInts_Request", a=2, b=40))
+    ctx.spin_for(0.1)
+    assert len(pending) == 1 and not fut.done() and srv.handled == 0
+    req, resp, respond = pending[0]
+    srv_node.create_timer(0.5, lambda: (setattr(resp, "sum", req.a + req.b), respond(resp), respond(resp)))
+    ctx.spin_for(1.0)
+    assert fut.done() and fut.result().sum == 42 and srv.handled == 1   # answered once
 
 
 def test_malformed_service_request_is_rejected_without_reply():

@@ -19,12 +19,18 @@ def make(ctx):
     return n
 
 
-def test_services_get_set_list_describe_and_events():
+@pytest.fixture
+def graph():
+    """An in-process bus with parameter services: the node ``/arm/ctl`` and a client node."""
     register_interfaces()
     ctx = InprocContext()
     ctx.parameter_services_enabled = True
     n = make(ctx)
-    c = Node("cli", context=ctx, start_parameter_services=False)
+    return ctx, n, Node("cli", context=ctx, start_parameter_services=False)
+
+
+def test_services_get_set_list_describe_and_events(graph):
+    ctx, n, c = graph
     events = []
     c.create_subscription("rcl_interfaces/msg/ParameterEvent", "/parameter_events", events.append, qos=100)
 
@@ -79,12 +85,8 @@ def test_hri_param_cli(capsys):
                       context=ThreadedInprocContext()) == 1
 
 
-def test_set_parameters_atomically_rolls_back_what_the_node_applied():
-    register_interfaces()
-    ctx = InprocContext()
-    ctx.parameter_services_enabled = True
-    n = make(ctx)
-    c = Node("cli", context=ctx, start_parameter_services=False)
+def test_set_parameters_atomically_rolls_back_what_the_node_applied(graph):
+    ctx, n, c = graph
     cli = c.create_client("rcl_interfaces/srv/SetParametersAtomically", "/arm/ctl/set_parameters_atomically")
     par = lambda name, v: msgs.new("rcl_interfaces/msg/Parameter", name=name, value=to_value_msg(v))  # noqa: E731
     r = cli.call(msgs.new("rcl_interfaces/srv/SetParametersAtomically_Request",

@@ -7,9 +7,10 @@ import logging
 import yaml
 
 from hri_runtime import msgs
-from hri_runtime.context import QoSProfile
+from hri_runtime.qos import QoSProfile
 from hri_runtime.inproc import ThreadedInprocContext
-from hri_runtime.node import Node, RosoutHandler
+from hri_runtime.logging import RosoutHandler
+from hri_runtime.node import Node
 from hri_runtime.recording import McapReader, McapWriter, Recorder, bag_main
 from hri_runtime.service_cli import interface_main, service_main
 from hri_runtime.topic_cli import param_main, topic_main

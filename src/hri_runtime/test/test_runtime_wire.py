@@ -1,6 +1,8 @@
 """Golden vectors of the rmw_zenoh wire format (ros2-wire.md: rmw_zenoh design.md, issue #643,
 attachment_helpers.cpp, rosidl type hashes). Every expected string/byte here is copied from
 the spec, never computed by the code under test."""
+import time
+
 import pytest
 
 from hri_runtime import msgs, wire
@@ -211,6 +213,80 @@ def test_message_info_is_the_unpacked_attachment_plus_key():
 def test_attachment_refuses_short_gid():
     with pytest.raises(wire.AttachmentError):
         wire.pack_attachment(1, 0, b"\x00" * 24)
+
+
+# ---- the Zenoh backend's per-message path in C (hri_runtime._cdr.Putter / SampleGate)
+def test_putter_writes_the_attachment_of_pack_attachment():
+    _cdr = pytest.importorskip("hri_runtime._cdr")
+    puts = []
+    putter = _cdr.Putter(lambda data, attachment: puts.append((data, attachment)), bytes(range(16)),
+                         "publisher on /chatter was destroyed")
+    t0 = time.time_ns()
+    putter(b"\x00\x01\x00\x00a")
+    putter(b"\x00\x01\x00\x00b")
+    t1 = time.time_ns()
+    assert [d for d, _ in puts] == [b"\x00\x01\x00\x00a", b"\x00\x01\x00\x00b"]
+    for seq, (_, att) in enumerate(puts, start=1):
+        a = wire.unpack_attachment(att)
+        assert a.sequence_number == seq and t0 <= a.source_timestamp_ns <= t1
+        assert att == wire.pack_attachment(seq, a.source_timestamp_ns, bytes(range(16)))
+    assert putter.published == 2 and putter.sequence_number == 2
+    with pytest.raises(TypeError):
+        putter("not bytes")
+    putter.close()
+    with pytest.raises(RuntimeError, match="destroyed"):
+        putter(b"\x00\x01\x00\x00c")
+    with pytest.raises(ValueError):
+        _cdr.Putter(print, bytes(15), "x")
+
+
+class _Z:
+    def __init__(self, b):
+        self._b = b
+
+    def to_bytes(self):
+        return self._b
+
+
+class _Sample:
+    def __init__(self, payload, att, key):
+        self.payload, self.attachment, self.key_expr = _Z(payload), None if att is None else _Z(att), key
+
+
+def test_sample_gate_delivers_valid_samples_and_routes_the_rest_to_the_full_checks():
+    _cdr = pytest.importorskip("hri_runtime._cdr")
+    delivered, checked, errors = [], [], []
+
+    def full_checks(sample, key, att, payload):
+        checked.append(payload)
+        try:
+            wire.unpack_attachment(att)
+            wire.check_cdr_payload(payload)
+        except wire.WireError:
+            return False
+        return key.endswith("/good")
+
+    gate = _cdr.SampleGate(lambda data, meta: delivered.append((data, meta)), full_checks,
+                           lambda cause, e: errors.append((cause, type(e).__name__)))
+    ok = b"\x00\x01\x00\x00\x01"
+    gate(_Sample(ok, GOLDEN_ATTACHMENT, "0/t/T/good"))          # first sample of a key: full checks
+    gate(_Sample(ok, GOLDEN_ATTACHMENT, "0/t/T/good"))          # then the byte tests only
+    gate(_Sample(b"\x00\x00\x00\x00\x01", GOLDEN_ATTACHMENT, "0/t/T/good"))   # big endian: fine
+    for payload, att in ((ok, None), (ok, GOLDEN_ATTACHMENT[:-1]), (b"\x00\x01\x00\x00", GOLDEN_ATTACHMENT),
+                         (b"\x01\x01\x00\x00\x01", GOLDEN_ATTACHMENT),
+                         (ok, GOLDEN_ATTACHMENT[:16] + b"\x18" + GOLDEN_ATTACHMENT[17:])):
+        gate(_Sample(payload, att, "0/t/T/good"))              # each fails a byte test: full checks
+    gate(_Sample(ok, GOLDEN_ATTACHMENT, "0/t/T/other"))         # another key: full checks, refused
+    assert len(delivered) == 3 and gate.received == 3
+    assert delivered[0] == (ok, (GOLDEN_ATTACHMENT, "0/t/T/good"))
+    assert len(checked) == 1 + 5 + 1
+    gate.deliver = lambda data, meta: 1 / 0                    # nothing raises into Zenoh's thread
+    gate(_Sample(ok, GOLDEN_ATTACHMENT, "0/t/T/good"))
+    gate(object())
+    assert errors == [("deliver_failed", "ZeroDivisionError"), ("internal", "AttributeError")]
+    gate.close()
+    gate(_Sample(ok, GOLDEN_ATTACHMENT, "0/t/T/good"))
+    assert gate.received == 4 and len(errors) == 2
 
 
 def test_gid_is_16_bytes_deterministic_and_distinct():

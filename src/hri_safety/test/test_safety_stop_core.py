@@ -12,7 +12,7 @@ def test_params_from_config_and_bound():
     from hri_runtime.config import load_robot_config
 
     for robot in ("tino", "fr3"):
-        p = StopParams.from_config(load_robot_config(robot)["safety"])
+        p = StopParams.from_config(load_robot_config(robot)["safety"]["stop"])
         assert p.timeout_s > p.period_s
         assert p.bound_s == pytest.approx(p.timeout_s + p.period_s)
 
@@ -126,3 +126,14 @@ def test_a_redelivered_sample_does_not_refresh_the_heartbeat():
         _beat(w, k * 0.1, 7)
         w.check(k * 0.1)
     assert w.stopped and w.reason == HEARTBEAT_TIMEOUT
+
+
+def test_link_safe_stop_latches_and_its_release_is_ignored():
+    latch = StopLatch(P)
+    assert not latch.on_link_safe_stop(False, 0.0) and not latch.stopped     # the link is fine
+    assert latch.on_link_safe_stop(True, 1.0) and latch.sources == ["link_safe_stop"]
+    assert not latch.on_link_safe_stop(True, 1.1)                             # repeated: already latched
+    assert not latch.on_link_safe_stop(False, 2.0) and latch.stopped          # back: still stopped
+    st = latch.status()
+    assert st["stopped"] and st["sources"] == "link_safe_stop" and st["ignored_releases"] == 2
+    assert latch.reset(3.0)[0] and latch.status()["sources"] == "-"

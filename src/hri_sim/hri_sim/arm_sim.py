@@ -19,33 +19,16 @@ without steps: q_r(t) = q_r(t_k) + clip((t - t_k)/T, 0, 1) (q_des - q_r(t_k)), d
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
 
+from hri_runtime.parameters import params_type
 from hri_sim.models import load_arm
 
 
-@dataclass(frozen=True)
-class ArmSimParams:
-    """``sim.arm`` of the config (no field defaults: the numbers live in config/)."""
-
-    timestep_s: float                               # s, MuJoCo physics step
-    actuation: str                                  # position | impedance
-    gravity_compensation: bool
-    impedance_stiffness_nm_rad: Optional[tuple]     # N·m/rad per joint; None: not given (position actuation)
-    impedance_damping_nms_rad: Optional[tuple]      # N·m·s/rad per joint
-
-    @classmethod
-    def from_config(cls, section: dict) -> "ArmSimParams":
-        """From ``cfg["sim"]["arm"]``."""
-        def tup(v):
-            return None if v is None else tuple(float(x) for x in v)
-        return cls(timestep_s=float(section["timestep_s"]), actuation=section["actuation"],
-                   gravity_compensation=bool(section["gravity_compensation"]),
-                   impedance_stiffness_nm_rad=tup(section["impedance_stiffness_nm_rad"]),
-                   impedance_damping_nms_rad=tup(section["impedance_damping_nms_rad"]))
+#: Config ``sim.arm``, typed from its declaration (hri_sim/parameters.yaml).
+ArmSimParams = params_type("sim.arm")
 
 
 class SimulationUnstable(RuntimeError):
@@ -61,8 +44,6 @@ class ArmSim:
         import mujoco
 
         self._mj = mujoco
-        if params.actuation not in ("position", "impedance"):
-            raise ValueError(f"sim.arm.actuation must be position|impedance, got {params.actuation!r}")
         self.params = params
         if model is None:
             model = load_arm(robot, actuation="torque" if params.actuation == "impedance" else "position",

@@ -8,9 +8,7 @@ import numpy as np
 
 from hri_runtime.config import ConfigError, load_robot_config, named_position
 from hri_runtime.errors import add_robot_argument, positive_float
-from hri_sim.models import ModelNotFoundError, fr3_model
-
-MODELS = {"fr3": fr3_model}
+from hri_sim.models import ModelNotFoundError, load_arm
 
 
 def step_arm(robot: str, seconds: float, pose: str) -> dict:
@@ -18,9 +16,7 @@ def step_arm(robot: str, seconds: float, pose: str) -> dict:
     import mujoco
 
     cfg = load_robot_config(robot)
-    if robot not in MODELS:
-        raise ModelNotFoundError(f"no MuJoCo model wired for robot '{robot}' (known: {sorted(MODELS)})")
-    model = MODELS[robot]()
+    model = load_arm(cfg["robot"]["model"], actuation="position")
     data = mujoco.MjData(model)
     q_target = named_position(cfg, pose)
     joint_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in cfg["joints"]["names"]]

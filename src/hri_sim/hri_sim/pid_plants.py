@@ -1,4 +1,4 @@
-"""Single-joint plants for PID tuning (owner: hri_pid_tuning; issue 9).
+"""Single-joint plants for PID tuning (used by hri_pid_tuning).
 
 Every plant satisfies ``hri_pid_tuning.core.plant.JointPlant``: ``dt_s``, ``effort_max``,
 ``q_min_rad``, ``q_max_rad``, ``t_s``, ``q_rad``, ``reset(q_rad)``, ``step(effort)``.
@@ -6,6 +6,9 @@ Every plant satisfies ``hri_pid_tuning.core.plant.JointPlant``: ``dt_s``, ``effo
 * :class:`LinearPlant` – a SISO transfer function G(s) = num(s)/den(s) from effort to angle,
   discretised exactly (zero-order hold) with ``scipy.signal.cont2discrete``. Used for plants with
   known ultimate gain/period, e.g. 1/(s+1)³ (Ku = 8, Tu = 2π/√3).
+* :class:`PlantJoint` – one joint of a multi-joint plant or robot as a ``JointPlant`` (the common
+  part of the simulated view, ``pid_plants_mujoco.JointView``, and the live one,
+  ``hri_pid_tuning.live.LiveJointView``).
 * MuJoCo plants live in :mod:`hri_sim.pid_plants_mujoco`.
 """
 from __future__ import annotations
@@ -76,3 +79,31 @@ class LinearPlant:
         self.x = self.Ad @ self.x + self.Bd * u
         self._u = u
         self._t += self.dt_s
+
+
+class PlantJoint:
+    """One joint (``index``) of a multi-joint plant (``joint_names``, ``dt_s``, ``effort_max``,
+    ``q_min``, ``q_max``, ``base_pose_rad``, ``t_s``, ``q_rad``) as a ``JointPlant``
+    (hri_pid_tuning.core.plant); subclasses add ``reset`` / ``step``."""
+
+    def __init__(self, plant, index: int):
+        self.plant, self.index = plant, index
+        self.name = plant.joint_names[index]
+        self.dt_s = plant.dt_s
+        self.effort_max = float(plant.effort_max[index])
+        self.q_min_rad = float(plant.q_min[index])
+        self.q_max_rad = float(plant.q_max[index])
+
+    @property
+    def t_s(self) -> float:
+        return self.plant.t_s
+
+    @property
+    def q_rad(self) -> float:
+        return float(self.plant.q_rad[self.index])
+
+    def pose_with(self, q_rad: float) -> np.ndarray:
+        """The plant's base pose with this joint at ``q_rad``."""
+        q = np.array(self.plant.base_pose_rad, dtype=float)
+        q[self.index] = q_rad
+        return q

@@ -1,4 +1,4 @@
-"""MuJoCo plants for PID tuning (owner: hri_pid_tuning; issue 9).
+"""MuJoCo plants for PID tuning (used by hri_pid_tuning).
 
 * :func:`build_humanoid_arm` – the 5-joint humanoid arm (``mjcf/humanoid_arm.xml``) in one of the
   thesis's setups S1–S4 (Webel's thesis §4.1), every number from ``pid_tuning.setups.<name>``.
@@ -14,13 +14,14 @@ as in the thesis where joints are tuned one at a time while the others keep thei
 """
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+
+from hri_sim.pid_plants import PlantJoint
 
 MJCF_DIR = Path(__file__).resolve().parent / "mjcf"
 HUMANOID_ARM_XML = MJCF_DIR / "humanoid_arm.xml"
@@ -119,7 +120,7 @@ class MujocoMultiJointPlant:
         return JointView(self, self.joint_names.index(name), hold_gains, pid_params)
 
 
-class JointView:
+class JointView(PlantJoint):
     """One joint of a :class:`MujocoMultiJointPlant` as a ``JointPlant``; the other joints are
     held at the base pose by PIDs with ``hold_gains[joint]`` (``PIDGains``) and output limits ±effort_max."""
 
@@ -128,13 +129,7 @@ class JointView:
 
         from hri_core.pid import PID
 
-        self.plant = plant
-        self.index = index
-        self.name = plant.joint_names[index]
-        self.dt_s = plant.dt_s
-        self.effort_max = float(plant.effort_max[index])
-        self.q_min_rad = float(plant.q_min[index])
-        self.q_max_rad = float(plant.q_max[index])
+        super().__init__(plant, index)
         base = pid_params
         self._holds = []
         for i, jn in enumerate(plant.joint_names):
@@ -144,18 +139,8 @@ class JointView:
             self._holds.append((i, PID(hold_gains[jn], p)))
         self._u = np.zeros(plant.n)
 
-    @property
-    def t_s(self) -> float:
-        return self.plant.t_s
-
-    @property
-    def q_rad(self) -> float:
-        return float(self.plant.q_rad[self.index])
-
     def reset(self, q_rad: float) -> None:
-        q = self.plant.base_pose_rad.copy()
-        q[self.index] = q_rad
-        self.plant.reset(q)
+        self.plant.reset(self.pose_with(q_rad))
         for _, pid in self._holds:
             pid.reset()
 

@@ -1,4 +1,4 @@
-"""MuJoCo simulation of Tino, the social robot (the Tino VR design, issue 6): ``mjcf/tino.xml``.
+"""MuJoCo simulation of Tino, the social robot (the Tino VR design): ``mjcf/tino.xml``.
 
 * Leg motor: a speed-controlled DC motor, ``act' = (u - act)/τ`` (driver lag), motor torque
   ``kv (act - N q̇)`` limited to ``motor_torque_max_nm``, joint torque ``N ·`` motor torque
@@ -22,33 +22,29 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from hri_runtime.parameters import params_type
+
 TINO_XML = Path(__file__).resolve().parent / "mjcf" / "tino.xml"
 RPM_TO_RAD_S = 2.0 * math.pi / 60.0
 
 
+#: Config ``atomic.sim`` (the simulated robot) and ``atomic.leg`` (its encoder), typed from their
+#: declarations (hri_atomic_motion/parameters.yaml).
+SimParams = params_type("atomic.sim")
+LegParams = params_type("atomic.leg")
+
+
 @dataclass(frozen=True)
 class TinoSimParams:
-    timestep_s: float
-    leg_gear_ratio: float
-    motor_kv_nm_s_rad: float
-    motor_time_constant_s: float
-    motor_torque_max_nm: float
-    forward_efficiency: float
-    backward_efficiency: float
-    home_switch_ticks: int
-    wheel_radius_m: float
-    wheel_base_m: float
-    wheel_kv_nm_s_rad: float
-    wheel_accel_max_rad_s2: float
-    encoder_ticks_per_rev: int
-    neutral_ticks: int
+    """The simulator's part of config ``atomic``: the robot (``sim``) and the leg encoder (``leg``)."""
+
+    sim: SimParams
+    leg: LegParams
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "TinoSimParams":
-        """``section`` = ``cfg['atomic']`` (reads ``sim`` and the leg's encoder keys)."""
-        sim = dict(section["sim"])
-        return cls(**sim, encoder_ticks_per_rev=int(section["leg"]["encoder_ticks_per_rev"]),
-                   neutral_ticks=int(section["leg"]["neutral_ticks"]))
+    def from_config(cls, atomic: Mapping[str, Any]) -> "TinoSimParams":
+        """``atomic`` = ``cfg['atomic']``."""
+        return cls(SimParams.from_config(atomic["sim"]), LegParams.from_config(atomic["leg"]))
 
 
 class TinoSim:
@@ -56,23 +52,24 @@ class TinoSim:
         import mujoco
 
         self._mj = mujoco
-        self.p = params
+        p = self.p = params.sim
+        self.leg = params.leg
         m = mujoco.MjModel.from_xml_path(str(TINO_XML))
-        m.opt.timestep = params.timestep_s
+        m.opt.timestep = p.timestep_s
         a = m.actuator("leg_motor").id
-        m.actuator_gear[a, 0] = params.leg_gear_ratio
-        m.actuator_dynprm[a, 0] = params.motor_time_constant_s
-        m.actuator_gainprm[a, 0] = params.motor_kv_nm_s_rad
-        m.actuator_biasprm[a, 2] = -params.motor_kv_nm_s_rad
-        m.actuator_forcerange[a] = (-params.motor_torque_max_nm, params.motor_torque_max_nm)
+        m.actuator_gear[a, 0] = p.leg_gear_ratio
+        m.actuator_dynprm[a, 0] = p.motor_time_constant_s
+        m.actuator_gainprm[a, 0] = p.motor_kv_nm_s_rad
+        m.actuator_biasprm[a, 2] = -p.motor_kv_nm_s_rad
+        m.actuator_forcerange[a] = (-p.motor_torque_max_nm, p.motor_torque_max_nm)
         for name in ("wheel_left", "wheel_right"):
             w = m.actuator(name).id
-            m.actuator_gainprm[w, 0] = params.wheel_kv_nm_s_rad
-            m.actuator_biasprm[w, 2] = -params.wheel_kv_nm_s_rad
+            m.actuator_gainprm[w, 0] = p.wheel_kv_nm_s_rad
+            m.actuator_biasprm[w, 2] = -p.wheel_kv_nm_s_rad
         for g in ("wheel_left", "wheel_right"):
-            m.geom_size[m.geom(g).id, 0] = params.wheel_radius_m
-        m.body_pos[m.body("wheel_left").id, 1] = params.wheel_base_m / 2
-        m.body_pos[m.body("wheel_right").id, 1] = -params.wheel_base_m / 2
+            m.geom_size[m.geom(g).id, 0] = p.wheel_radius_m
+        m.body_pos[m.body("wheel_left").id, 1] = p.wheel_base_m / 2
+        m.body_pos[m.body("wheel_right").id, 1] = -p.wheel_base_m / 2
         self.model = m
         self.data = mujoco.MjData(m)
         self._leg_q = m.joint("leg").qposadr[0]
@@ -85,7 +82,7 @@ class TinoSim:
         self._wheel_v = [m.joint(n).dofadr[0] for n in ("wheel_left", "wheel_right")]
         base_mass = float(m.body_subtreemass[m.body("base").id])
         for n in ("wheel_left", "wheel_right"):   # reflected base mass, m r^2 / 2 per wheel
-            m.dof_armature[m.joint(n).dofadr[0]] = base_mass * params.wheel_radius_m ** 2 / 2
+            m.dof_armature[m.joint(n).dofadr[0]] = base_mass * p.wheel_radius_m ** 2 / 2
         self._act_head = [m.actuator(n).id for n in ("head_pan", "head_tilt", "head_pitch")]
         mujoco.mj_forward(m, self.data)
         self.leg_rpm_cmd = 0.0
@@ -119,13 +116,13 @@ class TinoSim:
         self._mj.mj_forward(self.model, self.data)
 
     def ticks_to_rad(self, ticks: float) -> float:
-        return (ticks - self.p.neutral_ticks) * 2.0 * math.pi / self.p.encoder_ticks_per_rev
+        return (ticks - self.leg.neutral_ticks) * 2.0 * math.pi / self.leg.encoder_ticks_per_rev
 
     def leg_ticks(self) -> int:
-        return int(round(self.leg_angle_rad * self.p.encoder_ticks_per_rev / (2.0 * math.pi))) + self.p.neutral_ticks
+        return int(round(self.leg_angle_rad * self.leg.encoder_ticks_per_rev / (2.0 * math.pi))) + self.leg.neutral_ticks
 
     def home_pressed(self) -> bool:
-        return self.leg_ticks() <= self.p.neutral_ticks + self.p.home_switch_ticks
+        return self.leg_ticks() <= self.leg.neutral_ticks + self.p.home_switch_ticks
 
     def leg_motor_rpm(self) -> float:
         """Measured motor speed, RPM (gear · leg speed)."""

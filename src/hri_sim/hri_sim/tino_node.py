@@ -5,7 +5,8 @@ Subscribes ``atomic.topics.leg_rpm`` (std_msgs/Float64, motor RPM), ``cmd_vel`` 
 (sensor_msgs/JointState: ``leg`` position = ticks, velocity = measured motor RPM;
 ``leg_home_switch`` position 0/1) and ``odom`` (nav_msgs/Odometry, frame ``odom`` ->
 ``{robot}_base``). A non-finite command is rejected, counted and logged; the last one is kept.
-Parameters: ``robot`` (default tino).
+Parameters: ``robot`` (default tino), ``robot_id`` and the ``atomic.sim`` and ``atomic.topics``
+keys (declared in hri_atomic_motion/parameters.yaml).
 """
 from __future__ import annotations
 
@@ -14,22 +15,17 @@ from typing import Optional
 
 import numpy as np
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
 from hri_runtime.node import Node, run_node
+from hri_runtime.parameters import declare_config
 from hri_runtime.geometry import time_from_seconds
 
 from hri_sim.tino import TINO_XML, TinoSim, TinoSimParams
 
 
-def _value(param):
-    return getattr(param, "value", param)
-
-
 class TinoSimNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("tino_sim", **kw)
-        robot = str(_value(self.declare_parameter("robot", "tino")))
-        self.cfg = cfg if cfg is not None else load_robot_config(robot)
+        self.cfg = declare_config(self, ("atomic.sim", "atomic.topics"), cfg=cfg, robot="tino")
         a = self.cfg["atomic"]
         T = a["topics"]
         self.base_frame = self.cfg["frames"]["base"]

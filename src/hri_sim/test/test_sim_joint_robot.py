@@ -1,4 +1,4 @@
-"""The joint_robot node (issue 17): per-joint position/effort commands, the safety checker in
+"""The joint_robot node: per-joint position/effort commands, the safety checker in
 between, acknowledged gains; bad input rejected and counted, silence = hold."""
 import math
 

@@ -1,4 +1,5 @@
-"""The shipped FR3 model loads with its meshes and holds a configured pose headless."""
+"""The shipped arm models load (the FR3 with its meshes and the configured joint limits) and hold
+a configured pose headless."""
 from __future__ import annotations
 
 import mujoco
@@ -28,6 +29,12 @@ def test_step_holds_home_pose_headless():
     assert result["max_joint_error_rad"] < 0.02
 
 
-def test_unknown_model_is_a_clear_error():
+@pytest.mark.parametrize("robot", ["ur5e", "iiwa14"])
+def test_every_wired_arm_holds_home(robot):
+    result = step_arm(robot, seconds=0.5, pose="home")
+    assert result["max_joint_error_rad"] < 0.02
+
+
+def test_a_robot_without_an_arm_model_is_a_clear_error():
     with pytest.raises(ModelNotFoundError, match="no MuJoCo model wired"):
-        step_arm("ur5e", seconds=0.1, pose="home")
+        step_arm("tino", seconds=0.1, pose="home")

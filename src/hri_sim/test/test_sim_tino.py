@@ -21,10 +21,10 @@ def test_model_has_the_parts(sim):
 
 
 def test_encoder_ticks_and_home_switch(sim):
-    sim.set_leg_angle(2 * math.pi * 200 / sim.p.encoder_ticks_per_rev)
-    assert sim.leg_ticks() == sim.p.neutral_ticks + 200 and not sim.home_pressed()
+    sim.set_leg_angle(2 * math.pi * 200 / sim.leg.encoder_ticks_per_rev)
+    assert sim.leg_ticks() == sim.leg.neutral_ticks + 200 and not sim.home_pressed()
     sim.set_leg_angle(0.0)
-    assert sim.leg_ticks() == sim.p.neutral_ticks and sim.home_pressed()
+    assert sim.leg_ticks() == sim.leg.neutral_ticks and sim.home_pressed()
 
 
 def test_motor_reaches_commanded_rpm_with_direction_asymmetry(sim):

@@ -37,30 +37,13 @@ from typing import Callable, Optional
 import numpy as np
 
 from hri_core import se3
+from hri_runtime.parameters import params_type
 
 WorkspaceClamp = Callable[[np.ndarray], "tuple[np.ndarray, bool]"]
 
 
-@dataclass(frozen=True)
-class ClutchParams:
-    """Config ``teleop.clutch`` (values and units: docs/configuration.md; no defaults here)."""
-
-    position_scale: float
-    orientation_scale: float
-    mapping_frame: str
-    entry_pose: str
-    max_linear_speed_m_s: float
-    max_angular_speed_rad_s: float
-
-    @classmethod
-    def from_config(cls, section: dict) -> "ClutchParams":
-        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
-
-    def __post_init__(self):
-        if self.mapping_frame not in ("world", "tool"):
-            raise ValueError(f"mapping_frame must be 'world' or 'tool', got {self.mapping_frame!r}")
-        if self.entry_pose not in ("target", "measured"):
-            raise ValueError(f"entry_pose must be 'target' or 'measured', got {self.entry_pose!r}")
+#: Config ``teleop.clutch``, typed from its declaration (hri_arm_teleop/parameters.yaml).
+ClutchParams = params_type("teleop.clutch")
 
 
 @dataclass

@@ -17,11 +17,10 @@ transform ``base_T_track``, so ``base_T_hand = base_T_track @ track_T_hand``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from hri_core import se3
+from hri_runtime.parameters import params_type
 
 UNITY_TO_ROS = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 
@@ -66,27 +65,15 @@ def rpy_matrix(rpy_rad) -> np.ndarray:
             @ se3.so3_exp(np.array([r, 0.0, 0.0])))
 
 
-@dataclass(frozen=True)
-class TrackingParams:
-    """Where the VR tracking space sits relative to the robot base (config ``teleop.tracking``)."""
-
-    convention: str
-    base_T_track_xyz_m: tuple
-    base_T_track_rpy_deg: tuple
-
-    @classmethod
-    def from_config(cls, section: dict) -> "TrackingParams":
-        return cls(convention=section["convention"],
-                   base_T_track_xyz_m=tuple(section["base_T_track_xyz_m"]),
-                   base_T_track_rpy_deg=tuple(section["base_T_track_rpy_deg"]))
+#: Where the VR tracking space sits relative to the robot base: config ``teleop.tracking``, typed
+#: from its declaration (hri_arm_teleop/parameters.yaml).
+TrackingParams = params_type("teleop.tracking")
 
 
 class TrackingFrame:
     """Maps raw headset poses to ``base_T_hand`` (4x4, robot base frame, ROS convention)."""
 
     def __init__(self, params: TrackingParams):
-        if params.convention not in ("unity", "ros"):
-            raise ValueError(f"tracking convention must be 'unity' or 'ros', got {params.convention!r}")
         self.params = params
         self.base_T_track = np.eye(4)
         self.base_T_track[:3, :3] = rpy_matrix(np.radians(params.base_T_track_rpy_deg))

@@ -9,22 +9,14 @@ Back/Start = -/+, right stick click = reset).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
+from hri_runtime.parameters import params_type
 
-@dataclass(frozen=True)
-class GamepadParams:
-    """Config ``teleop.gamepad`` (no defaults here: the values live in config/)."""
 
-    button_keys: tuple             # index = Joy button; "" = unbound
-    axis_keys: tuple               # index = Joy axis; "positive_key/negative_key" or ""
-    axis_threshold: float
-
-    @classmethod
-    def from_config(cls, section: dict) -> "GamepadParams":
-        return cls(tuple(section["button_keys"]), tuple(section["axis_keys"]),
-                   float(section["axis_threshold"]))
+#: Config ``teleop.gamepad`` (``button_keys``: index = Joy button, "" = unbound; ``axis_keys``:
+#: index = Joy axis, "positive_key/negative_key" or ""), typed from its declaration.
+GamepadParams = params_type("teleop.gamepad")
 
 
 class GamepadKeys:

@@ -22,25 +22,11 @@ from typing import Optional, Sequence
 import numpy as np
 
 from hri_core import se3
+from hri_runtime.parameters import params_type
 
 
-@dataclass(frozen=True)
-class IKParams:
-    """Config ``teleop.ik`` (values and units: docs/configuration.md; no defaults here)."""
-
-    solver: str
-    ee_site: str
-    pos_threshold_m: float
-    ori_threshold_rad: float
-    max_iters: int
-    qp_solver: str
-    posture_cost: float
-    damping: float
-    dt_s: float
-
-    @classmethod
-    def from_config(cls, section: dict) -> "IKParams":
-        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
+#: Config ``teleop.ik``, typed from its declaration (hri_arm_teleop/parameters.yaml).
+IKParams = params_type("teleop.ik")
 
 
 @dataclass
@@ -123,11 +109,13 @@ class DlsIK:
     def __init__(self, model, joint_names: Sequence[str], params: IKParams, q_min: np.ndarray,
                  q_max: np.ndarray, q_posture: Optional[np.ndarray] = None, poe=None,
                  kinematics_ik: Optional[dict] = None):
-        from hri_core.kinematics import IkParams, PoeModel, default_ik_params
+        from hri_core.kinematics import IkParams, PoeModel
 
+        if kinematics_ik is None:
+            raise ValueError("teleop.ik.solver dls needs the config's kinematics.ik section (kinematics_ik)")
         self.params = params
         self.poe = poe if poe is not None else PoeModel.from_mujoco(model, params.ee_site, list(joint_names))
-        base = IkParams.from_config(kinematics_ik) if kinematics_ik is not None else default_ik_params()
+        base = IkParams.from_config(kinematics_ik)
         self.core_params = dataclasses.replace(base, eps_w_rad=params.ori_threshold_rad,
                                                eps_v_m=params.pos_threshold_m, max_iterations=params.max_iters)
         self.q_min, self.q_max = np.asarray(q_min, float), np.asarray(q_max, float)
@@ -148,9 +136,8 @@ class DlsIK:
 
 def make_ik(params: IKParams, model, joint_names: Sequence[str], q_min, q_max,
             q_posture: Optional[np.ndarray] = None, kinematics_ik: Optional[dict] = None):
-    """The configured solver on its own copy of the robot model (never the simulator's data)."""
+    """The configured solver (``teleop.ik.solver``: mink | dls) on its own copy of the robot model
+    (never the simulator's data)."""
     if params.solver == "mink":
         return MinkIK(model, joint_names, params, q_posture, q_min, q_max)
-    if params.solver == "dls":
-        return DlsIK(model, joint_names, params, q_min, q_max, q_posture, kinematics_ik=kinematics_ik)
-    raise ValueError(f"teleop.ik.solver must be mink|dls, got {params.solver!r}")
+    return DlsIK(model, joint_names, params, q_min, q_max, q_posture, kinematics_ik=kinematics_ik)

@@ -22,12 +22,12 @@ state, so no gimbal lock. Defaults (config ``teleop.keyboard``): 8 mm, 0.03 rad,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
 from hri_core import se3
+from hri_runtime.parameters import params_type
 
 HELP = __doc__.split("Keys", 1)[1].split("Rotations", 1)[0].strip()
 
@@ -40,20 +40,8 @@ _ESCAPES = {b"\x1b[A": "up", b"\x1b[B": "down", b"\x1b[C": "right", b"\x1b[D": "
             b"\x1b[5~": "pageup", b"\x1b[6~": "pagedown"}
 
 
-@dataclass(frozen=True)
-class KeyboardParams:
-    """Config ``teleop.keyboard`` (values and units: docs/configuration.md; no defaults here)."""
-
-    translation_step_m: float
-    rotation_step_rad: float
-    min_translation_step_m: float
-    max_translation_step_m: float
-    step_factor: float
-    publish_rate_hz: float
-
-    @classmethod
-    def from_config(cls, section: dict) -> "KeyboardParams":
-        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
+#: Config ``teleop.keyboard``, typed from its declaration (hri_arm_teleop/parameters.yaml).
+KeyboardParams = params_type("teleop.keyboard")
 
 
 def parse_keys(data: bytes) -> list[str]:

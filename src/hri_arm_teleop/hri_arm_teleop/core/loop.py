@@ -31,41 +31,26 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 
-from hri_core import se3
 from hri_arm_teleop.core.types import (CartesianTarget, JointCommand, LatestValue, PoseCommand,
                                        RefMode, RobotState, TaskSpaceReference)
+from hri_core import se3
+from hri_runtime.parameters import params_type
 
 
-@dataclass(frozen=True)
-class LoopParams:
-    """Config ``teleop.loop`` (values and units: docs/configuration.md; no defaults here)."""
-
-    base_rate_hz: float
-    controller_decimation: int
-    planner_decimation: int
-    io_decimation: int
-    horizon_s: float
-    command_max_age_s: float
-    pos_tol_m: float
-    rot_tol_rad: float
-    ref_max_linear_speed_m_s: float
-    ref_max_angular_speed_rad_s: float
-    ref_max_linear_accel_m_s2: float
-    ref_max_angular_accel_rad_s2: float
-    joint_limit_fraction: float
-
-    @classmethod
-    def from_config(cls, section: dict) -> "LoopParams":
-        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
+class LoopParams(params_type("teleop.loop")):
+    """Config ``teleop.loop`` (declared in hri_arm_teleop/parameters.yaml) and its derived periods."""
 
     @property
     def base_period_s(self) -> float:
         return 1.0 / self.base_rate_hz
+
+    @property
+    def controller_period_s(self) -> float:
+        return self.controller_decimation / self.base_rate_hz
 
     @property
     def spread_ticks(self) -> int:

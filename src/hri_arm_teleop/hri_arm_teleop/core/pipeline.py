@@ -111,7 +111,7 @@ class ArmTeleopPipeline:
             lim = arm_limits(cfg)
             self.controller = TeleopController(ik, clock, JointShaper(
                 lim.v_max, lim.a_max, self.params.joint_limit_fraction,
-                self.params.controller_decimation / self.params.base_rate_hz))
+                self.params.controller_period_s))
         self._planner_t: Optional[float] = None
         self.events = 0
         self.safety_hold: Optional[str] = None       # reason while in SAFETY_HOLD
@@ -129,7 +129,7 @@ class ArmTeleopPipeline:
         self.loop.add_task("controller", self.params.controller_decimation, self.controller_task)
         self.trace = Trace()
         self._last_cmd: Optional[JointCommand] = None
-        self._last_latency_source: Optional[float] = None
+        self.last_latency_source: Optional[float] = None   # of the last latency sample
         # a real robot may not have published its joint state yet (the node waits for it)
         self._state = robot.get_state() if getattr(robot, "has_state", True) else None
 
@@ -331,8 +331,8 @@ class ArmTeleopPipeline:
         tr.mode.append(-2.0 if self.system_stop is not None else
                        -1.0 if self.safety_hold is not None else (1.0 if ref is not None else 0.0))
         tr.engaged.append(1.0 if self.clutch.engaged else 0.0)
-        if cmd.source_stamp is not None and cmd.source_stamp != self._last_latency_source:
-            self._last_latency_source = cmd.source_stamp
+        if cmd.source_stamp is not None and cmd.source_stamp != self.last_latency_source:
+            self.last_latency_source = cmd.source_stamp
             tr.latency_s.append(float(self.clock()) - cmd.source_stamp)
 
     def _gate_command(self, cmd: JointCommand, ref, state) -> JointCommand:
@@ -380,3 +380,8 @@ class ArmTeleopPipeline:
         if self.system_stop is not None:
             return SYSTEM_STOP
         return SAFETY_HOLD if self.safety_hold is not None else self.bridge.mode.value
+
+    @property
+    def mode_reason(self) -> str:
+        """Why ``mode`` is ``STOP`` or ``SAFETY_HOLD``; "" otherwise."""
+        return self.system_stop if self.system_stop is not None else (self.safety_hold or "")

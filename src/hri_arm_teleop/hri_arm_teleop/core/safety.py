@@ -1,6 +1,6 @@
 """The teleop chain's safety gate on ``hri_core.safety.SafetyChecker`` (limits from config).
 
-Two checkers with the same limits (``hri_core.safety.limits_from_config(cfg)``: the ``joints``
+Two checkers with the same limits (``hri_runtime.config.arm_limits(cfg)``: the ``joints``
 and ``safety`` sections):
 
 - **target** (``check_target(p)``, every new EE target: the clutch target at the I/O rate, the
@@ -27,7 +27,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from hri_core.safety import SafetyChecker, limits_from_config
+from hri_core.safety import SafetyChecker, SafetyLimits
+from hri_runtime.config import arm_limits
 
 
 @dataclass
@@ -48,7 +49,7 @@ def _detail(r) -> str:
 
 class SafetyGate:
     def __init__(self, cfg: dict, fk: Callable[[np.ndarray], np.ndarray], control_period_s: float):
-        self.limits = limits_from_config(cfg)
+        self.limits = SafetyLimits(**arm_limits(cfg).as_kwargs())
         self.fk = fk
         self.dt_s = float(control_period_s)
         self.target_checker = SafetyChecker(self.limits)

@@ -16,9 +16,11 @@ keeps coming back to H0. Times are relative to the scenario start; ``settle_s`` 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
+
+from hri_runtime.parameters import params_type
 
 
 @dataclass(frozen=True)
@@ -30,29 +32,8 @@ class HandSample:
     arc_m: float              # arc length of the square drawn so far
 
 
-@dataclass(frozen=True)
-class SquareScenario:
-    """Config ``teleop.demo`` (values and units: docs/configuration.md; no defaults here)."""
-
-    side_m: float
-    speed_m_s: float
-    strokes: int
-    reposition_s: float
-    settle_s: float
-    press_lead_s: float
-    ramp_s: float
-    home_unity_m: tuple
-    quat_unity: tuple
-    _segments: list = field(default_factory=list, init=False, repr=False, compare=False)
-
-    @classmethod
-    def from_config(cls, section: dict) -> "SquareScenario":
-        """From config ``teleop.demo``."""
-        return cls(side_m=section["side_m"], speed_m_s=section["speed_m_s"],
-                   strokes=section["strokes"], reposition_s=section["reposition_s"],
-                   settle_s=section["settle_s"], press_lead_s=section["press_lead_s"],
-                   ramp_s=section["ramp_s"], home_unity_m=tuple(section["home_unity_m"]),
-                   quat_unity=tuple(section["quat_unity"]))
+class SquareScenario(params_type("teleop.demo")):
+    """Config ``teleop.demo`` (declared in hri_arm_teleop/parameters.yaml) and the hand's path."""
 
     # ------------------------------------------------------------------ geometry
     @property

@@ -15,7 +15,7 @@ import numpy as np
 
 from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.types import JointCommand, PoseCommand, RobotState
-from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix
+from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, seconds_from_time
 
 
 class InteractionRobot(RobotInterface):
@@ -61,7 +61,7 @@ class InteractionRobot(RobotInterface):
             return
         with self._lock:
             self._T = T
-            self._stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            self._stamp = seconds_from_time(msg.header.stamp)
 
     @property
     def has_state(self) -> bool:

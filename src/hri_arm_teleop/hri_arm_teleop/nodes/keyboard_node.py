@@ -15,17 +15,15 @@ from typing import Optional
 
 from hri_arm_teleop.core.gamepad import GamepadKeys, GamepadParams
 from hri_arm_teleop.core.keyboard import HELP, KeyboardParams, KeyboardTeleop, parse_keys
-from hri_arm_teleop.nodes.arm_teleop_node import _value
-from hri_runtime.config import load_robot_config
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix
 from hri_runtime.node import Node, run_node
+from hri_runtime.parameters import declare_config
 
 
 class KeyboardTeleopNode(Node):
     def __init__(self, cfg: Optional[dict] = None, use_terminal: bool = True, **kw):
         super().__init__("keyboard_teleop", **kw)
-        robot = str(_value(self.declare_parameter("robot", "fr3")))
-        self.cfg = cfg if cfg is not None else load_robot_config(robot)
+        self.cfg = declare_config(self, ("teleop.keyboard", "teleop.gamepad", "teleop.topics"), cfg=cfg)
         t = self.cfg["teleop"]
         self.params = KeyboardParams.from_config(t["keyboard"])
         self.frame_id = self.cfg["frames"]["base"]

@@ -17,25 +17,30 @@ import numpy as np
 from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.types import JointCommand, RobotState
 from hri_runtime import msgs
+from hri_runtime.geometry import seconds_from_time, time_from_seconds
+from hri_runtime.parameters import params_type
+
+
+#: Config ``teleop.robot.ros2``, typed from its declaration.
+Ros2Params = params_type("teleop.robot.ros2")
 
 
 class Ros2Robot(RobotInterface):
-    def __init__(self, node, joint_names, ros2_cfg: dict, fk=None):
+    def __init__(self, node, joint_names, ros2, fk=None):
+        """``ros2``: config ``teleop.robot.ros2`` (typed, ``Ros2Params``)."""
         self.node = node
         self.joint_names = tuple(joint_names)
-        self.cfg = ros2_cfg
+        self.cfg = ros2
         self.fk = fk
         self._lock = threading.Lock()
         self._state: Optional[RobotState] = None
         self.ignored_states = 0
-        node.create_subscription("sensor_msgs/msg/JointState", ros2_cfg["joint_states_topic"],
+        node.create_subscription("sensor_msgs/msg/JointState", ros2.joint_states_topic,
                                  self._on_joint_state, qos=10)
-        if ros2_cfg["command_mode"] == "impedance":
-            self._pub = node.create_publisher("std_msgs/msg/Float64MultiArray",
-                                              ros2_cfg["impedance_command_topic"], qos=10)
+        if ros2.command_mode == "impedance":
+            self._pub = node.create_publisher("std_msgs/msg/Float64MultiArray", ros2.impedance_command_topic, qos=10)
         else:
-            self._pub = node.create_publisher("trajectory_msgs/msg/JointTrajectory",
-                                              ros2_cfg["trajectory_topic"], qos=10)
+            self._pub = node.create_publisher("trajectory_msgs/msg/JointTrajectory", ros2.trajectory_topic, qos=10)
 
     def _on_joint_state(self, msg) -> None:
         names = list(msg.name)
@@ -51,7 +56,7 @@ class Ros2Robot(RobotInterface):
         if not np.all(np.isfinite(q)):
             self.ignored_states += 1
             return
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        stamp = seconds_from_time(msg.header.stamp)
         T = self.fk(q) if self.fk is not None else None
         with self._lock:
             self._state = RobotState(stamp, q, dq, T)
@@ -64,19 +69,16 @@ class Ros2Robot(RobotInterface):
     def get_state(self) -> RobotState:
         with self._lock:
             if self._state is None:
-                raise RuntimeError("no joint state received yet on "
-                                   f"{self.cfg['joint_states_topic']}")
+                raise RuntimeError(f"no joint state received yet on {self.cfg.joint_states_topic}")
             return self._state
 
     def send_command(self, cmd: JointCommand) -> None:
         q = [float(x) for x in cmd.q_des]
-        if self.cfg["command_mode"] == "impedance":
+        if self.cfg.command_mode == "impedance":
             self._pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(q)))
             return
-        t = float(self.cfg["trajectory_time_from_start_s"])
-        sec = int(t)
+        t = time_from_seconds(self.cfg.trajectory_time_from_start_s)   # same fields as a Duration
         point = msgs.new("trajectory_msgs/msg/JointTrajectoryPoint", positions=np.asarray(q),
-                         time_from_start=msgs.new("builtin_interfaces/msg/Duration", sec=sec,
-                                                  nanosec=int(round((t - sec) * 1e9))))
+                         time_from_start=msgs.new("builtin_interfaces/msg/Duration", sec=t.sec, nanosec=t.nanosec))
         self._pub.publish(msgs.new("trajectory_msgs/msg/JointTrajectory",
                                    joint_names=list(self.joint_names), points=[point]))

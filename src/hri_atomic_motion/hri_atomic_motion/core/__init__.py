@@ -1,11 +1,11 @@
 """Pure logic: no middleware imports, injected clock."""
 from .base import BaseController
 from .controller import AtomicController, AtomicOutput
-from .drivers import BaseDriver, LegDriver, LegReading
+from .drivers import BaseDriver, LegDriver, LegReading, LegStateInput
 from .framework import Command, CommandQueue, Fault, FaultLatch, PhaseTable, PulseGate, to_ms
 from .leg import LegController, LegOutput
-from .params import AtomicParams, BaseParams, LegParams
+from .params import AtomicParams, BaseParams, LegParams, SerialParams
 
 __all__ = ["AtomicController", "AtomicOutput", "AtomicParams", "BaseController", "BaseDriver", "BaseParams",
            "Command", "CommandQueue", "Fault", "FaultLatch", "LegController", "LegDriver", "LegOutput",
-           "LegParams", "LegReading", "PhaseTable", "PulseGate", "to_ms"]
+           "LegParams", "LegReading", "LegStateInput", "PhaseTable", "PulseGate", "SerialParams", "to_ms"]

@@ -20,11 +20,13 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .base import BaseController
+from .drivers import LegReading
 from .framework import Command, CommandQueue, Fault, FaultLatch, PulseGate
 from .leg import LegController
 from .params import AtomicParams
 
 _log = logging.getLogger(__name__)
+OK, WARN, ERROR = 0, 1, 2          # diagnostic_msgs/DiagnosticStatus levels
 
 
 @dataclass(slots=True)
@@ -40,11 +42,12 @@ class AtomicController:
         self.leg = LegController(params.leg)
         self.base = BaseController(params.base)
         self.gate = PulseGate(params.pulse_rearm_s)
-        self.queue = CommandQueue(params.queue_depth, params.queue_policy)
+        self.queue = CommandQueue(params.queue_depth, params.queue_policy == "replace_newest")
         self.faults = FaultLatch()
         self.counts: Counter[str] = Counter()
         self.current: Command | None = None
         self.started: list[Command] = []       # every movement started (for tests / plots)
+        self._device_fault: str | None = None
 
     # ------------------------------------------------------------------ state
     @property
@@ -57,8 +60,11 @@ class AtomicController:
         return self.faults.fault
 
     # ------------------------------------------------------------------ inputs
-    def on_pulse(self, state: float, direction: float, t_s: float) -> str:
-        """One pulse message (``linear.x``, ``angular.z`` of hri_pulse's Twist). Returns what happened."""
+    def on_pulse(self, state: float, direction: float, t_s: float, system_stopped: bool = False) -> str:
+        """One pulse message (``linear.x``, ``angular.z`` of hri_pulse's Twist). Returns what happened.
+        ``system_stopped``: the system stop holds without a latched fault (no heartbeat yet): refused."""
+        if system_stopped and not self.faults.active:
+            return self._count("rejected_system_stop", None)
         if not (math.isfinite(state) and math.isfinite(direction) and math.isfinite(t_s)):
             return self._count("rejected_non_finite", f"state={state} direction={direction}")
         s, d = round(state), round(direction)
@@ -94,6 +100,26 @@ class AtomicController:
         """The driver's device stalled or vanished (e.g. the serial link): motor 0, twist 0, latched."""
         self._trip(Fault.DEVICE, detail)
 
+    def on_system_stop(self, t_s: float, stopped: bool, cause: str) -> bool:
+        """The system stop changed. A stop with a ``cause`` latches the fault ``system_stop`` (a
+        stop without one, no heartbeat yet, latches nothing); a release clears it. True when a
+        latched system stop was cleared."""
+        if stopped:
+            if cause:
+                self.system_stop(t_s, f"system stop: {cause}")
+            return False
+        return self.release_system_stop(t_s)
+
+    def on_device(self, t_s: float, fault: str | None) -> bool:
+        """The driver's device state (``fault`` None: healthy). A new fault latches
+        ``device_fault``; True then, once per fault (the caller requests the system stop)."""
+        if fault is None or fault == self._device_fault:
+            self._device_fault = fault
+            return False
+        self._device_fault = fault
+        self.device_fault(t_s, fault)
+        return True
+
     def release_system_stop(self, t_s: float) -> bool:
         """The system stop was reset: clear the fault if it is the system stop's (any other fault
         keeps needing its own reset)."""
@@ -111,6 +137,20 @@ class AtomicController:
         return True
 
     # ------------------------------------------------------------------ update
+    def control(self, t_s: float, reading: LegReading | None, stopped: bool = False,
+                stop_cause: str = "") -> AtomicOutput:
+        """One control period of the node. The system stop (``stopped``) with a ``stop_cause``
+        latches ``system_stop``; stopped without one (no heartbeat yet) the outputs are zero and
+        the controller does not run; without a leg ``reading`` too (counted ``no_leg_state``)."""
+        if stopped and stop_cause and self.faults.fault is None:
+            self.system_stop(t_s, f"system stop: {stop_cause}")
+        if stopped and self.faults.fault is None:
+            return AtomicOutput(0.0, 0.0, 0.0)
+        if reading is None:
+            self.counts["no_leg_state"] += 1
+            return AtomicOutput(0.0, 0.0, 0.0)
+        return self.step(t_s, reading.ticks, reading.home_pressed)
+
     def step(self, t_s: float, ticks: int, home_pressed: bool) -> AtomicOutput:
         """One control update at time ``t_s`` with the leg's encoder and home switch."""
         if self.faults.active:
@@ -153,6 +193,19 @@ class AtomicController:
         if why:
             _log.warning("pulse %s: %s", what, why)
         return what
+
+    def diagnostics(self, waiting_for_leg: bool = False) -> tuple[int, str, dict]:
+        """(level, message, values) of the diagnostics: ERROR while a fault is latched, WARN while
+        ``waiting_for_leg`` (no leg state ever received) and control periods went without one."""
+        st = self.status()
+        if st["fault"]:
+            level, message = ERROR, f"fault latched: {st['fault']} ({st['fault_detail']})"
+        else:
+            level, message = (WARN if waiting_for_leg and self.counts.get("no_leg_state") else OK), "ok"
+        values = {"state": st["state"], "locked": st["locked"], "leg_phase": st["leg_phase"],
+                  "base_phase": st["base_phase"], "queue": st["queue"], "fault_counts": dict(self.faults.counts),
+                  **{f"count_{k}": v for k, v in st["counts"].items()}}
+        return level, message, values
 
     def status(self) -> dict:
         return {"state": self.current.state if self.current else 0,

@@ -25,3 +25,31 @@ class LegDriver(ABC):
 class BaseDriver(ABC):
     @abstractmethod
     def command_twist(self, linear_m_s: float, angular_rad_s: float) -> None: ...
+
+
+class LegStateInput:
+    """Leg readings that arrive as messages (driver ``topic``): the latest one counts while it is
+    younger than ``timeout_s`` (``atomic.node.leg_state_timeout_s``); malformed ones are counted."""
+
+    def __init__(self, timeout_s: float):
+        self.timeout_s = timeout_s
+        self.last: LegReading | None = None
+        self.last_t: float | None = None
+        self.rejected = 0
+
+    @property
+    def ever(self) -> bool:
+        return self.last is not None
+
+    def on_reading(self, reading: LegReading | None, t_s: float) -> bool:
+        """A received reading (None: malformed, counted); False when rejected."""
+        if reading is None:
+            self.rejected += 1
+            return False
+        self.last, self.last_t = reading, t_s
+        return True
+
+    def read(self, t_s: float) -> LegReading | None:
+        if self.last is None or t_s - self.last_t > self.timeout_s:
+            return None
+        return self.last

@@ -110,14 +110,12 @@ class PulseGate:
 
 
 class CommandQueue:
-    """Bounded FIFO of commands waiting for the running movement to complete."""
+    """Bounded FIFO of commands waiting for the running movement to complete. Full:
+    ``replace_newest`` False (``atomic.queue_policy: drop_newest``) refuses a new command, True
+    (``replace_newest``) puts it in place of the last queued one."""
 
-    POLICIES = ("drop_newest", "replace_newest")
-
-    def __init__(self, depth: int, policy: str):
-        if policy not in self.POLICIES:
-            raise ValueError(f"queue_policy must be one of {self.POLICIES}, got {policy!r}")
-        self.depth, self.policy = depth, policy
+    def __init__(self, depth: int, replace_newest: bool = False):
+        self.depth, self.replace_newest = depth, replace_newest
         self._q: deque[Command] = deque()
         self.dropped = 0
 
@@ -126,7 +124,7 @@ class CommandQueue:
             self._q.append(cmd)
             return True
         self.dropped += 1
-        if self.policy == "replace_newest" and self._q:
+        if self.replace_newest and self._q:
             self._q[-1] = cmd
             return True
         return False

@@ -13,49 +13,38 @@ Outputs: cmd_vel (Twist), leg_rpm (std_msgs/Float64, driver ``topic``), atomic_s
   (hri_interfaces/AtomicState),
   /diagnostics (diagnostic_msgs/DiagnosticArray; ERROR while a fault is latched).
 
-Parameters: ``robot`` (config name, default tino), ``driver`` ("" = ``atomic.node.driver``).
-The controller runs on the node's clock (sim or wall); the embedded simulation (driver ``sim``)
-is stepped in lockstep with it.
+Parameters: ``robot`` (config name, default tino) and every key of ``atomic`` and
+``safety.stop`` by its dotted path, the robot config's value as default (e.g.
+``atomic.node.driver``: topic | sim | serial). The controller runs on the node's clock (sim or
+wall); the embedded simulation (driver ``sim``) is stepped in lockstep with it.
 """
 from __future__ import annotations
 
-import logging
 from typing import Optional
 
 import numpy as np
 from hri_runtime import msgs
-from hri_runtime.config import ConfigError, load_robot_config
-from hri_runtime.node import Node, run_node
 from hri_runtime.geometry import time_from_seconds
-from hri_safety.core.stop import NO_HEARTBEAT
+from hri_runtime.node import Node, run_node
+from hri_runtime.parameters import declare_config
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 
-from hri_atomic_motion.core import AtomicController, AtomicParams, LegReading
-
-_log = logging.getLogger(__name__)
-OK, WARN, ERROR = 0, 1, 2
-
-
-def _value(param):
-    return getattr(param, "value", param)
-
+from hri_atomic_motion.core import AtomicController, AtomicParams, LegReading, LegStateInput
 
 STATE_MSG = "hri_interfaces/msg/AtomicState"
 
 
 def atomic_state_msg(t_s: float, st: dict):
     """``hri_interfaces/msg/AtomicState`` of ``AtomicController.status()`` at time ``t_s``."""
-    return msgs.new(STATE_MSG, stamp=_stamp(t_s), state=int(st["state"]), direction=int(st.get("direction", 0)),
+    return msgs.new(STATE_MSG, stamp=time_from_seconds(t_s), state=int(st["state"]),
+                    direction=int(st.get("direction", 0)),
                     locked=bool(st["locked"]), fault=st["fault"] or "", leg_phase=str(st.get("leg_phase", "")),
                     base_phase=str(st.get("base_phase", "")), queue=int(st.get("queue", 0)))
 
 
-_stamp = time_from_seconds
-
-
 def leg_state_msg(t_s: float, ticks: int, home: bool, rpm: float):
     return msgs.new("sensor_msgs/msg/JointState",
-                    header=msgs.new("std_msgs/msg/Header", stamp=_stamp(t_s), frame_id=""),
+                    header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t_s), frame_id=""),
                     name=["leg", "leg_home_switch"], position=np.array([float(ticks), 1.0 if home else 0.0]),
                     velocity=np.array([float(rpm), 0.0]), effort=np.zeros(0))
 
@@ -80,67 +69,59 @@ def parse_leg_state(msg) -> Optional[LegReading]:
 class AtomicNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("atomic", **kw)
-        robot = str(_value(self.declare_parameter("robot", "tino")))
-        driver = str(_value(self.declare_parameter("driver", "")))
-        self.cfg = cfg if cfg is not None else load_robot_config(robot)
-        a = self.cfg["atomic"]
-        self.topics = a["topics"]
-        self.node_cfg = a["node"]
-        self.driver = driver or a["node"]["driver"]
-        try:
-            params = AtomicParams.from_config(a)
-        except (ValueError, KeyError, TypeError) as e:   # cross-key checks the schema cannot express
-            raise ConfigError(None, "atomic", "...", str(e)) from None
-        self.ctrl = AtomicController(params)
-        self.rejected_leg_state = 0
-        self._leg: Optional[LegReading] = None
-        self._leg_t: Optional[float] = None
-        self._last_fault = None
-        self._last_diag_t: Optional[float] = None
-        self.sim = self.leg_drv = self.base_drv = self.link = None
-        self._device_fault: Optional[str] = None     # the serial link fault already latched/requested
+        self.cfg = declare_config(self, ("atomic", "safety.stop"), cfg, robot="tino")
+        self.params = p = AtomicParams.from_config(self.cfg["atomic"])
+        self.driver = p.node.driver
+        self.ctrl = AtomicController(p)
+        self.sim = self.leg_drv = self.base_drv = self.link = self.leg_input = None
         if self.driver == "sim":
             from hri_sim.tino import TinoSim, TinoSimParams
 
             from hri_atomic_motion.sim_drivers import MujocoBaseDriver, MujocoLegDriver
 
-            self.sim = TinoSim(TinoSimParams.from_config(a))
+            self.sim = TinoSim(TinoSimParams.from_config(self.cfg["atomic"]))
             self.leg_drv, self.base_drv = MujocoLegDriver(self.sim), MujocoBaseDriver(self.sim)
             self._sim_offset = self.now() - self.sim.t_s
         elif self.driver == "serial":
             from hri_atomic_motion.serial_driver import SerialBaseDriver, SerialLegDriver, SerialLink
 
-            self.link = link = SerialLink.open(a["serial"], clock=self.now)
+            self.link = link = SerialLink.open(p.serial, clock=self.now)
             self.leg_drv, self.base_drv = SerialLegDriver(link), SerialBaseDriver(link)
             self.pub_stop_request = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
-        T = self.topics
-        self.pub_twist = self.create_publisher("geometry_msgs/msg/Twist", T["cmd_vel"], qos=10)
-        self.pub_rpm = self.create_publisher("std_msgs/msg/Float64", T["leg_rpm"], qos=10)
-        self.pub_state = self.create_publisher(STATE_MSG, T["atomic_state"], qos=10)
-        self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
-        if self.driver != "topic":
-            self.pub_leg = self.create_publisher("sensor_msgs/msg/JointState", T["leg_state"], qos=10)
         else:
-            self.create_subscription("sensor_msgs/msg/JointState", T["leg_state"], self.on_leg_state, qos=10)
-        self.create_subscription("geometry_msgs/msg/Twist", T["pulse"], self.on_pulse, qos=10)
-        self.create_subscription("std_msgs/msg/Bool", T["safe_stop"], self.on_safe_stop, qos=10)
-        self.create_subscription("std_msgs/msg/Bool", T["reset"], self.on_reset, qos=10)
+            self.leg_input = LegStateInput(p.node.leg_state_timeout_s)
+        T = p.topics
+        self.pub_twist = self.create_publisher("geometry_msgs/msg/Twist", T.cmd_vel, qos=10)
+        self.pub_rpm = self.create_publisher("std_msgs/msg/Float64", T.leg_rpm, qos=10)
+        self.pub_state = self.create_publisher(STATE_MSG, T.atomic_state, qos=10)
+        self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
+        if self.leg_input is None:
+            self.pub_leg = self.create_publisher("sensor_msgs/msg/JointState", T.leg_state, qos=10)
+        else:
+            self.create_subscription("sensor_msgs/msg/JointState", T.leg_state, self.on_leg_state, qos=10)
+        self.create_subscription("geometry_msgs/msg/Twist", T.pulse, self.on_pulse, qos=10)
+        self.create_subscription("std_msgs/msg/Bool", T.safe_stop, self.on_safe_stop, qos=10)
+        self.create_subscription("std_msgs/msg/Bool", T.reset, self.on_reset, qos=10)
         self.stop = StopListener(self, on_change=self.on_system_stop)
-        self.create_timer(self.node_cfg["period_s"], self.tick)
-        self.get_logger().info(f"atomic node: robot {robot}, driver {self.driver}, pulse on {T['pulse']}")
+        self._last_fault = None
+        self._last_diag_t: Optional[float] = None
+        self.create_timer(p.node.period_s, self.tick)
+        self.get_logger().info(f"atomic node: robot {self.cfg['robot']['model']}, driver {self.driver}, "
+                               f"pulse on {T.pulse}")
 
     def now(self) -> float:
         return self.get_clock().now_s()
 
+    @property
+    def rejected_leg_state(self) -> int:
+        return self.leg_input.rejected if self.leg_input is not None else 0
+
     # ------------------------------------------------------------------ callbacks
     def on_system_stop(self, stopped: bool, reason: str) -> None:
-        t = self.now()
-        if stopped:
-            if reason != NO_HEARTBEAT:
-                self.ctrl.system_stop(t, f"system stop: {reason}")
-            self._output_zero()                      # at once, not at the next tick
-        elif self.ctrl.release_system_stop(t):
+        if self.ctrl.on_system_stop(self.now(), stopped, self.stop.cause):
             self.get_logger().info("system stop reset: fault cleared")
+        if stopped:
+            self._output_zero()                      # at once, not at the next tick
 
     def _output_zero(self) -> None:
         if self.leg_drv is not None:
@@ -150,11 +131,8 @@ class AtomicNode(Node):
         self.pub_twist.publish(msgs.new("geometry_msgs/msg/Twist"))
 
     def on_pulse(self, msg) -> None:
-        if self.stop.stopped and self.ctrl.fault is None:     # no heartbeat yet (a latched stop is a fault)
-            self.ctrl.counts["rejected_system_stop"] += 1
-            return
-        res = self.ctrl.on_pulse(float(msg.linear.x), float(msg.angular.z), self.now())
-        if res.startswith(("rejected", "dropped")):
+        res = self.ctrl.on_pulse(float(msg.linear.x), float(msg.angular.z), self.now(), self.stop.stopped)
+        if res.startswith(("rejected", "dropped")) and res != "rejected_system_stop":
             self.get_logger().warning(f"pulse {res}: state {msg.linear.x} direction {msg.angular.z}")
 
     def on_safe_stop(self, msg) -> None:
@@ -162,41 +140,36 @@ class AtomicNode(Node):
             self.ctrl.safe_stop(self.now())
 
     def on_reset(self, msg) -> None:
-        if bool(msg.data) and self.link is not None and self.link.fault is not None:
-            if not self.link.reset():                 # device still absent: the fault stays
-                return
-            self._device_fault = None
-        if bool(msg.data) and self.ctrl.reset(self.now()):
+        if not bool(msg.data):
+            return
+        if self.link is not None and self.link.fault is not None and not self.link.reset():
+            return                                    # device still absent: the fault stays
+        self._check_device(self.now())
+        if self.ctrl.reset(self.now()):
             self.get_logger().info("fault reset")
 
     def _check_device(self, t: float) -> None:
         """A serial link fault (stall / vanished device, serial_driver.SerialLink) latches the
         controller fault ``device_fault`` and requests the system stop, once per fault."""
-        fault = self.link.fault if self.link is not None else None
-        if fault is not None and fault != self._device_fault:
-            self._device_fault = fault
-            self.ctrl.device_fault(t, f"serial {fault}")
+        if self.link is None:
+            return
+        fault = self.link.fault
+        if self.ctrl.on_device(t, None if fault is None else f"serial {fault}"):
             self.pub_stop_request.publish(msgs.new(STOP_REQUEST_TYPE, source="serial_fault",
                                                    reason=f"atomic serial {fault}"[:200]))
 
     def on_leg_state(self, msg) -> None:
-        r = parse_leg_state(msg)
-        if r is None:
-            self.rejected_leg_state += 1
+        if not self.leg_input.on_reading(parse_leg_state(msg), self.now()):
             self.get_logger().warning("leg_state rejected (malformed)")
-            return
-        self._leg, self._leg_t = r, self.now()
 
     # ------------------------------------------------------------------ loop
     def _read_leg(self, t: float) -> Optional[LegReading]:
-        if self.leg_drv is not None:
-            try:
-                return self.leg_drv.read()
-            except RuntimeError:
-                return None
-        if self._leg is None or t - self._leg_t > self.node_cfg["leg_state_timeout_s"]:
+        if self.leg_input is not None:
+            return self.leg_input.read(t)
+        try:
+            return self.leg_drv.read()
+        except RuntimeError:
             return None
-        return self._leg
 
     def tick(self) -> None:
         t = self.now()
@@ -206,53 +179,36 @@ class AtomicNode(Node):
                 self.sim.step(n)
         r = self._read_leg(t)
         self._check_device(t)
-        stopped = self.stop.stopped
-        if stopped and self.stop.reason != NO_HEARTBEAT and self.ctrl.fault is None:
-            self.ctrl.system_stop(t, f"system stop: {self.stop.reason}")   # e.g. after an /atomic reset
-        if stopped and self.ctrl.fault is None:      # no heartbeat yet: zero, controller not run
-            out_rpm, v, w = 0.0, 0.0, 0.0
-        elif r is None:
-            out_rpm, v, w = 0.0, 0.0, 0.0
-            self.ctrl.counts["no_leg_state"] += 1
-        else:
-            out = self.ctrl.step(t, r.ticks, r.home_pressed)
-            out_rpm, v, w = out.leg_rpm, out.linear_m_s, out.angular_rad_s
+        out = self.ctrl.control(t, r, self.stop.stopped, self.stop.cause)
         if self.leg_drv is not None:
-            self.leg_drv.command_rpm(out_rpm)
-            self.base_drv.command_twist(v, w)
+            self.leg_drv.command_rpm(out.leg_rpm)
+            self.base_drv.command_twist(out.linear_m_s, out.angular_rad_s)
             if r is not None:
                 self.pub_leg.publish(leg_state_msg(t, r.ticks, r.home_pressed, r.rpm))
-        self.pub_rpm.publish(msgs.new("std_msgs/msg/Float64", data=float(out_rpm)))
+        self.pub_rpm.publish(msgs.new("std_msgs/msg/Float64", data=float(out.leg_rpm)))
         self.pub_twist.publish(msgs.new("geometry_msgs/msg/Twist",
-                                        linear=msgs.new("geometry_msgs/msg/Vector3", x=float(v)),
-                                        angular=msgs.new("geometry_msgs/msg/Vector3", z=float(w))))
+                                        linear=msgs.new("geometry_msgs/msg/Vector3", x=float(out.linear_m_s)),
+                                        angular=msgs.new("geometry_msgs/msg/Vector3", z=float(out.angular_rad_s))))
         st = self.ctrl.status()
         self.pub_state.publish(atomic_state_msg(t, st))
         fault = self.ctrl.fault
         if (fault != self._last_fault or self._last_diag_t is None
-                or t - self._last_diag_t >= self.node_cfg["diagnostics_period_s"]):
+                or t - self._last_diag_t >= self.params.node.diagnostics_period_s):
             self._publish_diagnostics(t)
             if fault != self._last_fault and fault is not None:
-                self.get_logger().error(f"fault latched: {fault.value} ({self.ctrl.faults.detail})")
+                self.get_logger().error(f"fault latched: {fault.value} ({st['fault_detail']})")
             self._last_fault = fault
 
     def _publish_diagnostics(self, t: float) -> None:
-        st = self.ctrl.status()
-        level = ERROR if st["fault"] else (WARN if self.ctrl.counts.get("no_leg_state") and self._leg is None
-                                           and self.leg_drv is None else OK)
-        message = f"fault latched: {st['fault']} ({st['fault_detail']})" if st["fault"] else "ok"
-        values = {"state": st["state"], "locked": st["locked"], "leg_phase": st["leg_phase"],
-                  "base_phase": st["base_phase"], "queue": st["queue"], "driver": self.driver,
-                  "rejected_leg_state": self.rejected_leg_state,
-                  "fault_counts": dict(self.ctrl.faults.counts), **{f"count_{k}": v for k, v in st["counts"].items()}}
+        level, message, values = self.ctrl.diagnostics(self.leg_input is not None and not self.leg_input.ever)
+        values.update(driver=self.driver, rejected_leg_state=self.rejected_leg_state)
         if self.link is not None:
-            values.update(serial_fault=self.link.fault or "-", serial_pending_bytes=self.link.pending_bytes,
-                          serial_dropped_writes=self.link.dropped_writes, serial_rejected=dict(self.link.parser.rejected))
+            values.update(self.link.status())
         kv = [msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=str(v)) for k, v in values.items()]
         status = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=level,
                           name="atomic: leg/base controller", message=message, hardware_id="tino", values=kv)
-        self.pub_diag.publish(msgs.new("diagnostic_msgs/msg/DiagnosticArray",
-                                       header=msgs.new("std_msgs/msg/Header", stamp=_stamp(t)), status=[status]))
+        self.pub_diag.publish(msgs.new("diagnostic_msgs/msg/DiagnosticArray", status=[status],
+                                       header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t))))
         self._last_diag_t = t
 
 

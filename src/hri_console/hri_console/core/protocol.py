@@ -22,11 +22,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from hri_runtime.parameters import params_type
+
 #: gain names accepted by pid_apply
 GAIN_NAMES = ("kp", "ki", "kd")
 #: interaction impedance gains accepted by set_gains: name -> length (body twist order w, v)
 IMPEDANCE_GAINS = {"stiffness": 6, "damping": 6}
 JOINT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+#: command -> the tuning node's std_srvs/Trigger service it calls (``<console.pid_service>/<name>``)
+PID_TRIGGERS = {"pid_record": "record_start", "pid_stop": "record_stop", "pid_reset": "reset", "pid_save": "save"}
 
 
 class Rejected(ValueError):
@@ -40,63 +44,22 @@ class Rejected(ValueError):
         self.command: str | None = None
 
 
-@dataclass(frozen=True)
-class ConsoleParams:
-    """Console server parameters (config section ``console``; no field defaults, the numbers live
-    in config/; overrides with ``dataclasses.replace``). ``num_joints`` is the robot's joint
-    count (``joints.names``), passed by the caller."""
-
-    bind_host: str
-    port: int
-    token: str | None
-    max_frame_bytes: int
-    state_rate_hz: float
-    modes: tuple
-    gain_max: float
-    num_joints: int
-    allowed_hosts: tuple
-    allowed_origins: tuple
-    send_queue_frames: int
-    slow_client_timeout_s: float
-    forward: "ForwardLimits"
-    gain_limits: Any = None      # structural: hri_interaction ImpedanceGainLimits of the robot, None = SPD only
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any], num_joints: int,
-                    gain_limits: Any = None) -> "ConsoleParams":
-        """``gain_limits``: the interaction controller's
-        :class:`hri_interaction.core.spd.ImpedanceGainLimits` (``set_gains`` is checked by the
-        controller's own function against them)."""
-        return cls(
-            bind_host=str(section["bind_host"]),
-            port=int(section["port"]),
-            token=section["token"],
-            max_frame_bytes=int(section["max_frame_bytes"]),
-            state_rate_hz=float(section["state_rate_hz"]),
-            modes=tuple(section["modes"]),
-            gain_max=float(section["gain_max"]),
-            num_joints=int(num_joints),
-            allowed_hosts=tuple(str(h).lower() for h in section["allowed_hosts"]),
-            allowed_origins=tuple(str(o).lower().rstrip("/") for o in section["allowed_origins"]),
-            send_queue_frames=int(section["send_queue_frames"]),
-            slow_client_timeout_s=float(section["slow_client_timeout_s"]),
-            forward=ForwardLimits.from_config(section["forward"]),
-            gain_limits=gain_limits,
-        )
+#: the console (config section ``console``, declared in parameters.yaml)
+ConsoleParams = params_type("console")
+#: ``console.forward``: bounds on every value forwarded from a topic to the page
+ForwardLimits = params_type("console.forward")
 
 
 @dataclass(frozen=True)
-class ForwardLimits:
-    """``console.forward``: bounds on every value forwarded from a topic to the page."""
+class CommandRules:
+    """What a client frame is checked against: the console's parameters and the robot's facts,
+    ``num_joints`` (``joints.names``) and ``gain_limits`` (the interaction controller's
+    :class:`hri_interaction.core.spd.ImpedanceGainLimits` of the robot; None = SPD only), which
+    ``set_gains`` is checked against by the controller's own function."""
 
-    max_depth: int
-    max_items: int
-    max_nodes: int
-    max_string_chars: int
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "ForwardLimits":
-        return cls(**{k: int(section[k]) for k in cls.__dataclass_fields__})
+    params: ConsoleParams
+    num_joints: int = 1
+    gain_limits: Any = None
 
 
 #: what replaces a value cut by :func:`bound_value` (depth, item count or node budget)
@@ -180,7 +143,7 @@ def _split_host(authority: str) -> tuple[str, str | None]:
 
 def allowed_hostnames(params: ConsoleParams) -> frozenset:
     """Loopback names, the bind address (unless a wildcard) and ``allowed_hosts``."""
-    names = set(LOOPBACK_NAMES) | set(params.allowed_hosts)
+    names = set(LOOPBACK_NAMES) | {str(h).lower() for h in params.allowed_hosts}
     bind = params.bind_host.strip("[]").lower()
     if bind not in ("", "0.0.0.0", "::"):
         names.add(bind)
@@ -203,7 +166,7 @@ def origin_ok(params: ConsoleParams, origin: str | None, port: int | None) -> bo
     if origin is None:
         return True
     o = origin.strip().lower().rstrip("/")
-    if o in params.allowed_origins:
+    if o in {str(a).lower().rstrip("/") for a in params.allowed_origins}:
         return True
     scheme, sep, authority = o.partition("://")
     if not sep or scheme not in ("http", "https"):
@@ -265,7 +228,7 @@ def _finite(value: Any, name: str, lo: float, hi: float, msg_id: Any) -> float:
     return v
 
 
-def _joint(frame: dict, params: ConsoleParams, msg_id: Any, required: bool = True) -> int | str | None:
+def _joint(frame: dict, rules: CommandRules, msg_id: Any, required: bool = True) -> int | str | None:
     """A joint: an integer index in [0, num_joints) or a joint name (``[A-Za-z_][A-Za-z0-9_]*``,
     at most 64 characters; whether the name exists is the service's decision)."""
     if "joint" not in frame:
@@ -279,12 +242,12 @@ def _joint(frame: dict, params: ConsoleParams, msg_id: Any, required: bool = Tru
         return j
     if isinstance(j, bool) or not isinstance(j, int):
         raise Rejected("bad_field", "joint must be an integer index or a joint name", msg_id)
-    if not 0 <= j < params.num_joints:
-        raise Rejected("out_of_range", f"joint {j} outside [0, {params.num_joints - 1}]", msg_id)
+    if not 0 <= j < rules.num_joints:
+        raise Rejected("out_of_range", f"joint {j} outside [0, {rules.num_joints - 1}]", msg_id)
     return j
 
 
-def _gains(frame: dict, params: ConsoleParams, msg_id: Any) -> dict:
+def _gains(frame: dict, rules: CommandRules, msg_id: Any) -> dict:
     gains = frame.get("gains")
     if not isinstance(gains, dict) or not gains:
         raise Rejected("missing_field", "gains must be a non-empty object", msg_id)
@@ -292,24 +255,25 @@ def _gains(frame: dict, params: ConsoleParams, msg_id: Any) -> dict:
     for name, value in gains.items():
         if name not in GAIN_NAMES:
             raise Rejected("bad_field", f"unknown gain {name!r} (allowed: {', '.join(GAIN_NAMES)})", msg_id)
-        out[name] = _finite(value, name, 0.0, params.gain_max, msg_id)
+        out[name] = _finite(value, name, 0.0, rules.params.gain_max, msg_id)
     return out
 
 
-def _no_args(frame, params, msg_id):
+def _no_args(frame, rules, msg_id):
     return {}
 
 
-def _set_mode(frame, params, msg_id):
+def _set_mode(frame, rules, msg_id):
     mode = frame.get("mode")
+    modes = rules.params.modes
     if not isinstance(mode, str):
         raise Rejected("missing_field", "mode must be a string", msg_id)
-    if params.modes and mode not in params.modes:
-        raise Rejected("bad_value", f"unknown mode {mode!r} (allowed: {', '.join(params.modes)})", msg_id)
+    if mode not in modes:
+        raise Rejected("bad_value", f"unknown mode {mode!r} (allowed: {', '.join(modes)})", msg_id)
     return {"mode": mode}
 
 
-def _set_gains(frame, params, msg_id):
+def _set_gains(frame, rules, msg_id):
     """Interaction impedance gains: ``gains = {stiffness: [6], damping: [6]}`` (diagonals,
     N·m/rad x3 then N/m x3, and N·m·s/rad x3 then N·s/m x3), each a finite number; then exactly
     the interaction controller's own check
@@ -328,34 +292,34 @@ def _set_gains(frame, params, msg_id):
             raise Rejected("bad_field", f"{name} must be a list of {n} numbers", msg_id)
         out[name] = [_finite(x, f"{name}[{i}]", -math.inf, math.inf, msg_id) for i, x in enumerate(v)]
     try:
-        validate_impedance_gains(out["stiffness"], out["damping"], params.gain_limits)
+        validate_impedance_gains(out["stiffness"], out["damping"], rules.gain_limits)
     except GainError as exc:
         raise Rejected(exc.cause, str(exc), msg_id) from None
     return {"gains": out}
 
 
-def _pid_joint(frame, params, msg_id):
-    return {"joint": _joint(frame, params, msg_id)}
+def _pid_joint(frame, rules, msg_id):
+    return {"joint": _joint(frame, rules, msg_id)}
 
 
-def _pid_apply(frame, params, msg_id):
-    out = {"joint": _joint(frame, params, msg_id)}
+def _pid_apply(frame, rules, msg_id):
+    out = {"joint": _joint(frame, rules, msg_id)}
     if "heuristic" in frame:  # apply one row of the auto-tune table
         h = frame["heuristic"]
         if not isinstance(h, str) or not h:
             raise Rejected("bad_field", "heuristic must be a non-empty string", msg_id)
         out["heuristic"] = h
     else:
-        out["gains"] = _gains(frame, params, msg_id)
+        out["gains"] = _gains(frame, rules, msg_id)
     return out
 
 
-def _pid_save(frame, params, msg_id):
-    out = {"joint": _joint(frame, params, msg_id, required=False)}
+def _pid_save(frame, rules, msg_id):
+    out = {"joint": _joint(frame, rules, msg_id, required=False)}
     return out
 
 
-#: command name -> validator(frame, params, msg_id) -> args
+#: command name -> validator(frame, rules, msg_id) -> args
 VALIDATORS: dict[str, Callable] = {
     "safe_stop": _no_args,
     "release_stop": _no_args,
@@ -372,10 +336,11 @@ VALIDATORS: dict[str, Callable] = {
 }
 
 
-def parse_command(raw: str | bytes, params: ConsoleParams) -> Command:
+def parse_command(raw: str | bytes, rules: CommandRules) -> Command:
     """Decode and validate one client frame. Raises :class:`Rejected`."""
-    if len(raw) > params.max_frame_bytes:
-        raise Rejected("too_large", f"frame of {len(raw)} bytes > {params.max_frame_bytes}")
+    limit = rules.params.max_frame_bytes
+    if len(raw) > limit:
+        raise Rejected("too_large", f"frame of {len(raw)} bytes > {limit}")
     try:
         frame = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -394,7 +359,7 @@ def parse_command(raw: str | bytes, params: ConsoleParams) -> Command:
     if validator is None:
         raise Rejected("unknown_type", f"unknown command {kind!r}", msg_id)
     try:
-        return Command(kind, msg_id, validator(frame, params, msg_id))
+        return Command(kind, msg_id, validator(frame, rules, msg_id))
     except Rejected as rej:
         rej.command = kind
         raise
@@ -409,10 +374,10 @@ class CommandGate:
     other handlers.
     """
 
-    def __init__(self, params: ConsoleParams, dispatch: Callable[[Command], Any],
+    def __init__(self, rules: CommandRules, dispatch: Callable[[Command], Any],
                  on_safe_stop: Callable[[], Any] | None = None,
                  log: Callable[[str], Any] | None = None):
-        self.params = params
+        self.rules = rules
         self.dispatch = dispatch
         self.on_safe_stop = on_safe_stop
         self.log = log or (lambda s: None)
@@ -427,7 +392,7 @@ class CommandGate:
     def parse(self, raw: str | bytes) -> "Command | dict":
         """Validated command, or the reject reply (counted) for a malformed frame."""
         try:
-            return parse_command(raw, self.params)
+            return parse_command(raw, self.rules)
         except Rejected as rej:
             self.rejected[rej.cause] += 1
             self.log(f"console: rejected frame ({rej.cause}): {rej.reason}")

@@ -2,7 +2,10 @@
 
 The node (``nodes/console_node.py``) converts ROS messages into plain Python values and calls
 the ``on_*`` methods from its executor thread; the WebSocket server calls :meth:`snapshot` from
-its asyncio thread. One lock guards both sides, so a snapshot is always self-consistent.
+its asyncio thread. One lock guards both sides, so a snapshot is always self-consistent. Every
+input is checked and bounded here (``console.forward``): a bad sample is dropped and counted in
+``dropped`` (the ``on_*`` method returns its ``(cause, detail)`` so the node can count it per
+topic), a large one is cut.
 
 Contents of the snapshot (JSON-ready, seconds on the injected clock):
 
@@ -23,30 +26,24 @@ Contents of the snapshot (JSON-ready, seconds on the injected clock):
 """
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import deque
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from hri_runtime.parameters import params_type
+
+from .protocol import ForwardLimits, Rejected, bound_value
 
 STALE = 3
 
+#: what an ``on_*`` input method returns for a dropped input: (cause, detail)
+Dropped = Optional[tuple[str, str]]
 
-@dataclass(frozen=True)
-class StateParams:
-    """``console.state`` of the config (no field defaults: the numbers live in config/)."""
 
-    health_stale_s: float
-    error_history_len: int
-    health_expire_s: float
-    health_max_rows: int
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "StateParams":
-        return cls(health_stale_s=float(section["health_stale_s"]),
-                   error_history_len=int(section["error_history_len"]),
-                   health_expire_s=float(section["health_expire_s"]),
-                   health_max_rows=int(section["health_max_rows"]))
+#: ``console.state`` (declared in parameters.yaml)
+StateParams = params_type("console.state")
 
 
 def _finite_or_none(v: float):
@@ -56,10 +53,11 @@ def _finite_or_none(v: float):
 class ConsoleState:
     """Thread-safe accumulator of everything the page shows (see module docstring)."""
 
-    def __init__(self, params: StateParams, clock: Callable[[], float],
+    def __init__(self, params: StateParams, forward: ForwardLimits, clock: Callable[[], float],
                  joint_names: Sequence[str] = (), position_min_rad: Sequence[float] = (),
                  position_max_rad: Sequence[float] = ()):
         self.p = params
+        self.forward = forward
         self.clock = clock
         self._lock = threading.Lock()
         self._limits = {n: (float(lo), float(hi)) for n, lo, hi in
@@ -81,24 +79,54 @@ class ConsoleState:
         self.dropped: dict[str, int] = {}
 
     # ---------------------------------------------------------------- inputs
-    def drop(self, cause: str) -> None:
+    def drop(self, cause: str, detail: str = "") -> tuple[str, str]:
+        """Count a dropped input; returns ``(cause, detail)``."""
         with self._lock:
             self.dropped[cause] = self.dropped.get(cause, 0) + 1
+        return cause, detail
 
-    def on_diagnostics(self, statuses: Sequence[tuple[str, int, str, Mapping[str, str]]]) -> None:
-        """``statuses``: (name, level, message, values) per DiagnosticStatus."""
+    def bounded(self, value: Any) -> Any:
+        """``value`` within ``console.forward`` (:func:`bound_value`); a cut is counted
+        ``truncated``."""
+        value, cuts = bound_value(value, self.forward)
+        if cuts:
+            self.drop("truncated")
+        return value
+
+    def _text(self, s: str) -> str:
+        return str(s)[:self.forward.max_string_chars]
+
+    def on_diagnostics(self, statuses: Sequence[Any]) -> Dropped:
+        """``statuses``: objects with the fields of diagnostic_msgs/DiagnosticStatus (``name``,
+        ``level``, ``message``, ``values`` of ``key``/``value``). At most ``health_max_rows``
+        statuses are read (the rest dropped: ``too_many_statuses``), ``forward.max_items``
+        values each, strings cut to ``forward.max_string_chars``."""
+        rows, items = self.p.health_max_rows, self.forward.max_items
         now = self.clock()
         with self._lock:
             h = self._health
-            for name, level, message, values in statuses:
-                name = str(name)
+            for st in statuses[:rows]:
+                name, level, message = self._text(st.name), int(st.level), self._text(st.message)
+                values = {self._text(kv.key): self._text(kv.value) for kv in st.values[:items]}
                 if name in h:
                     del h[name]                      # re-insert: dict order = refresh order
                 elif len(h) >= self.p.health_max_rows:
                     del h[next(iter(h))]             # the least recently refreshed row
                     self.dropped["health_evicted"] = self.dropped.get("health_evicted", 0) + 1
-                h[name] = {"level": int(level), "message": str(message),
-                           "values": {str(k): str(v) for k, v in values.items()}, "t_s": now}
+                h[name] = {"level": level, "message": message, "values": values, "t_s": now}
+        if len(statuses) > rows:
+            return self.drop("too_many_statuses", f"{len(statuses)} > {rows}")
+        return None
+
+    def _positions(self, names: Sequence[str], positions: Sequence[float]) -> tuple[Dropped, list, list]:
+        """(drop, names, positions) of a JointState; the drop (``length_mismatch``,
+        ``non_finite``) or None."""
+        names, pos = list(names), [float(x) for x in positions]
+        if len(names) != len(pos):
+            return self.drop("length_mismatch", f"{len(names)} names, {len(pos)} positions"), [], []
+        if not all(math.isfinite(x) for x in pos):
+            return self.drop("non_finite", "NaN/Inf position"), [], []
+        return None, names, pos
 
     def _joint_slot(self, table: dict, name: str) -> bool:
         """Room for ``name`` in a per-joint table: known joints (config) always, others while the
@@ -109,7 +137,11 @@ class ConsoleState:
         self.dropped["joints_ignored"] = self.dropped.get("joints_ignored", 0) + 1
         return False
 
-    def on_joint_states(self, names: Sequence[str], positions: Sequence[float], t_s: float | None = None) -> None:
+    def on_joint_states(self, names: Sequence[str], positions: Sequence[float], t_s: float | None = None) -> Dropped:
+        """Measured positions (rad); the error graph pairs them with the last set-points."""
+        bad, names, positions = self._positions(names, positions)
+        if bad:
+            return bad
         t = self.clock() if t_s is None else t_s
         with self._lock:
             for n, q in zip(names, positions):
@@ -122,27 +154,40 @@ class ConsoleState:
                     if buf is None:
                         buf = self._errors[n] = deque(maxlen=self.p.error_history_len)
                     buf.append((t, sp - float(q)))
+        return None
 
-    def on_setpoints(self, names: Sequence[str], positions: Sequence[float]) -> None:
+    def on_setpoints(self, names: Sequence[str], positions: Sequence[float]) -> Dropped:
+        """Set-points (rad) of the error graph."""
+        bad, names, positions = self._positions(names, positions)
+        if bad:
+            return bad
         with self._lock:
             for n, q in zip(names, positions):
                 if self._joint_slot(self._setpoints, n):
-                    self._setpoints[n] = float(q)
+                    self._setpoints[n] = q
+        return None
 
-    def on_ee_pose(self, position_m: Sequence[float], quat_xyzw: Sequence[float]) -> None:
+    def on_ee_pose(self, position_m: Sequence[float], quat_xyzw: Sequence[float]) -> Dropped:
+        vals = [float(x) for x in (*position_m, *quat_xyzw)]
+        if not all(math.isfinite(x) for x in vals):
+            return self.drop("non_finite", "NaN/Inf pose")
         with self._lock:
-            self._ee = {"position_m": [float(x) for x in position_m],
-                        "quat_xyzw": [float(x) for x in quat_xyzw], "t_s": self.clock()}
+            self._ee = {"position_m": vals[:3], "quat_xyzw": vals[3:], "t_s": self.clock()}
+        return None
 
     def on_teleop_mode(self, mode: str) -> None:
         with self._lock:
-            self._teleop_mode = str(mode)
+            self._teleop_mode = self._text(mode)
 
     def on_interaction_state(self, state: Any) -> None:
+        """The interaction controller's state (a plain dict), bounded (:meth:`bounded`)."""
+        state = self.bounded(state)
         with self._lock:
             self._interaction = state
 
     def on_atomic_state(self, state: Any) -> None:
+        """The base controller's state (a plain dict), bounded (:meth:`bounded`)."""
+        state = self.bounded(state)
         with self._lock:
             self._atomic = state
 
@@ -151,8 +196,33 @@ class ConsoleState:
             self._safe_stop = bool(value)
 
     def on_pid_status(self, status: Mapping[str, Any]) -> None:
+        """The tuning node's status (a plain dict), bounded (:meth:`bounded`)."""
+        status = self.bounded(dict(status))
         with self._lock:
-            self._pid_status = dict(status)
+            self._pid_status = status
+
+    def pid_joint(self, joint: int | str, msg_id: Any = None) -> str:
+        """A joint of a PID command: a name as given, an index into the tuning node's joints
+        (:class:`Rejected` ``out_of_range`` when there is no such joint in its last status)."""
+        if isinstance(joint, str):
+            return joint
+        with self._lock:
+            joints = list(self._pid_status.get("joints") or [])
+        if not 0 <= joint < len(joints):
+            raise Rejected("out_of_range", f"joint {joint} not in the tuning node's joints {joints}", msg_id)
+        return joints[joint]
+
+    def pid_gains(self, joint: str, gains: Mapping[str, float], msg_id: Any = None) -> list[float]:
+        """``[kp, ki, kd]`` of ``joint``: the given ``gains``, the others from the tuning node's
+        last status (:class:`Rejected` ``missing_field`` when one is still unknown)."""
+        with self._lock:
+            cur = dict((self._pid_status.get("gains") or {}).get(joint) or {})
+        full = {**{k: cur.get(k) for k in ("kp", "ki", "kd")}, **gains}
+        missing = [k for k, v in full.items() if v is None]
+        if missing:
+            raise Rejected("missing_field", f"{joint}: current {missing} unknown (no status yet); "
+                           "give kp, ki and kd", msg_id)
+        return [float(full[k]) for k in ("kp", "ki", "kd")]
 
     def on_pid_progress(self, phase: str, joint: str, fraction: float, detail: str = "") -> None:
         """The tuning node's progress (phase, joint, fraction 0..1 of that joint or request)."""
@@ -178,9 +248,21 @@ class ConsoleState:
             self._busy = None if command is None else {"command": command, "detail": detail,
                                                        "since_s": self.clock()}
 
-    def set_last_reply(self, reply: dict) -> None:
+    def on_pid_reply(self, command: str, success: bool, message: str, result_json: str = "") -> dict:
+        """A tuning-node service's reply to ``command``: returns its JSON result (``{}`` when there
+        is none or it is not a JSON object); an auto-tune table in it is kept (also the one of a
+        failed relay); the reply becomes the page's last reply."""
+        try:
+            result = json.loads(result_json) if result_json else {}
+        except ValueError:
+            result = {}
+        if not isinstance(result, dict):
+            result = {}
+        if isinstance(result.get("tuning"), dict):
+            self.on_autotune(result["tuning"])
         with self._lock:
-            self._last_reply = dict(reply)
+            self._last_reply = {"command": command, "success": bool(success), "message": str(message)}
+        return result
 
     # ---------------------------------------------------------------- output
     def health_rows(self, now: float) -> dict[str, dict]:

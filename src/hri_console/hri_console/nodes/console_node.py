@@ -1,4 +1,4 @@
-"""``console``: the operator console as an hri_runtime node (issue 10).
+"""``console``: the operator console as an hri_runtime node.
 
 The node owns a :class:`hri_console.server.ConsoleServer` (HTTP + WebSocket, token auth) and is
 only a *client* of the rest of the stack: everything it does goes through topics and services a
@@ -31,9 +31,10 @@ Out:
                     (``success = false``) is shown on the page with the service's sentence.
 
 Service calls run on the server's single command worker (ordered), never on the executor thread
-and never in front of a safe stop. Parameters: ``robot`` (config name, default fr3), ``host``
-("" = ``console.bind_host``), ``port`` (-1 = ``console.port``, 0 = any free port),
-``serve`` (false: no HTTP server, for tests that drive :meth:`ConsoleNode.handle`).
+and never in front of a safe stop. Parameters: ``robot``, ``robot_id`` and every key of the
+``console`` section and of the topic sections it reads (``console.bind_host``, ``console.port``
+(0 = any free port), …; declared in hri_console's parameters.yaml, the robot config's value as
+default), ``serve`` (false: no HTTP server, for tests that drive :meth:`ConsoleNode.handle`).
 """
 from __future__ import annotations
 
@@ -43,26 +44,16 @@ import sys
 from typing import Any, Optional
 
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
 from hri_runtime.node import Node, run_node
+from hri_runtime.parameters import declare_config
 
-from hri_console.core.protocol import (CommandGate, ConsoleParams, Rejected, StartupRefused, bound_value,
-                                       check_bind)
-from hri_console.core.state import ConsoleState, StateParams
+from hri_console.core.protocol import (PID_TRIGGERS, CommandGate, CommandRules, ConsoleParams, Rejected,
+                                       StartupRefused, check_bind)
+from hri_console.core.state import ConsoleState
 from hri_safety.nodes.stop_listener import RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 from hri_interaction.core.spd import ImpedanceGainLimits
 
 TUNE_SRV = "hri_interfaces/srv/Tune"
-
-
-def _v(p):
-    return getattr(p, "value", p)
-
-
-def _as_bool(v) -> bool:
-    if isinstance(v, str):
-        return v.strip().lower() in ("1", "true", "yes", "on")
-    return bool(v)
 
 
 def state_dict(msg) -> dict:
@@ -87,27 +78,19 @@ def state_dict(msg) -> dict:
 class ConsoleNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("console", **kw)
-        robot = str(_v(self.declare_parameter("robot", "fr3")))
-        host = str(_v(self.declare_parameter("host", "")))
-        port = int(_v(self.declare_parameter("port", -1)))
-        serve = _as_bool(_v(self.declare_parameter("serve", True)))
-        self.cfg = cfg if cfg is not None else load_robot_config(robot)
-        c = dict(self.cfg["console"])
-        if host:
-            c["bind_host"] = host
-        if port >= 0:
-            c["port"] = port
-        names = list(self.cfg.get("joints", {}).get("names") or [])
-        self.params = ConsoleParams.from_config(
-            c, num_joints=max(1, len(names)),
-            gain_limits=ImpedanceGainLimits.from_config(self.cfg["interaction"]["gain_limits"]))
+        self.cfg = declare_config(self, ("console", "teleop.topics", "interaction.topics", "atomic.topics"), cfg=cfg)
+        serve = self.declare_parameter("serve", True, {"description": "serve the page (false: the node "
+                                                       "without its HTTP server)"}).value
+        self.params = ConsoleParams.from_config(self.cfg["console"])
         check_bind(self.params)                      # StartupRefused before anything is bound
-        deg = math.pi / 180.0
-        jc = self.cfg.get("joints", {})
-        self.state = ConsoleState(StateParams.from_config(c["state"]), clock=self.now, joint_names=names,
-                                  position_min_rad=[x * deg for x in (jc.get("position_min_deg") or [])],
-                                  position_max_rad=[x * deg for x in (jc.get("position_max_deg") or [])])
-        self.service_timeout_s = float(c["service_timeout_s"])
+        jc = self.cfg["joints"]
+        names = list(jc.get("names") or [])
+        rules = CommandRules(self.params, num_joints=max(1, len(names)),
+                             gain_limits=ImpedanceGainLimits.from_config(self.cfg["interaction"]["gain_limits"]))
+        self.state = ConsoleState(self.params.state, self.params.forward, clock=self.now, joint_names=names,
+                                  position_min_rad=[math.radians(x) for x in (jc.get("position_min_deg") or [])],
+                                  position_max_rad=[math.radians(x) for x in (jc.get("position_max_deg") or [])])
+        self.service_timeout_s = self.params.service_timeout_s
         tt, it, at = self.cfg["teleop"]["topics"], self.cfg["interaction"]["topics"], self.cfg["atomic"]["topics"]
         self.safe_stop_topic = STOP_REQUEST_TOPIC
         # --- out
@@ -119,32 +102,31 @@ class ConsoleNode(Node):
         self.pub_mode = self.create_publisher("std_msgs/msg/String", it["mode"], qos=10)
         self.pub_gains = self.create_publisher("std_msgs/msg/Float64MultiArray", it["gains"], qos=10)
         # --- in
-        self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", c["topics"]["diagnostics"],
+        self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", self.params.topics.diagnostics,
                                  self.on_diagnostics, qos=50)
         self.create_subscription("sensor_msgs/msg/JointState", tt["joint_states"], self.on_joint_states, qos=10)
-        self.create_subscription("sensor_msgs/msg/JointState", c["topics"]["joint_setpoints"],
+        self.create_subscription("sensor_msgs/msg/JointState", self.params.topics.joint_setpoints,
                                  self.on_setpoints, qos=10)
         self.create_subscription("geometry_msgs/msg/PoseStamped", tt["ee_pose"], self.on_ee_pose, qos=10)
         self.create_subscription("hri_interfaces/msg/TeleopMode", tt["mode"],
-                                 lambda m: self.state.on_teleop_mode(m.mode[:self.params.forward.max_string_chars]),
-                                 qos=10)
+                                 lambda m: self.state.on_teleop_mode(m.mode), qos=10)
         self.create_subscription("hri_interfaces/msg/InteractionState", it["state"],
-                                 lambda m: self.state.on_interaction_state(self._typed(m)), qos=10)
+                                 lambda m: self.state.on_interaction_state(state_dict(m)), qos=10)
         self.create_subscription("hri_interfaces/msg/AtomicState", at["atomic_state"],
-                                 lambda m: self.state.on_atomic_state(self._typed(m)), qos=10)
-        pid = c["pid_service"].rstrip("/")
+                                 lambda m: self.state.on_atomic_state(state_dict(m)), qos=10)
+        pid = self.params.pid_service.rstrip("/")
         self.create_subscription("hri_interfaces/msg/PidTuningStatus", f"{pid}/status",
-                                 lambda m: self.state.on_pid_status(self._typed(m)), qos=10)
+                                 lambda m: self.state.on_pid_status(state_dict(m)), qos=10)
         # the tuning node's progress (hri_interfaces/msg/TuningProgress): the console's progress bar
         self.create_subscription("hri_interfaces/msg/TuningProgress", f"{pid}/progress",
                                  lambda m: self.state.on_pid_progress(m.phase, m.joint, m.fraction, m.detail), qos=50)
         # --- PID services (clients)
         self.cli = {n: self.create_client(TUNE_SRV, f"{pid}/{n}") for n in ("auto_tune", "apply", "evaluate")}
-        for n in ("record_start", "record_stop", "reset", "save"):
+        for n in PID_TRIGGERS.values():
             self.cli[n] = self.create_client("std_srvs/srv/Trigger", f"{pid}/{n}")
         # --- gate + server
         self.stop_events: list[float] = []           # node-clock time of every safe stop published
-        self.gate = CommandGate(self.params, dispatch=self.dispatch, on_safe_stop=self.safe_stop,
+        self.gate = CommandGate(rules, dispatch=self.dispatch, on_safe_stop=self.safe_stop,
                                 log=lambda s: self.get_logger().warn(s))
         self.server = None
         self.port: Optional[int] = None
@@ -160,14 +142,6 @@ class ConsoleNode(Node):
     def now(self) -> float:
         return self.get_clock().now_s()
 
-    def _typed(self, msg) -> dict:
-        """A typed state message as a dict (:func:`state_dict`), bounded
-        (:func:`hri_console.core.protocol.bound_value`) before it is stored."""
-        value, cuts = bound_value(state_dict(msg), self.params.forward)
-        if cuts:
-            self.state.drop("truncated")
-        return value
-
     def handle(self, raw: str | bytes) -> dict:
         """One client frame through the gate (what the WebSocket does, minus the socket)."""
         return self.gate.handle(raw)
@@ -182,46 +156,23 @@ class ConsoleNode(Node):
         return snap
 
     # ------------------------------------------------------------------ subscriptions
-    def on_diagnostics(self, msg) -> None:
-        """At most ``health_max_rows`` statuses per message and ``forward.max_items`` values per
-        status, strings cut to ``forward.max_string_chars`` (the rest counted, not stored)."""
-        rows, items, chars = self.state.p.health_max_rows, self.params.forward.max_items, self.params.forward.max_string_chars
-        if len(msg.status) > rows:
-            self._reject("diagnostics", "too_many_statuses", f"{len(msg.status)} > {rows}")
-        self.state.on_diagnostics([(s.name[:chars], int(s.level), s.message[:chars],
-                                    {kv.key[:chars]: kv.value[:chars] for kv in s.values[:items]})
-                                   for s in msg.status[:rows]])
+    def _count(self, endpoint: str, dropped) -> None:
+        """A sample the state dropped, counted per topic (the node's ``rejected``)."""
+        if dropped:
+            self._reject(endpoint, *dropped)
 
-    def _positions(self, msg, endpoint: str):
-        names, pos = list(msg.name), [float(x) for x in msg.position]
-        if len(names) != len(pos):
-            self._reject(endpoint, "length_mismatch", f"{len(names)} names, {len(pos)} positions")
-            self.state.drop("length_mismatch")
-            return None
-        if not all(math.isfinite(x) for x in pos):
-            self._reject(endpoint, "non_finite", "NaN/Inf position")
-            self.state.drop("non_finite")
-            return None
-        return names, pos
+    def on_diagnostics(self, msg) -> None:
+        self._count("diagnostics", self.state.on_diagnostics(msg.status))
 
     def on_joint_states(self, msg) -> None:
-        r = self._positions(msg, "joint_states")
-        if r is not None:
-            self.state.on_joint_states(*r)
+        self._count("joint_states", self.state.on_joint_states(msg.name, msg.position))
 
     def on_setpoints(self, msg) -> None:
-        r = self._positions(msg, "joint_setpoints")
-        if r is not None:
-            self.state.on_setpoints(*r)
+        self._count("joint_setpoints", self.state.on_setpoints(msg.name, msg.position))
 
     def on_ee_pose(self, msg) -> None:
         p, o = msg.pose.position, msg.pose.orientation
-        vals = [p.x, p.y, p.z, o.x, o.y, o.z, o.w]
-        if not all(math.isfinite(x) for x in vals):
-            self._reject("ee_pose", "non_finite", "NaN/Inf pose")
-            self.state.drop("non_finite")
-            return
-        self.state.on_ee_pose(vals[:3], vals[3:])
+        self._count("ee_pose", self.state.on_ee_pose((p.x, p.y, p.z), (o.x, o.y, o.z, o.w)))
 
     # ------------------------------------------------------------------ commands
     def safe_stop(self) -> dict:
@@ -243,14 +194,6 @@ class ConsoleNode(Node):
             self.get_logger().warn(f"console: {out['warning']}")
         return out
 
-    def _pid_joint(self, joint, cmd) -> str:
-        if isinstance(joint, str):
-            return joint
-        joints = list(self.state.snapshot()["pid"]["status"].get("joints") or [])
-        if not 0 <= joint < len(joints):
-            raise Rejected("out_of_range", f"joint {joint} not in the tuning node's joints {joints}", cmd.id)
-        return joints[joint]
-
     def _call(self, name: str, cmd, **fields) -> tuple[Any, dict]:
         """Call ``<pid_service>/<name>``; a refusal raises :class:`Rejected` with its sentence."""
         cli = self.cli[name]
@@ -266,16 +209,7 @@ class ConsoleNode(Node):
         if fut.exception() is not None:
             raise Rejected("unavailable", f"{cli.srv_name}: {fut.exception()}", cmd.id)
         resp = fut.result()
-        result = {}
-        if getattr(resp, "result_json", ""):
-            try:
-                result = json.loads(resp.result_json)
-            except ValueError:
-                result = {}
-        if name == "auto_tune" and isinstance(result.get("tuning"), dict):
-            self.state.on_autotune(result["tuning"])      # the table, also of a failed relay
-        reply = {"command": cmd.type, "success": bool(resp.success), "message": resp.message}
-        self.state.set_last_reply(reply)
+        result = self.state.on_pid_reply(cmd.type, resp.success, resp.message, getattr(resp, "result_json", ""))
         if not resp.success:
             raise Rejected("service_refused", resp.message, cmd.id)
         return resp, result
@@ -307,32 +241,25 @@ class ConsoleNode(Node):
                                             data=list(g["stiffness"]) + list(g["damping"])))
             return {**g, **self._delivery(self.pub_gains)}
         if t == "pid_autotune":
-            joint = self._pid_joint(a["joint"], cmd)
+            joint = self.state.pid_joint(a["joint"], cmd.id)
             resp, result = self._call("auto_tune", cmd, joint=joint, heuristic="")
             return {"message": resp.message, "tuning": result.get("tuning"), "gains": result.get("gains")}
         if t == "pid_apply":
-            joint = self._pid_joint(a["joint"], cmd)
+            joint = self.state.pid_joint(a["joint"], cmd.id)
             if "heuristic" in a:
                 resp, result = self._call("apply", cmd, joint=joint, heuristic=a["heuristic"], gains=[])
                 self.state.on_applied(joint, a["heuristic"])
             else:
-                cur = (self.state.snapshot()["pid"]["status"].get("gains") or {}).get(joint) or {}
-                full = {**{k: cur.get(k) for k in ("kp", "ki", "kd")}, **a["gains"]}
-                missing = [k for k, v in full.items() if v is None]
-                if missing:
-                    raise Rejected("missing_field", f"{joint}: current {missing} unknown (no status yet); "
-                                   "give kp, ki and kd", cmd.id)
                 resp, result = self._call("apply", cmd, joint=joint, heuristic="",
-                                          gains=[float(full[k]) for k in ("kp", "ki", "kd")])
+                                          gains=self.state.pid_gains(joint, a["gains"], cmd.id))
                 self.state.on_applied(joint, None)
             return {"message": resp.message, **result}
         if t == "pid_start":
-            joint = self._pid_joint(a["joint"], cmd)
+            joint = self.state.pid_joint(a["joint"], cmd.id)
             resp, result = self._call("evaluate", cmd, joint=joint, heuristic="", gains=[])
             return {"message": resp.message, "evaluation": result.get("evaluation")}
-        names = {"pid_record": "record_start", "pid_stop": "record_stop", "pid_reset": "reset", "pid_save": "save"}
-        if t in names:
-            resp, _ = self._call(names[t], cmd)
+        if t in PID_TRIGGERS:
+            resp, _ = self._call(PID_TRIGGERS[t], cmd)
             return {"message": resp.message}
         raise Rejected("unavailable", f"{t} is not handled by the console node", cmd.id)
 

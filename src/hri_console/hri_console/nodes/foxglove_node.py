@@ -1,4 +1,4 @@
-"""``foxglove``: the live Foxglove bridge as an hri_runtime node (issue 10).
+"""``foxglove``: the live Foxglove bridge as an hri_runtime node.
 
 Subscribes every topic of ``console.foxglove.topics`` **raw** (the CDR bytes the runtime carries,
 never deserialized) and forwards each sample to :class:`hri_console.foxglove_bridge.FoxgloveBridge`
@@ -6,39 +6,35 @@ with the node clock as log time (sim time under ``use_sim_time``). A topic whose
 from the configured one does not match (as in ROS), so a wrong config shows as a silent channel,
 never as garbage in Foxglove.
 
-Parameters: ``robot`` (config name, default fr3), ``host`` ("" = ``console.foxglove.host``),
-``port`` (-1 = ``console.foxglove.port``, 0 = any free port).
+Parameters: ``robot``, ``robot_id`` and every key of ``console.foxglove`` (declared in
+hri_console's parameters.yaml, the robot config's value as default): ``console.foxglove.host``,
+``console.foxglove.port`` (0 = any free port), …
 """
 from __future__ import annotations
 
 import sys
 from typing import Optional
 
-from hri_runtime.config import load_robot_config
 from hri_runtime.node import Node, run_node
+from hri_runtime.parameters import declare_config, params_type
 
 from hri_console.foxglove_bridge import FoxgloveBridge
 
-
-def _v(p):
-    return getattr(p, "value", p)
+#: ``console.foxglove`` (declared in parameters.yaml)
+FoxgloveParams = params_type("console.foxglove")
 
 
 class FoxgloveNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("foxglove", **kw)
-        robot = str(_v(self.declare_parameter("robot", "fr3")))
-        host = str(_v(self.declare_parameter("host", "")))
-        port = int(_v(self.declare_parameter("port", -1)))
-        self.cfg = cfg if cfg is not None else load_robot_config(robot)
-        fg = self.cfg["console"]["foxglove"]
-        topics = {self.resolve_topic_name(t): ty for t, ty in fg["topics"].items()}
-        self.bridge = FoxgloveBridge(topics.items(), host=host or fg["host"],
-                                     port=int(fg["port"]) if port < 0 else port)
+        self.cfg = declare_config(self, ("console.foxglove",), cfg=cfg)
+        fg = FoxgloveParams.from_config(self.cfg["console"]["foxglove"])
+        topics = {self.resolve_topic_name(t): ty for t, ty in fg.topics.items()}
+        self.bridge = FoxgloveBridge(topics.items(), host=fg.host, port=fg.port)
         self.forwarded: dict[str, int] = {t: 0 for t in topics}
         for topic, type_name in topics.items():
             self.create_subscription(type_name, topic, self._forwarder(topic), qos=10, raw=True)
-        self.get_logger().info(f"foxglove bridge ws://{host or fg['host']}:{self.bridge.port}/ "
+        self.get_logger().info(f"foxglove bridge ws://{fg.host}:{self.bridge.port}/ "
                                f"({len(topics)} channels)")
 
     @property

@@ -32,12 +32,12 @@ per component on ℝ³ × so(3) with the split pose T_mod = (R_d exp(x_ω), p_d 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from hri_interaction.core.spd import validate_spd
+from hri_interaction.core.spd import SpdGain, SpdGains
+from hri_runtime.parameters import params_type
 
 
 def _se3():
@@ -46,28 +46,21 @@ def _se3():
     return se3
 
 
-@dataclass(frozen=True)
-class AdmittanceParams:
-    mass: np.ndarray        # (6, 6) SPD
-    damping: np.ndarray     # (6, 6) SPD
-    stiffness: np.ndarray   # (6, 6) SPSD
-    dexp_dot_step_s: float
+class AdmittanceParams(SpdGains, params_type("interaction.admittance")):
+    """``interaction.admittance`` with its matrices ``mass`` M (SPD), ``damping`` D (SPD) and
+    ``stiffness`` K (SPSD), (6, 6), twist order (ω, v) (``*_full`` replaces ``*_diag``), checked in
+    ``from_config`` (GainError)."""
+
+    mass = SpdGain("admittance mass")
+    damping = SpdGain("admittance damping")
+    stiffness = SpdGain("admittance stiffness", semidefinite=True)
 
     @classmethod
-    def from_config(cls, section: dict) -> "AdmittanceParams":
-        """From ``cfg["interaction"]["admittance"]`` (``*_full`` overrides ``*_diag``)."""
-        def mat(key):
-            full = section.get(f"{key}_full")
-            return full if full is not None else section[f"{key}_diag"]
-        return cls.make(mat("mass"), mat("damping"), mat("stiffness"),
-                        float(section["dexp_dot_step_s"]))
-
-    @classmethod
-    def make(cls, mass, damping, stiffness, dexp_dot_step_s: float = 1e-6) -> "AdmittanceParams":
-        return cls(mass=validate_spd(mass, "admittance mass"),
-                   damping=validate_spd(damping, "admittance damping"),
-                   stiffness=validate_spd(stiffness, "admittance stiffness", semidefinite=True),
-                   dexp_dot_step_s=float(dexp_dot_step_s))
+    def make(cls, mass, damping, stiffness, dexp_dot_step_s: Optional[float] = None) -> "AdmittanceParams":
+        """From three matrices (or diagonals) instead of the config (tests, the table 13.9 run);
+        ``dexp_dot_step_s`` None: the declared default."""
+        step = {} if dexp_dot_step_s is None else {"dexp_dot_step_s": float(dexp_dot_step_s)}
+        return cls.from_gains(mass=mass, damping=damping, stiffness=stiffness, **step)
 
 
 def body_wrench_from_world(world_T_d: np.ndarray, wrench_world: np.ndarray) -> np.ndarray:
@@ -156,7 +149,7 @@ class LieAdmittance:
 
     def modified_pose(self, world_T_d: np.ndarray) -> np.ndarray:
         """T_mod = T_d exp(λ^) (H.8)."""
-        return np.asarray(world_T_d, float) @ self.se3.exp(self.lam)
+        return self.se3.plus(np.asarray(world_T_d, float), self.lam)
 
 
 class CartesianAdmittance:

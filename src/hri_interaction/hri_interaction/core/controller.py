@@ -26,10 +26,12 @@ held (state) or the admittance is held and ``singular`` flagged with σ_min (no 
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional
 
 import numpy as np
@@ -39,99 +41,47 @@ from hri_interaction.core.impedance import (ImpedanceParams, cartesian_impedance
                                             lie_impedance_torque, sigma_min)
 from hri_interaction.core.passivity import (PassivityParams, energy_deficit_dof_j, energy_deficit_j,
                                             make_filter)
-from hri_interaction.core.spd import GainError, ImpedanceGainLimits, blend, validate_impedance_gains, validate_spd
+from hri_interaction.core.spd import (GainError, ImpedanceGainLimits, blend, gains_from_vector,
+                                      validate_impedance_gains)
+from hri_runtime.parameters import params_type
 
 MODES = ("impedance", "admittance", "hybrid")
+STOP_PREFIX = "system stop"      # frozen_reason of a freeze by the stop input (hold)
 LAWS = ("lie", "cartesian")
 
 
-@dataclass(frozen=True)
-class InteractionParams:
-    rate_hz: float
-    mode: str
-    gravity_compensation: bool
-    coriolis_compensation: bool
-    impedance: ImpedanceParams
-    admittance: AdmittanceParams
-    passivity: PassivityParams
-    compliant_axes: np.ndarray
-    blend_s: float
-    settle_s: float
-    settle_max_linear_m_s: float
-    settle_max_angular_rad_s: float
-    max_linear_m_s: float
-    max_angular_rad_s: float
-    max_force_n: float
-    max_torque_nm: float
-    max_pose_step_m: float
-    reference_max_linear_m_s: float
-    reference_max_angular_rad_s: float
-    singular_sigma_min: float
-    torque_max_nm: Optional[np.ndarray] = None   # structural: None = no per-joint torque clamp given
-    gain_limits: Optional[ImpedanceGainLimits] = None   # structural: None = SPD check only
-    reference_feedforward: bool = False   # Lie law: V_ref includes the governed reference's motion
-    reference_interpolation_max_s: float = 0.0   # first-order hold of target streams (0: off)
+class InteractionParams(params_type("interaction")):
+    """``interaction`` as declared (hri_interaction/parameters.yaml), with the gain sections as
+    their typed params: ``impedance`` (:class:`ImpedanceParams`), ``admittance``
+    (:class:`AdmittanceParams`), ``passivity`` (:class:`PassivityParams`), ``gain_limits``
+    (:class:`ImpedanceGainLimits`)."""
+
+    @cached_property
+    def compliant_axes(self) -> np.ndarray:
+        """Hybrid S = diag(``hybrid.compliant_axes``) as 6 floats in {0, 1}."""
+        return np.asarray(self.hybrid.compliant_axes, dtype=float)
 
     @classmethod
-    def from_config(cls, section: dict, torque_max_nm=None) -> "InteractionParams":
-        """From ``cfg["interaction"]`` (+ ``cfg["joints"]["torque_max_nm"]``); raises ValueError
-        (GainError for a non-SPD gain) naming the key."""
-        mode = str(section["mode"])
-        if mode not in MODES:
-            raise ValueError(f"interaction.mode must be one of {MODES}, got {mode!r}")
-        sw, lim = section["switch"], section["limits"]
-
-        def pos(path, v):
-            v = float(v)
-            if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"interaction.{path} must be finite and > 0, got {v}")
-            return v
-
-        def nonneg(path, v):
-            v = float(v)
-            if not (math.isfinite(v) and v >= 0):
-                raise ValueError(f"interaction.{path} must be finite and >= 0, got {v}")
-            return v
-
-        axes = np.asarray(section["hybrid"]["compliant_axes"], dtype=float)
-        if axes.shape != (6,) or not np.all((axes == 0) | (axes == 1)):
-            raise ValueError("interaction.hybrid.compliant_axes needs 6 values in {0, 1}")
-        tmax = None if torque_max_nm is None else np.asarray(torque_max_nm, dtype=float)
-        limits = ImpedanceGainLimits.from_config(section["gain_limits"])
-        imp = ImpedanceParams.from_config(section["impedance"])
+    def from_config(cls, section: dict) -> "InteractionParams":
+        """From ``cfg["interaction"]``: the declaration's checks (ConfigError naming the key), the
+        gain matrices SPD and the configured impedance inside ``gain_limits`` (GainError)."""
+        p = super().from_config(section)
+        p = dataclasses.replace(p, **{k: t.from_config(section[k]) for k, t in _TYPED_SECTIONS.items()})
         try:
-            validate_impedance_gains(imp.stiffness, imp.damping, limits)
+            validate_impedance_gains(p.impedance.stiffness, p.impedance.damping, p.gain_limits)
         except GainError as exc:
             raise GainError(f"interaction.impedance: {exc}", exc.cause) from None
-        return cls(
-            gain_limits=limits, reference_feedforward=bool(section["reference_feedforward"]),
-            reference_interpolation_max_s=nonneg("limits.reference_interpolation_max_s",
-                                                 lim["reference_interpolation_max_s"]),
-            rate_hz=pos("rate_hz", section["rate_hz"]), mode=mode,
-            gravity_compensation=bool(section["gravity_compensation"]),
-            coriolis_compensation=bool(section["impedance"]["coriolis_compensation"]),
-            impedance=imp,
-            admittance=AdmittanceParams.from_config(section["admittance"]),
-            passivity=PassivityParams.from_config(section["passivity"]),
-            compliant_axes=axes, blend_s=nonneg("blend_s", section["blend_s"]),
-            settle_s=nonneg("switch.settle_s", sw["settle_s"]),
-            settle_max_linear_m_s=pos("switch.settle_max_linear_m_s", sw["settle_max_linear_m_s"]),
-            settle_max_angular_rad_s=pos("switch.settle_max_angular_rad_s", sw["settle_max_angular_rad_s"]),
-            max_linear_m_s=pos("limits.max_linear_m_s", lim["max_linear_m_s"]),
-            max_angular_rad_s=pos("limits.max_angular_rad_s", lim["max_angular_rad_s"]),
-            max_force_n=pos("limits.max_force_n", lim["max_force_n"]),
-            max_torque_nm=pos("limits.max_torque_nm", lim["max_torque_nm"]),
-            max_pose_step_m=pos("limits.max_pose_step_m", lim["max_pose_step_m"]),
-            reference_max_linear_m_s=pos("limits.reference_max_linear_m_s", lim["reference_max_linear_m_s"]),
-            reference_max_angular_rad_s=pos("limits.reference_max_angular_rad_s",
-                                            lim["reference_max_angular_rad_s"]),
-            singular_sigma_min=pos("limits.singular_sigma_min", lim["singular_sigma_min"]),
-            torque_max_nm=tmax)
+        return p
 
 
-def tick_params(params: InteractionParams, n_joints: int, law: str = "lie"):
+_TYPED_SECTIONS = {"impedance": ImpedanceParams, "admittance": AdmittanceParams,
+                   "passivity": PassivityParams, "gain_limits": ImpedanceGainLimits}
+
+
+def tick_params(params: InteractionParams, n_joints: int, law: str = "lie", torque_max_nm=None):
     """The C++ ``TickParams`` (named fields) of ``params`` for ``n_joints`` joints and ``law``
-    ("lie" | "cartesian"): what ``InteractionTick`` and ``hri_core.rt.RtLoop`` are built from."""
+    ("lie" | "cartesian"), clamping the command to ``torque_max_nm`` (per joint, N·m; None: no
+    clamp): what ``InteractionTick`` and ``hri_core.rt.RtLoop`` are built from."""
     from hri_interaction.core.impedance import cxx_kernels
 
     cx = cxx_kernels()
@@ -139,43 +89,40 @@ def tick_params(params: InteractionParams, n_joints: int, law: str = "lie"):
         raise ImportError("hri_core (cpp/) is not built: the interaction engine is its C++ tick")
     if law not in LAWS:
         raise ValueError(f"law must be one of {LAWS}")
-    a, ps = params.admittance, params.passivity
+    a, ps, sw, lim = params.admittance, params.passivity, params.switch, params.limits
     t = cx.TickParams()
     t.n = int(n_joints)
     t.law = law
     t.filter = ps.filter
     t.gravity_compensation = params.gravity_compensation
-    t.coriolis_compensation = params.coriolis_compensation
+    t.coriolis_compensation = params.impedance.coriolis_compensation
+    t.reference_feedforward = params.reference_feedforward
     t.K, t.D = params.impedance.stiffness, params.impedance.damping
     t.M_adm, t.D_adm, t.K_adm = a.mass, a.damping, a.stiffness
     t.compliant_axes = params.compliant_axes
-    t.wave_damping = ps.wave_damping
+    t.wave_damping = np.asarray(ps.wave_damping, float)
     t.energy_floor_j = ps.energy_floor_j
-    t.max_damping = ps.max_damping
-    for name in ("settle_max_linear_m_s", "settle_max_angular_rad_s", "max_linear_m_s",
-                 "max_angular_rad_s", "reference_max_linear_m_s", "reference_max_angular_rad_s",
-                 "singular_sigma_min", "torque_max_nm", "reference_feedforward",
-                 "reference_interpolation_max_s"):   # same names
-        setattr(t, name, getattr(params, name))
+    t.max_damping = ps.po_pc.max_damping
+    t.settle_max_linear_m_s, t.settle_max_angular_rad_s = sw.settle_max_linear_m_s, sw.settle_max_angular_rad_s
+    for name in ("max_linear_m_s", "max_angular_rad_s", "reference_max_linear_m_s", "reference_max_angular_rad_s",
+                 "singular_sigma_min", "reference_interpolation_max_s"):   # same names as interaction.limits
+        setattr(t, name, getattr(lim, name))
+    t.torque_max_nm = None if torque_max_nm is None else np.asarray(torque_max_nm, float)
     return t
 
 
-def loop_config(section: dict, trace_capacity: int = 0):
-    """The ``hri_core.rt.LoopConfig`` of ``cfg["interaction"]`` (keys ``rate_hz``, ``rt.*``,
+def loop_config(params: InteractionParams, trace_capacity: int = 0):
+    """The ``hri_core.rt.LoopConfig`` of ``params`` (``rate_hz``, ``rt.*``,
     ``limits.max_force_n`` / ``max_torque_nm``); ``trace_capacity``: ticks of wake/cost times the
     loop records (bench only)."""
     from hri_core import rt
 
-    r = section["rt"]
+    r = params.rt
     c = rt.LoopConfig()
-    c.rate_hz = float(section["rate_hz"])
-    c.sched_fifo = bool(r["sched_fifo"])
-    c.priority = int(r["priority"])
-    c.lock_memory = bool(r["lock_memory"])
-    c.cpu = int(r["cpu"])
-    c.wrench_from_robot = bool(r["wrench_from_robot"])
-    c.max_force_n = float(section["limits"]["max_force_n"])
-    c.max_torque_nm = float(section["limits"]["max_torque_nm"])
+    c.rate_hz = params.rate_hz
+    c.sched_fifo, c.priority, c.lock_memory = r.sched_fifo, r.priority, r.lock_memory
+    c.cpu, c.wrench_from_robot = r.cpu, r.wrench_from_robot
+    c.max_force_n, c.max_torque_nm = params.limits.max_force_n, params.limits.max_torque_nm
     c.trace_capacity = int(trace_capacity)
     return c
 
@@ -208,6 +155,20 @@ def _finite(*arrays) -> bool:
     return True
 
 
+def reference_fault(T: np.ndarray, last_target: np.ndarray, max_step_m: float) -> Optional[tuple]:
+    """Why a new reference ``T`` is bad input, as ``(cause, sentence)``, or None: not a finite
+    4x4 (``reference_nonfinite``), not a rigid transform (``reference_not_rigid``), or farther
+    than ``max_step_m`` from the last accepted one (``reference_jump``)."""
+    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+        return "reference_nonfinite", "non-finite or malformed pose; holding the last"
+    if not _is_rigid(T):
+        return "reference_not_rigid", "rotation not orthonormal; holding the last"
+    step = float(np.linalg.norm(T[:3, 3] - last_target[:3, 3]))
+    if step > max_step_m:
+        return "reference_jump", f"jump {step:.3f} m > {max_step_m} m"
+    return None
+
+
 def _is_rigid(T: np.ndarray) -> bool:
     if T.shape != (4, 4) or not np.all(np.isfinite(T)):
         return False
@@ -227,18 +188,13 @@ class PyInteractionController:
     Stateful, one per loop; not thread-safe (as the dissertation's controllers)."""
 
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
-                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None):
+                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None,
+                 torque_max_nm=None):
         """``safety``: an ``hri_core.safety.SafetyChecker`` (torque, torque rate, workspace, EE
-        speed, NaN) run on every command; None = only the built-in NaN/torque-limit gate."""
-        if law not in LAWS:
-            raise ValueError(f"law must be one of {LAWS}")
-        self.p = params
-        self.law = law
-        self.n = int(n_joints)
-        self.log = logger or logging.getLogger("hri_interaction")
-        T = np.asarray(world_T_d, float)
-        if not _is_rigid(T):
-            raise ValueError("initial reference must be a finite rigid transform")
+        speed, NaN) run on every command; None = only the built-in NaN/torque-limit gate.
+        ``torque_max_nm``: per-joint clamp of the command (the robot's ``joints.torque_max_nm``;
+        None: none)."""
+        T = self._setup(params, world_T_d, n_joints, law, logger, torque_max_nm)
         self.world_T_d = T.copy()          # the reference the controller tracks (rate-governed)
         self.world_T_target = T.copy()     # the latest accepted reference
         self.mode = params.mode
@@ -257,6 +213,7 @@ class PyInteractionController:
         self.time_s = 0.0
         self._settle_until = -1.0
         self.frozen_reason: Optional[str] = None
+        self.held = False                  # the stop input (hold)
         self.rejected: Counter = Counter()
         self.events: Counter = Counter()
         self.last_tau = np.zeros(self.n)
@@ -265,24 +222,69 @@ class PyInteractionController:
         self.safety = safety
         self._safety_seeded = False
 
+    def _setup(self, params, world_T_d, n_joints, law, logger, torque_max_nm) -> np.ndarray:
+        """The constructor arguments both controllers check and keep; returns the initial T_d."""
+        if law not in LAWS:
+            raise ValueError(f"law must be one of {LAWS}")
+        T = np.asarray(world_T_d, float)
+        if not _is_rigid(T):
+            raise ValueError("initial reference must be a finite rigid transform")
+        self.p, self.law, self.n = params, law, int(n_joints)
+        self.log = logger or logging.getLogger("hri_interaction")
+        self.torque_max_nm = None if torque_max_nm is None else np.asarray(torque_max_nm, float)
+        return T
+
     # ------------------------------------------------------------------ inputs (latest values)
-    def _reject(self, cause: str, why: str) -> bool:
+    def reject_input(self, cause: str, why: str) -> bool:
+        """Count (``rejected[cause]``) and log (at counts 1, 10, 100, …) a bad input; False."""
         self.rejected[cause] += 1
         if self.rejected[cause] in (1, 10, 100, 1000) or self.rejected[cause] % 10000 == 0:
             self.log.warning("interaction: rejected %s (%s), count %d", cause, why, self.rejected[cause])
         return False
 
     def set_reference(self, world_T_d) -> bool:
-        T = np.asarray(world_T_d, float)
-        if T.shape != (4, 4) or not np.all(np.isfinite(T)):
-            return self._reject("reference_nonfinite", "non-finite or malformed pose; holding the last")
-        if not _is_rigid(T):
-            return self._reject("reference_not_rigid", "rotation not orthonormal; holding the last")
-        step = float(np.linalg.norm(T[:3, 3] - self.world_T_target[:3, 3]))
-        if step > self.p.max_pose_step_m:
-            return self._reject("reference_jump", f"jump {step:.3f} m > {self.p.max_pose_step_m} m")
+        """A new target pose (4x4, or None for a message that did not convert): refused while the
+        stop holds (``reference_during_stop``) or when :func:`reference_fault` finds it bad."""
+        if self.held:
+            return self.reject_input("reference_during_stop", "system stop: reference ignored")
+        T = np.asarray(world_T_d if world_T_d is not None else np.nan, float)
+        fault = reference_fault(T, self.world_T_target, self.p.limits.max_pose_step_m)
+        if fault is not None:
+            return self.reject_input(*fault)
         self.world_T_target = T.copy()
         return True
+
+    def hold(self, on: bool, reason: str = "stop", world_T_ee=None) -> None:
+        """The system-stop input. ``hold(True, reason, world_T_ee)``: reference and target are
+        re-anchored at ``world_T_ee`` (the measured EE pose; default: the tracked reference), the
+        admittance state is zeroed and the controller freezes; references and mode switches are
+        refused while held. ``hold(False)`` releases a freeze of the stop (a safety freeze keeps
+        holding); the target stays at the anchor, so nothing jumps back after a reset."""
+        on = bool(on)
+        if on == self.held:
+            return
+        self.held = on
+        if on:
+            T = np.array(self.world_T_d if world_T_ee is None else world_T_ee, float)
+            self._anchor(T)
+            if self.frozen_reason is None:
+                self.freeze(f"{STOP_PREFIX}: {reason}")
+        elif (self.frozen_reason or "").startswith(STOP_PREFIX):
+            self.release()
+
+    def _anchor(self, T: np.ndarray) -> None:
+        self.world_T_target = T
+        self.world_T_d = T.copy()
+        self._t_v = self._t_w = self._v_arr = self._w_arr = -1.0
+        self.admittance.reset()
+
+    def set_gain_vector(self, values) -> bool:
+        """Impedance gains as on ``interaction.topics.gains``: [K diag (6), D diag (6)]."""
+        try:
+            K, D = gains_from_vector(values)
+        except GainError as exc:
+            return self.reject_input(exc.cause, str(exc))
+        return self.set_impedance_gains(K, D)
 
     @property
     def world_T_target(self) -> np.ndarray:
@@ -298,7 +300,7 @@ class PyInteractionController:
         prev = getattr(self, "_T_target", None)
         if prev is not None:
             se3 = self.admittance.se3
-            step = np.asarray(se3.log(se3.inverse(prev) @ T))
+            step = np.asarray(se3.minus(T, prev))
             self._t_v, self._v_arr = self._arrival(float(np.linalg.norm(step[3:])), "_t_v", "_v_arr")
             self._t_w, self._w_arr = self._arrival(float(np.linalg.norm(step[:3])), "_t_w", "_w_arr")
         self._T_target = T
@@ -310,7 +312,7 @@ class PyInteractionController:
             return t_prev, speed
         now = getattr(self, "time_s", 0.0)
         dt_arr = now - t_prev
-        if t_prev >= 0.0 and 0.0 < dt_arr <= self.p.reference_interpolation_max_s:
+        if t_prev >= 0.0 and 0.0 < dt_arr <= self.p.limits.reference_interpolation_max_s:
             speed = step / dt_arr
         elif dt_arr != 0.0:
             speed = -1.0            # no stream (first target, or after a pause): the max speed
@@ -325,22 +327,22 @@ class PyInteractionController:
         if self.frozen_reason is not None or self.world_T_d is self.world_T_target:
             return
         se3 = self.admittance.se3
-        xi = se3.log(se3.inverse(self.world_T_d) @ self.world_T_target)
+        xi = se3.minus(self.world_T_target, self.world_T_d)
         if not xi.any():
             self.world_T_d = self.world_T_target
             return
         s = 1.0
         nw, nv = float(np.linalg.norm(xi[:3])), float(np.linalg.norm(xi[3:]))
         w_arr, v_arr = getattr(self, "_w_arr", -1.0), getattr(self, "_v_arr", -1.0)
-        wcap = min(self.p.reference_max_angular_rad_s, w_arr) if w_arr > 0 else self.p.reference_max_angular_rad_s
-        vcap = min(self.p.reference_max_linear_m_s, v_arr) if v_arr > 0 else self.p.reference_max_linear_m_s
+        wcap = min(self.p.limits.reference_max_angular_rad_s, w_arr) if w_arr > 0 else self.p.limits.reference_max_angular_rad_s
+        vcap = min(self.p.limits.reference_max_linear_m_s, v_arr) if v_arr > 0 else self.p.limits.reference_max_linear_m_s
         if nw > wcap * dt:
             s = min(s, wcap * dt / nw)
         if nv > vcap * dt:
             s = min(s, vcap * dt / nv)
         if s < 1.0:
             flags.add("reference_ramping")
-            self.world_T_d = self.world_T_d @ se3.exp(s * xi)
+            self.world_T_d = se3.plus(self.world_T_d, s * xi)
             self._vd = (s / dt) * xi
         else:
             self.world_T_d = self.world_T_target     # reached (same object: no work next tick)
@@ -350,27 +352,31 @@ class PyInteractionController:
         w = np.asarray(wrench_body, float)
         if w.shape != (6,) or not np.all(np.isfinite(w)):
             self.wrench_ok = False
-            return self._reject("wrench_nonfinite", "NaN/Inf wrench; admittance holds")
-        if np.linalg.norm(w[3:]) > self.p.max_force_n or np.linalg.norm(w[:3]) > self.p.max_torque_nm:
+            return self.reject_input("wrench_nonfinite", "NaN/Inf wrench; admittance holds")
+        if np.linalg.norm(w[3:]) > self.p.limits.max_force_n or np.linalg.norm(w[:3]) > self.p.limits.max_torque_nm:
             self.wrench_ok = False
-            return self._reject("wrench_too_large", f"|f| {np.linalg.norm(w[3:]):.1f} N beyond limits")
+            return self.reject_input("wrench_too_large", f"|f| {np.linalg.norm(w[3:]):.1f} N beyond limits")
         self.wrench = w.copy()
         self.wrench_ok = True
         return True
 
     def set_impedance_gains(self, K, D) -> bool:
+        """Validated (:func:`validate_impedance_gains`), then blended over ``blend_s``."""
         try:
             K, D = validate_impedance_gains(K, D, self.p.gain_limits)
         except GainError as exc:
-            return self._reject(exc.cause, str(exc))
+            return self.reject_input(exc.cause, str(exc))
+        self._blend_gains(K, D)
+        self.events["gain_change"] += 1
+        return True
+
+    def _blend_gains(self, K, D) -> None:
         self._blend_from = (self.K.copy(), self.D.copy())
         self._blend_to = (K, D)
         self._blend_t = 0.0
         self._blend_total = self.p.blend_s
         if self._blend_total <= 0:
             self.K, self.D = K, D
-        self.events["gain_change"] += 1
-        return True
 
     def set_admittance_params(self, params: AdmittanceParams) -> bool:
         """Admittance gains act on λ̈ only: λ and T_mod stay continuous, so no blend is needed."""
@@ -380,11 +386,11 @@ class PyInteractionController:
 
     def request_mode(self, mode: str, state: ArmState) -> bool:
         if mode not in MODES:
-            return self._reject("mode_invalid", f"unknown mode {mode!r}")
+            return self.reject_input("mode_invalid", f"unknown mode {mode!r}")
         if self.frozen_reason is not None:
-            return self._reject("mode_switch_refused", f"frozen: {self.frozen_reason}")
+            return self.reject_input("mode_switch_refused", f"frozen: {self.frozen_reason}")
         if not _finite(state.q, state.dq, state.world_T_ee, state.body_twist):
-            return self._reject("mode_switch_refused", "state not finite")
+            return self.reject_input("mode_switch_refused", "state not finite")
         if mode == self.mode:
             return True
         # Seeding: the admittance state (λ, λ̇) is shared by every mode, so the reference
@@ -394,7 +400,7 @@ class PyInteractionController:
         self.events[f"switch_{self.mode}_to_{mode}"] += 1
         self.log.info("interaction: mode %s -> %s", self.mode, mode)
         self.mode = mode
-        self._settle_until = self.time_s + self.p.settle_s
+        self._settle_until = self.time_s + self.p.switch.settle_s
         return True
 
     def freeze(self, reason: str) -> None:
@@ -402,10 +408,15 @@ class PyInteractionController:
             self.log.warning("interaction: frozen (%s)", reason)
             self.events["freeze"] += 1
         self.frozen_reason = reason
-        self.admittance.lam_dot[:] = 0.0
+        self._set_frozen(True)
 
     def release(self) -> None:
         self.frozen_reason = None
+        self._set_frozen(False)
+
+    def _set_frozen(self, on: bool) -> None:
+        if on:
+            self.admittance.lam_dot[:] = 0.0
 
     # ------------------------------------------------------------------ the tick
     def _gains(self, dt: float):
@@ -418,8 +429,8 @@ class PyInteractionController:
 
     def _bound_twist(self, flags: set) -> None:
         settling = self.time_s < self._settle_until
-        lin = self.p.settle_max_linear_m_s if settling else self.p.max_linear_m_s
-        ang = self.p.settle_max_angular_rad_s if settling else self.p.max_angular_rad_s
+        lin = self.p.switch.settle_max_linear_m_s if settling else self.p.limits.max_linear_m_s
+        ang = self.p.switch.settle_max_angular_rad_s if settling else self.p.limits.max_angular_rad_s
         if settling:
             flags.add("settling")
         V = self.admittance.twist()
@@ -447,13 +458,13 @@ class PyInteractionController:
         self._dt = dt
         if not (_finite(state.q, state.dq, state.world_T_ee, state.body_twist, state.body_jacobian,
                         state.gravity, state.coriolis) and dt > 0 and math.isfinite(dt)):
-            self._reject("state_nonfinite", "non-finite joint state; holding the last command")
+            self.reject_input("state_nonfinite", "non-finite joint state; holding the last command")
             flags |= {"hold", "state_invalid"}
             self.last_flags = frozenset(flags)
             return TickResult(self.last_tau.copy(), self.last_ref.copy(), self.last_flags)
         self._govern_reference(dt, flags)
         smin = sigma_min(state.body_jacobian)
-        singular = smin < self.p.singular_sigma_min
+        singular = smin < self.p.limits.singular_sigma_min
         if singular:
             flags.add("singular")
             self.events["singular_ticks"] += 1
@@ -486,7 +497,7 @@ class PyInteractionController:
         ff = np.zeros(self.n)
         if self.p.gravity_compensation:
             ff += state.gravity
-        if self.p.coriolis_compensation:
+        if self.p.impedance.coriolis_compensation:
             ff += state.coriolis
         if self.law == "lie":
             tau = lie_impedance_torque(state.world_T_ee, state.body_twist, state.body_jacobian, ff,
@@ -495,13 +506,13 @@ class PyInteractionController:
             tau = cartesian_impedance_torque(state.world_T_ee, state.body_twist, state.body_jacobian,
                                              ff, T_ref, K, D)
         if not np.all(np.isfinite(tau)):
-            self._reject("torque_nonfinite", "controller produced NaN; holding the last command")
+            self.reject_input("torque_nonfinite", "controller produced NaN; holding the last command")
             flags |= {"hold", "torque_invalid"}
             tau = self.last_tau.copy()
         if self.safety is not None:
             tau = self._safety_gate(tau, ff, state, flags)
-        if self.p.torque_max_nm is not None:
-            clipped = np.clip(tau, -self.p.torque_max_nm, self.p.torque_max_nm)
+        if self.torque_max_nm is not None:
+            clipped = np.clip(tau, -self.torque_max_nm, self.torque_max_nm)
             if np.any(clipped != tau):
                 flags.add("torque_clamped")
                 self.events["torque_clamped"] += 1
@@ -594,7 +605,7 @@ class _CxxFilterView:
         self._t = tick
         self.name = {"none": "baseline"}.get(params.filter, params.filter)
         self.energy_floor_j = params.energy_floor_j
-        self.max_damping = params.max_damping
+        self.max_damping = params.po_pc.max_damping
 
     energy_j = property(lambda self: self._t.energy_j)
     dissipated_j = property(lambda self: self._t.dissipated_j)
@@ -633,14 +644,11 @@ class InteractionController(PyInteractionController):
     same ``hri_core.safety.SafetyChecker`` object, called from C++ directly."""
 
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
-                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None):
+                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None,
+                 torque_max_nm=None):
         from hri_interaction.core.impedance import cxx_kernels
 
-        if law not in LAWS:
-            raise ValueError(f"law must be one of {LAWS}")
-        T = np.asarray(world_T_d, float)
-        if not _is_rigid(T):
-            raise ValueError("initial reference must be a finite rigid transform")
+        T = self._setup(params, world_T_d, n_joints, law, logger, torque_max_nm)
         cx = cxx_kernels()
         if cx is None:
             raise ImportError("hri_core (cpp/) is not built: the interaction engine is its C++ tick")
@@ -648,12 +656,8 @@ class InteractionController(PyInteractionController):
         from hri_core.safety import FLAGS as SAFETY_FLAGS
 
         self._safety_bits = dict(SAFETY_FLAGS)
-        self.p = params
-        self.law = law
-        self.n = int(n_joints)
-        self.log = logger or logging.getLogger("hri_interaction")
         a, ps = params.admittance, params.passivity
-        self._cx = cx.InteractionTick(tick_params(params, self.n, law), T, safety)
+        self._cx = cx.InteractionTick(tick_params(params, self.n, law, torque_max_nm), T, safety)
         self.admittance = _CxxAdmittanceView(self._cx, a, law)
         self.filter = _CxxFilterView(self._cx, ps)
         self._target = T.copy()
@@ -663,6 +667,7 @@ class InteractionController(PyInteractionController):
         self.wrench = np.zeros(6)
         self.wrench_ok = True
         self.frozen_reason: Optional[str] = None
+        self.held = False                  # the stop input (hold)
         self.rejected: Counter = Counter()
         self.events: Counter = Counter()
         self.last_flags: frozenset = frozenset()
@@ -710,25 +715,15 @@ class InteractionController(PyInteractionController):
         self._cx.set_wrench(self.wrench, self.wrench_ok)
         return ok
 
-    def set_impedance_gains(self, K, D) -> bool:
-        try:
-            K, D = validate_impedance_gains(K, D, self.p.gain_limits)
-        except GainError as exc:
-            return self._reject(exc.cause, str(exc))
+    def _blend_gains(self, K, D) -> None:
         self._cx.set_gains(K, D, self.p.blend_s)
-        self.events["gain_change"] += 1
-        return True
 
-    def freeze(self, reason: str) -> None:
-        if self.frozen_reason is None:
-            self.log.warning("interaction: frozen (%s)", reason)
-            self.events["freeze"] += 1
-        self.frozen_reason = reason
-        self._cx.set_frozen(True)
+    def _set_frozen(self, on: bool) -> None:
+        self._cx.set_frozen(bool(on))
 
-    def release(self) -> None:
-        self.frozen_reason = None
-        self._cx.set_frozen(False)
+    def _anchor(self, T: np.ndarray) -> None:
+        self._cx.hold_at(T)
+        self._target = T.copy()
 
     # ---- the tick: one C++ call, then counters/logging only when a flag is raised
     def _flags_of(self, bits: int, sbits: int) -> frozenset:
@@ -754,14 +749,14 @@ class InteractionController(PyInteractionController):
     def _account(self, bits: int, sbits: int) -> None:
         fb = self._flag_bits
         if bits & fb["state_invalid"]:
-            self._reject("state_nonfinite", "non-finite joint state; holding the last command")
+            self.reject_input("state_nonfinite", "non-finite joint state; holding the last command")
             return
         if bits & fb["singular"]:
             self.events["singular_ticks"] += 1
         if bits & fb["twist_bounded"]:
             self.events["twist_bounded_settle" if bits & fb["settling"] else "twist_bounded"] += 1
         if bits & fb["torque_invalid"]:
-            self._reject("torque_nonfinite", "controller produced NaN; holding the last command")
+            self.reject_input("torque_nonfinite", "controller produced NaN; holding the last command")
         if sbits:
             names = [n for n, b in self._safety_bits.items() if sbits & b]
             for n in names:

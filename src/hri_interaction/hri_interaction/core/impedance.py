@@ -11,18 +11,18 @@ The gravity sign is pinned by the MuJoCo hold test (+qfrc_bias; the opposite sig
 No inverse of J_b or of Λ = (J_b M⁻¹ J_bᵀ)⁻¹ is formed, so a singular arm is reported by the
 caller (σ_min(J_b) < threshold), never divided through.
 
-Classical Cartesian impedance (Hogan; seed, without inertia shaping), world frame at the
+Classical Cartesian impedance (Hogan, as compared in Chang 2026; without inertia shaping), world frame at the
 end-effector point:  τ = J_wᵀ [K (x_d − x) + D (ẋ_d − ẋ)] + g,  orientation error = Log(R_d Rᵀ)
 (space-frame rotation vector), J_w = [J_ω; J_v] the world-aligned geometric Jacobian.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from hri_interaction.core.spd import validate_spd
+from hri_interaction.core.spd import SpdGain, SpdGains
+from hri_runtime.parameters import params_type
 
 
 def _se3():
@@ -46,39 +46,34 @@ def cxx_kernels():
     return _CXX[0]
 
 
-@dataclass(frozen=True)
-class ImpedanceParams:
-    stiffness: np.ndarray   # (6, 6) SPD, body frame, (ω, v)
-    damping: np.ndarray     # (6, 6) SPD
+class ImpedanceParams(SpdGains, params_type("interaction.impedance")):
+    """``interaction.impedance`` with its gain matrices ``stiffness`` K and ``damping`` D
+    ((6, 6), SPD, body frame, (ω, v); ``*_full`` replaces ``*_diag``), checked SPD in
+    ``from_config`` (GainError)."""
 
-    @classmethod
-    def from_config(cls, section: dict) -> "ImpedanceParams":
-        """From ``cfg["interaction"]["impedance"]`` (``*_full`` overrides ``*_diag``)."""
-        k = section.get("stiffness_full") or section["stiffness_diag"]
-        d = section.get("damping_full") or section["damping_diag"]
-        return cls.make(k, d)
+    stiffness = SpdGain("impedance stiffness")
+    damping = SpdGain("impedance damping")
 
     @classmethod
     def make(cls, stiffness, damping) -> "ImpedanceParams":
-        return cls(stiffness=validate_spd(stiffness, "impedance stiffness"),
-                   damping=validate_spd(damping, "impedance damping"))
+        """From two matrices (or diagonals) instead of the config (tests, tools)."""
+        return cls.from_gains(stiffness=stiffness, damping=damping)
 
 
 def pose_error(world_T_ee: np.ndarray, world_T_ref: np.ndarray) -> np.ndarray:
     """e = Log(T_ref⁻¹ T)^∨ (body frame)."""
     se3 = _se3()
-    return se3.log(se3.inverse(world_T_ref) @ world_T_ee)
+    return se3.minus(world_T_ee, world_T_ref)
 
 
 def lie_impedance_wrench(world_T_ee, body_twist, world_T_ref, K, D,
                          ref_body_twist: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
     """(F_body, e): F = −K e − D ė."""
     se3 = _se3()
-    ref_T_ee = se3.inverse(world_T_ref) @ world_T_ee
-    e = se3.log(ref_T_ee)
+    e = pose_error(world_T_ee, world_T_ref)
     e_dot = np.asarray(body_twist, float)
     if ref_body_twist is not None:
-        e_dot = e_dot - se3.adjoint(se3.inverse(ref_T_ee)) @ ref_body_twist
+        e_dot = e_dot - se3.adjoint(se3.between(world_T_ee, world_T_ref)) @ ref_body_twist
     return -K @ e - D @ e_dot, e
 
 

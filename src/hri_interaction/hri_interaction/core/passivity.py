@@ -38,8 +38,8 @@ was capped).
 Units of α: the correction α λ̇ is a wrench (moment, force) on the twist λ̇ = (ω, v), so α is a
 damping in N·s/m on the translational and N·m·s/rad on the rotational components.
 
-:class:`DelayJitter` replays a wrench stream through a lognormal per-sample delay (seed: mean
-137 ms, std 78.76 ms, moment-matched), latest-value semantics: a sample older than the newest
+:class:`DelayJitter` replays a wrench stream through a lognormal per-sample delay (mean and std
+from ``interaction.validation.jitter_*``, Chang 2026 ch. 13; moment-matched), latest-value semantics: a sample older than the newest
 delivered one is dropped (lock-free queue that "drops rather than blocks").
 """
 from __future__ import annotations
@@ -47,38 +47,19 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+
+from hri_runtime.parameters import params_type
 
 FILTERS = ("none", "passivity", "tdpc", "wave")
 _EPS_V2 = 1e-18
 
 
-@dataclass(frozen=True)
-class PassivityParams:
-    filter: str
-    energy_floor_j: float
-    wave_damping: np.ndarray  # (6,)
-    max_damping: float        # α_max of the PO/PC and TDPC controllers (N·s/m | N·m·s/rad)
-
-    @classmethod
-    def from_config(cls, section: dict) -> "PassivityParams":
-        """From ``cfg["interaction"]["passivity"]``."""
-        f = str(section["filter"])
-        if f not in FILTERS:
-            raise ValueError(f"interaction.passivity.filter must be one of {FILTERS}, got {f!r}")
-        b = np.asarray(section["wave_damping"], dtype=float)
-        if b.shape != (6,) or not np.all(np.isfinite(b)) or np.any(b <= 0):
-            raise ValueError("interaction.passivity.wave_damping needs 6 finite values > 0")
-        e = float(section["energy_floor_j"])
-        if not math.isfinite(e):
-            raise ValueError("interaction.passivity.energy_floor_j must be finite")
-        a = float(section["po_pc"]["max_damping"])
-        if not (math.isfinite(a) and a > 0):
-            raise ValueError(f"interaction.passivity.po_pc.max_damping must be finite and > 0, got {a}")
-        return cls(filter=f, energy_floor_j=e, wave_damping=b, max_damping=a)
+class PassivityParams(params_type("interaction.passivity")):
+    """``interaction.passivity``: the wrench preprocessor (``filter``), the observer's floor, the
+    wave damping b and the PO/PC cap ``po_pc.max_damping`` (all checked by the declaration)."""
 
 
 def energy_deficit_j(energy_floor_j: float, energy_j: float) -> float:
@@ -234,11 +215,11 @@ def make_filter(params: PassivityParams, kind: Optional[str] = None) -> WrenchFi
     if kind == "none":
         return Passthrough(params.energy_floor_j)
     if kind == "passivity":
-        return PassivityFilter(params.energy_floor_j, params.max_damping)
+        return PassivityFilter(params.energy_floor_j, params.po_pc.max_damping)
     if kind == "tdpc":
-        return TDPCFilter(params.energy_floor_j, params.max_damping)
+        return TDPCFilter(params.energy_floor_j, params.po_pc.max_damping)
     if kind == "wave":
-        return WaveVariableTransform(params.wave_damping, params.energy_floor_j)
+        return WaveVariableTransform(np.asarray(params.wave_damping, float), params.energy_floor_j)
     raise ValueError(f"unknown wrench filter {kind!r} (expected one of {FILTERS})")
 
 

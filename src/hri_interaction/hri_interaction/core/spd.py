@@ -17,10 +17,12 @@ Convex blends of SPD matrices are SPD, which is how gains change at run time wit
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import Mapping, Optional
 
 import numpy as np
+
+from hri_runtime.parameters import params_type
 
 VARIANT_SIZES = {"diagonal": 6, "block": 12, "full": 21}
 
@@ -93,32 +95,86 @@ def validate_spd(G, name: str = "gain", semidefinite: bool = False,
     return G
 
 
+def gain_of(section, name: str):
+    """The gain ``name`` of a params section: ``<name>_full`` (6x6) if given, else ``<name>_diag``."""
+    full = getattr(section, f"{name}_full")
+    return full if full is not None else getattr(section, f"{name}_diag")
+
+
+def gain_entries(name: str, G) -> dict:
+    """The config entries ``{<name>_diag, <name>_full}`` of a gain given as 6 diagonal values or
+    a 6x6 matrix (what :func:`gain_of` reads back)."""
+    G = np.asarray(G, float)
+    if G.shape == (6, 6):
+        return {f"{name}_diag": np.diag(G).tolist(), f"{name}_full": G.tolist()}
+    return {f"{name}_diag": G.tolist(), f"{name}_full": None}
+
+
+class SpdGain:
+    """A 6x6 gain of a params section, read from ``<name>_full`` / ``<name>_diag``
+    (:func:`gain_of`), checked by :func:`validate_spd` on first access and cached."""
+
+    def __init__(self, label: str, semidefinite: bool = False):
+        self.label, self.semidefinite = label, semidefinite
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        G = obj.__dict__.get(self.name)
+        if G is None:
+            G = validate_spd(gain_of(obj, self.name), self.label, semidefinite=self.semidefinite)
+            obj.__dict__[self.name] = G
+        return G
+
+
+class SpdGains:
+    """Mixin of a params type with :class:`SpdGain` fields: ``from_config`` checks every gain once
+    (GainError naming it); :meth:`from_gains` builds the section from matrices or diagonals."""
+
+    @classmethod
+    def from_config(cls, section):
+        p = super().from_config(section)
+        for name in cls._gain_names():
+            getattr(p, name)
+        return p
+
+    @classmethod
+    def from_gains(cls, **values):
+        """The section from gains given as 6 diagonal values or 6x6 matrices (by name) and the
+        other keys (default: declared)."""
+        base, entries = dataclasses.asdict(cls()), {}
+        for name, v in values.items():
+            entries.update(gain_entries(name, v) if name in cls._gain_names() else {name: v})
+        return cls.from_config({**base, **entries})
+
+    @classmethod
+    def _gain_names(cls) -> list:
+        return [n for k in cls.__mro__ for n, v in vars(k).items() if isinstance(v, SpdGain)]
+
+
 def blend(G0: np.ndarray, G1: np.ndarray, alpha: float) -> np.ndarray:
     """Convex blend (1-α) G0 + α G1, α clipped to [0, 1]; SPD if both are."""
     a = min(max(float(alpha), 0.0), 1.0)
     return (1.0 - a) * G0 + a * G1
 
 
-@dataclass(frozen=True)
-class ImpedanceGainLimits:
-    """``interaction.gain_limits``: allowed range of the diagonal entries of the impedance K and
-    D, rotational block (ω, first three) and translational block (v, last three). With G SPD,
-    |G_ij| <= sqrt(G_ii G_jj), so bounding the diagonal bounds every entry."""
-
-    stiffness_rot: tuple      # (min, max) N·m/rad
-    stiffness_trans: tuple    # (min, max) N/m
-    damping_rot: tuple        # (min, max) N·m·s/rad
-    damping_trans: tuple      # (min, max) N·s/m
+class ImpedanceGainLimits(params_type("interaction.gain_limits")):
+    """``interaction.gain_limits``: allowed [min, max] of the diagonal entries of the impedance K
+    and D, rotational block (ω, first three) and translational block (v, last three). With G SPD,
+    |G_ij| <= sqrt(G_ii G_jj), so bounding the diagonal bounds every entry. The declaration checks
+    two entries > 0; :meth:`from_config` adds min <= max."""
 
     @classmethod
     def from_config(cls, section: Mapping) -> "ImpedanceGainLimits":
-        def rng(key):
-            lo, hi = (float(x) for x in section[key])
-            if not (np.isfinite(lo) and np.isfinite(hi) and 0.0 < lo <= hi):
-                raise GainError(f"interaction.gain_limits.{key} must be 0 < min <= max, got {[lo, hi]}")
-            return (lo, hi)
-        return cls(stiffness_rot=rng("stiffness_rot_nm_rad"), stiffness_trans=rng("stiffness_trans_n_m"),
-                   damping_rot=rng("damping_rot_nms_rad"), damping_trans=rng("damping_trans_ns_m"))
+        lim = super().from_config(section)
+        for key in ("stiffness_rot_nm_rad", "stiffness_trans_n_m", "damping_rot_nms_rad", "damping_trans_ns_m"):
+            lo, hi = getattr(lim, key)
+            if not lo <= hi:
+                raise GainError(f"interaction.gain_limits.{key} must be [min, max] with min <= max, got {[lo, hi]}")
+        return lim
 
 
 _AXES = ("wx", "wy", "wz", "vx", "vy", "vz")
@@ -133,11 +189,20 @@ def validate_impedance_gains(K, D, limits: Optional[ImpedanceGainLimits]) -> tup
     D = validate_spd(D, "damping")
     if limits is not None:
         for name, G, rot, trans, unit in (
-                ("stiffness", K, limits.stiffness_rot, limits.stiffness_trans, ("N·m/rad", "N/m")),
-                ("damping", D, limits.damping_rot, limits.damping_trans, ("N·m·s/rad", "N·s/m"))):
+                ("stiffness", K, limits.stiffness_rot_nm_rad, limits.stiffness_trans_n_m, ("N·m/rad", "N/m")),
+                ("damping", D, limits.damping_rot_nms_rad, limits.damping_trans_ns_m, ("N·m·s/rad", "N·s/m"))):
             for i, g in enumerate(np.diag(G)):
                 lo, hi = rot if i < 3 else trans
                 if not lo <= g <= hi:
                     raise GainError(f"{name} {_AXES[i]} = {g:.6g} {unit[i >= 3]} outside [{lo:g}, {hi:g}]",
                                     cause="gains_out_of_range")
     return K, D
+
+
+def gains_from_vector(values) -> tuple:
+    """(K diag, D diag) of a gain vector as on ``interaction.topics.gains``: 12 values, K diagonal
+    then D diagonal (twist order (ω, v)); else :class:`GainError` (``gains_invalid``)."""
+    g = np.asarray(values, dtype=float).ravel()
+    if g.shape != (12,):
+        raise GainError(f"expected 12 values (K diag, D diag), got {g.size}")
+    return g[:6], g[6:]

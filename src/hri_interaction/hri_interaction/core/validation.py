@@ -13,7 +13,7 @@ import numpy as np
 from hri_interaction.core.admittance import AdmittanceParams, LieAdmittance
 from hri_interaction.core.passivity import DelayJitter, PassivityParams, make_filter
 
-SEED_TABLE_13_9 = {  # (preprocessor, jitter) -> (final mm, peak mm, |λ̇|max, E-viol), seed
+CHANG_TABLE_13_9 = {  # (preprocessor, jitter) -> (final mm, peak mm, |λ̇|max, E-viol), Chang 2026 table 13.9
     ("baseline", False): (2.000, 2.17, 0.0072, 0), ("baseline", True): (1.993, 2.85, 0.0214, 0),
     ("passivity", False): (2.000, 2.17, 0.0072, 0), ("passivity", True): (1.993, 2.85, 0.0214, 0),
     ("tdpc", False): (2.000, 2.17, 0.0072, 0), ("tdpc", True): (1.993, 2.85, 0.0214, 0),
@@ -84,7 +84,7 @@ def format_table(results: dict) -> str:
              "max ‖λ̇‖ (ours / source) | E-viol (ours / source) |",
              "|---|---|---|---|---|---|"]
     for (p, j), r in results.items():
-        s = SEED_TABLE_13_9[(p, j)]
+        s = CHANG_TABLE_13_9[(p, j)]
         lines.append(f"| {p} | {'lognormal' if j else 'off'} | {r.final_mm:.3f} / {s[0]:.3f} | "
                      f"{r.peak_mm:.2f} / {s[1]:.2f} | {r.lam_dot_max:.4f} / {s[2]:.4f} | "
                      f"{r.energy_violations} / {s[3]} |")

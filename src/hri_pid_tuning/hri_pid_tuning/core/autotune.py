@@ -101,20 +101,26 @@ class AutoTuningService:
         rp = replace(self.relay, start_angle_deg=base + self.relay.start_angle_deg,
                      target_angle_deg=base + self.relay.target_angle_deg,
                      amplitude=self.relay_amplitude.get(joint, self.relay.amplitude))
-        res = relay_tune(jp, rp, progress)
-        data = TuningData(joint, res)
+        data = self._conclude(TuningData(joint, relay_tune(jp, rp, progress)), old)
+        if not data.relay.ok:
+            _log.warning("tuning %s failed (%s); gains restored", joint, data.relay.reason)
+        return data
+
+    def _conclude(self, data: TuningData, old) -> TuningData:
+        """A passed relay: every heuristic's gains, the chosen one applied (``old`` back when the
+        robot does not acknowledge it); a failed relay: ``old`` back. Kept as the joint's last
+        tuning data."""
+        res = data.relay
         if res.ok:
             data.heuristics = compute_all(res.ku, res.tu_s, self.heuristics)
-            chosen = data.heuristics[self.tuning_heuristic]
-            if self.storage.apply(joint, chosen):
+            if self.storage.apply(data.joint, data.heuristics[self.tuning_heuristic]):
                 data.applied = self.tuning_heuristic
             else:
-                self.storage.apply(joint, old)
+                self.storage.apply(data.joint, old)
         else:
-            _log.warning("tuning %s failed (%s); gains restored", joint, res.reason)
-            self.storage.apply(joint, old)
+            self.storage.apply(data.joint, old)
         self.last_tuning_data = data
-        self.history[joint] = data
+        self.history[data.joint] = data
         return data
 
     def _tune_safe(self, joint: str, progress: Callable[[float], None] | None) -> TuningData:
@@ -153,18 +159,10 @@ class AutoTuningService:
             if res.ok:
                 res.ok, res.reason = False, "restore_failed"
                 data.safe.detail = f"the posture was not restored: {exc}"
-        if res.ok:
-            data.heuristics = compute_all(res.ku, res.tu_s, self.heuristics)
-            if self.storage.apply(joint, data.heuristics[self.tuning_heuristic]):
-                data.applied = self.tuning_heuristic
-            else:
-                self.storage.apply(joint, old)
-        else:
+        if not res.ok:
             _log.info("tuning %s failed: %s; gains and posture restored", joint, data.reason)
-            self.storage.apply(joint, old)
+        self._conclude(data, old)
         self._report("done" if res.ok else "failed", joint, 1.0, data.reason, progress)
-        self.last_tuning_data = data
-        self.history[joint] = data
         return data
 
     def tune_all_joints(self, progress: Callable[[float], None] | None = None) -> dict[str, TuningData]:

@@ -15,15 +15,17 @@ ultimate point (|G(jωu)| = 1/Ku, arg G(jωu) = −π, ωu = 2π/Tu)::
 * SIMC (Skogestad 2003), integrating process, PI: ``Kc = 1/(kv (τc + θ))``, ``τI = 4 (τc + θ)``,
   τc = ``simc_tau_c_over_theta``·θ.
 * AMIGO (Åström–Hägglund 2006), integrating process, PID (standard form):
-  ``Kp = amigo_kp/(kv θ)``, ``Ti = amigo_ti·θ``, ``Td = amigo_td·θ`` (0.45, 8, 0.5).
+  ``Kp = amigo_kp/(kv θ)``, ``Ti = amigo_ti·θ``, ``Td = amigo_td·θ`` (coefficients in
+  ``pid_tuning.heuristics``).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
 
 from hri_core.pid import PIDGains
+from hri_runtime.parameters import params_type
+
 
 # thesis (RoboyVR code) names for the JSON/UI
 THESIS_NAMES = {
@@ -48,23 +50,9 @@ THESIS_RULES = ("classic", "pessen_integral_rule", "some_overshoot", "no_oversho
                 "pi_control", "pd_control")
 
 
-@dataclass(frozen=True)
-class HeuristicsParams:
-    """``rules``: name → (a, b, c) multipliers of Ku, Ku/Tu, Ku·Tu. From ``pid_tuning.heuristics``
-    (no defaults here: the numbers live in config/)."""
-
-    rules: Mapping[str, tuple[float, float, float]]
-    simc_tau_c_over_theta: float
-    amigo_kp: float
-    amigo_ti: float
-    amigo_td: float
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "HeuristicsParams":
-        rules = {name: (float(v["kp"]), float(v["ki"]), float(v["kd"])) for name, v in section["rules"].items()}
-        return cls(rules=rules, simc_tau_c_over_theta=float(section["simc_tau_c_over_theta"]),
-                   amigo_kp=float(section["amigo_kp"]), amigo_ti=float(section["amigo_ti"]),
-                   amigo_td=float(section["amigo_td"]))
+class HeuristicsParams(params_type("pid_tuning.heuristics")):
+    """``pid_tuning.heuristics`` (declared in parameters.yaml): ``rules`` = name → ``{kp, ki, kd}``
+    multipliers of Ku, Ku/Tu, Ku·Tu."""
 
     @property
     def names(self) -> list[str]:
@@ -87,14 +75,14 @@ def zn_type(ku: float, tu_s: float, coeffs: tuple[float, float, float]) -> PIDGa
     return PIDGains(kp=a * ku, ki=b * ku / tu_s, kd=c * ku * tu_s)
 
 
-def simc(ku: float, tu_s: float, tau_c_over_theta: float = 1.0) -> PIDGains:
+def simc(ku: float, tu_s: float, tau_c_over_theta: float) -> PIDGains:
     m = IntegratingDelayModel.from_ultimate(ku, tu_s)
     tc = tau_c_over_theta * m.theta_s
     kc = 1.0 / (m.kv * (tc + m.theta_s))
     return PIDGains.from_standard(kc, 4.0 * (tc + m.theta_s), 0.0)
 
 
-def amigo(ku: float, tu_s: float, kp_c: float = 0.45, ti_c: float = 8.0, td_c: float = 0.5) -> PIDGains:
+def amigo(ku: float, tu_s: float, kp_c: float, ti_c: float, td_c: float) -> PIDGains:
     m = IntegratingDelayModel.from_ultimate(ku, tu_s)
     return PIDGains.from_standard(kp_c / (m.kv * m.theta_s), ti_c * m.theta_s, td_c * m.theta_s)
 
@@ -103,7 +91,7 @@ def compute_all(ku: float, tu_s: float, params: HeuristicsParams) -> dict[str, P
     """Every heuristic's gains (parallel form), in config order, then SIMC and AMIGO."""
     if not (ku > 0 and tu_s > 0 and math.isfinite(ku) and math.isfinite(tu_s)):
         raise ValueError(f"need finite Ku > 0 and Tu > 0, got Ku={ku}, Tu={tu_s}")
-    out = {name: zn_type(ku, tu_s, c) for name, c in params.rules.items()}
+    out = {name: zn_type(ku, tu_s, (r["kp"], r["ki"], r["kd"])) for name, r in params.rules.items()}
     out["simc"] = simc(ku, tu_s, params.simc_tau_c_over_theta)
     out["amigo"] = amigo(ku, tu_s, params.amigo_kp, params.amigo_ti, params.amigo_td)
     return out

@@ -42,33 +42,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from hri_runtime.parameters import params_type
+
 from .peaks import find_peaks_hysteresis
 
 
-@dataclass(frozen=True)
-class EvaluationParams:
-    """Thresholds of the evaluation; ``from_config`` reads ``pid_tuning.evaluation`` (every field,
-    no defaults here: the numbers live in config/; overrides with ``dataclasses.replace``)."""
-
-    settling_bands_deg: tuple[float, ...]
-    setpoint_change_eps_deg: float
-    setpoint_hold_min_samples: int
-    response_min_step_deg: float
-    overshoot_min_step_deg: float
-    overshoot_start_tolerance_deg: float
-    response_fractions: tuple[float, ...]
-    rise_limits: tuple[float, float]
-    settling_confirm_s: float
-    oscillation_min_amplitude_deg: float
-    steady_state_window_s: float
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "EvaluationParams":
-        kw: dict[str, Any] = {}
-        for f in fields(cls):
-            v = section[f.name]
-            kw[f.name] = tuple(float(x) for x in v) if isinstance(v, (list, tuple)) else v
-        return cls(**kw)
+#: thresholds of the evaluation (``pid_tuning.evaluation``, declared in parameters.yaml)
+EvaluationParams = params_type("pid_tuning.evaluation")
 
 
 def _trapz(y: np.ndarray, t: np.ndarray) -> float:

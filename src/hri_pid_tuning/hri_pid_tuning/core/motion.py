@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -25,30 +25,42 @@ class Motion:
 
 
 @dataclass
-class StepTestMotion(Motion):
-    """Steps of ``step_deg`` of one joint from its base angle and back, with pauses
-    (thesis §4.1: one 45° step per joint; the step-test button flips the joint angle)::
+class HeldStepMotion(Motion):
+    """One joint stepped away from its base angle and back, with pauses::
 
-        base … pause_s … base+step … hold_s … base … hold_s   (× repeats)
-    """
+        base … pause_s … stepped … hold_s … base … hold_s   (× repeats)
+
+    Subclasses say what "stepped" is (:meth:`setpoints`)."""
 
     joint: str
-    step_deg: float = 45.0
-    pause_s: float = 0.5
-    hold_s: float = 1.5
-    repeats: int = 1
+    pause_s: float
+    hold_s: float
+    repeats: int
     name: str = ""
+    prefix: ClassVar[str] = "step"
 
     def __post_init__(self) -> None:
         if not self.name:
-            self.name = f"step_{self.joint}"
+            self.name = f"{self.prefix}_{self.joint}"
         self.duration_s = self.pause_s + self.repeats * 2 * self.hold_s
 
-    def offset_rad(self, t_s: float) -> float:
+    def stepped(self, t_s: float) -> bool:
+        """The joint is away from its base angle at motion time ``t_s``."""
         if t_s < self.pause_s:
-            return 0.0
+            return False
         k = int((t_s - self.pause_s) // self.hold_s)
-        return math.radians(self.step_deg) if k % 2 == 0 and k < 2 * self.repeats else 0.0
+        return k % 2 == 0 and k < 2 * self.repeats
+
+
+@dataclass
+class StepTestMotion(HeldStepMotion):
+    """Steps of ``step_deg`` of one joint from its base angle and back (thesis §4.1: one 45° step
+    per joint; the step-test button flips the joint angle)."""
+
+    step_deg: float = field(kw_only=True)
+
+    def offset_rad(self, t_s: float) -> float:
+        return math.radians(self.step_deg) if self.stepped(t_s) else 0.0
 
     def setpoints(self, t_s, base_pose_rad, joint_names):
         q = np.array(base_pose_rad, dtype=float)
@@ -57,32 +69,18 @@ class StepTestMotion(Motion):
 
 
 @dataclass
-class SignFlipMotion(Motion):
+class SignFlipMotion(HeldStepMotion):
     """The thesis's step-test button (§3.5.1): the joint's angle flips sign, e.g. 30° → −30° (a 60°
-    step), is held, and flips back::
+    step), is held, and flips back. ``base`` is the joint's angle in the base pose (absolute,
+    rad); a joint at 0 does not move."""
 
-        base … pause_s … −base … hold_s … base … hold_s   (× repeats)
-
-    ``base`` is the joint's angle in the base pose (absolute, rad); a joint at 0 does not move."""
-
-    joint: str
-    pause_s: float = 0.5
-    hold_s: float = 1.5
-    repeats: int = 1
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.name:
-            self.name = f"flip_{self.joint}"
-        self.duration_s = self.pause_s + self.repeats * 2 * self.hold_s
+    prefix: ClassVar[str] = "flip"
 
     def setpoints(self, t_s, base_pose_rad, joint_names):
         q = np.array(base_pose_rad, dtype=float)
-        i = list(joint_names).index(self.joint)
-        if t_s >= self.pause_s:
-            k = int((t_s - self.pause_s) // self.hold_s)
-            if k % 2 == 0 and k < 2 * self.repeats:
-                q[i] = -q[i]
+        if self.stepped(t_s):
+            i = list(joint_names).index(self.joint)
+            q[i] = -q[i]
         return q
 
 
@@ -91,9 +89,9 @@ class DanceMotion(Motion):
     """A fast synthetic 'dance': every joint follows base + A_j sin(2π f_j t) (thesis §4.1 uses a
     fast dance animation for the animation error)."""
 
-    amplitude_deg: Sequence[float] = ()
-    frequency_hz: Sequence[float] = ()
-    duration_s: float = 6.0
+    amplitude_deg: Sequence[float]
+    frequency_hz: Sequence[float]
+    duration_s: float
     name: str = "dance"
 
     def setpoints(self, t_s, base_pose_rad, joint_names):

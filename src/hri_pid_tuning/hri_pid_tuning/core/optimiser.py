@@ -27,34 +27,13 @@ from scipy.optimize import minimize
 from .metrics import Evaluation, EvaluationParams, evaluate_joint
 from .motion import StepTestMotion
 from hri_core.pid import PIDGains, PIDParams
+from hri_runtime.parameters import params_type
+
 from .plant import JointPlant, simulate_closed_loop
 
 
-@dataclass(frozen=True)
-class OptimiserParams:
-    """``from_config`` reads ``pid_tuning.optimiser`` (every field; no defaults here, the numbers
-    live in config/; overrides with ``dataclasses.replace``)."""
-
-    budget_trials: int
-    w_itae: float                    # cost_weights.itae
-    w_overshoot: float               # cost_weights.overshoot_deg
-    w_settling: float                # cost_weights.settling_s
-    settling_band_deg: float
-    unsettled_penalty_s: float
-    divergence_cost: float
-    divergence_deg: float
-    initial_step_log: float
-    eps_fraction: float
-    starts: int                      # Nelder–Mead runs from the best ``starts`` heuristics
-    first_phase_trials: int          # > 0 and starts > 1: each start gets this many, the best start the rest
-    restart_xatol_log: float         # > 0: restart with a fresh simplex at the best point once converged
-    restart_fatol: float             # cost spread of the simplex that counts as converged
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "OptimiserParams":
-        w = section["cost_weights"]
-        weights = {"w_itae": w["itae"], "w_overshoot": w["overshoot_deg"], "w_settling": w["settling_s"]}
-        return cls(**{k: weights[k] if k in weights else section[k] for k in cls.__dataclass_fields__})
+#: the optimiser (``pid_tuning.optimiser``, declared in parameters.yaml)
+OptimiserParams = params_type("pid_tuning.optimiser")
 
 
 @dataclass
@@ -72,7 +51,8 @@ def step_cost(evaluation: Evaluation, itae: float | None, aborted: str | None, p
     ov = evaluation.max_overshoot or 0.0
     st = evaluation.avg_robust_settling_time.get(float(p.settling_band_deg))
     st = p.unsettled_penalty_s if st is None else st
-    return p.w_itae * itae + p.w_overshoot * ov + p.w_settling * st
+    w = p.cost_weights
+    return w.itae * itae + w.overshoot_deg * ov + w.settling_s * st
 
 
 class JointCostFunction:

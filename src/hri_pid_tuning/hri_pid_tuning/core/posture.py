@@ -1,4 +1,4 @@
-"""Safe relay test (issue 17): a tuning posture clear of limits and self-collision, a bias from
+"""Safe relay test: a tuning posture clear of limits and self-collision, a bias from
 holding it, and a relay sized from a first identification so the excursion stays bounded.
 
 Sequence for joint i (``safe_relay_tune``), every step on the ``JointPlant`` it is given (a joint of
@@ -39,43 +39,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from hri_core.pid import PID, PIDGains, PIDParams
+from hri_runtime.parameters import params_type
+
 from .plant import JointPlant
 from .relay import RelayParams, RelayResult, relay_tune
 
 
-@dataclass(frozen=True)
-class SafeTuningParams:
-    """``from_config`` reads ``pid_tuning.safe_tuning`` (every field, numbers live in config/)."""
-
-    excursion_max_deg: float
-    limit_clearance_deg: float
-    collision_clearance_m: float
-    collision_samples: int
-    posture_candidates: int
-    hold_s: float
-    hold_max_s: float
-    hold_still_deg: float
-    id_amplitude_fraction: float
-    id_doublings: int
-    id_step_factor: float
-    id_duration_s: float
-    id_min_peaks: int
-    target_excursion_fraction: float
-    relay_retries: int
-    check_every_s: float
-    warmup_periods: float
-    window_periods: float
-    window_min_s: float
-    window_max_s: float
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "SafeTuningParams":
-        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
+#: the safe relay test (``pid_tuning.safe_tuning``, declared in parameters.yaml)
+SafeTuningParams = params_type("pid_tuning.safe_tuning")
 
 
 def tuning_posture(base_rad: Sequence[float], index: int, q_min_rad: float, q_max_rad: float,

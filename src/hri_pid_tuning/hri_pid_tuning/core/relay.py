@@ -27,9 +27,11 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
+
+from hri_runtime.parameters import params_type
 
 from .peaks import Peak, find_peaks_hysteresis
 from .plant import JointPlant
@@ -37,30 +39,9 @@ from .plant import JointPlant
 _log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class RelayParams:
-    """``from_config`` reads ``pid_tuning.relay`` (every field; no defaults here, the numbers live
-    in config/; overrides with ``dataclasses.replace``). Angles in degrees as in the thesis's API."""
-
-    amplitude: float | None                   # relay d (effort); None → the joint's effort_max
-    amplitude_fraction: float                 # d = fraction · effort_max when amplitude is None
-    hysteresis_deg: float                     # ε
-    bias_compensation: bool
-    bias_gain: float                          # relaxation of the bias update per period
-    start_angle_deg: float                    # RelayStartAngle
-    target_angle_deg: float                   # RelayTargetAngle
-    warmup_s: float                           # TestWarmupSeconds
-    duration_s: float                         # TestDurationSeconds
-    min_peaks: int
-    max_attempts: int                         # measurement windows before giving up
-    peak_hysteresis_deg: float                # peak detector hysteresis, lower bound
-    peak_hysteresis_fraction: float           # ... and at least this fraction of (max−min)/2
-    joint_limit_margin_deg: float             # abort when closer than this to a joint limit
-    divergence_deg: float                     # abort when |e| exceeds this
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "RelayParams":
-        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
+#: the relay test (``pid_tuning.relay``, declared in parameters.yaml; angles in degrees as in the
+#: thesis's API)
+RelayParams = params_type("pid_tuning.relay")
 
 
 @dataclass

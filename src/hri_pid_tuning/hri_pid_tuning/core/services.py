@@ -170,15 +170,17 @@ class PoseErrorTracker:
         self.samples: dict[str, JointSamples] = {j: JointSamples() for j in self.joints}
         self.rejected: Counter[str] = Counter()
 
-    def record(self, t_s: float, desired_rad: Sequence[float], measured_rad: Sequence[float]) -> None:
+    def record(self, t_s: float, desired_rad: Sequence[float], measured_rad: Sequence[float]) -> bool:
+        """Store one frame; False (counted ``non_finite``) when a value is NaN/Inf."""
         if not (np.all(np.isfinite(desired_rad)) and np.all(np.isfinite(measured_rad)) and math.isfinite(t_s)):
             self.rejected["non_finite"] += 1
-            return
+            return False
         for i, j in enumerate(self.joints):
             s = self.samples[j]
             s.t_s.append(t_s)
             s.desired_rad.append(float(desired_rad[i]))
             s.measured_rad.append(float(measured_rad[i]))
+        return True
 
     def clear(self) -> None:
         self.samples = {j: JointSamples() for j in self.joints}
@@ -327,10 +329,16 @@ class TestRunner:
         self.current_test_label = label
         self._manual = PoseErrorTracker(self.plant.joint_names)
 
-    def record_sample(self, t_s: float, desired_rad: Sequence[float], measured_rad: Sequence[float]) -> None:
+    @property
+    def recording(self) -> bool:
+        """A manual recording is running."""
+        return self._manual is not None
+
+    def record_sample(self, t_s: float, desired_rad: Sequence[float], measured_rad: Sequence[float]) -> bool:
+        """One manual sample; False when it was dropped (NaN/Inf)."""
         if self._manual is None:
             raise RuntimeError("no manual recording running")
-        self._manual.record(t_s, desired_rad, measured_rad)
+        return self._manual.record(t_s, desired_rad, measured_rad)
 
     def stop_manual_record(self) -> MotionResult:
         if self._manual is None:

@@ -6,13 +6,13 @@ Services (``~`` = the node's name, default ``/pid_tuning``):
 
 =====================  ==============================  ==============================================
 ``~/auto_tune``        ``hri_interfaces/srv/Tune``         relay test of ``joint`` ('' = all, tuning order),
-                                                        apply ``heuristic`` ('' = config default)
+                                                        apply ``heuristic`` ('' = the robot's default)
 ``~/apply``            ``hri_interfaces/srv/Tune``         ``gains`` [kp, ki, kd] or a kept ``heuristic``
 ``~/evaluate``         ``hri_interfaces/srv/Tune``         step test of ``joint`` ('' = all + dance)
 ``~/record_start``     ``std_srvs/srv/Trigger``        manual TestRunner mode (samples from topics)
 ``~/record_stop``      ``std_srvs/srv/Trigger``        message = the recording's evaluation (JSON)
 ``~/reset``            ``std_srvs/srv/Trigger``        test environment + test runner reset
-``~/save`` / ``~/load`` ``std_srvs/srv/Trigger``       PidConfiguration JSON at ``configuration_path``
+``~/save`` / ``~/load`` ``std_srvs/srv/Trigger``       PidConfiguration JSON at ``pid_tuning.node.configuration_path``
 =====================  ==============================  ==============================================
 
 ``Tune`` response: ``success``, ``message`` (a sentence; the reason when rejected) and
@@ -22,29 +22,29 @@ std_srvs has no request field for a joint name, hence the custom ``hri_interface
 Topics: subscribes ``joint_setpoints`` and ``joint_states`` (``sensor_msgs/JointState``, rad) –
 while a manual recording runs, each ``joint_states`` message is one sample paired with the last
 set-point; publishes ``~/status`` (``hri_interfaces/msg/PidTuningStatus``: gains, acknowledged gains,
-rejected-request counts) every ``status_period_s``.
+rejected-request counts) every ``pid_tuning.node.status_period_s``.
 """
 from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from hri_runtime import msgs
 from hri_runtime.geometry import seconds_from_time, time_from_seconds
+from hri_runtime.lockstep import WorkerLockstep
 from hri_runtime.node import Node, run_node
+from hri_runtime.parameters import declare_config, params_type
 
-from ..report import _clean
-from ..service_api import PidTuningServer, Reply
+from ..live import LiveParams, LiveRobot
+from ..report import json_ready
+from ..service_api import TUNE_SRV, PidTuningServer, Reply
+from ..session import TuningSession, initial_gains
 
-TUNE_SRV = "hri_interfaces/srv/Tune"          # src/hri_interfaces/srv/Tune.srv
 STATUS_MSG = "hri_interfaces/msg/PidTuningStatus"
 PROGRESS_MSG = "hri_interfaces/msg/TuningProgress"
-
-
-def register_interfaces() -> None:
-    """Kept for callers: the runtime loads ``hri_interfaces`` from its .msg/.srv files."""
-    msgs.srv_types(TUNE_SRV)
+#: ``pid_tuning.node`` (declared in parameters.yaml)
+NodeParams = params_type("pid_tuning.node")
 
 
 def status_msg(status: dict[str, Any], stamp) -> Any:
@@ -63,45 +63,42 @@ def status_msg(status: dict[str, Any], stamp) -> Any:
 
 
 class PidTuningNode(Node):
-    def __init__(self, session=None, overrides=None, **kw):
-        self._cfg_overrides = overrides        # config overrides (the CLI's --set)
-        super().__init__("pid_tuning", **kw)
-        register_interfaces()
-        if session is None:
-            from ..session import ARM_ROBOT, TuningSession, load_pid_config
+    """``session``: a ready session (tests); else one from the parameters: ``pid_tuning.node.robot``
+    (humanoid_arm | fr3), ``pid_tuning.node.setup``, ``pid_tuning.node.live`` (the robot is another
+    node: :mod:`hri_pid_tuning.live`). ``cfg``: the merged config (default: the ``robot``
+    parameter's; the CLI passes one with its ``--set`` overrides)."""
 
-            node_cfg = load_pid_config(ARM_ROBOT, overrides=overrides)["pid_tuning"]["node"]
-            robot = self.declare_parameter("robot", node_cfg["robot"]).value
-            setup = self.declare_parameter("setup", node_cfg["setup"]).value
-            if self.declare_parameter("live", node_cfg["live"]).value:
-                session = self._live_session(robot, setup)
+    def __init__(self, session=None, cfg: dict | None = None, **kw):
+        super().__init__("pid_tuning", **kw)
+        self.cfg = declare_config(self, ("pid_tuning",), cfg=session.cfg if session is not None else cfg)
+        nc = NodeParams.from_config(self.cfg["pid_tuning"]["node"])
+        self.live_params = LiveParams.from_config(self.cfg["pid_tuning"]["live"])
+        if session is None:
+            if nc.live:
+                session = self._live_session(nc.robot, nc.setup)
             else:
-                session = TuningSession.create(robot, setup, overrides=overrides, reporter=self._progress)
+                session = TuningSession.create(nc.robot, nc.setup, cfg=self.cfg, reporter=self._progress)
         if session.autotuner.reporter is None:
             session.autotuner.reporter = self._progress
         self.session = session
-        cfg = session.cfg["pid_tuning"]["node"]
         self.server = PidTuningServer(session)
         self.server.reporter = self._progress
-        self.progress_pub = self.create_publisher(PROGRESS_MSG, session.cfg["pid_tuning"]["live"]["progress_topic"],
-                                                  qos=10)
-        self.configuration_path = self.declare_parameter("configuration_path", cfg["configuration_path"]).value
-        self._last_setpoint: dict[str, float] = {}
+        self.progress_pub = self.create_publisher(PROGRESS_MSG, self.live_params.progress_topic, qos=10)
+        self.configuration_path = nc.configuration_path
         self.status_pub = self.create_publisher(STATUS_MSG, "~/status", qos=10)
         # on a live robot the requests that move it or send it gains run as jobs (answered when done)
         jobs = {"auto_tune", "apply", "evaluate", "reset", "load"} if self.lockstep is not None else set()
-        for name, cb in (("auto_tune", self.on_auto_tune), ("apply", self.on_apply), ("evaluate", self.on_evaluate)):
-            srv = self.create_service(TUNE_SRV, f"~/{name}", cb)
-            if name in jobs:
-                self._as_job(srv, name, cb)
-        for name, cb in (("record_start", self.on_record_start), ("record_stop", self.on_record_stop),
-                         ("reset", self.on_reset), ("save", self.on_save), ("load", self.on_load)):
-            srv = self.create_service("std_srvs/srv/Trigger", f"~/{name}", cb)
-            if name in jobs:
-                self._as_job(srv, name, cb)
+        for srv_type, names in ((TUNE_SRV, ("auto_tune", "apply", "evaluate")),
+                                ("std_srvs/srv/Trigger", ("record_start", "record_stop", "reset", "save", "load"))):
+            for name in names:
+                cb = getattr(self, f"on_{name}")
+                if name in jobs:
+                    self.create_service(srv_type, f"~/{name}", self._job_service(name, cb), deferred=True)
+                else:
+                    self.create_service(srv_type, f"~/{name}", cb)
         self.create_subscription("sensor_msgs/msg/JointState", "joint_setpoints", self.on_setpoints, qos=10)
         self.create_subscription("sensor_msgs/msg/JointState", "joint_states", self.on_states, qos=10)
-        self.create_timer(float(cfg["status_period_s"]), self.publish_status)
+        self.create_timer(nc.status_period_s, self.publish_status)
 
     # --- live robot ------------------------------------------------------------------------------
     lockstep = None
@@ -109,29 +106,18 @@ class PidTuningNode(Node):
 
     def _live_session(self, robot: str, setup: str | None):
         """A session whose plant is the robot node (``pid_tuning.live``), driven in lockstep jobs."""
-        from ..live import LiveRobot, Lockstep
-        from ..session import TuningSession
-
-        self.lockstep = Lockstep()
+        self.lockstep = WorkerLockstep("pid-job")
 
         def make(model, collides):
-            from ..session import load_pid_config
-
-            from hri_core.pid import PIDGains
-            from ..session import ARM_ROBOT
-
-            pt = load_pid_config(robot, overrides=self._cfg_overrides)["pid_tuning"]
-            ig = (pt["humanoid_arm"] if robot == ARM_ROBOT else pt)["initial_gains"]
-            recovery = {j: PIDGains(kp, ki, kd) for j, kp, ki, kd in
-                        zip(model.joint_names, ig["kp"], ig["ki"], ig["kd"])} if ig else None
-            self.live_robot = LiveRobot(self, model, self.lockstep, pt["live"], collides,
-                                        pt["safe_tuning"]["collision_samples"], recovery)
+            self.live_robot = LiveRobot(self, model, self.lockstep, self.live_params, collides,
+                                        self.cfg["pid_tuning"]["safe_tuning"]["collision_samples"],
+                                        initial_gains(self.cfg, robot, model.joint_names))
             return self.live_robot
 
-        session = TuningSession.create(robot, setup, plant=make, reporter=self._progress, overrides=self._cfg_overrides)
+        session = TuningSession.create(robot, setup, plant=make, reporter=self._progress, cfg=self.cfg)
         session.storage.transport = self.live_robot.set_gains     # acknowledged by the robot node
         # a silent robot must still end a waiting job: poke on the node clock too
-        self.create_timer(0.5 * float(session.cfg["pid_tuning"]["live"]["state_timeout_s"]), self.lockstep.poke)
+        self.create_timer(0.5 * self.live_params.state_timeout_s, self.lockstep.poke)
         return session
 
     def run_job(self, name: str, fn, on_done=None) -> None:
@@ -146,33 +132,25 @@ class PidTuningNode(Node):
 
         self.lockstep.start(name, fn, done)
 
-    def _as_job(self, srv, name: str, cb) -> None:
-        """Answer ``srv`` when its callback, run as a live job, has finished (busy: at once)."""
-        def handle(data, respond):
-            try:
-                req = msgs.deserialize(data, srv.req_type)
-            except msgs.DecodeError as exc:
-                self._reject(srv.srv_name, "malformed_cdr", str(exc))
-                return
-            resp = msgs.new(srv.resp_type)
+    def _job_service(self, name: str, cb):
+        """A deferred service callback running ``cb`` as a live job, answered when it has
+        finished (busy: refused at once)."""
+        def handle(req, resp, respond):
             with_json = hasattr(resp, "result_json")
             if self.lockstep.busy:
-                reply = self.server._reject("busy", f"busy with {self.lockstep.name}; try again when it has ended")
-                respond(msgs.serialize(self._fill(resp, reply, with_json), srv.resp_type))
+                reply = self.server.reject("busy", f"busy with {self.lockstep.name}; try again when it has ended")
+                respond(self._fill(resp, reply, with_json))
                 return
 
             def done(out, exc):
                 if exc is not None:
-                    self.server.rejected["robot_failed"] += 1
-                    out = self._fill(resp, Reply(False, f"{name} failed: {exc}", {"cause": "robot_failed"}), with_json)
+                    out = self._fill(resp, self.server.job_failed(name, exc), with_json)
                 self._progress("done" if out.success else "failed", "", 1.0, out.message.split("\n")[0][:200])
-                srv.handled += 1
-                respond(msgs.serialize(out, srv.resp_type))
+                respond(out)
 
-            self._progress("start", req.joint if hasattr(req, "joint") else "", 0.0, name)
+            self._progress("start", getattr(req, "joint", ""), 0.0, name)
             self.lockstep.start(name, lambda: cb(req, resp), done)
-
-        srv._handle_request = handle
+        return handle
 
     def _progress(self, phase: str, joint: str, fraction: float, detail: str = "") -> None:
         """Publish ``TuningProgress`` (phase, joint, fraction of that joint's tuning or request)."""
@@ -187,7 +165,7 @@ class PidTuningNode(Node):
         resp.success = bool(reply.success)
         resp.message = reply.message
         if with_json:
-            resp.result_json = json.dumps(_clean(reply.result))
+            resp.result_json = json.dumps(json_ready(reply.result))
         if not reply.success:
             self.get_logger().warn(reply.message)
         return resp
@@ -205,65 +183,65 @@ class PidTuningNode(Node):
 
     # --- Trigger services --------------------------------------------------------------------------
     def on_record_start(self, req, resp):
-        self._last_setpoint = {}
         return self._fill(resp, self.server.record_start("recording"), with_json=False)
 
     def on_record_stop(self, req, resp):
         reply = self.server.record_stop()
         self._fill(resp, reply, with_json=False)
         if reply.success:
-            resp.message = json.dumps(_clean(reply.result))
+            resp.message = json.dumps(json_ready(reply.result))
         return resp
 
     def on_reset(self, req, resp):
         return self._fill(resp, self.server.reset(), with_json=False)
 
     def on_save(self, req, resp):
-        from pathlib import Path
-
-        Path(self.configuration_path).parent.mkdir(parents=True, exist_ok=True)
         return self._fill(resp, self.server.save(self.configuration_path), with_json=False)
 
     def on_load(self, req, resp):
         return self._fill(resp, self.server.load(self.configuration_path), with_json=False)
 
     # --- manual recording from topics ----------------------------------------------------------------
-    def _positions(self, msg, endpoint: str) -> dict[str, float] | None:
-        names = list(msg.name)
-        pos = [float(p) for p in msg.position]
-        if len(names) != len(pos):
-            self._reject(endpoint, "length_mismatch", f"{len(names)} names, {len(pos)} positions")
-            return None
-        if not all(math.isfinite(p) for p in pos):
-            self._reject(endpoint, "non_finite", "NaN/Inf position")
-            return None
-        return dict(zip(names, pos))
-
     def on_setpoints(self, msg):
-        d = self._positions(msg, "joint_setpoints")
-        if d is not None:
-            self._last_setpoint.update(d)
+        bad = self.server.on_setpoints(msg.name, msg.position)
+        if bad:
+            self._reject("joint_setpoints", *bad)
 
     def on_states(self, msg):
-        if self.session.runner._manual is None:
-            return
-        d = self._positions(msg, "joint_states")
-        if d is None:
-            return
-        joints = self.server.joints
-        missing = [j for j in joints if j not in d or j not in self._last_setpoint]
-        if missing:
-            self._reject("joint_states", "missing_joint", f"no state or set-point for {missing}")
-            return
-        t = seconds_from_time(msg.header.stamp)
-        if t == 0.0:
-            t = self.get_clock().now_s()
-        reply = self.server.record_sample(t, [self._last_setpoint[j] for j in joints], [d[j] for j in joints])
-        if not reply.success:
-            self._reject("joint_states", reply.result.get("cause", "rejected"), reply.message)
+        t = seconds_from_time(msg.header.stamp) or self.get_clock().now_s()
+        bad = self.server.on_states(t, msg.name, msg.position)
+        if bad:
+            self._reject("joint_states", *bad)
 
     def publish_status(self) -> None:
         self.status_pub.publish(status_msg(self.server.status(), time_from_seconds(self.get_clock().now_s())))
+
+
+def run_live(robot: str, setup: str | None, job: Callable[[Any], Any], overrides: Sequence[str] | None = None,
+             name: str = "tuning") -> Any:
+    """Run ``job(session)`` on the live path in one process: the robot node (``joint_robot``,
+    MuJoCo) and the tuning node (``live: true``) over the in-process runtime, in lockstep
+    simulated time – the nodes and messages of a lab's setup, without the network. Returns the
+    job's result; its exception propagates. ``hri tune`` and ``bench/pid/results.py`` use this."""
+    from hri_runtime.inproc import InprocContext
+    from hri_sim.nodes.joint_robot_node import JointRobotNode
+
+    from hri_sim.pid_plants_mujoco import ARM_ROBOT, load_pid_config
+
+    cfg = load_pid_config(robot, overrides=overrides)
+    if robot == ARM_ROBOT and setup not in cfg["pid_tuning"]["setups"]:
+        raise ValueError(f"unknown setup {setup!r}; known: {sorted(cfg['pid_tuning']['setups'])}")
+    ctx = InprocContext()
+    JointRobotNode(robot=robot, setup=setup, cfg=cfg, context=ctx)
+    tuner = PidTuningNode(context=ctx, cfg=cfg, parameters={"pid_tuning.node.robot": robot,
+                                                            "pid_tuning.node.setup": setup or "",
+                                                            "pid_tuning.node.live": True})
+    done: dict = {}
+    tuner.run_job(name, lambda: job(tuner.session), lambda r, e: done.update(result=r, exc=e))
+    ctx.spin_until(lambda: "result" in done, timeout_s=1e7)
+    if done.get("exc") is not None:
+        raise done["exc"]
+    return done["result"]
 
 
 def main(argv=None) -> int:

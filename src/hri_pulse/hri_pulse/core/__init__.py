@@ -5,7 +5,7 @@ Carrier-agnostic link API (reused by hri_arm_teleop): ``PacketCodec``, ``PacketR
 """
 from hri_pulse.core.codec import (PacketCodec, PacketParams, PacketRejected, UNITY_FORMAT, UnityCodec,
                                   UnityPacket)
-from hri_pulse.core.gamepad import GamepadMapper, GamepadParams
+from hri_pulse.core.gamepad import GamepadCore, GamepadMapper, GamepadParams
 from hri_pulse.core.health import HealthMonitor, HealthParams, HealthReport, RateWindow
 from hri_pulse.core.link import LinkParams, LinkReceiver
 from hri_pulse.core.pulse import IDLE, Command, Emission, PulseGenerator, PulseParams, RisingEdge

@@ -24,7 +24,9 @@ import math
 import os
 import struct
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple, Optional, Protocol, Tuple
+from typing import Any, NamedTuple, Optional, Protocol, Tuple
+
+from hri_runtime.parameters import params_type
 
 UNITY_FORMAT = "<fffiiffi"
 _UNITY = struct.Struct(UNITY_FORMAT)
@@ -66,23 +68,8 @@ class UnityPacket(NamedTuple):
     message_order: int        # 0 .. 2^31-1
 
 
-@dataclass(frozen=True)
-class PacketParams:
-    size_bytes: int
-    base_state_max: int
-    base_angular_max: int
-    head_abs_max_deg: float
-    audio_volume_max: float
-    audio_orientation_abs_max_deg: float
-
-    @classmethod
-    def from_config(cls, section: dict) -> "PacketParams":
-        s = section["packet"] if "packet" in section else section
-        return cls(size_bytes=int(s["size_bytes"]), base_state_max=int(s["base_state_max"]),
-                   base_angular_max=int(s["base_angular_max"]),
-                   head_abs_max_deg=float(s["head_abs_max_deg"]),
-                   audio_volume_max=float(s["audio_volume_max"]),
-                   audio_orientation_abs_max_deg=float(s["audio_orientation_abs_max_deg"]))
+PacketParams = params_type("pulse.packet")
+AuthParams = params_type("pulse.auth")
 
 
 AUTH_VERSION = 1
@@ -94,7 +81,7 @@ MIN_KEY_BYTES = 16
 
 @dataclass(frozen=True)
 class PacketAuth:
-    """A shared key (>= 16 bytes) and its identifier (0..255) for authenticated packets."""
+    """A shared key (>= 16 bytes) and its identifier (``pulse.auth.key_id``) for authenticated packets."""
 
     key: bytes
     key_id: int
@@ -102,17 +89,14 @@ class PacketAuth:
     def __post_init__(self):
         if len(self.key) < MIN_KEY_BYTES:
             raise ValueError(f"pulse.auth key: {len(self.key)} bytes, at least {MIN_KEY_BYTES} needed")
-        if not 0 <= int(self.key_id) <= 255:
-            raise ValueError(f"pulse.auth.key_id {self.key_id} not in 0..255")
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> Optional["PacketAuth"]:
-        """``pulse`` (or its ``auth`` subsection): None when ``mode`` is ``off``; else the key read
-        from ``key_file`` (hex digits, whitespace ignored; raises ValueError naming the file)."""
-        a = section["auth"] if "auth" in section else section
-        if a["mode"] == "off":
+    def from_params(cls, params: AuthParams) -> Optional["PacketAuth"]:
+        """``pulse.auth``: None when ``mode`` is ``off``; else the key read from ``key_file``
+        (hex digits, whitespace ignored; raises ValueError naming the file)."""
+        if params.mode == "off":
             return None
-        path = os.path.expanduser(str(a["key_file"] or ""))
+        path = os.path.expanduser(params.key_file)
         if not path:
             raise ValueError("pulse.auth.mode is required but pulse.auth.key_file is empty")
         try:
@@ -121,7 +105,7 @@ class PacketAuth:
             key = bytes.fromhex("".join(text))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise ValueError(f"pulse.auth.key_file {path}: not a readable hex key ({exc})") from None
-        return cls(key, int(a["key_id"]))
+        return cls(key, params.key_id)
 
     def tag(self, signed: bytes) -> bytes:
         return hmac.digest(self.key, signed, "sha256")[:TAG_BYTES]     # one-shot C path

@@ -9,26 +9,14 @@ ambiguous: no command (counted).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, Iterable, Optional, Sequence, Set
+from typing import Iterable, List, Optional, Sequence, Set
 
-from hri_pulse.core.pulse import Command, RisingEdge
+from hri_runtime.parameters import params_type
+
+from hri_pulse.core.pulse import Command, Emission, PulseGenerator, PulseParams, RisingEdge
 
 
-@dataclass(frozen=True)
-class GamepadParams:
-    joy_buttons: Dict[str, int]
-    evdev_buttons: Dict[str, str]
-    face_states: Dict[str, int]
-    shoulder_directions: Dict[str, int]
-
-    @classmethod
-    def from_config(cls, section: dict) -> "GamepadParams":
-        s = section["gamepad"] if "gamepad" in section else section
-        return cls(joy_buttons={k: int(v) for k, v in s["joy_buttons"].items()},
-                   evdev_buttons={k: str(v) for k, v in s["evdev_buttons"].items()},
-                   face_states={k: int(v) for k, v in s["face_states"].items()},
-                   shoulder_directions={k: int(v) for k, v in s["shoulder_directions"].items()})
+GamepadParams = params_type("pulse.gamepad")
 
 
 class GamepadMapper:
@@ -68,3 +56,48 @@ class GamepadMapper:
         if idle_edge:
             return Command(0, 0, tuple(head_rad))
         return None
+
+
+class GamepadCore:
+    """The gamepad path without I/O: pressed buttons -> ``GamepadMapper`` -> ``PulseGenerator``,
+    and the retry policy of a missing device (one attempt every ``retry_period_s``)."""
+
+    def __init__(self, params: GamepadParams, pulse: PulseParams, start_s: float = 0.0):
+        self.mapper = GamepadMapper(params)
+        self.pulse = PulseGenerator(pulse, start_s=start_s)
+        self.retry_period_s = params.retry_period_s
+        self.commands = 0
+        self.device_losses = 0
+        self._next_retry_s = start_s
+
+    def on_joy(self, buttons: Sequence[int], now_s: float) -> bool:
+        """A ``sensor_msgs/Joy`` buttons array; False (counted ``bad_joy``) when it is too short."""
+        pressed = self.mapper.pressed_from_joy(buttons)
+        if pressed is None:
+            return False
+        self.on_buttons(pressed, now_s)
+        return True
+
+    def on_buttons(self, pressed: Iterable[str], now_s: float) -> None:
+        cmd = self.mapper.update(pressed)
+        if cmd is not None and self.pulse.request(cmd, now_s):
+            self.commands += 1
+
+    def retry_due(self, now_s: float) -> bool:
+        """True when the missing device is to be looked for again (then not before the period)."""
+        if now_s < self._next_retry_s:
+            return False
+        self._next_retry_s = now_s + self.retry_period_s
+        return True
+
+    def device_lost(self, now_s: float) -> None:
+        """The device vanished: a running pulse is cancelled (idle from now on)."""
+        self.device_losses += 1
+        self.pulse.cancel(now_s)
+
+    def due(self, now_s: float) -> List[Emission]:
+        return self.pulse.due(now_s)
+
+    def status(self) -> dict:
+        return {"commands": self.commands, "debounced": self.pulse.debounced, "ambiguous": self.mapper.ambiguous,
+                "bad_joy": self.mapper.bad_joy, "device_losses": self.device_losses}

@@ -14,32 +14,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, Optional
+
+from hri_runtime.parameters import params_type
 
 OK, WARN, ERROR, STALE = 0, 1, 2, 3          # diagnostic_msgs/DiagnosticStatus levels
 LEVEL_NAMES = {OK: "OK", WARN: "WARN", ERROR: "ERROR", STALE: "STALE"}
 
 
-@dataclass(frozen=True)
-class HealthParams:
-    expected_receive_rate_hz: float
-    pose_send_rate_hz: float
-    skeleton_send_rate_hz: float
-    window_s: float
-    window_buckets: int
-    min_span_s: float
-    in_warn_deviation: float
-    in_error_deviation: float
-    out_warn_deviation: float
-    out_error_deviation: float
-    disconnect_timeout_s: float
-    log_period_s: float
-
-    @classmethod
-    def from_config(cls, section: dict) -> "HealthParams":
-        s = section["health"] if "health" in section else section
-        return cls(**{k: (int(s[k]) if k == "window_buckets" else float(s[k]))
-                      for k in cls.__dataclass_fields__})
+HealthParams = params_type("pulse.health")
 
 
 class RateWindow:

@@ -14,15 +14,16 @@ Per datagram, in this order (cheap checks first, so a flood from a stranger cost
   (``duplicate``, ``stale``, ``restart_pending``, ``jump_pending``: the re-synchronisation rule of
   :mod:`hri_pulse.core.sequence`), then the packet is accepted: health updated,
   peer locked. Every drop is counted by cause in ``rejected``; the first of each cause and then at
-  most one per ``log_period_s`` is logged with the reason.
+  most one per ``reject_log_period_s`` is logged with the reason.
 ``update(now)`` runs the disconnection timeout: on ``"disconnected"`` the sequence tracker is
 reset (a restarted headset app is accepted) and the peer lock released.
 """
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple, Type
+
+from hri_runtime.parameters import params_type
 
 from hri_pulse.core.codec import PacketCodec, PacketRejected
 from hri_pulse.core.health import HealthMonitor, HealthParams
@@ -32,19 +33,7 @@ SEQUENCE_CAUSES = ("duplicate", "stale", "restart_pending", "jump_pending")
 PEER_CAUSES = ("not_allowed", "foreign_peer")
 
 
-@dataclass(frozen=True)
-class LinkParams:
-    """``pulse.link`` (config/_defaults.yaml): no field defaults, the numbers live in config/."""
-
-    peer_lock: bool
-    allow_list: Tuple[str, ...]
-    log_period_s: float            # s, at most one reject/gap log line per cause per period (reject_log_period_s)
-
-    @classmethod
-    def from_config(cls, section: dict) -> "LinkParams":
-        s = section["link"] if "link" in section else section
-        return cls(peer_lock=bool(s["peer_lock"]), allow_list=tuple(str(a) for a in s["allow_list"]),
-                   log_period_s=float(s["reject_log_period_s"]))
+LinkParams = params_type("pulse.link")
 
 
 def _host(peer: Any) -> Any:
@@ -79,10 +68,10 @@ class LinkReceiver:
 
     # ------------------------------------------------------------------ helpers
     def _limited(self, key: str, now_s: float) -> bool:
-        """True at most once per ``log_period_s`` per key (floods never flood the log)."""
+        """True at most once per ``reject_log_period_s`` per key (floods never flood the log)."""
         nxt = self._next_log.get(key)
         if nxt is None or now_s >= nxt:
-            self._next_log[key] = now_s + self.lp.log_period_s
+            self._next_log[key] = now_s + self.lp.reject_log_period_s
             return True
         return False
 

@@ -9,14 +9,15 @@
   dropped (counted). The head orientation at the command is captured with it.
   Emission times are computed as t0 + k T (no accumulated drift); ``due(now)`` returns every
   message whose time has come, so the caller may tick faster than T (the node ticks at 5 ms).
-  ``idle_stream`` (seed: true) publishes idle every T between pulses; false publishes one idle
+  ``idle_stream`` (true in the Tino VR design) publishes idle every T between pulses; false publishes one idle
   message after each pulse and then nothing, so two command sources (VR + gamepad) can share
   ``/base_cmd`` without one's idle stream splitting the other's pulse into several.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import List, NamedTuple, Optional, Tuple
+
+from hri_runtime.parameters import params_type
 
 _EPS_S = 1e-9
 
@@ -39,22 +40,7 @@ class Emission(NamedTuple):
     index: int          # 0..cycles-1 inside a pulse, -1 for idle
 
 
-@dataclass(frozen=True)
-class PulseParams:
-    cycles: int
-    rate_hz: float
-    debounce_s: float
-    idle_stream: bool            # False: one idle message after each pulse, then silence
-
-    @property
-    def period_s(self) -> float:
-        return 1.0 / self.rate_hz
-
-    @classmethod
-    def from_config(cls, section: dict) -> "PulseParams":
-        s = section["pulse"] if "pulse" in section else section
-        return cls(cycles=int(s["cycles"]), rate_hz=float(s["rate_hz"]), debounce_s=float(s["debounce_s"]),
-                   idle_stream=bool(s["idle_stream"]))
+PulseParams = params_type("pulse.pulse")
 
 
 class RisingEdge:
@@ -76,7 +62,7 @@ class RisingEdge:
 class PulseGenerator:
     def __init__(self, params: PulseParams, start_s: float = 0.0):
         self.p = params
-        self._T = params.period_s
+        self._T = 1.0 / params.rate_hz
         self._anchor = start_s      # t0 of the current schedule
         self._k = 0                 # index of the next emission in the current schedule
         self._cmd: Optional[Command] = None

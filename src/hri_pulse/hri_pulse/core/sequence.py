@@ -27,29 +27,18 @@ next packet is accepted whatever its number.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Optional
+
+from hri_runtime.parameters import params_type
 
 FIRST, OK, GAP, DUPLICATE, STALE, RESTART_PENDING, RESTART, JUMP_PENDING = (
     "first", "ok", "gap", "duplicate", "stale", "restart_pending", "restart", "jump_pending")
 ACCEPTED = frozenset((FIRST, OK, GAP, RESTART))
 
 
-@dataclass(frozen=True)
-class SequenceParams:
-    modulus: int
-    minor_gap_max: int
-    major_gap_min: int
-    restart_confirm_packets: int
-    restart_min_backjump: int
-
-    @classmethod
-    def from_config(cls, section: dict) -> "SequenceParams":
-        s = section["sequence"] if "sequence" in section else section
-        return cls(modulus=int(s["modulus"]), minor_gap_max=int(s["minor_gap_max"]),
-                   major_gap_min=int(s["major_gap_min"]),
-                   restart_confirm_packets=int(s["restart_confirm_packets"]),
-                   restart_min_backjump=int(s["restart_min_backjump"]))
+SequenceParams = params_type("pulse.sequence")
 
 
 @dataclass
@@ -60,18 +49,16 @@ class GapInfo:
     severity: str   # minor | moderate | major
 
 
-@dataclass
-class SequenceCounters:
-    accepted: int = 0
-    duplicates: int = 0
-    stale: int = 0
-    gaps_minor: int = 0
-    gaps_moderate: int = 0
-    gaps_major: int = 0
-    lost: int = 0          # sum of missing packets over all gaps
-    restarts: int = 0
-    resets: int = 0
-    jumps_pending: int = 0   # forward jumps >= major_gap_min held back (not yet confirmed)
+COUNTERS = ("accepted", "duplicates", "stale", "gaps_minor", "gaps_moderate", "gaps_major", "lost", "restarts",
+            "resets", "jumps_pending")
+
+
+class SequenceCounters(SimpleNamespace):
+    """The tracker's counters (``COUNTERS``, all from 0): ``lost`` sums the missing packets over
+    all gaps, ``jumps_pending`` counts forward jumps >= major_gap_min held back (not confirmed)."""
+
+    def __init__(self):
+        super().__init__(**dict.fromkeys(COUNTERS, 0))
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -79,8 +66,6 @@ class SequenceCounters:
 
 class SequenceTracker:
     def __init__(self, params: SequenceParams):
-        if params.major_gap_min <= params.minor_gap_max:
-            raise ValueError("sequence.major_gap_min must be > minor_gap_max")
         self.p = params
         self._half = params.modulus // 2
         self.last: Optional[int] = None

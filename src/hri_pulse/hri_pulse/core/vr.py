@@ -3,7 +3,11 @@
 datagram -> ``LinkReceiver`` (validation, sequence, peer policy, health) -> head pass-through
 (degrees -> radians) + ``RisingEdge`` on (base_state, base_angular) -> ``PulseGenerator``.
 ``tick(now)`` runs the timeout (disconnection: pulse cancelled, edge reset, ``safe_stop`` set)
-and returns the pulse/idle messages due.
+and returns the pulse/idle messages due, the safe-stop value to publish when it changed and
+whether a stop request is due (every ``stop_request_period_s`` while the link is lost).
+``flood_check(now)`` (once per node tick) runs the kernel flood filter (:mod:`.flood`);
+``feedback(stream, now)`` says where a feedback packet goes; ``status(now)`` is the health
+report and the counters of the link (the diagnostics), ``log_line`` the link-state log (on change).
 """
 from __future__ import annotations
 
@@ -11,48 +15,54 @@ import math
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
-from hri_pulse.core.codec import PacketAuth, PacketParams, UnityCodec, UnityPacket
-from hri_pulse.core.health import HealthParams
-from hri_pulse.core.link import LinkParams, LinkReceiver
-from hri_pulse.core.pulse import Command, Emission, PulseGenerator, PulseParams, RisingEdge
-from hri_pulse.core.sequence import SequenceParams
+from hri_runtime.parameters import params_type
+
+from hri_pulse.core.codec import PacketAuth, UnityCodec, UnityPacket
+from hri_pulse.core.flood import FloodFilter
+from hri_pulse.core.health import LEVEL_NAMES, HealthReport
+from hri_pulse.core.link import LinkReceiver
+from hri_pulse.core.pulse import Command, Emission, PulseGenerator, RisingEdge
 
 _DEG = math.pi / 180.0
 
 
-@dataclass(frozen=True)
-class PulseConfig:
-    packet: PacketParams
-    sequence: SequenceParams
-    pulse: PulseParams
-    health: HealthParams
-    link: LinkParams
-    auth: Optional[PacketAuth] = None       # structural: None = unauthenticated 32-byte packets
-
-    @classmethod
-    def from_config(cls, section: dict) -> "PulseConfig":
-        """Raises ValueError when ``pulse.auth`` requires a key that cannot be read."""
-        return cls(PacketParams.from_config(section), SequenceParams.from_config(section),
-                   PulseParams.from_config(section), HealthParams.from_config(section),
-                   LinkParams.from_config(section), PacketAuth.from_config(section))
+PulseConfig = params_type("pulse")
 
 
 @dataclass
 class TickResult:
     emissions: List[Emission]
-    event: Optional[str]          # "disconnected" or None
+    event: Optional[str]              # "disconnected" or None
+    safe_stop: Optional[bool] = None  # the link's safe stop, when it changed (after a first connection)
+    stop_request: bool = False        # a system stop request is due (link lost)
 
 
 class VrCommandCore:
-    def __init__(self, cfg: PulseConfig, clock: Callable[[], float], logger=None):
+    def __init__(self, cfg: PulseConfig, clock: Callable[[], float], logger=None, *,
+                 stop_request_period_s: float = math.inf,
+                 host_filter: Optional[Callable[[Optional[str]], bool]] = None):
+        """``cfg``: the ``pulse`` section (:data:`PulseConfig`); with ``pulse.auth.mode``
+        required the key is read from ``pulse.auth.key_file`` (ValueError when it cannot be).
+        ``stop_request_period_s``: while the link is lost a stop request is due this often
+        (``1 / safety.stop.heartbeat_hz``); ``host_filter``: the carrier's kernel source filter
+        (``UdpCarrier.host_filter``; None: no kernel flood filter)."""
         self.cfg = cfg
         self.clock = clock
-        self.link = LinkReceiver(UnityCodec(cfg.packet, cfg.auth), clock, cfg.sequence, cfg.health, cfg.link,
+        self.auth = PacketAuth.from_params(cfg.auth)     # None: unauthenticated 32-byte packets
+        self.link = LinkReceiver(UnityCodec(cfg.packet, self.auth), clock, cfg.sequence, cfg.health, cfg.link,
                                  logger=logger, name="vr")
         self.edge = RisingEdge()
         self.pulse = PulseGenerator(cfg.pulse, start_s=clock())
+        self.flood = FloodFilter(cfg.link.flood_filter_min_pps, cfg.link.flood_filter_hold_s,
+                                 cfg.link.kernel_flood_filter and cfg.link.peer_lock, host_filter,
+                                 logger=self.link.log)
         self.safe_stop = False
         self.commands = 0
+        self.stop_requests = 0
+        self.stop_request_period_s = stop_request_period_s
+        self._stop_request_t: Optional[float] = None
+        self._stop_published: Optional[bool] = None
+        self._feedback_seq = {"pose": 0, "skeleton": 0}
 
     @staticmethod
     def head_rad(pkt: UnityPacket) -> Tuple[float, float, float]:
@@ -84,4 +94,63 @@ class VrCommandCore:
             self.safe_stop = True
             self.pulse.cancel(now_s)
             self.edge.reset()
-        return TickResult(self.pulse.due(now_s), ev)
+        res = TickResult(self.pulse.due(now_s), ev)
+        if not self.link.health.ever_connected:
+            return res
+        if self._stop_published is not self.safe_stop:
+            self._stop_published = res.safe_stop = self.safe_stop
+        if not self.safe_stop:
+            self._stop_request_t = None
+        elif self._stop_request_t is None or now_s - self._stop_request_t >= self.stop_request_period_s - 1e-9:
+            self._stop_request_t = now_s
+            self.stop_requests += 1
+            res.stop_request = True
+        return res
+
+    def flood_check(self, now_s: float) -> None:
+        """The kernel flood filter's decision (call once per node tick)."""
+        lr = self.link
+        self.flood.update(now_s, lr.rejected["foreign_peer"], lr.health.connected, lr.owner)
+
+    def set_kernel_flood_filter(self, enabled: bool) -> None:
+        """``pulse.link.kernel_flood_filter`` at run time (needs ``peer_lock``); off releases at once."""
+        self.flood.set_enabled(bool(enabled) and self.cfg.link.peer_lock)
+
+    # ------------------------------------------------------------------ feedback / state queries
+    def feedback(self, stream: str, now_s: float) -> Optional[Tuple[object, int]]:
+        """A feedback packet of ``stream`` ("pose" | "skeleton") is sent now: (peer, sequence), or
+        None while no headset is connected (nothing to send)."""
+        owner = self.link.owner
+        if owner is None or not self.link.health.connected:
+            return None
+        seq = self._feedback_seq[stream] = (self._feedback_seq[stream] + 1) % (1 << 31)
+        self.link.health.on_send(stream, now_s)
+        return owner, seq
+
+    @property
+    def connected(self) -> bool:
+        return self.link.health.connected
+
+    def status(self, now_s: float, tx_active: bool = True) -> Tuple[HealthReport, dict]:
+        """The link's health report and its counters (the diagnostics values)."""
+        lr = self.link
+        rep = lr.health.report(now_s, tx_active=tx_active)
+        vals = {"connected": rep.connected, "peer": lr.owner, "received": lr.received, "accepted": lr.accepted,
+                "commands": self.commands, "debounced": self.pulse.debounced, "safe_stop": self.safe_stop,
+                "stop_requests": self.stop_requests}
+        for st in rep.streams.values():
+            vals[f"{st.name}_rate_hz"] = f"{st.rate_hz:.2f}"
+            vals[f"{st.name}_level"] = LEVEL_NAMES[st.level]
+        vals.update({f"rejected_{k}": v for k, v in lr.rejected.items()})
+        vals.update({f"seq_{k}": v for k, v in lr.tracker.c.as_dict().items()})
+        vals.update(self.flood.status())
+        return rep, vals
+
+    def log_line(self, now_s: float, rep: HealthReport, vals: dict) -> Optional[Tuple[int, str]]:
+        """(level, line) when the link state is to be logged (on a change of level; while
+        healthy a periodic summary), else None."""
+        if not self.link.health.log_due(now_s, rep.level):
+            return None
+        return rep.level, (f"vr link {LEVEL_NAMES[rep.level]}: {rep.message}; receive "
+                           f"{rep.streams['receive'].rate_hz:.1f} Hz, accepted {vals['accepted']}/"
+                           f"{vals['received']}, commands {vals['commands']}")

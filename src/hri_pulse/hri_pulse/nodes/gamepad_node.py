@@ -4,8 +4,9 @@ represents VR behaviour exactly: same ``RisingEdge``, same ``PulseGenerator``, s
 Source ``pulse.gamepad.source``: ``joy`` (``sensor_msgs/Joy`` on ``pulse.topics.joy`` from the
 standard ``joy`` node) or ``evdev`` (Linux input device whose name contains
 ``pulse.gamepad.device_name``; python-evdev imported lazily). A missing device or library is one
-clear log line and a retry every ``retry_period_s`` - never a crash. Parameters: ``robot``,
-``source`` ("" = config).
+clear log line and a retry every ``retry_period_s`` - never a crash. Parameters: ``robot`` and
+the keys of ``pulse.gamepad``, ``pulse.pulse``, ``pulse.node``, ``pulse.topics`` by their dotted
+path (e.g. ``pulse.gamepad.source``), the robot config's value as default.
 Out: ``/base_cmd`` (geometry_msgs/Twist) at ``pulse.pulse.rate_hz``, ``/pulse/command_head``.
 """
 from __future__ import annotations
@@ -13,15 +14,11 @@ from __future__ import annotations
 from typing import Optional, Set
 
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
+from hri_runtime.parameters import declare_config
 
-from hri_pulse.core import GamepadMapper, GamepadParams, PulseGenerator, PulseParams
-from hri_pulse.nodes.vr_interface_node import stamp
-
-
-def _v(p):
-    return getattr(p, "value", p)
+from hri_pulse.core import GamepadCore, PulseConfig
 
 
 class EvdevSource:
@@ -71,49 +68,36 @@ class EvdevSource:
 
 
 class GamepadNode(Node):
-    def __init__(self, **kw):
+    def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("gamepad", **kw)
-        robot = _v(self.declare_parameter("robot", "tino"))
-        src = str(_v(self.declare_parameter("source", "")))
-        cfg = load_robot_config(robot)["pulse"]
-        T = cfg["topics"]
-        g = cfg["gamepad"]
-        self.source = src or g["source"]
-        self.mapper = GamepadMapper(GamepadParams.from_config(cfg))
-        self.pulse = PulseGenerator(PulseParams.from_config(cfg), start_s=self.now())
-        self.pub_cmd = self.create_publisher("geometry_msgs/msg/Twist", T["base_cmd"], qos=10)
-        self.pub_chead = self.create_publisher("geometry_msgs/msg/Vector3Stamped", T["command_head"], qos=10)
-        self.commands = 0
+        cfg = declare_config(self, ("pulse.gamepad", "pulse.pulse", "pulse.node", "pulse.topics"), cfg, robot="tino")
+        p = PulseConfig.from_config(cfg["pulse"])
+        g, T = p.gamepad, p.topics
+        self.source = g.source
+        self.core = GamepadCore(g, p.pulse, start_s=self.now())
+        self.pub_cmd = self.create_publisher("geometry_msgs/msg/Twist", T.base_cmd, qos=10)
+        self.pub_chead = self.create_publisher("geometry_msgs/msg/Vector3Stamped", T.command_head, qos=10)
         self.published = 0
         self.evdev: Optional[EvdevSource] = None
-        self.retry_period_s = float(g["retry_period_s"])
-        self._next_retry = self.now()
         if self.source == "joy":
-            self.create_subscription("sensor_msgs/msg/Joy", T["joy"], self.on_joy, qos=10)
+            self.create_subscription("sensor_msgs/msg/Joy", T.joy, self.on_joy, qos=10)
         else:
-            self.evdev = EvdevSource(g["device_name"], g["evdev_buttons"], self.get_logger())
-        self.create_timer(cfg["node"]["tick_period_s"], self.tick)
-        self.get_logger().info(f"gamepad: source {self.source}, pulses on {T['base_cmd']}")
+            self.evdev = EvdevSource(g.device_name, g.evdev_buttons, self.get_logger())
+        self.create_timer(p.node.tick_period_s, self.tick)
+        self.get_logger().info(f"gamepad: source {self.source}, pulses on {T.base_cmd}")
 
     def now(self) -> float:
         return self.get_clock().now_s()
 
     def on_joy(self, msg) -> None:
-        pressed = self.mapper.pressed_from_joy(list(msg.buttons))
-        if pressed is None:
+        now = self.now()
+        if not self.core.on_joy(list(msg.buttons), now):
             self.get_logger().warning("gamepad: Joy message with too few buttons (ignored)", throttle_duration_sec=5.0)
             return
-        self.on_buttons(pressed)
-
-    def on_buttons(self, pressed) -> None:
-        now = self.now()
-        cmd = self.mapper.update(pressed)
-        if cmd is not None and self.pulse.request(cmd, now):
-            self.commands += 1
         self._emit(now)
 
     def _emit(self, now: float) -> None:
-        for e in self.pulse.due(now):
+        for e in self.core.due(now):
             self.pub_cmd.publish(msgs.new("geometry_msgs/msg/Twist",
                                           linear=msgs.new("geometry_msgs/msg/Vector3", x=float(e.state)),
                                           angular=msgs.new("geometry_msgs/msg/Vector3", z=float(e.direction))))
@@ -121,15 +105,14 @@ class GamepadNode(Node):
             if e.index == 0 and e.command is not None:
                 self.pub_chead.publish(msgs.new(
                     "geometry_msgs/msg/Vector3Stamped",
-                    header=msgs.new("std_msgs/msg/Header", stamp=stamp(e.t_s), frame_id="head"),
+                    header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(e.t_s), frame_id="head"),
                     vector=msgs.new("geometry_msgs/msg/Vector3")))
 
     def tick(self) -> None:
         now = self.now()
         if self.evdev is not None:
             if self.evdev.dev is None:
-                if now >= self._next_retry:
-                    self._next_retry = now + self.retry_period_s
+                if self.core.retry_due(now):
                     self.evdev.open()
             else:
                 try:
@@ -137,11 +120,10 @@ class GamepadNode(Node):
                 except OSError as exc:
                     self.get_logger().error(f"gamepad: device lost ({exc}); idle, retrying")
                     self.evdev.dev = None
-                    self.pulse.cancel(now)
+                    self.core.device_lost(now)
                     pressed = None
                 if pressed is not None:
-                    self.on_buttons(pressed)
-                    return
+                    self.core.on_buttons(pressed, now)
         self._emit(now)
 
 

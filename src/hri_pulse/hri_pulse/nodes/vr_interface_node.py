@@ -1,11 +1,10 @@
 """``vr_interface_node``: Unity headset (UDP, optionally ZeroMQ) -> 3-cycle base pulses (issue 5).
 
-Config: section ``pulse`` (docs/interfaces.md "Pulse"). Parameters: ``robot`` (config name,
-default tino), ``port`` (-1 = ``pulse.udp.port``; 0 = any free port, for tests),
-``bind_address`` ("" = ``pulse.udp.bind_address``), ``zmq`` ("config" | "true" | "false"),
-``zmq_sub_endpoint`` / ``zmq_pub_endpoint`` ("" = config), ``kernel_flood_filter``
-("config" | "true" | "false"; the only one applied at run time by ``hri param set``, the others
-are read-only: applied at startup, a set is refused).
+Parameters: ``robot`` (config name, default tino) and every key of the config sections it reads
+(``pulse.*`` but the gamepad and emulator keys, ``safety.stop.*``), named by their dotted path,
+the robot config's value as default (docs/configuration.md), e.g. ``pulse.udp.port`` (0 = any
+free port), ``pulse.udp.bind_address``, ``pulse.zmq.enabled``. ``pulse.link.kernel_flood_filter``
+is applied at run time by ``hri param set``; the others are read-only (applied at startup).
 
 Out: ``/base_cmd`` (geometry_msgs/Twist: linear.x = state, angular.z = direction) every
 1/rate_hz: 3 identical messages per command, idle (0) otherwise; ``/link/safe_stop``
@@ -29,24 +28,17 @@ import threading
 from typing import Optional
 
 from hri_runtime import msgs
-from hri_runtime.config import ConfigError, load_robot_config
-from hri_runtime.node import Node, run_node
+from hri_runtime.config import ConfigError
 from hri_runtime.geometry import time_from_seconds
-from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE
+from hri_runtime.node import Node, run_node
+from hri_runtime.parameters import declare_config
+from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, stop_params
 
 from hri_pulse.carriers import UdpCarrier, ZmqCarrier
 from hri_pulse.core import PulseConfig, VrCommandCore
 from hri_pulse.core.feedback import encode_pose, encode_skeleton
-from hri_pulse.core.health import LEVEL_NAMES
 
 ZMQ_PEER = ZmqCarrier.PEER
-
-
-def _v(p):
-    return getattr(p, "value", p)
-
-
-stamp = time_from_seconds
 
 
 def diagnostic_array(t_s: float, name: str, hardware_id: str, level: int, message: str, values: dict):
@@ -54,74 +46,55 @@ def diagnostic_array(t_s: float, name: str, hardware_id: str, level: int, messag
     st = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=int(level), name=name, message=message,
                   hardware_id=hardware_id, values=kv)
     return msgs.new("diagnostic_msgs/msg/DiagnosticArray",
-                    header=msgs.new("std_msgs/msg/Header", stamp=stamp(t_s), frame_id=""), status=[st])
+                    header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t_s), frame_id=""), status=[st])
+
+
+SECTIONS = ("pulse.packet", "pulse.sequence", "pulse.auth", "pulse.pulse", "pulse.health", "pulse.link",
+            "pulse.udp", "pulse.zmq", "pulse.feedback", "pulse.node", "pulse.topics", "safety.stop")
 
 
 class VrInterfaceNode(Node):
-    def __init__(self, **kw):
+    def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("vr_interface", **kw)
-        robot = _v(self.declare_parameter("robot", "tino"))
-        port = int(_v(self.declare_parameter("port", -1)))
-        bind = str(_v(self.declare_parameter("bind_address", "")))
-        zmq_sel = str(_v(self.declare_parameter("zmq", "config")))
-        kf_sel = str(_v(self.declare_parameter(      # bool or "config"/"true"/"false" (-p x:=true is a bool)
-            "kernel_flood_filter", "config", {"values": ["config", "true", "false", True, False],
-                                              "dynamic_typing": True},
-            on_set=self._set_kernel_flood_filter))).lower()
-        zsub = str(_v(self.declare_parameter("zmq_sub_endpoint", "")))
-        zpub = str(_v(self.declare_parameter("zmq_pub_endpoint", "")))
-        full = load_robot_config(robot)
-        self.cfg = cfg = full["pulse"]
-        self.stop_request_period_s = 1.0 / float(full["safety"]["stop"]["heartbeat_hz"])
-        self._stop_request_t: Optional[float] = None
-        T = cfg["topics"]
+        cfg = declare_config(self, SECTIONS, cfg, robot="tino",
+                             on_set={"pulse.link.kernel_flood_filter": self._set_kernel_flood_filter})
+        self.params = p = PulseConfig.from_config(cfg["pulse"])
+        u = p.udp
+        self.udp = UdpCarrier.bind(u.bind_address, u.port, u.rcvbuf_bytes, u.max_packets_per_cycle,
+                                   u.max_datagram_bytes)
         try:
-            pcfg = PulseConfig.from_config(cfg)
+            self.core = VrCommandCore(p, clock=self.now, logger=self.get_logger(),
+                                      stop_request_period_s=stop_params(cfg).period_s,
+                                      host_filter=self.udp.host_filter)
         except ValueError as exc:                    # pulse.auth key file missing / malformed
-            raise ConfigError(None, "pulse.auth", cfg["auth"]["key_file"], str(exc)) from None
-        self.core = VrCommandCore(pcfg, clock=self.now, logger=None)
-        self.core.link.log = self.get_logger()
-        u = cfg["udp"]
-        self.udp = UdpCarrier.bind(bind or u["bind_address"], u["port"] if port < 0 else port,
-                                   u["rcvbuf_bytes"], u["max_packets_per_cycle"], u["max_datagram_bytes"])
+            self.udp.close()
+            raise ConfigError(None, "pulse.auth", p.auth.key_file, str(exc)) from None
         self.carriers = [self.udp]
-        zmq_on = cfg["zmq"]["enabled"] if zmq_sel == "config" else zmq_sel.lower() == "true"
         self.zmq: Optional[ZmqCarrier] = None
-        if zmq_on:
-            z = cfg["zmq"]
-            self.zmq = ZmqCarrier(zsub or z["sub_endpoint"], zpub or z["pub_endpoint"], z["rcvhwm"],
-                                  u["max_packets_per_cycle"])
+        if p.zmq.enabled:
+            self.zmq = ZmqCarrier(p.zmq.sub_endpoint, p.zmq.pub_endpoint, p.zmq.rcvhwm, u.max_packets_per_cycle)
             self.carriers.append(self.zmq)
-        lk = cfg["link"]
-        self.kfilter = self._kfilter_of(kf_sel)
-        self.kfilter_min_per_tick = float(lk["flood_filter_min_pps"]) * cfg["node"]["tick_period_s"]
-        self.kfilter_hold_s = float(lk["flood_filter_hold_s"])
-        self._kfilter_until = 0.0
-        self._foreign_prev = 0
-        self.feedback_port = int(u["feedback_port"])
-        self.budget = int(u["max_packets_per_cycle"])
+        self.feedback_port = u.feedback_port
+        self.budget = u.max_packets_per_cycle
         self._budget_left = self.budget
-        self.pub_cmd = self.create_publisher("geometry_msgs/msg/Twist", T["base_cmd"], qos=10)
-        self.pub_stop = self.create_publisher("std_msgs/msg/Bool", T["safe_stop"], qos=10)
+        T = p.topics
+        self.pub_cmd = self.create_publisher("geometry_msgs/msg/Twist", T.base_cmd, qos=10)
+        self.pub_stop = self.create_publisher("std_msgs/msg/Bool", T.safe_stop, qos=10)
         self.pub_stop_request = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
-        self.stop_requests = 0
-        self.pub_head = self.create_publisher("geometry_msgs/msg/Vector3", T["head_cmd"], qos=10)
-        self.pub_chead = self.create_publisher("geometry_msgs/msg/Vector3Stamped", T["command_head"], qos=10)
+        self.pub_head = self.create_publisher("geometry_msgs/msg/Vector3", T.head_cmd, qos=10)
+        self.pub_chead = self.create_publisher("geometry_msgs/msg/Vector3Stamped", T.command_head, qos=10)
         self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
         self._pose = None
         self._skel = []
-        self._fb_seq = {"pose": 0, "skeleton": 0}
-        self.fb_enabled = bool(cfg["feedback"]["enabled"])
-        self.max_joints = int(cfg["feedback"]["skeleton_max_joints"])
-        self.create_subscription("nav_msgs/msg/Odometry", T["pose"], self.on_pose, qos=10)
-        self.create_subscription("geometry_msgs/msg/PoseArray", T["skeleton"], self.on_skeleton, qos=10)
-        h = cfg["health"]
-        self.create_timer(cfg["node"]["tick_period_s"], self.tick)
-        self.create_timer(cfg["node"]["diagnostics_period_s"], self.publish_diagnostics)
+        self.fb_enabled = p.feedback.enabled
+        self.max_joints = p.feedback.skeleton_max_joints
+        self.create_subscription("nav_msgs/msg/Odometry", T.pose, self.on_pose, qos=10)
+        self.create_subscription("geometry_msgs/msg/PoseArray", T.skeleton, self.on_skeleton, qos=10)
+        self.create_timer(p.node.tick_period_s, self.tick)
+        self.create_timer(p.node.diagnostics_period_s, self.publish_diagnostics)
         if self.fb_enabled:
-            self.create_timer(1.0 / h["pose_send_rate_hz"], self.send_pose)
-            self.create_timer(1.0 / h["skeleton_send_rate_hz"], self.send_skeleton)
-        self._stop_published: Optional[bool] = None
+            self.create_timer(1.0 / p.health.pose_send_rate_hz, self.send_pose)
+            self.create_timer(1.0 / p.health.skeleton_send_rate_hz, self.send_skeleton)
         self.published = 0
         self._waker: Optional[threading.Thread] = None
         self._wake_armed = threading.Event()
@@ -132,8 +105,8 @@ class VrInterfaceNode(Node):
             self._waker.start()
         addr = self.udp.address
         self.get_logger().info(f"vr_interface: udp {addr[0]}:{addr[1]}"
-                               + (f", zmq {cfg['zmq']['sub_endpoint']}" if self.zmq else "")
-                               + f", pulses on {T['base_cmd']}, safe stop on {T['safe_stop']}")
+                               + (f", zmq {p.zmq.sub_endpoint}" if self.zmq else "")
+                               + f", pulses on {T.base_cmd}, safe stop on {T.safe_stop}")
 
     # ------------------------------------------------------------------ helpers
     def now(self) -> float:
@@ -185,63 +158,31 @@ class VrInterfaceNode(Node):
                 h = e.command.head_rad
                 self.pub_chead.publish(msgs.new(
                     "geometry_msgs/msg/Vector3Stamped",
-                    header=msgs.new("std_msgs/msg/Header", stamp=stamp(e.t_s), frame_id="head"),
+                    header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(e.t_s), frame_id="head"),
                     vector=msgs.new("geometry_msgs/msg/Vector3", x=h[0], y=h[1], z=h[2])))
-        if self._stop_published is not self.core.safe_stop and self.core.link.health.ever_connected:
-            self._stop_published = self.core.safe_stop
-            self.pub_stop.publish(msgs.new("std_msgs/msg/Bool", data=self.core.safe_stop))
-        if self.core.safe_stop and self.core.link.health.ever_connected:
-            if self._stop_request_t is None or now - self._stop_request_t >= self.stop_request_period_s - 1e-9:
-                self._stop_request_t = now
-                self.stop_requests += 1
-                self.pub_stop_request.publish(msgs.new(STOP_REQUEST_TYPE, source="link_loss",
-                                                       reason="headset link lost (no valid packet)"))
-        else:
-            self._stop_request_t = None
+        if res.safe_stop is not None:
+            self.pub_stop.publish(msgs.new("std_msgs/msg/Bool", data=res.safe_stop))
+        if res.stop_request:
+            self.pub_stop_request.publish(msgs.new(STOP_REQUEST_TYPE, source="link_loss",
+                                                   reason="headset link lost (no valid packet)"))
 
     # ------------------------------------------------------------------ timers / callbacks
     def tick(self) -> None:
         now = self.now()
         self._budget_left = self.budget
         self._drain(now)
-        if self.kfilter:
-            self._flood_filter(now)
+        self.core.flood_check(now)
         if self._waker is not None:
             self._wake_armed.set()
 
-    def _kfilter_of(self, sel) -> bool:
-        lk = self.cfg["link"]
-        sel = str(sel).lower()
-        kf = lk["kernel_flood_filter"] if sel == "config" else sel == "true"
-        return bool(kf) and bool(lk["peer_lock"])
-
-    def _set_kernel_flood_filter(self, sel) -> None:
-        """Parameter ``kernel_flood_filter`` at run time: on/off at the next tick; turning it off
+    def _set_kernel_flood_filter(self, enabled: bool) -> None:
+        """``pulse.link.kernel_flood_filter`` at run time: on/off at the next tick; turning it off
         releases an engaged filter at once."""
-        self.kfilter = self._kfilter_of(sel)
-        if not self.kfilter and self.udp.filter_host is not None:
-            self.udp.clear_host_filter()
-            self.get_logger().info("vr link: kernel flood filter released (parameter)")
+        self.core.set_kernel_flood_filter(bool(enabled))
 
-    def _flood_filter(self, now: float) -> None:
-        """Under a flood from other hosts (>= flood_filter_min_pps foreign drops), move the peer
-        lock into the kernel (BPF source-host filter) for flood_filter_hold_s, then re-evaluate.
-        Released at once when the link times out, so any headset can connect again."""
-        lr = self.core.link
-        foreign = lr.rejected["foreign_peer"]
-        d, self._foreign_prev = foreign - self._foreign_prev, foreign
-        if self.udp.filter_host is not None:
-            if now >= self._kfilter_until or not lr.health.connected:
-                self.udp.clear_host_filter()
-                self.get_logger().info("vr link: kernel flood filter released")
-            return
-        owner = lr.owner
-        if d >= self.kfilter_min_per_tick and lr.health.connected and isinstance(owner, tuple):
-            if self.udp.set_host_filter(owner[0]):
-                self._kfilter_until = now + self.kfilter_hold_s
-                self.get_logger().warning(
-                    f"vr link: flood from other hosts ({d} datagrams in one tick): kernel filter admits "
-                    f"only {owner[0]} for {self.kfilter_hold_s:g} s")
+    @property
+    def stop_requests(self) -> int:
+        return self.core.stop_requests
 
     def on_pose(self, msg) -> None:
         p = msg.pose.pose
@@ -251,59 +192,32 @@ class VrInterfaceNode(Node):
     def on_skeleton(self, msg) -> None:
         self._skel = [(q.position.x, q.position.y, q.position.z) for q in msg.poses]
 
-    def _feedback_target(self):
-        owner = self.core.link.owner
-        if owner is None or not self.core.link.health.connected:
-            return None, None
-        if owner == ZMQ_PEER:
-            return self.zmq, None
-        host, port = owner
-        return self.udp, (host, self.feedback_port or port)
+    def _send_feedback(self, stream: str, encode) -> None:
+        now = self.now()
+        to = self.core.feedback(stream, now)
+        if to is None:
+            return
+        peer, seq = to
+        if peer == ZMQ_PEER:
+            self.zmq.send(encode(seq, now), None)
+        else:
+            self.udp.send(encode(seq, now), (peer[0], self.feedback_port or peer[1]))
 
     def send_pose(self) -> None:
-        carrier, peer = self._feedback_target()
-        if carrier is None:
-            return
-        now = self.now()
         pos, ori = self._pose or ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
-        self._fb_seq["pose"] = (self._fb_seq["pose"] + 1) % (1 << 31)
-        carrier.send(encode_pose(self._fb_seq["pose"], now, pos, ori, self._pose is not None), peer)
-        self.core.link.health.on_send("pose", now)
+        self._send_feedback("pose", lambda seq, now: encode_pose(seq, now, pos, ori, self._pose is not None))
 
     def send_skeleton(self) -> None:
-        carrier, peer = self._feedback_target()
-        if carrier is None:
-            return
-        now = self.now()
-        self._fb_seq["skeleton"] = (self._fb_seq["skeleton"] + 1) % (1 << 31)
-        carrier.send(encode_skeleton(self._fb_seq["skeleton"], now, self._skel, self.max_joints), peer)
-        self.core.link.health.on_send("skeleton", now)
-
-    def health_values(self, now: float) -> tuple:
-        lr = self.core.link
-        rep = lr.health.report(now, tx_active=self.fb_enabled)
-        vals = {"connected": rep.connected, "peer": lr.owner, "received": lr.received, "accepted": lr.accepted,
-                "commands": self.core.commands, "debounced": self.core.pulse.debounced,
-                "safe_stop": self.core.safe_stop}
-        for s in rep.streams.values():
-            vals[f"{s.name}_rate_hz"] = f"{s.rate_hz:.2f}"
-            vals[f"{s.name}_level"] = LEVEL_NAMES[s.level]
-        vals.update({f"rejected_{k}": v for k, v in lr.rejected.items()})
-        vals.update({f"seq_{k}": v for k, v in lr.tracker.c.as_dict().items()})
-        vals["flood_budget_hits"] = sum(c.budget_exhausted for c in self.carriers)
-        vals["kernel_filter_host"] = self.udp.filter_host or "-"
-        vals["kernel_filter_engagements"] = self.udp.filter_engagements
-        return rep, vals
+        self._send_feedback("skeleton", lambda seq, now: encode_skeleton(seq, now, self._skel, self.max_joints))
 
     def publish_diagnostics(self) -> None:
         now = self.now()
-        rep, vals = self.health_values(now)
+        rep, vals = self.core.status(now, tx_active=self.fb_enabled)
+        vals["flood_budget_hits"] = sum(c.budget_exhausted for c in self.carriers)
         self.pub_diag.publish(diagnostic_array(now, "hri_pulse: vr link", "unity", rep.level, rep.message, vals))
-        if self.core.link.health.log_due(now, rep.level):
-            line = (f"vr link {LEVEL_NAMES[rep.level]}: {rep.message}; receive "
-                    f"{rep.streams['receive'].rate_hz:.1f} Hz, accepted {vals['accepted']}/{vals['received']}, "
-                    f"commands {vals['commands']}")
-            (self.get_logger().info if rep.level == 0 else self.get_logger().warning)(line)
+        line = self.core.log_line(now, rep, vals)
+        if line is not None:
+            (self.get_logger().info if line[0] == 0 else self.get_logger().warning)(line[1])
 
     def destroy_node(self) -> None:
         self._closing = True

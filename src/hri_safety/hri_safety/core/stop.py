@@ -24,15 +24,17 @@ nothing here reads a clock, sleeps or touches middleware.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Optional
 
+from hri_runtime.parameters import params_type
+
 __all__ = ["StopParams", "StopLatch", "StopWatch", "sanitize_source", "SOURCE_MAX_CHARS",
-           "REASON_MAX_CHARS", "NO_HEARTBEAT", "HEARTBEAT_TIMEOUT"]
+           "REASON_MAX_CHARS", "LINK_SOURCE", "NO_HEARTBEAT", "HEARTBEAT_TIMEOUT"]
 
 SOURCE_MAX_CHARS = 32          # format limits of a request (not tuning values: a name and one line)
 REASON_MAX_CHARS = 200
 _SOURCE_RE = re.compile(r"[a-z][a-z0-9_]{0,31}")
+LINK_SOURCE = "link_safe_stop"              # the source latched by the link monitor's safe stop
 NO_HEARTBEAT = "no_stop_heartbeat"          # reasons the watchdog gives itself
 HEARTBEAT_TIMEOUT = "stop_heartbeat_timeout"
 
@@ -49,20 +51,10 @@ def _one_line(text: object) -> str:
     return s[:REASON_MAX_CHARS]
 
 
-@dataclass(frozen=True)
-class StopParams:
-    """``safety.stop`` of the config tree."""
-
-    heartbeat_hz: float          # supervisor publishes its state at least this often
-    timeout_s: float             # an actuator stops when the last heartbeat is older than this
-    max_sources: int = 32        # distinct latched sources kept (bounded; more are folded)
-
-    def __post_init__(self) -> None:
-        if not (self.heartbeat_hz > 0.0 and self.timeout_s > 0.0):
-            raise ValueError("safety.stop: heartbeat_hz and timeout_s must be > 0")
-        if self.timeout_s <= self.period_s:
-            raise ValueError(f"safety.stop.timeout_s ({self.timeout_s:g} s) must exceed one heartbeat "
-                             f"period ({self.period_s:g} s), or a healthy stack would stop itself")
+class StopParams(params_type("safety.stop")):
+    """``safety.stop`` of the config tree: ``heartbeat_hz``, ``timeout_s``, ``max_sources``
+    (declared in src/hri_safety/parameters.yaml with their bounds and the rule that the timeout
+    exceeds one heartbeat period: a bad value is a ConfigError, a ValueError)."""
 
     @property
     def period_s(self) -> float:
@@ -72,15 +64,6 @@ class StopParams:
     def bound_s(self) -> float:
         """Worst case from the last heartbeat received to the actuator's stop: T + P."""
         return self.timeout_s + self.period_s
-
-    @classmethod
-    def from_config(cls, section: dict) -> "StopParams":
-        """From the ``safety`` section (or its ``stop`` subsection)."""
-        s = section.get("stop", section)
-        kw = {"heartbeat_hz": float(s["heartbeat_hz"]), "timeout_s": float(s["timeout_s"])}
-        if "max_sources" in s:
-            kw["max_sources"] = int(s["max_sources"])
-        return cls(**kw)
 
 
 class StopLatch:
@@ -96,6 +79,7 @@ class StopLatch:
         self.refused_resets = 0
         self.requests = 0                         # every request seen (also repeats)
         self.folded = 0                           # requests whose source did not fit max_sources
+        self.ignored_releases = 0                 # link monitor "no stop": never releases
 
     @property
     def stopped(self) -> bool:
@@ -130,6 +114,20 @@ class StopLatch:
         self._reasons[src] = _one_line(reason)
         self._since[src] = self._last[src] = float(now_s)
         return True
+
+    def on_link_safe_stop(self, stopped: bool, now_s: float) -> bool:
+        """The link monitor's safe stop: true latches the source ``link_safe_stop``; false (the
+        link is back) is counted and releases nothing, only :meth:`reset` does. True if newly latched."""
+        if stopped:
+            return self.request(LINK_SOURCE, "link monitor safe stop", now_s)
+        self.ignored_releases += 1
+        return False
+
+    def status(self) -> dict:
+        """For diagnostics."""
+        return {"stopped": self.stopped, "sources": ",".join(self._reasons) or "-", "reset_count": self.reset_count,
+                "requests": self.requests, "refused_resets": self.refused_resets, "folded": self.folded,
+                "ignored_releases": self.ignored_releases}
 
     def active(self, now_s: float) -> list[str]:
         """Latched sources requested within the last two heartbeat periods (cause still present)."""
@@ -186,6 +184,12 @@ class StopWatch:
         if self.last_rx_s is None:
             return NO_HEARTBEAT
         return self.remote_reason if self.remote_stopped else ""
+
+    @property
+    def cause(self) -> str:
+        """The reason of a stop that latches actuator faults: ``reason``, but "" while running
+        and before the first heartbeat (a supervisor that is not there yet holds, it latches nothing)."""
+        return "" if self.last_rx_s is None else self.reason
 
     def _changed(self) -> bool:
         cur = (self.stopped, self.reason)

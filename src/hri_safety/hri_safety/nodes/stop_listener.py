@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Union
 
-from hri_runtime.context import QOS_LATCHED
+from hri_runtime.qos import QOS_LATCHED
 
 from hri_safety.core.stop import StopParams, StopWatch
 
@@ -44,20 +44,18 @@ __all__ = ["StopListener", "stop_params", "STOP_TOPIC", "STOP_REQUEST_TOPIC", "R
 
 
 def stop_params(source: Union[StopParams, dict, None] = None, node=None) -> StopParams:
-    """StopParams from: StopParams | a merged robot config | its ``safety`` section | None (then
-    ``node.cfg`` if the node has one, else config/_defaults.yaml)."""
+    """StopParams from: StopParams | a merged robot config | its ``safety`` section | its
+    ``safety.stop`` section | None (then ``node.cfg`` if the node has one, else the declared
+    defaults)."""
     if isinstance(source, StopParams):
         return source
     if source is None and node is not None and isinstance(getattr(node, "cfg", None), dict) \
             and "safety" in node.cfg:
         source = node.cfg
     if source is None:
-        from hri_runtime import config as cfgmod
-
-        source = cfgmod.read_yaml(cfgmod.find_config_root() / cfgmod.DEFAULTS_FILE)
-    if "safety" in source:
-        source = source["safety"]
-    return StopParams.from_config(source)
+        return StopParams()
+    source = source.get("safety", source)
+    return StopParams.from_config(source.get("stop", source))
 
 
 class StopListener:
@@ -79,6 +77,11 @@ class StopListener:
     @property
     def reason(self) -> str:
         return self.watch.reason
+
+    @property
+    def cause(self) -> str:
+        """``reason`` of a stop that latches (a timeout or the supervisor's), "" otherwise."""
+        return self.watch.cause
 
     def age_s(self) -> Optional[float]:
         """Seconds since the last heartbeat (None before the first)."""

@@ -9,21 +9,23 @@ Out: ``/safety/stop`` (hri_interfaces/msg/SafetyStop, reliable, TRANSIENT_LOCAL,
      on every change and every ``1 / safety.stop.heartbeat_hz`` as the heartbeat; ``/diagnostics``
      (ERROR while stopped) on change and with every ``safety.stop.heartbeat_hz``-th heartbeat.
 
-Parameters: ``robot`` (config name, default fr3, read-only: read at start; only ``safety.stop`` and
-the topic names are used).
+Parameters (read-only, from the declarations: src/hri_safety/parameters.yaml, src/hri_pulse/...):
+``robot`` (config name, default fr3), ``robot_id``, ``safety.stop.heartbeat_hz``,
+``safety.stop.timeout_s``, ``safety.stop.max_sources``, ``pulse.topics.safe_stop``; the robot
+config's values are the defaults, ``-p`` / launch overrides win.
 """
 from __future__ import annotations
 
 from typing import Optional
 
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
-from hri_runtime.context import QOS_LATCHED
+from hri_runtime.parameters import declare_config
+from hri_runtime.qos import QOS_LATCHED
 from hri_runtime.node import Node, run_node
 
-from hri_safety.core.stop import StopLatch
+from hri_safety.core.stop import StopLatch, StopParams
 from hri_safety.nodes.stop_listener import (RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, STOP_TOPIC,
-                                            STOP_TYPE, stop_params)
+                                            STOP_TYPE)
 
 OK, ERROR = 0, 2
 LINK_SOURCE = "link_safe_stop"
@@ -32,10 +34,8 @@ LINK_SOURCE = "link_safe_stop"
 class StopSupervisorNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("stop_supervisor", **kw)
-        robot = str(getattr(self.declare_parameter("robot", "fr3", {"read_only": True, "description":
-                                                   "config name (read at start)"}), "value", "fr3"))
-        self.cfg = cfg if cfg is not None else load_robot_config(robot)
-        self.params = stop_params(self.cfg)
+        self.cfg = declare_config(self, ("safety.stop", "pulse.topics.safe_stop"), cfg=cfg)
+        self.params = StopParams.from_config(self.cfg["safety"]["stop"])
         self.latch = StopLatch(self.params)
         self.seq = 0
         self.ignored_release = 0              # /link/safe_stop false: never releases

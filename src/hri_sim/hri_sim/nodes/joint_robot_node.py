@@ -1,4 +1,4 @@
-"""``joint_robot``: a simulated robot with per-joint position/effort commands, as a node (issue 17).
+"""``joint_robot``: a simulated robot with per-joint position/effort commands, as a node.
 
 The robot a lab tunes, in MuJoCo: the humanoid arm in setup S1–S4 or the FR3 with torque motors
 (``hri_sim.pid_plants_mujoco.build_pid_robot``). Every ``control_period_s`` of the node's clock:
@@ -44,10 +44,11 @@ SET_GAINS_SRV = "hri_interfaces/srv/Tune"   # ~/set_gains takes the tuning servi
 def _safety_limits(robot: str, cfg: dict, plant):
     """SafetyLimits: the FR3's from its config; the humanoid arm's from its model (its torque
     limits per setup; rates not limited beyond a full swing per control period)."""
-    from hri_core.safety import SafetyLimits, limits_from_config
+    from hri_core.safety import SafetyLimits
+    from hri_runtime.config import arm_limits
 
     if robot == "fr3":
-        return limits_from_config(cfg)
+        return SafetyLimits(**arm_limits(cfg).as_kwargs())
     n, dt = plant.n, plant.dt_s
     free = np.full(n, 2.0 * float(np.max(plant.effort_max)) / dt)   # never binds: not a source number
     return SafetyLimits(q_min=plant.q_min, q_max=plant.q_max, v_max=free, a_max=free,

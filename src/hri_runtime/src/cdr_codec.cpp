@@ -1,8 +1,24 @@
-// CDR (XCDR1) codec of ROS 2 messages, driven by per-type plans (submodule hri_core._hri_core.cdr).
+// hri_runtime._cdr: the CDR (XCDR1) codec of ROS 2 messages, driven by per-type plans.
 //
-// A plan is compiled once per message type from the description built in Python by
-// hri_runtime.cdr_plan (the rosbags CDR generator turned into an op list, padding ops included),
-// so the bytes are those of rosbags' serialize_cdr bit for bit:
+// Contract with Python (everything this extension reads from Python objects; nothing else):
+//
+// 1. Plan description, built by hri_runtime.cdr_plan.describe (documented there):
+//      (type_name: str, cls: type, ops: tuple)
+//      op = (code: int, name: str | None, arg: int, n: int, sub: description | None, dtype_num: int)
+//    code / arg use the numbers of enum OpCode / enum Kind below; the extension exports them as
+//    OP_CODES / KIND_CODES (name -> number) and cdr_plan takes its numbers from there.
+//    compile_plan(description) -> plan (an opaque capsule).
+// 2. Messages: instances of the plan's cls (or of any class whose __msgtype__ equals type_name);
+//    fields are read and set as attributes named as in the ops. Decoded messages are made with
+//    cls.__new__ (no __init__), primitive arrays/sequences become numpy arrays of dtype_num.
+// 3. The msgs front: make_front(plans, slow_serialize, slow_deserialize, decode_error) returns
+//    C functions (serialize(msg, type_name=None), deserialize(data, type_name)) that look the
+//    type name (as given, or msg.__msgtype__) up in the dict ``plans`` {type name: plan} and run
+//    that plan; a missing entry, keyword arguments or an encode error go to the slow Python
+//    function (hri_runtime.msgs fills ``plans`` there). A decode error is raised as decode_error.
+//
+// Wire: the bytes are those of rosbags' serialize_cdr bit for bit (the op list is rosbags' CDR
+// code generator turned into data, padding ops included):
 //
 //   payload = 00 01 00 00 (CDR_LE; 00 00 00 00 = CDR_BE accepted on decode) + body
 //   body    = fields in order; primitives little endian; string = uint32 (len + 1), bytes, NUL;
@@ -10,13 +26,12 @@
 //             end of the header; at most 3 trailing padding bytes accepted on decode.
 //
 // serialize(plan, msg) -> bytes and deserialize(plan, data) -> msg are METH_FASTCALL functions
-// (no pybind11 dispatcher on the hot path). Decoded messages are built without calling the
-// dataclass __init__ (tp_new, then the fields set as attributes); primitive arrays and
-// sequences become numpy arrays owning their data. Every length is checked against the bytes
-// left before anything is allocated: malformed input raises cdr.DecodeError, never crashes.
-// Encode errors (wrong type, int out of range, wrong array length) raise cdr.EncodeError whose
-// message starts with the field path ("sensor_msgs/msg/JointState.header.stamp.sec: ...").
-// The GIL is held throughout (Python objects are read and built).
+// (no pybind11 dispatcher on the hot path). Every length is checked against the bytes left
+// before anything is allocated: malformed input raises DecodeError, never crashes. Encode errors
+// (wrong type, int out of range, wrong array length) raise EncodeError whose message starts with
+// the field path ("sensor_msgs/msg/JointState.header.stamp.sec: ..."). The GIL is held
+// throughout (Python objects are read and built); encoding writes straight into the bytes object
+// it returns.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -29,22 +44,31 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hri_core/cdr.hpp"
-
 namespace py = pybind11;
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "hri_core cdr codec assumes a little-endian host"
+#error "the hri_runtime CDR codec assumes a little-endian host"
 #endif
 
 namespace {
 
 using npy = py::detail::npy_api;
-namespace Kind = hri_core::cdr::Kind;
-namespace OpCode = hri_core::cdr::OpCode;
-using hri_core::cdr::kKindSize;
 
-constexpr const char* kCapsuleName = "hri_core.cdr.Plan";
+// primitive kinds (byte = int8 and char = uint8 as in rosbags) and op codes: exported as
+// KIND_CODES / OP_CODES, from which hri_runtime.cdr_plan takes its numbers
+namespace Kind {
+enum : int { BOOL = 0, I8, U8, I16, U16, I32, U32, I64, U64, F32, F64, STR };
+}
+constexpr const char* kKindNames[] = {"bool",   "int8",   "uint8", "int16",   "uint16",  "int32",
+                                      "uint32", "int64",  "uint64", "float32", "float64", "string"};
+constexpr int kKindSize[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 0};
+
+namespace OpCode {
+enum : int { ALIGN = 0, SCALAR, ARRAY, SEQ, MSG, MSG_ARRAY, MSG_SEQ };
+}
+constexpr const char* kOpNames[] = {"ALIGN", "SCALAR", "ARRAY", "SEQ", "MSG", "MSG_ARRAY", "MSG_SEQ"};
+
+constexpr const char* kCapsuleName = "hri_runtime._cdr.Plan";
 
 PyObject* g_encode_error = nullptr;
 PyObject* g_decode_error = nullptr;
@@ -70,6 +94,7 @@ struct Plan {
   PyTypeObject* cls = nullptr;        // owned
   bool generic_setattr = false;       // cls uses object's __setattr__/__getattribute__
   bool generic_getattr = false;
+  mutable size_t size_hint = 64;      // bytes of the last message encoded (the next one's allocation)
   std::vector<Op> ops;
   ~Plan() {
     for (auto& op : ops) Py_XDECREF(op.name);
@@ -124,11 +149,40 @@ void prefix(Fail& f, const std::string& part) {
 const char* type_name_of(PyObject* o) { return Py_TYPE(o)->tp_name; }
 
 // ------------------------------------------------------------------------------ encode
+// The output is written straight into a bytes object: allocated with the size this plan's last
+// message had, grown by _PyBytes_Resize when a message is larger, trimmed to its length at the end
+// (a shrink within the allocation's size class stays in place).
 struct Out {
-  std::vector<char> buf;
+  PyObject* bytes = nullptr;  // owned (refcount 1) until take()
+  char* data = nullptr;
+  size_t cap = 0;
   size_t len = 0;
+  explicit Out(size_t hint) { grow(std::max<size_t>(hint, 64)); }
+  ~Out() { Py_XDECREF(bytes); }
+  Out(const Out&) = delete;
+  Out& operator=(const Out&) = delete;
+  void grow(size_t want) {
+    if (!bytes) {
+      bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(want));
+    } else if (_PyBytes_Resize(&bytes, static_cast<Py_ssize_t>(want)) < 0) {
+      bytes = nullptr;  // freed by _PyBytes_Resize
+    }
+    if (!bytes) {
+      PyErr_Clear();
+      fail("out of memory");
+    }
+    data = PyBytes_AS_STRING(bytes);
+    cap = want;
+  }
   void reserve(size_t extra) {
-    if (len + extra > buf.size()) buf.resize(std::max(buf.size() * 2, len + extra + 256));
+    if (len + extra > cap) grow(std::max(cap * 2, len + extra + 256));
+  }
+  // the bytes object of exactly len bytes (nullptr with an exception set on failure)
+  PyObject* take() {
+    if (len != cap && _PyBytes_Resize(&bytes, static_cast<Py_ssize_t>(len)) < 0) bytes = nullptr;
+    PyObject* r = bytes;
+    bytes = nullptr;
+    return r;
   }
   // offsets counted from the end of the 4-byte header
   void align(size_t a) {
@@ -136,19 +190,19 @@ struct Out {
     const size_t pad = ((body + a - 1) & ~(a - 1)) - body;
     if (pad) {
       reserve(pad);
-      std::memset(buf.data() + len, 0, pad);
+      std::memset(data + len, 0, pad);
       len += pad;
     }
   }
   template <class T>
   void put(T v) {
     reserve(sizeof(T));
-    std::memcpy(buf.data() + len, &v, sizeof(T));
+    std::memcpy(data + len, &v, sizeof(T));
     len += sizeof(T);
   }
   void put_bytes(const void* p, size_t n) {
     reserve(n);
-    if (n) std::memcpy(buf.data() + len, p, n);
+    if (n) std::memcpy(data + len, p, n);
     len += n;
   }
 };
@@ -319,7 +373,7 @@ void put_prim_array(Out& o, const Op& op, PyObject* v, Py_ssize_t fixed_n, size_
   if (kind == Kind::BOOL) {  // normalise to 0/1
     o.reserve(bytes);
     const auto* src = reinterpret_cast<const uint8_t*>(a->data);
-    for (Py_ssize_t i = 0; i < n; ++i) o.buf[o.len + i] = src[i] ? 1 : 0;
+    for (Py_ssize_t i = 0; i < n; ++i) o.data[o.len + i] = src[i] ? 1 : 0;
     o.len += bytes;
   } else {
     o.put_bytes(a->data, bytes);
@@ -692,38 +746,22 @@ const Plan* plan_of(PyObject* cap) {
   return sp->get();
 }
 
-thread_local Out t_out;
-thread_local bool t_out_busy = false;
-
 PyObject* encode(const Plan* p, PyObject* msg) {
-  Out local;
-  const bool use_tl = !t_out_busy;  // re-entrant calls (from __index__ etc.) get their own buffer
-  Out& o = use_tl ? t_out : local;
-  if (use_tl) t_out_busy = true;
-  o.len = 0;
   try {
-    o.reserve(256);
+    Out o(p->size_hint);
     const char hdr[4] = {0, 1, 0, 0};
     o.put_bytes(hdr, 4);
     put_msg(o, *p, msg);
+    p->size_hint = o.len + 8;
+    return o.take();
   } catch (Fail& f) {
-    if (use_tl) t_out_busy = false;
     std::string m = p->type_name + (f.path.empty() ? "" : "." + f.path) + ": " + f.msg;
     PyErr_SetString(g_encode_error, m.c_str());
     return nullptr;
   } catch (...) {
-    if (use_tl) t_out_busy = false;
     PyErr_SetString(g_encode_error, (p->type_name + ": internal error").c_str());
     return nullptr;
   }
-  PyObject* r = PyBytes_FromStringAndSize(o.buf.data(), static_cast<Py_ssize_t>(o.len));
-  if (use_tl) {
-    t_out_busy = false;
-    if (o.buf.size() > (8u << 20)) {  // do not keep a huge buffer per thread
-      std::vector<char>().swap(o.buf);
-    }
-  }
-  return r;
 }
 
 PyObject* decode(const Plan* p, PyObject* obj) {
@@ -798,23 +836,21 @@ PyObject* py_deserialize(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 // ------------------------------------------------------------------------------ msgs front
 // msgs.serialize / msgs.deserialize as C functions (saves the Python frame, ~70 ns a call):
-// self = (codecs, slow_serialize, slow_deserialize, msgs.DecodeError). The C++ plan is taken
-// from msgs' cache dict codecs[type name] = (name, Msgdef, plan); anything else (no cache
-// entry yet, no plan, keyword arguments, an encode error) goes to the Python function, which
-// fills the cache, falls back to rosbags and words the errors.
-// The plan capsule cached for key, owned (the cache may be cleared while the call runs Python
-// code: the plan must outlive the call), or an empty object.
-py::object cached_plan(PyObject* codecs, PyObject* key, const Plan** plan) {
+// self = (plans, slow_serialize, slow_deserialize, decode_error). The plan is plans[type name]
+// (contract 3 in the file header); anything else (no entry yet, keyword arguments, an encode
+// error) goes to the Python function, which fills ``plans``, falls back to rosbags and words the
+// errors.
+// The plan of key, owned (``plans`` may be cleared while the call runs Python code: the plan
+// must outlive the call), or an empty object.
+py::object cached_plan(PyObject* plans, PyObject* key, const Plan** plan) {
   *plan = nullptr;
   if (!PyUnicode_CheckExact(key)) return py::object();
-  PyObject* c = PyDict_GetItemWithError(codecs, key);  // borrowed
-  if (!c) {
+  PyObject* pl = PyDict_GetItemWithError(plans, key);  // borrowed
+  if (!pl) {
     PyErr_Clear();
     return py::object();
   }
-  if (!PyTuple_CheckExact(c) || PyTuple_GET_SIZE(c) != 3) return py::object();
-  PyObject* pl = PyTuple_GET_ITEM(c, 2);
-  if (pl == Py_None || !(*plan = plan_of(pl))) return py::object();
+  if (!(*plan = plan_of(pl))) return py::object();
   return py::reinterpret_borrow<py::object>(pl);
 }
 
@@ -883,17 +919,24 @@ PyMethodDef g_deserialize_def{
 
 }  // namespace
 
-void bind_cdr(py::module_& root) {
-  py::module_ m = root.def_submodule(
-      "cdr", "CDR (XCDR1) codec of ROS 2 messages driven by plans from hri_runtime.cdr_plan "
-             "(bytes identical to rosbags' serialize_cdr).");
-  g_encode_error = PyErr_NewException("hri_core._hri_core.cdr.EncodeError", PyExc_ValueError, nullptr);
-  g_decode_error = PyErr_NewException("hri_core._hri_core.cdr.DecodeError", PyExc_ValueError, nullptr);
+void bind_hot_path(py::module_& m);  // zenoh_hot_path.cpp: Putter, SampleGate
+
+PYBIND11_MODULE(_cdr, m) {
+  m.doc() = "CDR (XCDR1) codec of ROS 2 messages driven by plans from hri_runtime.cdr_plan (bytes identical "
+            "to rosbags' serialize_cdr); used through hri_runtime.msgs. Contract: the header of "
+            "src/hri_runtime/src/cdr_codec.cpp and docs/ros2-interop.md.";
+  g_encode_error = PyErr_NewException("hri_runtime._cdr.EncodeError", PyExc_ValueError, nullptr);
+  g_decode_error = PyErr_NewException("hri_runtime._cdr.DecodeError", PyExc_ValueError, nullptr);
   g_empty_tuple = PyTuple_New(0);
   g_str_msgtype = PyUnicode_InternFromString("__msgtype__");
   g_np_bool_type = reinterpret_cast<PyTypeObject*>(npy::get().PyArray_TypeObjectFromType_(npy::NPY_BOOL_));
   m.add_object("EncodeError", py::handle(g_encode_error).inc_ref());
   m.add_object("DecodeError", py::handle(g_decode_error).inc_ref());
+  py::dict kinds, ops;
+  for (int k = Kind::BOOL; k <= Kind::STR; ++k) kinds[kKindNames[k]] = k;
+  for (int c = OpCode::ALIGN; c <= OpCode::MSG_SEQ; ++c) ops[kOpNames[c]] = c;
+  m.attr("KIND_CODES") = kinds;
+  m.attr("OP_CODES") = ops;
   m.def(
       "compile_plan",
       [](py::handle desc) {
@@ -906,16 +949,17 @@ void bind_cdr(py::module_& root) {
       "compile_plan(desc) -> plan: a compiled plan from (type_name, cls, ops) (see hri_runtime.cdr_plan).");
   m.def(
       "make_front",
-      [](py::dict codecs, py::object slow_serialize, py::object slow_deserialize, py::object decode_error) {
-        py::tuple self = py::make_tuple(codecs, slow_serialize, slow_deserialize, decode_error);
+      [](py::dict plans, py::object slow_serialize, py::object slow_deserialize, py::object decode_error) {
+        py::tuple self = py::make_tuple(plans, slow_serialize, slow_deserialize, decode_error);
         py::object ser = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&g_front_serialize_def, self.ptr(), nullptr));
         py::object de = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&g_front_deserialize_def, self.ptr(), nullptr));
         if (!ser || !de) throw py::error_already_set();
         return py::make_tuple(ser, de);
       },
-      py::arg("codecs"), py::arg("slow_serialize"), py::arg("slow_deserialize"), py::arg("decode_error"),
-      "make_front(codecs, slow_serialize, slow_deserialize, decode_error) -> (serialize, deserialize): "
-      "msgs.serialize/deserialize in C over msgs' codec cache (see hri_runtime.msgs).");
+      py::arg("plans"), py::arg("slow_serialize"), py::arg("slow_deserialize"), py::arg("decode_error"),
+      "make_front(plans, slow_serialize, slow_deserialize, decode_error) -> (serialize, deserialize): "
+      "msgs.serialize/deserialize in C over the dict plans {type name: plan} (see hri_runtime.msgs).");
+  bind_hot_path(m);
   py::object modname = m.attr("__name__");
   m.add_object("serialize", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&g_serialize_def, nullptr, modname.ptr())));
   m.add_object("deserialize",

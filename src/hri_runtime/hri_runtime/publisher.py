@@ -1,0 +1,45 @@
+"""``Publisher``: ``Node.create_publisher`` (serializes a message to CDR, hands the bytes to the
+backend)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import msgs
+from .qos import QoSProfile
+
+if TYPE_CHECKING:
+    from .node import Node
+
+__all__ = ["Publisher"]
+
+
+class Publisher:
+    def __init__(self, node: "Node", raw, topic: str, msg_type: str, qos: QoSProfile):
+        self.node, self._raw, self.topic_name, self.msg_type, self.qos = node, raw, topic, msg_type, qos
+        self._raw_publish = raw.publish          # bound once (hot path)
+        self.published = 0
+
+    @property
+    def topic(self) -> str:
+        return self.topic_name
+
+    def publish(self, msg) -> None:
+        """Publish a message of this publisher's type (or ready CDR bytes, as rclpy allows)."""
+        if type(msg) is bytes:
+            data = msg
+        elif isinstance(msg, (bytes, bytearray, memoryview)):
+            data = bytes(msg)
+        else:
+            data = msgs.serialize(msg, self.msg_type)
+        self.published += 1
+        self._raw_publish(data)
+
+    def get_subscription_count(self) -> int:
+        f = getattr(self._raw, "get_subscription_count", None)
+        return int(f()) if f else -1
+
+    def destroy(self) -> None:
+        self._raw.destroy()
+        if self in self.node._publishers:
+            self.node._publishers.remove(self)
+

@@ -1,0 +1,385 @@
+// The per-message path of hri_runtime.zenoh_backend in C (part of the hri_runtime._cdr extension):
+//
+// * Putter(put, gid, destroyed_message): ``putter(data: bytes)`` puts ``data`` with rmw_zenoh's
+//   33-byte attachment (int64 LE sequence number from 1, int64 LE source timestamp in ns since the
+//   Unix epoch, 0x10, the 16-byte GID) through ``put`` (a zenoh Publisher's bound ``put``):
+//   one call from Python, the attachment written straight into a bytes object, no Python frame.
+//   ``published`` counts the puts; ``close()`` makes later calls raise RuntimeError.
+// * SampleGate(deliver, slow, on_error): the subscriber callback. Per sample it reads the payload
+//   and attachment bytes and the key; when the key is the last accepted one, the attachment is 33
+//   bytes with the GID length byte 0x10 and the payload starts with a CDR header and has a body,
+//   it calls ``deliver(payload, (attachment, key))``; anything else goes to
+//   ``slow(sample, key, attachment, payload) -> bool`` (the full checks, drop counting), and a
+//   True answer makes that key the accepted one. Nothing raises into Zenoh's thread: an exception
+//   is handed to ``on_error(cause, exception)`` ("internal" reading the sample, "deliver_failed"
+//   from deliver). ``received`` counts delivered samples; after ``close()`` nothing is delivered.
+//   The calling thread keeps its Python thread state from its first sample on (see
+//   keep_thread_state).
+// The checks and the byte layout are those of hri_runtime.wire (tests compare both).
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+
+namespace py = pybind11;
+
+namespace {
+
+constexpr Py_ssize_t kGidSize = 16;
+constexpr Py_ssize_t kAttachmentSize = 33;  // 8 seq + 8 timestamp + 1 length + 16 gid
+
+PyObject* g_kw_attachment = nullptr;  // ("attachment",)
+PyObject* g_str_payload = nullptr;
+PyObject* g_str_attachment = nullptr;
+PyObject* g_str_key_expr = nullptr;
+PyObject* g_str_to_bytes = nullptr;
+PyObject* g_str_internal = nullptr;
+PyObject* g_str_deliver_failed = nullptr;
+
+// Zenoh calls a Python callback from its own (Rust) threads through PyGILState_Ensure/Release:
+// a thread without a Python thread state gets a new one for every call, deleted again when the
+// call returns (thread-locals, profilers and the state itself rebuilt per sample). The gate keeps
+// one thread state for the whole life of such a thread: one PyGILState_Ensure never released
+// (its counter stays above zero, so the per-call Ensure/Release pairs reuse that state).
+thread_local bool t_thread_state_kept = false;
+
+void keep_thread_state() {
+  if (!t_thread_state_kept) {
+    t_thread_state_kept = true;
+    (void)PyGILState_Ensure();  // the GIL is held: only counts this thread state once more
+  }
+}
+
+int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+// GC support and close() of both types: T lists its owned references in Refs<T>::list
+template <class T>
+struct Refs;
+
+template <class T>
+int traverse(PyObject* self, visitproc visit, void* arg) {
+  for (PyObject* T::*m : Refs<T>::list) Py_VISIT(reinterpret_cast<T*>(self)->*m);
+  return 0;
+}
+
+template <class T>
+int clear(PyObject* self) {
+  for (PyObject* T::*m : Refs<T>::list) Py_CLEAR(reinterpret_cast<T*>(self)->*m);
+  return 0;
+}
+
+template <class T>
+void dealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
+  clear<T>(self);
+  Py_TYPE(self)->tp_free(self);
+}
+
+// a new reference to v in slot (the old one released)
+void set_ref(PyObject*& slot, PyObject* v) {
+  Py_INCREF(v);
+  Py_XSETREF(slot, v);
+}
+
+// a counter member as a Python int (a read-only property)
+template <class T, long long T::*M>
+PyObject* get_count(PyObject* self, void*) {
+  return PyLong_FromLongLong(reinterpret_cast<T*>(self)->*M);
+}
+
+template <class T>
+PyObject* close(PyObject* self, PyObject*) {
+  reinterpret_cast<T*>(self)->closed = 1;
+  Py_RETURN_NONE;
+}
+
+template <class T>
+PyMethodDef methods[] = {{"close", close<T>, METH_NOARGS, Refs<T>::close_doc}, {nullptr, nullptr, 0, nullptr}};
+
+// ------------------------------------------------------------------------------ Putter
+struct Putter {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* put;
+  PyObject* destroyed_message;
+  long long seq;
+  long long published;
+  int closed;
+  unsigned char tail[1 + kGidSize];
+};
+
+template <>
+struct Refs<Putter> {
+  static constexpr PyObject* Putter::*list[] = {&Putter::put, &Putter::destroyed_message};
+  static constexpr const char* close_doc = "close(): later calls raise RuntimeError (the publisher was destroyed).";
+};
+
+PyObject* putter_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* self = reinterpret_cast<Putter*>(self_obj);
+  if (PyVectorcall_NARGS(nargsf) != 1 || kwnames) {
+    PyErr_SetString(PyExc_TypeError, "putter(data: bytes) takes one positional argument");
+    return nullptr;
+  }
+  if (self->closed) {
+    PyErr_SetObject(PyExc_RuntimeError, self->destroyed_message);
+    return nullptr;
+  }
+  PyObject* data = args[0];
+  if (!PyBytes_CheckExact(data)) {
+    PyErr_Format(PyExc_TypeError, "putter(data): bytes expected, got %s", Py_TYPE(data)->tp_name);
+    return nullptr;
+  }
+  PyObject* att = PyBytes_FromStringAndSize(nullptr, kAttachmentSize);
+  if (!att) return nullptr;
+  char* p = PyBytes_AS_STRING(att);
+  const int64_t seq = ++self->seq;  // the GIL is held: unique per publisher across threads
+  const int64_t ts = now_ns();
+  std::memcpy(p, &seq, 8);  // little-endian host (checked in cdr_codec.cpp)
+  std::memcpy(p + 8, &ts, 8);
+  std::memcpy(p + 16, self->tail, sizeof self->tail);
+  PyObject* call_args[3] = {nullptr, data, att};
+  PyObject* r = PyObject_Vectorcall(self->put, call_args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, g_kw_attachment);
+  Py_DECREF(att);
+  if (!r) return nullptr;
+  Py_DECREF(r);
+  ++self->published;
+  Py_RETURN_NONE;
+}
+
+int putter_init(PyObject* self_obj, PyObject* args, PyObject* kwds) {
+  auto* self = reinterpret_cast<Putter*>(self_obj);
+  static const char* kw[] = {"put", "gid", "destroyed_message", nullptr};
+  PyObject *put = nullptr, *msg = nullptr;
+  Py_buffer gid{};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oy*U", const_cast<char**>(kw), &put, &gid, &msg)) return -1;
+  if (gid.len != kGidSize) {
+    PyBuffer_Release(&gid);
+    PyErr_Format(PyExc_ValueError, "gid must be %zd bytes, got %zd", kGidSize, gid.len);
+    return -1;
+  }
+  if (!PyCallable_Check(put)) {
+    PyBuffer_Release(&gid);
+    PyErr_SetString(PyExc_TypeError, "put must be callable");
+    return -1;
+  }
+  self->tail[0] = static_cast<unsigned char>(kGidSize);
+  std::memcpy(self->tail + 1, gid.buf, kGidSize);
+  PyBuffer_Release(&gid);
+  set_ref(self->put, put);
+  set_ref(self->destroyed_message, msg);
+  self->seq = self->published = self->closed = 0;
+  self->vectorcall = putter_call;
+  return 0;
+}
+
+PyGetSetDef putter_getset[] = {
+    {"published", get_count<Putter, &Putter::published>, nullptr, "samples put so far", nullptr},
+    {"sequence_number", get_count<Putter, &Putter::seq>, nullptr, "sequence number of the last put (0: none yet)",
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject PutterType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// ------------------------------------------------------------------------------ SampleGate
+struct SampleGate {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* deliver;
+  PyObject* slow;
+  PyObject* on_error;
+  PyObject* key_ok;  // str of the last accepted key, or nullptr
+  long long received;
+  int closed;
+};
+
+template <>
+struct Refs<SampleGate> {
+  static constexpr PyObject* SampleGate::*list[] = {&SampleGate::deliver, &SampleGate::slow, &SampleGate::on_error,
+                                                    &SampleGate::key_ok};
+  static constexpr const char* close_doc = "close(): no sample is delivered any more.";
+};
+
+// obj.<name>.to_bytes(), or None when obj.<name> is None; nullptr with an exception set on error
+PyObject* zbytes_attr(PyObject* obj, PyObject* name) {
+  PyObject* z = PyObject_GetAttr(obj, name);
+  if (!z || z == Py_None) return z;
+  PyObject* b = PyObject_CallMethodNoArgs(z, g_str_to_bytes);
+  Py_DECREF(z);
+  return b;
+}
+
+void report(SampleGate* self, PyObject* cause) {
+  // the pending exception goes to on_error(cause, exc); an error in on_error is swallowed
+  PyObject *type = nullptr, *exc = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &exc, &tb);
+  PyErr_NormalizeException(&type, &exc, &tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  if (self->on_error && exc) {
+    PyObject* r = PyObject_CallFunctionObjArgs(self->on_error, cause, exc, nullptr);
+    if (r)
+      Py_DECREF(r);
+    else
+      PyErr_Clear();
+  }
+  Py_XDECREF(exc);
+}
+
+bool fast_checks(SampleGate* self, PyObject* key, PyObject* att, PyObject* payload) {
+  if (!self->key_ok || !PyUnicode_CheckExact(key)) return false;
+  if (key != self->key_ok) {
+    const int eq = PyUnicode_Compare(key, self->key_ok);
+    if (eq != 0) {
+      if (eq == -1 && PyErr_Occurred()) PyErr_Clear();
+      return false;
+    }
+  }
+  if (!PyBytes_CheckExact(att) || PyBytes_GET_SIZE(att) != kAttachmentSize ||
+      static_cast<unsigned char>(PyBytes_AS_STRING(att)[16]) != kGidSize)
+    return false;
+  if (!PyBytes_CheckExact(payload) || PyBytes_GET_SIZE(payload) <= 4) return false;
+  const char* h = PyBytes_AS_STRING(payload);
+  return h[0] == 0 && (h[1] == 0 || h[1] == 1) && h[2] == 0 && h[3] == 0;
+}
+
+PyObject* gate_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* self = reinterpret_cast<SampleGate*>(self_obj);
+  if (PyVectorcall_NARGS(nargsf) != 1 || kwnames) {
+    PyErr_SetString(PyExc_TypeError, "gate(sample) takes one positional argument");
+    return nullptr;
+  }
+  keep_thread_state();
+  if (self->closed) Py_RETURN_NONE;
+  PyObject* sample = args[0];
+  PyObject *payload = nullptr, *att = nullptr, *key = nullptr, *meta = nullptr;
+  PyObject* kexpr = nullptr;
+  payload = zbytes_attr(sample, g_str_payload);
+  if (payload) att = zbytes_attr(sample, g_str_attachment);
+  if (att) kexpr = PyObject_GetAttr(sample, g_str_key_expr);
+  if (kexpr) key = PyObject_Str(kexpr);
+  Py_XDECREF(kexpr);
+  if (!key) {
+    report(self, g_str_internal);
+    goto done;
+  }
+  if (!fast_checks(self, key, att, payload)) {
+    PyObject* r = PyObject_CallFunctionObjArgs(self->slow, sample, key, att, payload, nullptr);
+    if (!r) {
+      report(self, g_str_internal);
+      goto done;
+    }
+    const int ok = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    if (ok != 1) {
+      if (ok < 0) report(self, g_str_internal);
+      goto done;
+    }
+    Py_INCREF(key);
+    Py_XSETREF(self->key_ok, key);
+    if (self->closed) goto done;
+  }
+  meta = PyTuple_Pack(2, att, key);
+  if (!meta) {
+    report(self, g_str_internal);
+    goto done;
+  }
+  ++self->received;
+  {
+    PyObject* call_args[3] = {nullptr, payload, meta};
+    PyObject* r = PyObject_Vectorcall(self->deliver, call_args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    if (r)
+      Py_DECREF(r);
+    else
+      report(self, g_str_deliver_failed);
+  }
+done:
+  Py_XDECREF(meta);
+  Py_XDECREF(key);
+  Py_XDECREF(att);
+  Py_XDECREF(payload);
+  Py_RETURN_NONE;
+}
+
+int gate_init(PyObject* self_obj, PyObject* args, PyObject* kwds) {
+  auto* self = reinterpret_cast<SampleGate*>(self_obj);
+  static const char* kw[] = {"deliver", "slow", "on_error", nullptr};
+  PyObject *deliver = nullptr, *slow = nullptr, *on_error = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO", const_cast<char**>(kw), &deliver, &slow, &on_error)) return -1;
+  if (!PyCallable_Check(deliver) || !PyCallable_Check(slow) || !PyCallable_Check(on_error)) {
+    PyErr_SetString(PyExc_TypeError, "deliver, slow and on_error must be callable");
+    return -1;
+  }
+  set_ref(self->deliver, deliver);
+  set_ref(self->slow, slow);
+  set_ref(self->on_error, on_error);
+  Py_CLEAR(self->key_ok);
+  self->received = self->closed = 0;
+  self->vectorcall = gate_call;
+  return 0;
+}
+
+PyObject* gate_get_deliver(PyObject* self_obj, void*) {
+  PyObject* d = reinterpret_cast<SampleGate*>(self_obj)->deliver;
+  return Py_NewRef(d ? d : Py_None);
+}
+
+int gate_set_deliver(PyObject* self_obj, PyObject* value, void*) {
+  if (!value || !PyCallable_Check(value)) {
+    PyErr_SetString(PyExc_TypeError, "deliver must be callable");
+    return -1;
+  }
+  set_ref(reinterpret_cast<SampleGate*>(self_obj)->deliver, value);
+  return 0;
+}
+
+PyGetSetDef gate_getset[] = {
+    {"received", get_count<SampleGate, &SampleGate::received>, nullptr, "samples delivered so far", nullptr},
+    {"deliver", gate_get_deliver, gate_set_deliver, "deliver(payload, (attachment, key))", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject SampleGateType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+void ready(PyTypeObject& t, const char* name, const char* doc, Py_ssize_t size, Py_ssize_t vc_offset, initproc init,
+           traverseproc trav, inquiry clear, destructor dealloc, PyMethodDef* methods, PyGetSetDef* getset) {
+  t.tp_name = name;
+  t.tp_doc = doc;
+  t.tp_basicsize = size;
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+  t.tp_new = PyType_GenericNew;
+  t.tp_init = init;
+  t.tp_traverse = trav;
+  t.tp_clear = clear;
+  t.tp_dealloc = dealloc;
+  t.tp_call = PyVectorcall_Call;
+  t.tp_vectorcall_offset = vc_offset;
+  t.tp_methods = methods;
+  t.tp_getset = getset;
+  if (PyType_Ready(&t) < 0) throw py::error_already_set();
+}
+
+}  // namespace
+
+void bind_hot_path(py::module_& m) {
+  g_kw_attachment = Py_BuildValue("(s)", "attachment");
+  g_str_payload = PyUnicode_InternFromString("payload");
+  g_str_attachment = PyUnicode_InternFromString("attachment");
+  g_str_key_expr = PyUnicode_InternFromString("key_expr");
+  g_str_to_bytes = PyUnicode_InternFromString("to_bytes");
+  g_str_internal = PyUnicode_InternFromString("internal");
+  g_str_deliver_failed = PyUnicode_InternFromString("deliver_failed");
+  ready(PutterType, "hri_runtime._cdr.Putter",
+        "Putter(put, gid, destroyed_message): putter(data) puts data with the rmw_zenoh attachment.",
+        sizeof(Putter), offsetof(Putter, vectorcall), putter_init, traverse<Putter>, clear<Putter>, dealloc<Putter>,
+        methods<Putter>, putter_getset);
+  ready(SampleGateType, "hri_runtime._cdr.SampleGate",
+        "SampleGate(deliver, slow, on_error): gate(sample) checks a sample and delivers it.", sizeof(SampleGate),
+        offsetof(SampleGate, vectorcall), gate_init, traverse<SampleGate>, clear<SampleGate>, dealloc<SampleGate>, methods<SampleGate>,
+        gate_getset);
+  m.add_object("Putter", py::handle(reinterpret_cast<PyObject*>(&PutterType)).inc_ref());
+  m.add_object("SampleGate", py::handle(reinterpret_cast<PyObject*>(&SampleGateType)).inc_ref());
+}

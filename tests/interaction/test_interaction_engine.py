@@ -1,0 +1,91 @@
+"""The two engines (``rt``: the C++ loop stepped in lockstep; ``python``: the C++ tick on
+ArmTorqueSim stepped by the lockstep runner) behind one interface: the same input rules and
+rejection counters, the same stop hold, the same published state."""
+import numpy as np
+import pytest
+
+pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
+pytest.importorskip("mujoco")
+
+from hri_interaction.engine import ENGINES, diagnostics, make_engine, rt_available  # noqa: E402
+from hri_runtime.config import load_robot_config  # noqa: E402
+
+KINDS = [k for k in ENGINES if k != "rt" or rt_available()]
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return load_robot_config("fr3")
+
+
+def engine(cfg, kind):
+    e = make_engine(cfg, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), engine=kind)
+    assert e.kind == kind
+    return e
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_bad_inputs_are_refused_and_counted_alike(cfg, kind):
+    e = engine(cfg, kind)
+    e.step(10)
+    T = e.ee_pose()
+    assert not e.set_target(None)                        # a message that did not convert
+    far = T.copy()
+    far[0, 3] += 1.0
+    assert not e.set_target(far)
+    assert not e.set_mode("warp")
+    assert not e.set_gain_vector([1.0, 2.0])
+    assert not e.set_gain_vector([-1.0] * 12)
+    near = T.copy()
+    near[2, 3] += 0.005
+    assert e.set_target(near) and e.set_mode("admittance")
+    K = cfg["interaction"]["impedance"]["stiffness_diag"]
+    D = cfg["interaction"]["impedance"]["damping_diag"]
+    assert e.set_gain_vector(list(K) + list(D))
+    e.step(5)
+    s = e.state()
+    assert s["rejected"] == {"reference_nonfinite": 1, "reference_jump": 1, "mode_invalid": 1,
+                             "gains_invalid": 2}
+    d = diagnostics(s, e.dt)
+    assert d["mode"] == "admittance" and d["frozen"] is None and d["ticks"] == 15
+    assert d["stiffness_diag"] == pytest.approx(K)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_hold_anchors_at_the_measured_pose_refuses_inputs_and_releases_without_a_jump(cfg, kind):
+    e = engine(cfg, kind)
+    e.step(5)
+    e.set_push([0.0, 0.0, -20.0])
+    e.step(300)                                          # pushed down, yielding ≈ F/K
+    e.hold(True, "console: SAFE STOP")
+    e.step(1)
+    p_hold = e.ee_pose()[:3, 3].copy()
+    T = e.ee_pose()
+    T[2, 3] += 0.01
+    assert e.held and not e.set_target(T) and not e.set_mode("admittance")
+    e.set_push([0.0, 0.0, 0.0])
+    e.step(500)
+    s = e.state()
+    assert s["frozen"] and s["frozen_reason"] == "system stop: console: SAFE STOP"
+    assert s["rejected"]["reference_during_stop"] == 1 and s["rejected"]["mode_switch_refused"] == 1
+    assert np.linalg.norm(e.ee_pose()[:3, 3] - p_hold) < 2e-3   # stays at the anchor, push gone
+    e.hold(False, "reset")
+    p_release = e.ee_pose()[:3, 3].copy()
+    e.step(500)
+    assert not e.held and not e.state()["frozen"]
+    assert np.linalg.norm(e.ee_pose()[:3, 3] - p_release) < 1e-3  # no jump back to the old target
+
+
+def test_python_topic_driver_waits_for_a_joint_state_and_rejects_a_bad_one(cfg):
+    e = make_engine(cfg, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), engine="python",
+                    driver="topic")
+    assert e.step(3) is None and e.ticks == 0                     # no state yet: no tick
+    names = list(cfg["joints"]["names"])
+    q = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
+    assert not e.set_joint_state(names[:-1], q[:-1])
+    assert e.set_joint_state(names[::-1], q[::-1])                # by name, any order
+    res = e.step(1)
+    assert res is not None and np.all(np.isfinite(res.tau)) and e.ticks == 1
+    assert e.state()["rejected"] == {"joint_state_invalid": 1}
+    with pytest.raises(RuntimeError, match="lockstep only"):
+        e.start()
