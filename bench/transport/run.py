@@ -25,8 +25,8 @@ both Zenoh clients of the router, so no GIL is shared between the two ends.
          executor with rclpy's one-thread semantics must do): separates that cost from ours.
 * inproc: InprocContext (no network, no threads): serialize + deserialize + executor only.
 * raw-rmw: raw carrying exactly our wire (session timestamping, a valid 33-byte attachment, the
-         rmw_zenoh key with type name and RIHS01 hash, the subscriber on ``<domain>/<topic>/*/*``),
-         default callbacks: what the rmw_zenoh wire format alone costs over raw.
+         rmw_zenoh key with type name and RIHS01 hash), default callbacks: what the rmw_zenoh
+         wire format alone costs over raw.
 * ours-pong / ours-ping (--paired only): one side ours (raw=True), the other raw-rmw.
 
 ``--paired`` (the latency ratio to quote): every kind is up at once, each on its own topics, and
@@ -36,7 +36,9 @@ drift of this shared machine hits all kinds alike; prints pooled p50/p99 and X/r
 Measured per message type (64-byte String payload, 7-joint sensor_msgs/JointState):
 * round trip latency (ping -> pong -> ping), p50/p99 over --round-trips sequential exchanges;
 * paced stream at --rate-hz for --duration s: sent, received by the pong side, lost;
-* burst: --burst messages as fast as possible, received per second at the pong side.
+* burst: --burst messages as fast as the sender's loop goes: received per second at the pong side
+  (messages received / (the pong's time of the last one - start of the burst), both on
+  CLOCK_MONOTONIC; a lost message counts against it) and the sender's publish rate.
 Ratios ours/raw are printed at the end. Timing lives here, never in tests.
 
 Noise (shared machine): ``--reps N`` repeats the whole set of transports N times, interleaved
@@ -76,7 +78,7 @@ _COUNT = struct.Struct("<qd")
 RAW_VARIANTS = {"raw-direct": {"BENCH_RAW_DIRECT": "1"}, "raw-ts": {"BENCH_RAW_TS": "1"},
                 "raw-att": {"BENCH_RAW_ATT": "1"},
                 "raw-wire": {"BENCH_RAW_DIRECT": "1", "BENCH_RAW_TS": "1", "BENCH_RAW_ATT": "1"},
-                # ours' wire exactly (timestamps, attachment, rmw keys, wildcard subscriber) with
+                # ours' wire exactly (timestamps, attachment, rmw keys) with
                 # ours' default callback thread (indirect): what is left of ours-raw is the node layer
                 "raw-rmw": {"BENCH_RAW_TS": "1", "BENCH_RAW_ATT": "1", "BENCH_RAW_KEYS": "1"}}
 # a valid rmw_zenoh attachment (constant: seq 1, t 0, zero GID), so that raw and ours can talk
@@ -134,10 +136,7 @@ def raw_key(topic: str, type_name: str) -> str:
 
 
 def raw_sub_key(topic: str, type_name: str) -> str:
-    """What a raw subscriber listens on: the exact key, or (BENCH_RAW_KEYS) ours' selector
-    ``<domain>/<topic>/*/*``."""
-    if os.environ.get("BENCH_RAW_KEYS"):
-        return f"0{topic}/*/*"
+    """What a raw subscriber listens on: the exact key (ours' too, as rmw_zenoh's)."""
     return raw_key(topic, type_name)
 
 

@@ -255,11 +255,24 @@ def test_garbage_on_the_data_key_is_counted_and_the_subscriber_survives(make_ctx
     raw.put("0/garbage_chatter/std_msgs::msg::dds_::Bool_/" + STRING_HASH, b"\x00\x01\x00\x00\x01",
             attachment=good_att)
     raw.put(key, msgs.serialize(msgs.new("std_msgs/msg/String", data="still alive")), attachment=good_att)
-    assert wait_until(lambda: got == ["still alive"] and node.rejected_count() == 1)
-    drops = ctx.drop_counts()["subscription /garbage_chatter [std_msgs/msg/String]"]
+    # publishers of another type / type hash on the topic (rmw_zenoh tokens): the exact-key
+    # subscription never receives their samples (above); each is counted once from the graph
+    zid = str(raw.zid())
+    tokens = [raw.liveliness().declare_token(wire.endpoint_token(
+        0, zid, 0, eid, "MP", "/", "talker", "/garbage_chatter", type_name, type_hash, 10))
+        for eid, type_name, type_hash in ((1, "std_msgs/msg/String", "RIHS01_" + "0" * 64),
+                                          (2, "std_msgs/msg/Bool", STRING_HASH))]
+    drops = {}
+    assert wait_until(lambda: got == ["still alive"] and node.rejected_count() == 1 and drops.update(
+        ctx.drop_counts().get("subscription /garbage_chatter [std_msgs/msg/String]", {})) is None
+        and len(drops) == 5)
     assert drops == {"no_attachment": 1, "bad_attachment": 1, "bad_cdr_header": 1,
                      "hash_mismatch": 1, "type_mismatch": 1}
     assert node.rejected == {("/garbage_chatter", "malformed_cdr"): 1}
+    ctx.discover(WAIT_S)                   # the same tokens again: still counted once
+    assert ctx.drop_counts()["subscription /garbage_chatter [std_msgs/msg/String]"] == drops
+    for tok in tokens:
+        tok.undeclare()
 
 
 def test_late_joining_transient_local_subscriber_gets_the_cached_sample(make_ctx):

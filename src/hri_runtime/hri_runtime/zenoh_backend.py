@@ -11,10 +11,11 @@ docs/ros2-interop.md "Wire"):
   with the 33-byte attachment (sequence number from 1, source timestamp in ns, 16-byte GID);
   TRANSIENT_LOCAL publishers are ``zenoh.ext`` AdvancedPublishers with ``cache.max_samples=depth``,
   ``publisher_detection`` and, when RELIABLE, a sporadic heartbeat;
-* a subscription listens on ``<domain>/<topic>/*/*``: samples of another type or hash, without a
-  valid attachment or without a CDR header are dropped, counted per cause (``drops``) and
-  logged once per cause and interval – never raised into Zenoh's threads; TRANSIENT_LOCAL
-  subscriptions are AdvancedSubscribers (``detect_late_publishers``, history = depth);
+* a subscription listens on its exact key, as rmw_zenoh's: samples without a valid attachment or
+  without a CDR header are dropped, counted per cause (``drops``) and logged once per cause and
+  interval – never raised into Zenoh's threads; a publisher of another type or type hash on the
+  topic (seen in the graph) is counted once (``type_mismatch`` / ``hash_mismatch``) and logged;
+  TRANSIENT_LOCAL subscriptions are AdvancedSubscribers (``detect_late_publishers``, history = depth);
 * services are queryables declared ``complete=True``; the reply carries the request's sequence
   number and client GID with a fresh timestamp; clients ``get`` with target ALL_COMPLETE and
   consolidation NONE;
@@ -455,13 +456,16 @@ class ZenohSubscription(_Endpoint):
         self._dds_type = wire.dds_type_name(type_name)
         self._delete = zenoh.SampleKind.DELETE
         # The Zenoh callback is the C SampleGate (every sample): payload and attachment bytes and
-        # the key; when the key is the last accepted one and the attachment and CDR header pass
-        # their byte tests it calls deliver(payload, (attachment, key)) directly, anything else
-        # goes through _accept (full checks, drops counted per cause). The attachment reaches the
-        # node as its 33 raw bytes (``wire.message_info(*meta)`` unpacks it).
-        self._gate = _cdr.SampleGate(deliver, self._accept, self.drops.drop_error)
-        # any type/hash on this topic, so that mismatches are counted instead of unseen
-        self.selector = f"{ctx.params.domain_id}/{wire.strip_slashes(topic)}/*/*"
+        # the key; when the attachment and CDR header pass their byte tests it calls
+        # deliver(payload, (attachment, key)) directly, anything else goes through _accept (full
+        # checks, drops counted per cause). The attachment reaches the node as its 33 raw bytes
+        # (``wire.message_info(*meta)`` unpacks it).
+        # the exact key, as rmw_zenoh subscribes: a wildcard (to see other types and hashes on the
+        # wire) made Zenoh match every sample against it (half the receive throughput);
+        # publishers of another type or hash are seen in the graph instead (check_publisher)
+        self.selector = self.key
+        self._gate = _cdr.SampleGate(self.key, deliver, self._accept, self.drops.drop_error)
+        self._mismatched: set[str] = set()      # tokens of publishers already counted
         callback = _callback(self._gate, ctx.params.direct_callbacks)
         if qos.durability == "transient_local":
             recovery = zenoh.ext.RecoveryConfig(heartbeat=True) if qos.reliability == "reliable" else None
@@ -472,6 +476,11 @@ class ZenohSubscription(_Endpoint):
         else:
             self._z = ctx.session.declare_subscriber(self.selector, callback)
         self._declare_token()
+        with ctx._graph_lock:
+            known = list(ctx._graph_tokens.items())
+        for token, ent in known:
+            if ent.kind is wire.EntityKind.PUBLISHER:
+                self.check_publisher(token, ent)
 
     @property
     def received(self) -> int:
@@ -492,23 +501,31 @@ class ZenohSubscription(_Endpoint):
 
     def _accept(self, sample, key: str, att: bytes | None, payload: bytes) -> bool:
         """The full checks of a sample the gate's byte tests did not pass: False = dropped
-        (counted per cause) or ignored (DELETE); True = valid (the gate remembers the key)."""
+        (counted per cause) or ignored (DELETE); True = valid (delivered)."""
         if sample.kind == self._delete or self._destroyed:
             return False
         try:
-            type_seg, hash_seg = key.rsplit("/", 2)[-2:]
-            if type_seg != self._dds_type:
-                raise wire.WireError("type_mismatch",
-                                     f"type {type_seg} on {self.name}, expected {self._dds_type}")
-            if hash_seg != self.type_hash:
-                raise wire.WireError("hash_mismatch",
-                                     f"type hash {hash_seg} on {self.name}, expected {self.type_hash}")
             wire.unpack_attachment(att)
             wire.check_cdr_payload(payload)
         except wire.WireError as e:
             self.drops.drop(e.cause, str(e))
             return False
         return True
+
+    def check_publisher(self, token: str, ent: wire.LivelinessEntity) -> None:
+        """A publisher in the graph on this topic with another type or type hash (its samples
+        never reach this exact-key subscription): counted once per publisher as
+        ``type_mismatch`` / ``hash_mismatch`` and logged."""
+        if ent.topic != self.name or token in self._mismatched:
+            return
+        if ent.dds_type != self._dds_type:
+            cause, detail = "type_mismatch", f"type {ent.dds_type}, expected {self._dds_type}"
+        elif ent.type_hash != self.type_hash:
+            cause, detail = "hash_mismatch", f"type hash {ent.type_hash}, expected {self.type_hash}"
+        else:
+            return
+        self._mismatched.add(token)
+        self.drops.drop(cause, f"publisher {ent.node_fqn} on {self.name} has {detail}: its samples are not received")
 
 
 class ZenohService(_Endpoint):
@@ -746,6 +763,10 @@ class ZenohContext(ThreadedContext):
             return
         with self._graph_lock:
             self._graph_tokens[key] = ent
+        if ent.kind is wire.EntityKind.PUBLISHER:
+            for ep in list(self._endpoints):
+                if isinstance(ep, ZenohSubscription):
+                    ep.check_publisher(key, ent)
 
     def discover(self, timeout_s: float) -> Graph:
         """Query the router for every token of the domain now (a one-shot CLI such as

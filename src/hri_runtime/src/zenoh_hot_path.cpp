@@ -5,12 +5,12 @@
 //   Unix epoch, 0x10, the 16-byte GID) through ``put`` (a zenoh Publisher's bound ``put``):
 //   one call from Python, the attachment written straight into a bytes object, no Python frame.
 //   ``published`` counts the puts; ``close()`` makes later calls raise RuntimeError.
-// * SampleGate(deliver, slow, on_error): the subscriber callback. Per sample it reads the payload
-//   and attachment bytes and the key; when the key is the last accepted one, the attachment is 33
-//   bytes with the GID length byte 0x10 and the payload starts with a CDR header and has a body,
-//   it calls ``deliver(payload, (attachment, key))``; anything else goes to
-//   ``slow(sample, key, attachment, payload) -> bool`` (the full checks, drop counting), and a
-//   True answer makes that key the accepted one. Nothing raises into Zenoh's thread: an exception
+// * SampleGate(key, deliver, slow, on_error): the callback of a subscriber on the exact key
+//   ``key`` (so a sample's key is not read). Per sample it reads the payload and attachment
+//   bytes; when the attachment is 33 bytes with the GID length byte 0x10 and the payload starts
+//   with a CDR header and has a body, it calls ``deliver(payload, (attachment, key))``; anything
+//   else goes to ``slow(sample, key, attachment, payload) -> bool`` (the full checks, drop
+//   counting; True: deliver it all the same). Nothing raises into Zenoh's thread: an exception
 //   is handed to ``on_error(cause, exception)`` ("internal" reading the sample, "deliver_failed"
 //   from deliver). ``received`` counts delivered samples; after ``close()`` nothing is delivered.
 //   The calling thread keeps its Python thread state from its first sample on (see
@@ -29,10 +29,8 @@ namespace {
 constexpr Py_ssize_t kGidSize = 16;
 constexpr Py_ssize_t kAttachmentSize = 33;  // 8 seq + 8 timestamp + 1 length + 16 gid
 
-PyObject* g_kw_attachment = nullptr;  // ("attachment",)
 PyObject* g_str_payload = nullptr;
 PyObject* g_str_attachment = nullptr;
-PyObject* g_str_key_expr = nullptr;
 PyObject* g_str_to_bytes = nullptr;
 PyObject* g_str_internal = nullptr;
 PyObject* g_str_deliver_failed = nullptr;
@@ -107,6 +105,10 @@ struct Putter {
   vectorcallfunc vectorcall;
   PyObject* put;
   PyObject* destroyed_message;
+  // put's arguments, reused from call to call while nothing else holds them: zenoh-python's
+  // methods take (args tuple, kwargs dict) (abi3), a keyword argument costs a new dict per call
+  PyObject* args;    // (data,)
+  PyObject* kwargs;  // {"attachment": att}
   long long seq;
   long long published;
   int closed;
@@ -115,7 +117,8 @@ struct Putter {
 
 template <>
 struct Refs<Putter> {
-  static constexpr PyObject* Putter::*list[] = {&Putter::put, &Putter::destroyed_message};
+  static constexpr PyObject* Putter::*list[] = {&Putter::put, &Putter::destroyed_message, &Putter::args,
+                                                &Putter::kwargs};
   static constexpr const char* close_doc = "close(): later calls raise RuntimeError (the publisher was destroyed).";
 };
 
@@ -142,9 +145,31 @@ PyObject* putter_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, 
   std::memcpy(p, &seq, 8);  // little-endian host (checked in cdr_codec.cpp)
   std::memcpy(p + 8, &ts, 8);
   std::memcpy(p + 16, self->tail, sizeof self->tail);
-  PyObject* call_args[3] = {nullptr, data, att};
-  PyObject* r = PyObject_Vectorcall(self->put, call_args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, g_kw_attachment);
+  // (data,) and {"attachment": att}: the previous call's objects when only we hold them
+  if (!self->args || Py_REFCNT(self->args) != 1) {
+    Py_XSETREF(self->args, PyTuple_New(1));
+    if (!self->args) {
+      Py_DECREF(att);
+      return nullptr;
+    }
+    Py_INCREF(Py_None);
+    PyTuple_SET_ITEM(self->args, 0, Py_None);
+  }
+  if (!self->kwargs || Py_REFCNT(self->kwargs) != 1) {
+    Py_XSETREF(self->kwargs, PyDict_New());
+    if (!self->kwargs) {
+      Py_DECREF(att);
+      return nullptr;
+    }
+  }
+  PyObject* old = PyTuple_GET_ITEM(self->args, 0);
+  Py_INCREF(data);
+  PyTuple_SET_ITEM(self->args, 0, data);
+  Py_DECREF(old);
+  const int set = PyDict_SetItem(self->kwargs, g_str_attachment, att);
   Py_DECREF(att);
+  if (set < 0) return nullptr;
+  PyObject* r = PyObject_Call(self->put, self->args, self->kwargs);
   if (!r) return nullptr;
   Py_DECREF(r);
   ++self->published;
@@ -192,7 +217,7 @@ struct SampleGate {
   PyObject* deliver;
   PyObject* slow;
   PyObject* on_error;
-  PyObject* key_ok;  // str of the last accepted key, or nullptr
+  PyObject* key;  // the subscriber's key expression (str)
   long long received;
   int closed;
 };
@@ -200,7 +225,7 @@ struct SampleGate {
 template <>
 struct Refs<SampleGate> {
   static constexpr PyObject* SampleGate::*list[] = {&SampleGate::deliver, &SampleGate::slow, &SampleGate::on_error,
-                                                    &SampleGate::key_ok};
+                                                    &SampleGate::key};
   static constexpr const char* close_doc = "close(): no sample is delivered any more.";
 };
 
@@ -230,15 +255,7 @@ void report(SampleGate* self, PyObject* cause) {
   Py_XDECREF(exc);
 }
 
-bool fast_checks(SampleGate* self, PyObject* key, PyObject* att, PyObject* payload) {
-  if (!self->key_ok || !PyUnicode_CheckExact(key)) return false;
-  if (key != self->key_ok) {
-    const int eq = PyUnicode_Compare(key, self->key_ok);
-    if (eq != 0) {
-      if (eq == -1 && PyErr_Occurred()) PyErr_Clear();
-      return false;
-    }
-  }
+bool fast_checks(PyObject* att, PyObject* payload) {
   if (!PyBytes_CheckExact(att) || PyBytes_GET_SIZE(att) != kAttachmentSize ||
       static_cast<unsigned char>(PyBytes_AS_STRING(att)[16]) != kGidSize)
     return false;
@@ -256,19 +273,15 @@ PyObject* gate_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, Py
   keep_thread_state();
   if (self->closed) Py_RETURN_NONE;
   PyObject* sample = args[0];
-  PyObject *payload = nullptr, *att = nullptr, *key = nullptr, *meta = nullptr;
-  PyObject* kexpr = nullptr;
+  PyObject *payload = nullptr, *att = nullptr, *meta = nullptr;
   payload = zbytes_attr(sample, g_str_payload);
   if (payload) att = zbytes_attr(sample, g_str_attachment);
-  if (att) kexpr = PyObject_GetAttr(sample, g_str_key_expr);
-  if (kexpr) key = PyObject_Str(kexpr);
-  Py_XDECREF(kexpr);
-  if (!key) {
+  if (!att) {
     report(self, g_str_internal);
     goto done;
   }
-  if (!fast_checks(self, key, att, payload)) {
-    PyObject* r = PyObject_CallFunctionObjArgs(self->slow, sample, key, att, payload, nullptr);
+  if (!fast_checks(att, payload)) {
+    PyObject* r = PyObject_CallFunctionObjArgs(self->slow, sample, self->key, att, payload, nullptr);
     if (!r) {
       report(self, g_str_internal);
       goto done;
@@ -279,11 +292,9 @@ PyObject* gate_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, Py
       if (ok < 0) report(self, g_str_internal);
       goto done;
     }
-    Py_INCREF(key);
-    Py_XSETREF(self->key_ok, key);
     if (self->closed) goto done;
   }
-  meta = PyTuple_Pack(2, att, key);
+  meta = PyTuple_Pack(2, att, self->key);
   if (!meta) {
     report(self, g_str_internal);
     goto done;
@@ -299,7 +310,6 @@ PyObject* gate_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, Py
   }
 done:
   Py_XDECREF(meta);
-  Py_XDECREF(key);
   Py_XDECREF(att);
   Py_XDECREF(payload);
   Py_RETURN_NONE;
@@ -307,9 +317,10 @@ done:
 
 int gate_init(PyObject* self_obj, PyObject* args, PyObject* kwds) {
   auto* self = reinterpret_cast<SampleGate*>(self_obj);
-  static const char* kw[] = {"deliver", "slow", "on_error", nullptr};
-  PyObject *deliver = nullptr, *slow = nullptr, *on_error = nullptr;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO", const_cast<char**>(kw), &deliver, &slow, &on_error)) return -1;
+  static const char* kw[] = {"key", "deliver", "slow", "on_error", nullptr};
+  PyObject *key = nullptr, *deliver = nullptr, *slow = nullptr, *on_error = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "UOOO", const_cast<char**>(kw), &key, &deliver, &slow, &on_error))
+    return -1;
   if (!PyCallable_Check(deliver) || !PyCallable_Check(slow) || !PyCallable_Check(on_error)) {
     PyErr_SetString(PyExc_TypeError, "deliver, slow and on_error must be callable");
     return -1;
@@ -317,7 +328,7 @@ int gate_init(PyObject* self_obj, PyObject* args, PyObject* kwds) {
   set_ref(self->deliver, deliver);
   set_ref(self->slow, slow);
   set_ref(self->on_error, on_error);
-  Py_CLEAR(self->key_ok);
+  set_ref(self->key, key);
   self->received = self->closed = 0;
   self->vectorcall = gate_call;
   return 0;
@@ -365,10 +376,8 @@ void ready(PyTypeObject& t, const char* name, const char* doc, Py_ssize_t size, 
 }  // namespace
 
 void bind_hot_path(py::module_& m) {
-  g_kw_attachment = Py_BuildValue("(s)", "attachment");
   g_str_payload = PyUnicode_InternFromString("payload");
   g_str_attachment = PyUnicode_InternFromString("attachment");
-  g_str_key_expr = PyUnicode_InternFromString("key_expr");
   g_str_to_bytes = PyUnicode_InternFromString("to_bytes");
   g_str_internal = PyUnicode_InternFromString("internal");
   g_str_deliver_failed = PyUnicode_InternFromString("deliver_failed");
@@ -377,7 +386,7 @@ void bind_hot_path(py::module_& m) {
         sizeof(Putter), offsetof(Putter, vectorcall), putter_init, traverse<Putter>, clear<Putter>, dealloc<Putter>,
         methods<Putter>, putter_getset);
   ready(SampleGateType, "hri_runtime._cdr.SampleGate",
-        "SampleGate(deliver, slow, on_error): gate(sample) checks a sample and delivers it.", sizeof(SampleGate),
+        "SampleGate(key, deliver, slow, on_error): gate(sample) checks a sample and delivers it.", sizeof(SampleGate),
         offsetof(SampleGate, vectorcall), gate_init, traverse<SampleGate>, clear<SampleGate>, dealloc<SampleGate>, methods<SampleGate>,
         gate_getset);
   m.add_object("Putter", py::handle(reinterpret_cast<PyObject*>(&PutterType)).inc_ref());

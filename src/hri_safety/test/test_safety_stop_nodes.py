@@ -65,7 +65,7 @@ def test_console_request_latches_until_reset_and_link_false_never_releases():
     op.link.publish(msgs.new("std_msgs/msg/Bool", data=False))    # the link is back: no release
     ctx.spin_for(5.0)
     assert act.stop.stopped and sup.latch.sources == ["console", "link_safe_stop"]
-    assert sup.ignored_release == 1
+    assert sup.latch.ignored_releases == 1
     assert op.states[-1].stopped and list(op.states[-1].sources) == ["console", "link_safe_stop"]
     resp = op.reset()
     assert resp.success and "console" in resp.message

@@ -28,7 +28,6 @@ from hri_safety.nodes.stop_listener import (RESET_SERVICE, STOP_REQUEST_TOPIC, S
                                             STOP_TYPE)
 
 OK, ERROR = 0, 2
-LINK_SOURCE = "link_safe_stop"
 
 
 class StopSupervisorNode(Node):
@@ -38,7 +37,6 @@ class StopSupervisorNode(Node):
         self.params = StopParams.from_config(self.cfg["safety"]["stop"])
         self.latch = StopLatch(self.params)
         self.seq = 0
-        self.ignored_release = 0              # /link/safe_stop false: never releases
         link_topic = self.cfg["pulse"]["topics"]["safe_stop"]
         self.pub = self.create_publisher(STOP_TYPE, STOP_TOPIC, qos=QOS_LATCHED)
         self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
@@ -59,8 +57,7 @@ class StopSupervisorNode(Node):
     def request(self, source: str, reason: str) -> bool:
         """Latch a stop (also what the callbacks call); publishes at once when it changes the state."""
         if self.latch.request(source, reason, self.now()):
-            self.get_logger().error(f"STOP latched: {self.latch.reason} (sources: {', '.join(self.latch.sources)})")
-            self.publish(changed=True)
+            self._latched()
             return True
         return False
 
@@ -68,10 +65,12 @@ class StopSupervisorNode(Node):
         self.request(msg.source, msg.reason)
 
     def on_link_safe_stop(self, msg) -> None:
-        if bool(msg.data):
-            self.request(LINK_SOURCE, "link monitor safe stop")
-        else:
-            self.ignored_release += 1       # a link that is back does not release a latched stop
+        if self.latch.on_link_safe_stop(bool(msg.data), self.now()):
+            self._latched()
+
+    def _latched(self) -> None:
+        self.get_logger().error(f"STOP latched: {self.latch.reason} (sources: {', '.join(self.latch.sources)})")
+        self.publish(changed=True)
 
     def on_reset(self, _req, resp):
         was = self.latch.sources
@@ -96,9 +95,8 @@ class StopSupervisorNode(Node):
 
     def _diagnostics(self, t) -> None:
         lt = self.latch
-        values = {"stopped": lt.stopped, "sources": ",".join(lt.sources) or "-", "reset_count": lt.reset_count,
-                  "requests": lt.requests, "heartbeat_seq": self.seq, "heartbeat_hz": self.params.heartbeat_hz,
-                  "timeout_s": self.params.timeout_s, "ignored_release": self.ignored_release}
+        values = {**lt.status(), "heartbeat_seq": self.seq, "heartbeat_hz": self.params.heartbeat_hz,
+                  "timeout_s": self.params.timeout_s}
         kv = [msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=str(v)) for k, v in values.items()]
         st = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=ERROR if lt.stopped else OK,
                       name="safety: system stop", message=f"STOPPED: {lt.reason}" if lt.stopped else "running",
