@@ -91,7 +91,7 @@ def main(argv=None) -> int:
            "its own node (`hri_sim.nodes.joint_robot_node`) and tuned over the runtime by the tuning node",
            "(the live path of docs/pid-tuning.md: safe posture, sized relay, the robot's own PIDs run the",
            "test motions with the acknowledged gains; in-process transport, lockstep simulated time); setups",
-           "`pid_tuning.setups.s1..s4` in `config/_defaults.yaml` (the thesis's Fig. 4.1 numbers are not",
+           "`pid_tuning.setups.s1..s4` in `src/hri_pid_tuning/parameters.yaml` (the thesis's Fig. 4.1 numbers are not",
            "in its text, so force limits, friction, damping and latency are ours). Protocol as in Webel's thesis",
            "§4.1: relay-tune each joint (hand first; posture, identification and relay sized as in",
            "docs/pid-tuning.md), apply one heuristic to all joints, play the fast dance",

@@ -58,8 +58,8 @@ def stack_launch(path: Path, arm_output: str, udp_arm: int, udp_tino: int, http:
   - include:
       file: {REPO / "launch" / "fr3.launch.yaml"}
       arg: [{{name: vr_port, value: "{udp_arm}"}}, {{name: output, value: {arm_output}}}]
-  - node: {{pkg: hri_pulse, exec: vr_interface_node, name: vr_interface, param: [{{name: robot, value: tino}}, {{name: port, value: {udp_tino}}}]}}
-  - node: {{pkg: hri_atomic_motion, exec: atomic_node, name: atomic, param: [{{name: robot, value: tino}}, {{name: driver, value: sim}}]}}
+  - node: {{pkg: hri_pulse, exec: vr_interface_node, name: vr_interface, param: [{{name: robot, value: tino}}, {{name: pulse.udp.port, value: {udp_tino}}}]}}
+  - node: {{pkg: hri_atomic_motion, exec: atomic_node, name: atomic, param: [{{name: robot, value: tino}}, {{name: atomic.node.driver, value: sim}}]}}
   - node: {{pkg: hri_console, exec: console_node, name: console, param: [{{name: robot, value: fr3}}, {{name: console.port, value: {http}}}]}}
 """)
     return path
