@@ -101,19 +101,24 @@ def _demo_chain(cfg, a, seq, out_dir: Path) -> int:
     from .e2e import run_sequence
     from .plot import load_series, plot_series
 
-    logging.getLogger("hri").setLevel(logging.ERROR)      # the dead link is announced below, not logged
-    print(f"chain: emulated headset -UDP-> vr_interface -> atomic -> tino_sim (simulated clock); "
-          f"sequence {a.sequence}, every {a.gap_s} s{'' if a.keep_link else ', then the headset stops'}",
-          file=sys.stderr)
-    mcap = out_dir / "run.mcap"
-    r = run_sequence(cfg, seq, a.gap_s, mcap=mcap, link_dies=not a.keep_link)
-    png = plot_series(load_series(mcap, cfg["atomic"]["topics"]), out_dir / "timeline.png", cfg["atomic"]["leg"],
-                      title=f"simulated Tino via vr_interface: {a.sequence}")
-    x, y, yaw = r["base_pose"]
-    print(f"pulses {r['pulses']}, movements {len(r['movements'])} {r['started']}, fault {r['fault']}, "
-          f"final ticks {r['leg_ticks']}, base x {x:.3f} m y {y:.3f} m yaw {yaw:.3f} rad, "
-          f"motor {r['leg_rpm_cmd']:.0f} RPM, base twist {r['base_twist'][0]:.3f} m/s {r['base_twist'][1]:.3f} rad/s")
-    print(f"wrote {mcap}, {png}")
+    hri_log = logging.getLogger("hri")
+    level = hri_log.level
+    hri_log.setLevel(logging.ERROR)      # the dead link is announced below, not logged
+    try:
+        print(f"chain: emulated headset -UDP-> vr_interface -> atomic -> tino_sim (simulated clock); "
+              f"sequence {a.sequence}, every {a.gap_s} s{'' if a.keep_link else ', then the headset stops'}",
+              file=sys.stderr)
+        mcap = out_dir / "run.mcap"
+        r = run_sequence(cfg, seq, a.gap_s, mcap=mcap, link_dies=not a.keep_link)
+        png = plot_series(load_series(mcap, cfg["atomic"]["topics"]), out_dir / "timeline.png", cfg["atomic"]["leg"],
+                          title=f"simulated Tino via vr_interface: {a.sequence}")
+        x, y, yaw = r["base_pose"]
+        print(f"pulses {r['pulses']}, movements {len(r['movements'])} {r['started']}, fault {r['fault']}, "
+              f"final ticks {r['leg_ticks']}, base x {x:.3f} m y {y:.3f} m yaw {yaw:.3f} rad, "
+              f"motor {r['leg_rpm_cmd']:.0f} RPM, base twist {r['base_twist'][0]:.3f} m/s {r['base_twist'][1]:.3f} rad/s")
+        print(f"wrote {mcap}, {png}")
+    finally:
+        hri_log.setLevel(level)             # a caller in the same process keeps its logging
     return 0 if len(r["movements"]) == r["pulses"] else 1
 
 

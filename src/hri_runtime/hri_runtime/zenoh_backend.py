@@ -346,9 +346,7 @@ def _depth(qos: QoSProfile) -> int:
 def _callback(fn, direct: bool):
     """A Zenoh callback handler. ``direct`` (``indirect=False``, the default) runs fn on Zenoh's
     network (tokio) thread; otherwise zenoh-python hands each sample to its own Python thread
-    first. Measured side by side on an idle machine (bench/transport/run.py --paired, kinds
-    ours-indirect vs ours): the hand-over adds 4-6 % to the round trip p50, although a ``put``
-    issued from the network thread itself is slower (15-20 us vs 3-7 us in situ)."""
+    first (a longer round trip: docs/benchmarks.md, Transport)."""
     return _zenoh().handlers.Callback(fn, indirect=not direct)
 
 

@@ -8,11 +8,21 @@ from pathlib import Path
 import pytest
 
 from hri_runtime.config import ConfigError, load_declarations, load_robot_config, parameter_files
+from hri_runtime.context import reset_default_context, set_default_context
+from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 from hri_runtime.params import ParameterError
 from hri_runtime.parameters import declare_config, params_type
 
 REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(autouse=True)
+def _inproc_default_context():
+    """Nodes built here without a context use an in-process one (no router needed)."""
+    set_default_context(InprocContext())
+    yield
+    reset_default_context()
 
 
 def test_params_type_fields_are_the_declared_keys_with_their_defaults():
