@@ -85,8 +85,13 @@ class Executor:
                 if not self._ready and q.active:
                     self.callback_thread = threading.get_ident()
                     self.inline_runs += 1
-                    try:
-                        self._run(q.callback, (data, meta), "callback")
+                    self.callbacks_run += 1
+                    try:                              # _run inlined: one frame less per sample
+                        q.callback(data, meta)
+                    except Exception as e:  # noqa: BLE001
+                        if self.on_error is None:
+                            raise
+                        self.on_error(e, "callback")
                     finally:
                         self.callback_thread = None
                     if self._ready or self.sim_timers:
