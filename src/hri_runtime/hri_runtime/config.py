@@ -105,8 +105,9 @@ def parameter_files(config_root: str | Path | None = None) -> dict[str, Path]:
     """package -> its ``parameters.yaml``, found (first hit per package wins) in: the source tree
     next to the config tree (``<ws>/src/<pkg>/``), the install space holding the config tree
     (merged ``<prefix>/share/<pkg>/`` or isolated ``<install>/<pkg>/share/<pkg>/``), the
-    AMENT_PREFIX_PATH prefixes and sys.prefix, and the source tree this module belongs to (an
-    editable install)."""
+    AMENT_PREFIX_PATH prefixes and sys.prefix (with every package of the same isolated colcon
+    install: a package's environment lists only its dependencies), and the source tree this
+    module belongs to (an editable install)."""
     patterns: list[tuple[Path, str]] = []
     try:
         root = Path(config_root or find_config_root()).resolve()
@@ -117,7 +118,10 @@ def parameter_files(config_root: str | Path | None = None) -> dict[str, Path]:
     if root is not None and root.parent.parent.name == "share":   # <prefix>/share/hri_runtime/config
         patterns.append((root.parent.parent, f"*/{PARAMETERS_FILE}"))
         patterns.append((root.parents[3], f"*/share/*/{PARAMETERS_FILE}"))
-    patterns.extend((p / "share", f"*/{PARAMETERS_FILE}") for p in _install_prefixes())
+    for prefix in _install_prefixes():
+        patterns.append((prefix / "share", f"*/{PARAMETERS_FILE}"))
+        if (prefix.parent / ".colcon_install_layout").is_file():   # isolated: the sibling packages
+            patterns.append((prefix.parent, f"*/share/*/{PARAMETERS_FILE}"))  # of the same install
     module_ws = Path(__file__).resolve().parents[3]          # <ws>/src/hri_runtime/hri_runtime/config.py
     patterns.append((module_ws / "src", f"*/{PARAMETERS_FILE}"))
     found: dict[str, Path] = {}

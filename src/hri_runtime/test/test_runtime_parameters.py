@@ -118,7 +118,9 @@ def test_parameter_files_next_to_the_config_tree_win(tmp_path, monkeypatch):
     monkeypatch.setenv("HRI_CONFIG_ROOT", str(tmp_path / "config"))
     files = parameter_files()
     assert files["hri_safety"] == own / "parameters.yaml"
-    assert files["hri_runtime"] == REPO / "src" / "hri_runtime" / "parameters.yaml"   # the rest: this workspace
+    rest = files["hri_runtime"]                  # the rest: this workspace (source or its install)
+    assert tmp_path not in rest.parents
+    assert rest.read_text() == (REPO / "src" / "hri_runtime" / "parameters.yaml").read_text()
     assert load_robot_config("tino")["safety"]["ee_speed_max_m_s"] == 0.2
 
 
