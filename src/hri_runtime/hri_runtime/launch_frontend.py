@@ -30,7 +30,7 @@ from typing import Any, Optional
 import yaml
 
 from .launch_description import LaunchDescription, LaunchError, NodeSpec
-from .launch_substitutions import Scope, substitute, truth
+from .launch_substitutions import Scope, command_line, substitute, truth
 from .packages import find_executable
 
 __all__ = ["parse_launch_file"]
@@ -175,10 +175,10 @@ class _Parser:
         self.parse_file(p, given, scope.ns, scope.env, top=False)
 
     def _e_executable(self, b, scope, where, top):
-        cmd = shlex.split(substitute(str(b.get("cmd", "")), scope, where))
+        cmd = command_line(b.get("cmd", ""), scope, where)
         if not cmd:
             raise LaunchError(f"{where}: executable needs cmd")
-        extra = shlex.split(substitute(str(b.get("args", "")), scope, where))
+        extra = command_line(b.get("args", ""), scope, where)
         name = substitute(b.get("name", Path(cmd[0]).name), scope, where)
         self.out.nodes.append(NodeSpec(
             name=name, cmd=cmd + extra, exec=cmd[0],
@@ -256,7 +256,7 @@ class _Parser:
                               f"(lib/{pkg}/{exe}, {Path(sys.executable).parent}, PATH); "
                               f"is the package installed (pip install -e src/{pkg})?")
         cmd = [path or exe]
-        cmd += shlex.split(substitute(str(b.get("args", "")), scope, where))
+        cmd += command_line(b.get("args", ""), scope, where)
         cmd.append("--ros-args")
         if name:
             cmd += ["-r", f"__node:={name}"]
@@ -268,7 +268,7 @@ class _Parser:
             cmd += ["-p", f"{k}:={_dump_value(v)}"]
         for a, c in remaps:
             cmd += ["-r", f"{a}:={c}"]
-        cmd += shlex.split(substitute(str(b.get("ros_args", "")), scope, where))
+        cmd += command_line(b.get("ros_args", ""), scope, where)
         prefix = b.get("launch-prefix", b.get("launch_prefix"))
         if prefix:
             cmd = shlex.split(substitute(str(prefix), scope, where)) + cmd

@@ -17,7 +17,7 @@ from typing import Any
 from .launch_description import LaunchError
 from .packages import PackageNotFoundError, find_pkg_prefix, find_pkg_share
 
-__all__ = ["Scope", "substitute", "truth", "safe_eval"]
+__all__ = ["Scope", "substitute", "command_line", "truth", "safe_eval"]
 
 
 _SUBST = re.compile(r"\$\(([^$()]*)\)")
@@ -135,6 +135,74 @@ def substitute(text: Any, scope: Scope, where: str) -> Any:
         raise LaunchError(f"{where}: more than {_MAX_SUBSTITUTIONS} substitutions in one value "
                           f"(a variable that expands to itself?)")
     return s
+
+
+def _pieces(text: str, where: str) -> list[tuple[bool, str]]:
+    """``text`` as literal pieces and top-level ``$(...)`` substitutions (nested substitutions and
+    quoted parentheses stay inside theirs)."""
+    out: list[tuple[bool, str]] = []
+    start = 0
+    while (j := text.find("$(", start)) >= 0:
+        depth, quote, k = 0, None, j
+        for k in range(j, len(text)):
+            c = text[k]
+            if quote:
+                quote = None if c == quote else quote
+            elif c in "'\"":
+                quote = c
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+        if depth != 0:
+            raise LaunchError(f"{where}: unclosed '$(' in {text!r}")
+        if j > start:
+            out.append((False, text[start:j]))
+        out.append((True, text[j:k + 1]))
+        start = k + 1
+    if start < len(text):
+        out.append((False, text[start:]))
+    return out
+
+
+def command_line(text: Any, scope: Scope, where: str) -> list[str]:
+    """The arguments of ``cmd`` / ``args`` / ``ros_args`` as ``ros2 launch`` builds them (launch's
+    ``ExecuteProcess._parse_cmdline``): literal text is split at whitespace (shlex), a
+    substitution's result never is: it is one argument, or part of the one whose text it touches.
+    (``ros_args: $(eval ...)`` giving ``-p a:=1`` is ONE argument there, which rcl refuses; the
+    same launch file fails the same way here.)"""
+    args: list[str] = []
+    cur: list[str] = []
+
+    def close() -> None:
+        if cur:
+            args.append("".join(cur))
+            cur.clear()
+
+    for is_subst, piece in _pieces(str(text), where):
+        if is_subst:
+            cur.append(str(substitute(piece, scope, where)))
+            continue
+        try:
+            tokens = shlex.split(piece)
+        except ValueError as exc:
+            raise LaunchError(f"{where}: {exc} in {str(text)!r}") from None
+        if not tokens:
+            close()
+            continue
+        if piece[0].isspace():
+            close()
+        cur.append(tokens[0])
+        if len(tokens) > 1:
+            close()
+            args.extend(tokens[1:-1])
+            cur.append(tokens[-1])
+        if piece[-1].isspace():
+            close()
+    close()
+    return args
 
 
 def _one_subst(body: str, scope: Scope, where: str) -> str:

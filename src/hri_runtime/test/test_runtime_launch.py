@@ -174,3 +174,24 @@ def test_nested_and_typed_inline_params(tmp_path, launch_path):
     cmd = parse_launch_file(f).nodes[0].cmd
     assert cmd[1:] == ["--ros-args", "-p", "gains.kp:=2.0", "-p", "gains.ki:=0", "-p", "joints:=[a, b]",
                        "-p", "empty:="]
+
+
+def test_command_lines_split_like_ros2_launch(tmp_path):
+    """ros2 launch splits the literal text of args/ros_args at whitespace and never a
+    substitution's result: ``-p $(var p)`` is two arguments, ``$(eval ...)`` giving ``-p a:=1``
+    is one (which rcl refuses), so a launch file that works here works on ROS 2."""
+    f = tmp_path / "cmd.launch.yaml"
+    f.write_text("launch:\n"
+                 "  - arg: {name: port, default: '5'}\n"
+                 "  - executable:\n"
+                 "      cmd: \"echo a  b\"\n"
+                 "      args: \"-p port:=$(var port) $(eval \\\"'x y'\\\") q$(var port)r 'c d'\"\n"
+                 "  - executable:\n"
+                 "      cmd: echo\n"
+                 "      args: $(eval \"'-p a:=' + '$(var port)'\")\n")
+    d = parse_launch_file(f)
+    assert d.nodes[0].cmd == ["echo", "a", "b", "-p", "port:=5", "x y", "q5r", "c d"]
+    assert d.nodes[1].cmd == ["echo", "-p a:=5"]
+    f.write_text("launch:\n  - executable: {cmd: echo, args: \"$(var a\"}\n")
+    with pytest.raises(LaunchError, match="unclosed"):
+        parse_launch_file(f)
