@@ -37,7 +37,7 @@ $(VENV)/.deps: requirements.txt
 # The workspace packages (editable) and the C++ core; redone when a package's metadata or
 # any C++ source changes. No build isolation: hri_runtime builds its C++ CDR codec
 # (src/hri_runtime/src/cdr_codec.cpp) with the venv's pybind11.
-$(VENV)/.pkgs: $(VENV)/.deps $(PKGS) $(wildcard cpp/setup.py cpp/src/*.cpp cpp/src/*.hpp cpp/include/hri_core/*.hpp src/*/src/*.cpp)
+$(VENV)/.pkgs: $(VENV)/.deps $(PKGS) $(wildcard cpp/setup.py cpp/src/*.cpp cpp/src/*.hpp cpp/include/hri_core/*.hpp src/*/src/*.cpp src/*/src/*.hpp)
 	$(PIP) install -q --no-deps --no-build-isolation $(foreach p,$(PKGS),-e $(dir $(p)))
 	@if [ -f cpp/setup.py ]; then $(PIP) install -q --no-deps --no-build-isolation -e cpp; fi
 	@touch $@

@@ -109,6 +109,12 @@ def test_pubsub_roundtrip_with_attachment(make_ctx):
     assert all(m.source_timestamp_ns > 1_600_000_000 * 10**9 for m in metas)
     assert metas[0].key == "0/chatter/std_msgs::msg::dds_::String_/" + STRING_HASH
     assert a.drop_counts() == {} and b.drop_counts() == {}
+    # ready CDR bytes (as rclpy allows) on the same publisher; a message of another type is refused
+    pub.publish(bytearray(msgs.serialize(msgs.new("std_msgs/msg/String", data="raw"))))
+    with pytest.raises(msgs.EncodeError, match="expected std_msgs/msg/String"):
+        pub.publish(msgs.new("std_msgs/msg/Bool", data=True))
+    assert wait_until(lambda: len(got) == 6) and got[-1] == "raw"
+    assert pub.published == 6 and sub.received == 6 and metas[-1].sequence_number == 6
 
 
 def test_foreign_peer_sees_exact_key_payload_and_attachment(make_ctx, raw):

@@ -12,7 +12,9 @@ serializes and deserializes, the backend never sees a message object.
         def create_publisher(self, node, topic, type_name, qos) -> RawPublisher
             # topic: fully qualified, remapped ('/ns/chatter'); type_name 'pkg/msg/T'
             # returns an object with .publish(data: bytes) and .destroy()
-            #   (optionally .get_subscription_count() -> int)
+            #   (optionally .get_subscription_count() -> int, and
+            #   .publish_messages(serialize, type_name) -> publish(msg or bytes): serialize and
+            #   put in one call, .published counting its puts)
         def create_subscription(self, node, topic, type_name, qos, deliver) -> Handle
             # call deliver(data: bytes, meta: dict | None) for every sample, from ANY thread
             # (it queues: keep-last depth and the callback run on the executor thread; with

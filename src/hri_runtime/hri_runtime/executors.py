@@ -1,11 +1,16 @@
 """``Executor``: the work queue every backend shares (subscription queues, posted callbacks,
-timers), and ``SubQueue``, one subscription's keep-last queue."""
+timers), and ``SubQueue``, one subscription's keep-last queue.
+
+The per-sample path is C (``hri_runtime._cdr``, src/executor_hot_path.cpp): the run lock
+(``RunLock``), the state a delivering thread reads (``Inline``) and a subscription's
+``deliver`` (``Delivery``, made by :meth:`Executor.delivery`)."""
 from __future__ import annotations
 
 import threading
 from collections import deque
 from typing import Any, Callable, Optional
 
+from . import _cdr
 from .timer import Timer
 
 __all__ = ["Executor", "SubQueue"]
@@ -30,16 +35,16 @@ class Executor:
     the one executor thread. Order: queued work first (FIFO over all subscriptions), then due
     timers in (deadline, creation) order.
 
-    ``inline`` (threaded backends that opt in, e.g. Zenoh): ``enqueue`` runs the subscription
-    callback directly on the delivering (transport) thread when the executor is spinning, idle
-    (nothing queued anywhere) and not running a callback; otherwise it queues as usual. Every
-    callback, inline or on the executor thread, runs while holding ``run_lock``, so the ROS 2
-    guarantee of a node's default (mutually exclusive) callback group holds: no two callbacks of
-    one context ever run at the same time, and items of one subscription run in arrival order
-    (an item is only run inline when nothing is queued, and a queued item is popped and run
-    under the same lock). What changes: *which* thread runs a callback (as with rclpy's
-    MultiThreadedExecutor). ``callback_thread`` is the ident of the thread running a callback
-    now (deadlock guard of blocking service calls).
+    ``inline`` (threaded backends that opt in, e.g. Zenoh): a subscription's ``deliver`` (see
+    :meth:`delivery`) runs the callback directly on the delivering (transport) thread when the
+    executor is spinning, idle (nothing queued anywhere) and not running a callback; otherwise it
+    queues as usual (:meth:`enqueue`). Every callback, inline or on the executor thread, runs while
+    holding ``run_lock``, so the ROS 2 guarantee of a node's default (mutually exclusive) callback
+    group holds: no two callbacks of one context ever run at the same time, and items of one
+    subscription run in arrival order (an item is only run inline when nothing is queued, and a
+    queued item is popped and run under the same lock). What changes: *which* thread runs a
+    callback (as with rclpy's MultiThreadedExecutor). ``callback_thread`` is the ident of the
+    thread running a callback now (deadlock guard of blocking service calls).
 
     ``on_error(exc, where)``: what to do when a user callback raises (inproc: re-raise so tests
     see it; threaded: log with traceback and continue)."""
@@ -50,15 +55,41 @@ class Executor:
         self._ready: deque = deque()
         self.timers: list[Timer] = []
         self._wake = wake or (lambda: None)
-        self.on_error = on_error
         self._seq = 0
-        self.callbacks_run = 0
-        self.thread_id: Optional[int] = None
-        self.inline = False
-        self.inline_runs = 0
-        self.sim_timers = 0          # timers on a sim clock (an inline run wakes the executor for them)
-        self.run_lock = threading.Lock()
-        self.callback_thread: Optional[int] = None
+        self._callbacks_run = 0
+        self._thread_id: Optional[int] = None
+        # what a delivering thread reads (C): run lock, ready deque, wake, on_error, flags
+        self._inline = _cdr.Inline(self._ready, self._wake)
+        self._inline.on_error = on_error
+        self.run_lock = self._inline.lock
+
+    # the state shared with the C delivery path
+    on_error = property(lambda self: self._inline.on_error,
+                        lambda self, fn: setattr(self._inline, "on_error", fn))
+    inline = property(lambda self: self._inline.enabled,
+                      lambda self, on: setattr(self._inline, "enabled", on))
+    sim_timers = property(lambda self: self._inline.sim_timers,
+                          doc="timers on a sim clock (an inline run wakes the executor for them)")
+    inline_runs = property(lambda self: self._inline.runs, doc="callbacks run on a delivering thread")
+    callbacks_run = property(lambda self: self._callbacks_run + self._inline.runs)
+
+    @property
+    def thread_id(self) -> Optional[int]:
+        """Ident of the thread spinning this executor (None: nobody spins)."""
+        return self._thread_id
+
+    @thread_id.setter
+    def thread_id(self, tid: Optional[int]) -> None:
+        self._thread_id = tid
+        self._inline.spinning = tid is not None
+
+    @property
+    def callback_thread(self) -> Optional[int]:
+        return self._inline.callback_thread
+
+    @callback_thread.setter
+    def callback_thread(self, tid: Optional[int]) -> None:
+        self._inline.callback_thread = tid
 
     def _next_seq(self) -> int:
         self._seq += 1
@@ -72,33 +103,19 @@ class Executor:
             self._ready.append(fn)
         self._wake()
 
+    def delivery(self, q: SubQueue, callback: Callable[[Any], None], deserialize, type_name: str,
+                 reject: Callable[[str], None], decode_error: type) -> "_cdr.Delivery":
+        """A subscription's ``deliver(data, meta=None)`` (C, see the module doc): run inline when
+        the executor is idle (see class doc), else :meth:`enqueue`. ``q.callback`` becomes its
+        ``run`` (decode with ``deserialize(data, type_name)`` unless None, then ``callback``;
+        a payload refused with ``decode_error`` goes to ``reject(text)``)."""
+        d = _cdr.Delivery(self._inline, q, self.enqueue, callback, deserialize, type_name, reject, decode_error)
+        q.callback = d.run
+        return d
+
     def enqueue(self, q: SubQueue, data: Any, meta: Any = None) -> None:
         """Queue a sample for q (its callback is later called as ``q.callback(data, meta)``):
-        keep-last maxlen drops the oldest (counted in q.dropped). With ``inline``: run q's
-        callback right here when the executor is idle (see class doc). Backends call this
-        directly (``functools.partial(enqueue, q)``): one call per sample, no tuple unless the
-        sample has to wait in the queue."""
-        if self.inline and self.thread_id is not None and self.run_lock.acquire(False):
-            try:
-                # nothing ready (implies q has nothing queued either): a deque's truth value is
-                # read atomically; an item queued concurrently arrived concurrently (no order)
-                if not self._ready and q.active:
-                    self.callback_thread = threading.get_ident()
-                    self.inline_runs += 1
-                    self.callbacks_run += 1
-                    try:                              # _run inlined: one frame less per sample
-                        q.callback(data, meta)
-                    except Exception as e:  # noqa: BLE001
-                        if self.on_error is None:
-                            raise
-                        self.on_error(e, "callback")
-                    finally:
-                        self.callback_thread = None
-                    if self._ready or self.sim_timers:
-                        self._wake()                  # work queued meanwhile / sim timers to check
-                    return
-            finally:
-                self.run_lock.release()
+        keep-last maxlen drops the oldest (counted in q.dropped)."""
         item = (data, meta)
         with self._lock:
             if not q.active:
@@ -115,7 +132,7 @@ class Executor:
     def add_timer(self, t: Timer) -> Timer:
         with self._lock:
             self.timers.append(t)
-            self.sim_timers += bool(t.clock.is_sim)
+            self._inline.sim_timers += bool(t.clock.is_sim)
         self._wake()
         return t
 
@@ -124,7 +141,7 @@ class Executor:
         with self._lock:
             if t in self.timers:
                 self.timers.remove(t)
-                self.sim_timers -= bool(t.clock.is_sim)
+                self._inline.sim_timers -= bool(t.clock.is_sim)
 
     def has_ready(self) -> bool:
         return bool(self._ready)
@@ -143,7 +160,7 @@ class Executor:
         return None, ()
 
     def _run(self, fn, args, where: str) -> None:
-        self.callbacks_run += 1
+        self._callbacks_run += 1
         try:
             fn(*args)
         except Exception as e:  # noqa: BLE001

@@ -1,5 +1,5 @@
 """``Publisher``: ``Node.create_publisher`` (serializes a message to CDR, hands the bytes to the
-backend)."""
+backend; a backend that offers ``publish_messages`` does both in one call)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -17,7 +17,15 @@ class Publisher:
     def __init__(self, node: "Node", raw, topic: str, msg_type: str, qos: QoSProfile):
         self.node, self._raw, self.topic_name, self.msg_type, self.qos = node, raw, topic, msg_type, qos
         self._raw_publish = raw.publish          # bound once (hot path)
-        self.published = 0
+        self._published = 0
+        fused = getattr(raw, "publish_messages", None)
+        if fused is not None:   # serialize + put in one C call (Zenoh): no Python frame per message
+            self.publish = fused(msgs.serialize, msg_type)
+
+    @property
+    def published(self) -> int:
+        """Messages published so far."""
+        return self._raw.published if "publish" in self.__dict__ else self._published
 
     @property
     def topic(self) -> str:
@@ -31,7 +39,7 @@ class Publisher:
             data = bytes(msg)
         else:
             data = msgs.serialize(msg, self.msg_type)
-        self.published += 1
+        self._published += 1
         self._raw_publish(data)
 
     def get_subscription_count(self) -> int:

@@ -437,6 +437,12 @@ class ZenohPublisher(_Endpoint):
     def published(self) -> int:
         return self._putter.published
 
+    def publish_messages(self, serialize, type_name: str):
+        """publish(msg or bytes) in one C call, ``serialize(msg, type_name)`` then put (the node
+        layer's serializer: hri_runtime.publisher)."""
+        self._putter.serialize_with(serialize, type_name)
+        return self._putter
+
     def destroy(self) -> None:
         self._putter.close()
         super().destroy()

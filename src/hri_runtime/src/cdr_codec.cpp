@@ -919,7 +919,8 @@ PyMethodDef g_deserialize_def{
 
 }  // namespace
 
-void bind_hot_path(py::module_& m);  // zenoh_hot_path.cpp: Putter, SampleGate
+void bind_hot_path(py::module_& m);           // zenoh_hot_path.cpp: Putter, SampleGate
+void bind_executor_hot_path(py::module_& m);  // executor_hot_path.cpp: RunLock, Inline, Delivery
 
 PYBIND11_MODULE(_cdr, m) {
   m.doc() = "CDR (XCDR1) codec of ROS 2 messages driven by plans from hri_runtime.cdr_plan (bytes identical "
@@ -960,6 +961,7 @@ PYBIND11_MODULE(_cdr, m) {
       "make_front(plans, slow_serialize, slow_deserialize, decode_error) -> (serialize, deserialize): "
       "msgs.serialize/deserialize in C over the dict plans {type name: plan} (see hri_runtime.msgs).");
   bind_hot_path(m);
+  bind_executor_hot_path(m);
   py::object modname = m.attr("__name__");
   m.add_object("serialize", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&g_serialize_def, nullptr, modname.ptr())));
   m.add_object("deserialize",

@@ -1,10 +1,13 @@
 // The per-message path of hri_runtime.zenoh_backend in C (part of the hri_runtime._cdr extension):
 //
-// * Putter(put, gid, destroyed_message): ``putter(data: bytes)`` puts ``data`` with rmw_zenoh's
-//   33-byte attachment (int64 LE sequence number from 1, int64 LE source timestamp in ns since the
-//   Unix epoch, 0x10, the 16-byte GID) through ``put`` (a zenoh Publisher's bound ``put``):
-//   one call from Python, the attachment written straight into a bytes object, no Python frame.
-//   ``published`` counts the puts; ``close()`` makes later calls raise RuntimeError.
+// * Putter(put, gid, destroyed_message): ``putter(data)`` puts
+//   ``data`` with rmw_zenoh's 33-byte attachment (int64 LE sequence number from 1, int64 LE source
+//   timestamp in ns since the Unix epoch, 0x10, the 16-byte GID) through ``put`` (a zenoh
+//   Publisher's bound ``put``): one call from Python, the attachment written straight into a bytes
+//   object, no Python frame. ``data`` is bytes (bytearray/memoryview are copied) or, after
+//   ``serialize_with(serialize, type_name)``, a message: ``serialize(data, type_name)``
+//   (hri_runtime.msgs.serialize, its errors raised as they are) gives the bytes. ``published`` counts the puts; ``close()`` makes
+//   later calls raise RuntimeError.
 // * SampleGate(key, deliver, slow, on_error): the callback of a subscriber on the exact key
 //   ``key`` (so a sample's key is not read). Per sample it reads the payload and attachment
 //   bytes; when the attachment is 33 bytes with the GID length byte 0x10 and the payload starts
@@ -22,9 +25,15 @@
 #include <cstring>
 #include <ctime>
 
+#include "pytype.hpp"
+
 namespace py = pybind11;
 
 namespace {
+
+using hri_pytype::get_count;
+using hri_pytype::Refs;
+using hri_pytype::set_ref;
 
 constexpr Py_ssize_t kGidSize = 16;
 constexpr Py_ssize_t kAttachmentSize = 33;  // 8 seq + 8 timestamp + 1 length + 16 gid
@@ -55,50 +64,6 @@ int64_t now_ns() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-// GC support and close() of both types: T lists its owned references in Refs<T>::list
-template <class T>
-struct Refs;
-
-template <class T>
-int traverse(PyObject* self, visitproc visit, void* arg) {
-  for (PyObject* T::*m : Refs<T>::list) Py_VISIT(reinterpret_cast<T*>(self)->*m);
-  return 0;
-}
-
-template <class T>
-int clear(PyObject* self) {
-  for (PyObject* T::*m : Refs<T>::list) Py_CLEAR(reinterpret_cast<T*>(self)->*m);
-  return 0;
-}
-
-template <class T>
-void dealloc(PyObject* self) {
-  PyObject_GC_UnTrack(self);
-  clear<T>(self);
-  Py_TYPE(self)->tp_free(self);
-}
-
-// a new reference to v in slot (the old one released)
-void set_ref(PyObject*& slot, PyObject* v) {
-  Py_INCREF(v);
-  Py_XSETREF(slot, v);
-}
-
-// a counter member as a Python int (a read-only property)
-template <class T, long long T::*M>
-PyObject* get_count(PyObject* self, void*) {
-  return PyLong_FromLongLong(reinterpret_cast<T*>(self)->*M);
-}
-
-template <class T>
-PyObject* close(PyObject* self, PyObject*) {
-  reinterpret_cast<T*>(self)->closed = 1;
-  Py_RETURN_NONE;
-}
-
-template <class T>
-PyMethodDef methods[] = {{"close", close<T>, METH_NOARGS, Refs<T>::close_doc}, {nullptr, nullptr, 0, nullptr}};
-
 // ------------------------------------------------------------------------------ Putter
 struct Putter {
   PyObject_HEAD
@@ -109,36 +74,59 @@ struct Putter {
   // methods take (args tuple, kwargs dict) (abi3), a keyword argument costs a new dict per call
   PyObject* args;    // (data,)
   PyObject* kwargs;  // {"attachment": att}
+  PyObject* serialize;  // serialize(msg, type_name) -> bytes, or None (bytes only)
+  PyObject* type_name;
   long long seq;
   long long published;
   int closed;
   unsigned char tail[1 + kGidSize];
 };
 
+}  // namespace
+
 template <>
-struct Refs<Putter> {
+struct hri_pytype::Refs<Putter> {
   static constexpr PyObject* Putter::*list[] = {&Putter::put, &Putter::destroyed_message, &Putter::args,
-                                                &Putter::kwargs};
+                                                &Putter::kwargs, &Putter::serialize, &Putter::type_name};
   static constexpr const char* close_doc = "close(): later calls raise RuntimeError (the publisher was destroyed).";
 };
+
+namespace {
+
+// the bytes to put for a call's argument: bytes as they are, bytearray/memoryview copied, anything
+// else serialize(msg, type_name) (when the putter has one); a new reference, nullptr on error
+PyObject* payload_of(Putter* self, PyObject* arg) {
+  if (PyBytes_CheckExact(arg)) return Py_NewRef(arg);
+  if (PyByteArray_Check(arg) || PyMemoryView_Check(arg) || PyBytes_Check(arg)) return PyBytes_FromObject(arg);
+  if (self->serialize == Py_None) {
+    PyErr_Format(PyExc_TypeError, "putter(data): bytes expected, got %s", Py_TYPE(arg)->tp_name);
+    return nullptr;
+  }
+  PyObject* call_args[3] = {nullptr, arg, self->type_name};
+  PyObject* data = PyObject_Vectorcall(self->serialize, call_args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+  if (data && !PyBytes_CheckExact(data)) {
+    Py_SETREF(data, PyBytes_FromObject(data));
+  }
+  return data;
+}
 
 PyObject* putter_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* self = reinterpret_cast<Putter*>(self_obj);
   if (PyVectorcall_NARGS(nargsf) != 1 || kwnames) {
-    PyErr_SetString(PyExc_TypeError, "putter(data: bytes) takes one positional argument");
+    PyErr_SetString(PyExc_TypeError, "putter(data) takes one positional argument");
     return nullptr;
   }
   if (self->closed) {
     PyErr_SetObject(PyExc_RuntimeError, self->destroyed_message);
     return nullptr;
   }
-  PyObject* data = args[0];
-  if (!PyBytes_CheckExact(data)) {
-    PyErr_Format(PyExc_TypeError, "putter(data): bytes expected, got %s", Py_TYPE(data)->tp_name);
+  PyObject* data = payload_of(self, args[0]);
+  if (!data) return nullptr;
+  PyObject* att = PyBytes_FromStringAndSize(nullptr, kAttachmentSize);
+  if (!att) {
+    Py_DECREF(data);
     return nullptr;
   }
-  PyObject* att = PyBytes_FromStringAndSize(nullptr, kAttachmentSize);
-  if (!att) return nullptr;
   char* p = PyBytes_AS_STRING(att);
   const int64_t seq = ++self->seq;  // the GIL is held: unique per publisher across threads
   const int64_t ts = now_ns();
@@ -150,6 +138,7 @@ PyObject* putter_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, 
     Py_XSETREF(self->args, PyTuple_New(1));
     if (!self->args) {
       Py_DECREF(att);
+      Py_DECREF(data);
       return nullptr;
     }
     Py_INCREF(Py_None);
@@ -159,12 +148,12 @@ PyObject* putter_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, 
     Py_XSETREF(self->kwargs, PyDict_New());
     if (!self->kwargs) {
       Py_DECREF(att);
+      Py_DECREF(data);
       return nullptr;
     }
   }
   PyObject* old = PyTuple_GET_ITEM(self->args, 0);
-  Py_INCREF(data);
-  PyTuple_SET_ITEM(self->args, 0, data);
+  PyTuple_SET_ITEM(self->args, 0, data);  // the tuple takes our reference
   Py_DECREF(old);
   const int set = PyDict_SetItem(self->kwargs, g_str_attachment, att);
   Py_DECREF(att);
@@ -197,10 +186,30 @@ int putter_init(PyObject* self_obj, PyObject* args, PyObject* kwds) {
   PyBuffer_Release(&gid);
   set_ref(self->put, put);
   set_ref(self->destroyed_message, msg);
+  set_ref(self->serialize, Py_None);
+  set_ref(self->type_name, Py_None);
   self->seq = self->published = self->closed = 0;
   self->vectorcall = putter_call;
   return 0;
 }
+
+// serialize_with(serialize, type_name): later calls take messages too
+PyObject* putter_serialize_with(PyObject* self_obj, PyObject* const* args, Py_ssize_t nargs) {
+  auto* self = reinterpret_cast<Putter*>(self_obj);
+  if (nargs != 2 || !PyCallable_Check(args[0]) || !PyUnicode_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "serialize_with(serialize: callable, type_name: str)");
+    return nullptr;
+  }
+  set_ref(self->serialize, args[0]);
+  set_ref(self->type_name, args[1]);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef putter_methods[] = {
+    {"serialize_with", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&putter_serialize_with)),
+     METH_FASTCALL, "serialize_with(serialize, type_name): later calls also take a message, put as serialize(msg, type_name)"},
+    {"close", hri_pytype::close<Putter>, METH_NOARGS, hri_pytype::Refs<Putter>::close_doc},
+    {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef putter_getset[] = {
     {"published", get_count<Putter, &Putter::published>, nullptr, "samples put so far", nullptr},
@@ -222,12 +231,16 @@ struct SampleGate {
   int closed;
 };
 
+}  // namespace
+
 template <>
-struct Refs<SampleGate> {
+struct hri_pytype::Refs<SampleGate> {
   static constexpr PyObject* SampleGate::*list[] = {&SampleGate::deliver, &SampleGate::slow, &SampleGate::on_error,
                                                     &SampleGate::key};
   static constexpr const char* close_doc = "close(): no sample is delivered any more.";
 };
+
+namespace {
 
 // obj.<name>.to_bytes(), or None when obj.<name> is None; nullptr with an exception set on error
 PyObject* zbytes_attr(PyObject* obj, PyObject* name) {
@@ -355,24 +368,6 @@ PyGetSetDef gate_getset[] = {
 
 PyTypeObject SampleGateType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
-void ready(PyTypeObject& t, const char* name, const char* doc, Py_ssize_t size, Py_ssize_t vc_offset, initproc init,
-           traverseproc trav, inquiry clear, destructor dealloc, PyMethodDef* methods, PyGetSetDef* getset) {
-  t.tp_name = name;
-  t.tp_doc = doc;
-  t.tp_basicsize = size;
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
-  t.tp_new = PyType_GenericNew;
-  t.tp_init = init;
-  t.tp_traverse = trav;
-  t.tp_clear = clear;
-  t.tp_dealloc = dealloc;
-  t.tp_call = PyVectorcall_Call;
-  t.tp_vectorcall_offset = vc_offset;
-  t.tp_methods = methods;
-  t.tp_getset = getset;
-  if (PyType_Ready(&t) < 0) throw py::error_already_set();
-}
-
 }  // namespace
 
 void bind_hot_path(py::module_& m) {
@@ -381,14 +376,15 @@ void bind_hot_path(py::module_& m) {
   g_str_to_bytes = PyUnicode_InternFromString("to_bytes");
   g_str_internal = PyUnicode_InternFromString("internal");
   g_str_deliver_failed = PyUnicode_InternFromString("deliver_failed");
-  ready(PutterType, "hri_runtime._cdr.Putter",
-        "Putter(put, gid, destroyed_message): putter(data) puts data with the rmw_zenoh attachment.",
-        sizeof(Putter), offsetof(Putter, vectorcall), putter_init, traverse<Putter>, clear<Putter>, dealloc<Putter>,
-        methods<Putter>, putter_getset);
-  ready(SampleGateType, "hri_runtime._cdr.SampleGate",
-        "SampleGate(key, deliver, slow, on_error): gate(sample) checks a sample and delivers it.", sizeof(SampleGate),
-        offsetof(SampleGate, vectorcall), gate_init, traverse<SampleGate>, clear<SampleGate>, dealloc<SampleGate>, methods<SampleGate>,
-        gate_getset);
+  hri_pytype::ready<Putter>(
+      PutterType, "hri_runtime._cdr.Putter",
+      "Putter(put, gid, destroyed_message): putter(data) puts data with the rmw_zenoh attachment (after "
+      "serialize_with(serialize, type_name): a message is serialized first).",
+      offsetof(Putter, vectorcall), putter_init, putter_methods, putter_getset);
+  hri_pytype::ready<SampleGate>(
+      SampleGateType, "hri_runtime._cdr.SampleGate",
+      "SampleGate(key, deliver, slow, on_error): gate(sample) checks a sample and delivers it.",
+      offsetof(SampleGate, vectorcall), gate_init, hri_pytype::close_methods<SampleGate>, gate_getset);
   m.add_object("Putter", py::handle(reinterpret_cast<PyObject*>(&PutterType)).inc_ref());
   m.add_object("SampleGate", py::handle(reinterpret_cast<PyObject*>(&SampleGateType)).inc_ref());
 }

@@ -233,6 +233,17 @@ def test_putter_writes_the_attachment_of_pack_attachment():
     assert putter.published == 2 and putter.sequence_number == 2
     with pytest.raises(TypeError):
         putter("not bytes")
+    putter(bytearray(b"\x00\x01\x00\x00d"))                    # copied to bytes
+    putter(memoryview(b"\x00\x01\x00\x00e"))
+    assert [d for d, _ in puts[2:]] == [b"\x00\x01\x00\x00d", b"\x00\x01\x00\x00e"]
+    # with the node layer's serializer: a message is serialized and put in the same call
+    from hri_runtime import msgs
+    putter.serialize_with(msgs.serialize, "std_msgs/msg/String")
+    putter(msgs.new("std_msgs/msg/String", data="hi"))
+    assert puts[-1][0] == msgs.serialize(msgs.new("std_msgs/msg/String", data="hi"))
+    with pytest.raises(msgs.EncodeError):                           # serialize's error, as it is
+        putter(msgs.new("std_msgs/msg/Bool", data=True))
+    assert putter.published == 5 and putter.sequence_number == 5
     putter.close()
     with pytest.raises(RuntimeError, match="destroyed"):
         putter(b"\x00\x01\x00\x00c")
