@@ -772,15 +772,31 @@ class ZenohContext(ThreadedContext):
                 if isinstance(ep, ZenohSubscription):
                     ep.check_publisher(key, ent)
 
+    DISCOVER_QUERIES = 4
+
     def discover(self, timeout_s: float) -> Graph:
         """Query the router for every token of the domain now (a one-shot CLI such as
         ``hri node list`` cannot wait for the subscriber's history to trickle in), merge the
-        answers into the graph cache and return ``graph()``."""
-        replies = self.session.liveliness().get(wire.liveliness_selector(self.params.domain_id),
-                                                timeout=timeout_s)
-        for r in replies:
-            if r.ok is not None:
-                self._on_token(r.ok)
+        answers into the graph cache and return ``graph()``.
+
+        A query sent right after the session opened can be answered before the router has
+        taken the new session in (no or only some tokens): queries repeat until two in a row
+        return the same tokens (at most ``DISCOVER_QUERIES``), within ``timeout_s``."""
+        end = time.monotonic() + timeout_s
+        previous = None
+        for _ in range(self.DISCOVER_QUERIES):
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            keys = set()
+            for r in self.session.liveliness().get(wire.liveliness_selector(self.params.domain_id),
+                                                   timeout=left):
+                if r.ok is not None:
+                    keys.add(str(r.ok.key_expr))
+                    self._on_token(r.ok)
+            if keys == previous:
+                break
+            previous = keys
         return self.graph()
 
     def entities(self) -> list[wire.LivelinessEntity]:
