@@ -10,8 +10,9 @@ Setup: a Zenoh router opened in this process on a free loopback port (stands in 
 this process is the "ping" side, a child process (this script with ``--pong``) the "pong" side,
 both Zenoh clients of the router, so no GIL is shared between the two ends.
 
-* ours:  hri_runtime Node on ZenohContext: publish(msg) -> CDR + 33-byte attachment -> put;
-         subscription -> attachment/CDR checks -> executor queue -> deserialize -> callback; the
+* ours:  hri_runtime Node on ZenohContext: publish(msg) -> CDR + 33-byte attachment -> put (one
+         C call, _cdr.Putter); subscription -> attachment/CDR checks (_cdr.SampleGate) -> the
+         executor (_cdr.Delivery: inline when idle, else its queue) -> deserialize -> callback; the
          pong node re-publishes the message object it received (deserialize + serialize).
 * ours-raw: the same Node layer with ``raw=True`` subscriptions (CDR bytes delivered, as rclpy
          offers) and ``publish(bytes)``: our transport layer without the CDR codec.
