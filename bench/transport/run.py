@@ -19,7 +19,7 @@ both Zenoh clients of the router, so no GIL is shared between the two ends.
 * ours-indirect: ours with ``runtime.zenoh.direct_callbacks: false`` (zenoh-python hands every
          sample to its own Python thread before our callback runs, as raw's default does).
 * ours-queued: ours with ``runtime.zenoh.inline_callbacks: false`` (every callback handed over
-         to the executor thread: session 1's behaviour).
+         to the executor thread).
 * raw:   plain zenoh publishers/subscribers putting the same CDR bytes, no attachment, the echo
          is done in zenoh's callback thread (the baseline "without our layer").
 * raw+hop: raw, but every received sample is handed to one worker thread first (what any
