@@ -17,9 +17,10 @@ System stop (``hri_safety`` StopListener on ``/safety/stop``; docs/safety.md): w
 before the first heartbeat and once it is older than ``safety.stop.timeout_s``, the arm HOLDs at
 its current pose, inputs are ignored and ``/teleop/mode`` reads ``STOP``.
 
-Parameters: ``robot``, ``robot_id`` and every ``teleop.*`` leaf (declared from
+Parameters: ``robot``, ``robot_id``, every ``teleop.*`` leaf (declared from
 ``hri_arm_teleop/parameters.yaml``; e.g. ``teleop.output``, ``teleop.vr.port``: 0 = any free
-port). ``teleop.vr.enabled`` is applied at run time: false closes the VR receiver, true opens it.
+port), the robot description it reads (``frames.base``, ``joints.names``, read-only) and
+``interaction.topics.*``. ``teleop.vr.enabled`` is applied at run time: false closes the VR receiver, true opens it.
 """
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ TeleopParams = params_type("teleop")
 class ArmTeleopNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("arm_teleop", **kw)
-        self.cfg = declare_config(self, ("teleop",), cfg=cfg, on_set={"teleop.vr.enabled": self._on_vr_enabled})
+        self.cfg = declare_config(self, ("teleop", "frames.base", "joints.names", "interaction.topics"), cfg=cfg,
+                                  on_set={"teleop.vr.enabled": self._on_vr_enabled})
         t = self.params = TeleopParams.from_config(self.cfg["teleop"])
         self.log = logging.getLogger("hri_arm_teleop.arm_teleop")
         self.base_frame = self.cfg["frames"]["base"]

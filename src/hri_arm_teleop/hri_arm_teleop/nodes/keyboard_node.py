@@ -23,7 +23,7 @@ from hri_runtime.parameters import declare_config
 class KeyboardTeleopNode(Node):
     def __init__(self, cfg: Optional[dict] = None, use_terminal: bool = True, **kw):
         super().__init__("keyboard_teleop", **kw)
-        self.cfg = declare_config(self, ("teleop.keyboard", "teleop.gamepad", "teleop.topics"), cfg=cfg)
+        self.cfg = declare_config(self, ("teleop.keyboard", "teleop.gamepad", "teleop.topics", "frames.base"), cfg=cfg)
         t = self.cfg["teleop"]
         self.params = KeyboardParams.from_config(t["keyboard"])
         self.frame_id = self.cfg["frames"]["base"]

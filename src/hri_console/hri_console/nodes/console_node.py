@@ -32,7 +32,7 @@ Out:
 
 Service calls run on the server's single command worker (ordered), never on the executor thread
 and never in front of a safe stop. Parameters: ``robot``, ``robot_id`` and every key of the
-``console`` section and of the topic sections it reads (``console.bind_host``, ``console.port``
+``console`` section, of the topic sections it reads and ``interaction.gain_limits`` (``console.bind_host``, ``console.port``
 (0 = any free port), …; declared in hri_console's parameters.yaml, the robot config's value as
 default), ``serve`` (false: no HTTP server, for tests that drive :meth:`ConsoleNode.handle`).
 """
@@ -78,7 +78,8 @@ def state_dict(msg) -> dict:
 class ConsoleNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("console", **kw)
-        self.cfg = declare_config(self, ("console", "teleop.topics", "interaction.topics", "atomic.topics"), cfg=cfg)
+        self.cfg = declare_config(self, ("console", "teleop.topics", "interaction.topics", "interaction.gain_limits",
+                                         "atomic.topics"), cfg=cfg)
         serve = self.declare_parameter("serve", True, {"description": "serve the page (false: the node "
                                                        "without its HTTP server)"}).value
         self.params = ConsoleParams.from_config(self.cfg["console"])

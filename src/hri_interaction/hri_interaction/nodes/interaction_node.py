@@ -30,8 +30,9 @@ reference arrives.
 When no reference arrives the last one is held ("reuse last"); staleness beyond
 ``node.reference_timeout_s`` is reported in the state, never a jump.
 
-Parameters: ``robot`` (config name, default fr3), ``robot_id`` and every key of ``interaction``
-and ``safety.stop`` by its dotted name (``hri_runtime.parameters.declare_config``), e.g.
+Parameters: ``robot`` (config name, default fr3), ``robot_id``, every key of ``interaction``
+and ``safety.stop``, ``joints.names`` and ``teleop.topics.ee_pose`` by their dotted names
+(``hri_runtime.parameters.declare_config``), e.g.
 ``-p interaction.mode:=admittance``, ``-p interaction.node.driver:=topic``.
 """
 from __future__ import annotations
@@ -61,7 +62,7 @@ def wrench_from_msg(msg) -> np.ndarray:
 class InteractionNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("interaction", **kw)
-        self.cfg = declare_config(self, ("interaction", "safety.stop"), cfg=cfg)
+        self.cfg = declare_config(self, ("interaction", "safety.stop", "joints.names", "teleop.topics.ee_pose"), cfg=cfg)
         sec = self.cfg["interaction"]
         self.sec = sec
         self.params = InteractionParams.from_config(sec)
