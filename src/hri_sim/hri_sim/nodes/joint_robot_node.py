@@ -8,6 +8,10 @@ The robot a lab tunes, in MuJoCo: the humanoid arm in setup S1–S4 or the FR3 w
                          ──►  C++ SafetyChecker (torque, torque rate, NaN, stale: clamp AND flag)
                          ──►  MuJoCo step  ──►  joint_states (position, velocity, applied effort)
 
+Parameters: ``robot`` (humanoid_arm or fr3), ``setup`` (S1–S4, the humanoid arm's), ``robot_id``,
+``safety.command_stale_after_s`` and every ``pid_tuning.live.*`` key (their config values as
+defaults, ``hri_runtime.parameters.declare_config``).
+
 Topics (names from ``pid_tuning.live``):
 
 * in ``joint_commands`` (``sensor_msgs/JointState``): for each named joint a finite ``position``
@@ -37,6 +41,7 @@ import numpy as np
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
 from hri_runtime.geometry import time_from_seconds
+from hri_runtime.parameters import declare_config
 
 SET_GAINS_SRV = "hri_interfaces/srv/Tune"   # ~/set_gains takes the tuning service's request (joint, gains)
 
@@ -66,7 +71,9 @@ class JointRobotNode(Node):
         node_cfg = load_pid_config(ARM_ROBOT)["pid_tuning"]["node"] if cfg is None else cfg["pid_tuning"]["node"]
         self.robot = robot or self.declare_parameter("robot", node_cfg["robot"]).value
         setup = setup or self.declare_parameter("setup", node_cfg["setup"]).value
-        self.cfg = cfg if cfg is not None else load_pid_config(self.robot)
+        # the keys this node reads beyond its plant, as node parameters (the setup's config values)
+        self.cfg = declare_config(self, ("safety.command_stale_after_s", "pid_tuning.live"),
+                                  cfg=cfg if cfg is not None else load_pid_config(self.robot))
         pt = self.cfg["pid_tuning"]
         self.plant = plant if plant is not None else build_pid_robot(self.robot, setup, self.cfg)
         p = self.plant
