@@ -34,7 +34,7 @@ GAP_S = 2.5
 
 
 class NaiveAtomic:
-    """Seed-style controller (no queue, no gate, no faults, no validation): what a direct port of
+    """Direct-port controller (no queue, no gate, no faults, no validation): what a direct port of
     the microcontroller loop looks like. Numbers from the same config section."""
 
     def __init__(self, a: dict):

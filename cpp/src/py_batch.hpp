@@ -194,8 +194,8 @@ py::array map_n(const char* name, const std::array<Arg, N>& args, const std::vec
     py::gil_scoped_release nogil;
     const unsigned nt = batch_threads(n);
     // Dynamic blocks from a shared counter rather than one fixed chunk per thread: on a shared,
-    // oversubscribed machine a descheduled thread would otherwise hold the whole call up (seen:
-    // 4x slower than one thread at load 10 on 2 cores); here the running threads take its blocks.
+    // oversubscribed machine a descheduled thread would otherwise hold the whole call up (slower
+    // than one thread); here the running threads take its blocks.
     std::atomic<ssize> next{0};
     auto worker = [&] {
       for (ssize b0; (b0 = next.fetch_add(kParallelBlock, std::memory_order_relaxed)) < n;)

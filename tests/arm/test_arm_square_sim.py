@@ -1,7 +1,7 @@
 """Lockstep simulation: the FR3 follows a scripted 20 cm square drawn in three clutch strokes.
 
 Chain: scripted hand (Unity frame) -> clutch -> 50 Hz planner -> 100 Hz IK -> joint impedance
-(MuJoCo, 2 ms). Measured on this machine (docs/arm-teleop.md): RMS 0.76 mm, max 1.4 mm at
+(MuJoCo, 2 ms). Measured (docs/arm-teleop.md): RMS 0.76 mm, max 1.4 mm at
 5 cm/s with mink; the asserted bounds leave margin for solver/platform differences.
 """
 from __future__ import annotations

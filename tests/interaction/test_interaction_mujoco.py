@@ -63,7 +63,7 @@ def disturbance_run(cfg, flip_gravity=False, law="lie", seconds=3.0):
 
 
 def test_impedance_holds_pose_under_5N_half_hertz_disturbance_and_pins_gravity_sign(cfg):
-    """Seed table I.3: 0.41 mm with +g(q); the wrong sign sags by centimetres."""
+    """Chang 2026, table I.3: 0.41 mm with +g(q); the wrong sign sags by centimetres."""
     bound = cfg["interaction"]["validation"]["disturbance_max_dev_m"]
     dev, loop = disturbance_run(cfg)
     assert dev < bound

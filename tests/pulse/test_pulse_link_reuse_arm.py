@@ -1,4 +1,4 @@
-"""hri_pulse's LinkReceiver runs the arm teleop's controller-pose packet unchanged (issue 7 reuse):
+"""hri_pulse's LinkReceiver runs the arm teleop's controller-pose packet unchanged (one receiver for both):
 its codec object plugs in as is (``decode``/``sequence_of``/``error``), with the arm's own rate and
 timeout from its config section."""
 import dataclasses

@@ -1,4 +1,4 @@
-// Safety checker (Chang 2026 ch. 11, digest "Safety checker"): clamp AND flag, never a silent clip.
+// Safety checker (Chang 2026 ch. 11): clamp AND flag, never a silent clip.
 //
 // A command is one step or a horizon of H steps (row-major (H, n) arrays, step dt_s), with any of
 //   q   joint positions      -> q_min <= q <= q_max, |dq/dt| <= v_max, |d2q/dt2| <= a_max

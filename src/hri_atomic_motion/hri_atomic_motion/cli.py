@@ -35,10 +35,11 @@ def _parse_seq(text: str) -> list[tuple[int, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="hri atomic")
+    ap = argparse.ArgumentParser(prog="hri atomic", description="Tino's atomic leg/base controller: "
+                                 "a simulated demo run and the timeline plot of a run.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("plot", help="timeline PNG of a run (MCAP, npz or CSV)")
-    p.add_argument("run")
+    p.add_argument("run", help="a run: .mcap, .npz or .csv (as hri atomic demo writes)")
     p.add_argument("-o", "--out", help="PNG path (default: <run>.png)")
     add_robot_argument(p, "tino")
     d = sub.add_parser("demo", help="simulated Tino runs a sequence; writes MCAP, npz, PNG")

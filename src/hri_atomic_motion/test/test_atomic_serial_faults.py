@@ -1,4 +1,4 @@
-"""Serial faults fail safe (issue 14): the atomic node with driver ``serial`` against a pty standing
+"""Serial faults fail safe: the atomic node with driver ``serial`` against a pty standing
 in for the microcontroller, on the in-process runtime (simulated clock, one tick per step).
 
 * the device stops reading: writes never block, the fault ``device_fault`` latches within

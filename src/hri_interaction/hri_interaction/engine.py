@@ -298,7 +298,7 @@ class RtEngine:
         so nothing jumps back."""
         if bool(on) == self.inputs.held:
             return
-        log.warning("interaction: %s (%s)", "hold" if on else "hold released", reason)
+        (log.warning if on else log.info)("interaction: %s (%s)", "hold" if on else "hold released", reason)
         self.inputs.held = bool(on)
         self.inputs.hold_reason = reason
         if on:

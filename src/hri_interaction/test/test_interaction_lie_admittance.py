@@ -118,8 +118,8 @@ def test_wrench_transform_preserves_power():
         V_s = se3.adjoint(T) @ V_b
         F_b = body_wrench_from_world(T, F_s)
         assert V_b @ F_b == pytest.approx(V_s @ F_s, rel=1e-9, abs=1e-12)
-    seed_literal = np.linalg.inv(se3.adjoint(T)).T @ F_s
-    assert abs(V_b @ seed_literal - V_s @ F_s) > 1e-6
+    literal = np.linalg.inv(se3.adjoint(T)).T @ F_s
+    assert abs(V_b @ literal - V_s @ F_s) > 1e-6
 
 
 def test_lie_and_cartesian_admittance_agree_for_small_translations_only():

@@ -148,9 +148,9 @@ def test_cap_not_reached_behaves_exactly_like_the_uncapped_controller():
     assert a.saturations == 0 and a.violations == 0 and a.dissipated_j == b.dissipated_j > 0
 
 
-def test_lognormal_injector_matches_the_seed_moments_and_drops_out_of_order():
+def test_lognormal_injector_matches_the_dissertation_moments_and_drops_out_of_order():
     mu, sigma = lognormal_from_moments(0.137, 0.07876)
-    assert sigma == pytest.approx(0.534, abs=1e-3) and mu + math.log(1000) == pytest.approx(4.777, abs=1e-3)  # digest: μ = 4.777 (ms)
+    assert sigma == pytest.approx(0.534, abs=1e-3) and mu + math.log(1000) == pytest.approx(4.777, abs=1e-3)  # Chang 2026, table 13.9: μ = 4.777 (ms)
     inj = DelayJitter(0.137, 0.07876, np.random.default_rng(0))
     out = []
     for k in range(20000):

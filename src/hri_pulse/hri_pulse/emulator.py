@@ -286,15 +286,21 @@ def keyboard(host: str, port: int, rate_hz: float, press_packets: int, auth=None
 def main(argv=None) -> int:
     from hri_runtime import errors
     from hri_runtime.config import ConfigError, load_robot_config
-    ap = argparse.ArgumentParser(prog="hri vr-emulate", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="hri vr-emulate", description=(
+        "A scripted Unity headset: 32-byte command packets over real UDP (or ZeroMQ) at "
+        "pulse.emulator.rate_hz, with network impairments (loss, duplicates, reordering, delay, "
+        "burst loss, app restarts, floods); feedback packets from the robot are counted."))
     errors.add_robot_argument(ap, "tino")
-    ap.add_argument("--scenario", help="scenario YAML (see module doc)")
+    ap.add_argument("--scenario", help="scenario YAML, every key optional: duration_s, rate_hz, press_packets, "
+                    "actions [{at_s, state, angular, head_deg}] or every_s, impairments {loss, duplicate, "
+                    "reorder, delay_s, jitter_s, burst_loss, restart_at_s, restart_gap_s, garbage, stop_at_s, "
+                    "flood} (example: docs/atomic.md)")
     ap.add_argument("--host", help="robot address (default pulse.udp.bind_address)")
     ap.add_argument("--port", type=errors.port, help="robot port (default pulse.udp.port)")
     ap.add_argument("--zmq", action="store_true", help="send over ZeroMQ PUB to pulse.zmq.sub_endpoint")
     ap.add_argument("--duration", type=errors.positive_float, help="seconds (overrides the scenario)")
     ap.add_argument("--every", type=errors.positive_float, help="generate an action every N s (states 1,2,3 cycling)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the impairments' random draws (default 0)")
     ap.add_argument("--speed", type=errors.positive_float, default=1.0, help="time scale (2 = twice as fast)")
     for k in ("loss", "duplicate", "reorder", "garbage"):
         ap.add_argument(f"--{k}", type=errors.probability, help=f"{k} probability 0..1")

@@ -30,7 +30,7 @@ SUMMARIES = {
     "foxglove": "bridge topics to Foxglove Studio",
     "interface": "list and show message and service definitions",
     "launch": "run a ROS 2 YAML launch file without ROS (nodes, router, respawn)",
-    "node": "list nodes and show one node's topics, services and parameters",
+    "node": "list nodes and show one node's topics and services",
     "param": "get, set, list, describe, dump and load node parameters",
     "pid": "PID tuning of a robot's joints (same as tune)",
     "play": "replay an MCAP recording onto its topics",

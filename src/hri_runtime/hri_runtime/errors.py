@@ -152,9 +152,11 @@ def robot(text: str) -> str:
     return text
 
 
-def add_robot_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
+def add_robot_argument(parser: argparse.ArgumentParser, default: str | None, *,
+                       default_text: str | None = None) -> None:
     """``--robot NAME``; the help lists the robots of the config tree (none listed when the tree
-    cannot be found: the command then fails on its config in one line)."""
+    cannot be found: the command then fails on its config in one line). ``default_text``: what
+    the help says about the default (default: its name)."""
     from hri_runtime.config import list_robots
 
     try:
@@ -162,4 +164,4 @@ def add_robot_argument(parser: argparse.ArgumentParser, default: str | None) -> 
     except Exception:  # noqa: BLE001  (no config tree: --help still works)
         names = "config tree not found"
     parser.add_argument("--robot", default=default, type=robot, metavar="ROBOT",
-                        help=f"robot config, one of: {names} (default: {default})")
+                        help=f"robot config, one of: {names} (default: {default_text or default})")

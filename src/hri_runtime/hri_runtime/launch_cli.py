@@ -112,8 +112,13 @@ def run_main(argv: Optional[list[str]] = None) -> int:
     launch; the process replaces this one, so signals and the exit code are the node's)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) < 2 or argv[0] in ("-h", "--help"):
-        print("usage: hri run <pkg> <exec> [args...] [--ros-args ...]", file=sys.stderr)
-        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+        asked = argv[:1] in (["-h"], ["--help"])
+        usage = "usage: hri run <pkg> <exec> [args...] [--ros-args ...]"
+        if asked:
+            usage += ("\n\nRun one executable of a package (ros2 run without ROS), e.g. "
+                      "hri run hri_pulse vr_interface_node --ros-args -p robot:=tino")
+        print(usage, file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     pkg, exe, rest = argv[0], argv[1], argv[2:]
     path = find_executable(pkg, exe)
     if path is None:

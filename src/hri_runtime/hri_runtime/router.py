@@ -68,7 +68,7 @@ def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
 
 def router_main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="hri router", description="A standalone Zenoh router (rmw_zenohd's role).")
-    ap.add_argument("--robot", help="take runtime.zenoh from this robot's config (default: the declared defaults)")
+    errors.add_robot_argument(ap, None, default_text="the declared defaults of runtime.zenoh")
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                     help="config override, e.g. runtime.zenoh.access_control.enabled=true (repeatable)")
     ap.add_argument("--listen", action="append", metavar="ENDPOINT",

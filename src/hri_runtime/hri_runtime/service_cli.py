@@ -39,10 +39,10 @@ def message_repr(msg, type_name: str) -> str:
 
 
 def service_main(argv: Optional[list[str]] = None, context=None) -> int:
-    ap, sub = graph_parser("hri service", "Services of the ROS graph (ros2 service).")
-    p = sub.add_parser("type")
+    ap, sub = graph_parser("hri service", "Services of the ROS graph (ros2 service).", "services")
+    p = sub.add_parser("type", help="the type of a service")
     p.add_argument("service")
-    p = sub.add_parser("call")
+    p = sub.add_parser("call", help="call a service and print the response")
     p.add_argument("service")
     p.add_argument("type", nargs="?", help="pkg/srv/Type (default: from the graph)")
     p.add_argument("values", nargs="?", default="{}", help="YAML of the request, e.g. \"{data: true}\"")
@@ -125,11 +125,11 @@ def _all_interfaces() -> tuple[list[str], list[str]]:
 def interface_main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="hri interface", description="Message and service types (ros2 interface).")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("list")
+    p = sub.add_parser("list", help="every known message and service type")
     g = p.add_mutually_exclusive_group()
     g.add_argument("-m", "--only-msgs", action="store_true")
     g.add_argument("-s", "--only-srvs", action="store_true")
-    p = sub.add_parser("show")
+    p = sub.add_parser("show", help="the definition of a type")
     p.add_argument("type", help="pkg/msg/Type or pkg/srv/Type")
     a = ap.parse_args(argv)
     from .param_services import register_interfaces

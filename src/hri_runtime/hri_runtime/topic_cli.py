@@ -87,12 +87,13 @@ class CliSession:
         self.ctx.close()
 
 
-def graph_parser(prog: str, description: str):
-    """The parser of ``hri topic`` / ``hri service`` with its ``list [-t]`` subcommand; returns
-    (parser, subparsers) for the other subcommands."""
+def graph_parser(prog: str, description: str, what: str):
+    """The parser of ``hri topic`` / ``hri service`` with its ``list [-t]`` subcommand (``what``:
+    "topics" / "services"); returns (parser, subparsers) for the other subcommands."""
     ap = argparse.ArgumentParser(prog=prog, description=description)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list").add_argument("-t", "--show-types", action="store_true")
+    sub.add_parser("list", help=f"the {what} of the graph").add_argument(
+        "-t", "--show-types", action="store_true", help="with their types")
     return ap, sub
 
 
@@ -130,12 +131,12 @@ def _check_topic_args(a: argparse.Namespace) -> None:
 
 
 def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
-    ap, sub = graph_parser("hri topic", "Topics of the ROS graph.")
-    p = sub.add_parser("info")
+    ap, sub = graph_parser("hri topic", "Topics of the ROS graph.", "topics")
+    p = sub.add_parser("info", help="type, publisher and subscription counts of a topic")
     p.add_argument("topic")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="every publisher and subscription with its node, GID and QoS (ros2 topic info -v)")
-    p = sub.add_parser("echo")
+    p = sub.add_parser("echo", help="print the messages of a topic")
     p.add_argument("topic")
     p.add_argument("type", nargs="?")
     p.add_argument("--once", action="store_true")
@@ -147,13 +148,13 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
                    help="instead of matching the publishers (ros2 topic echo's option)")
     p.add_argument("--qos-depth", type=errors.positive_int,
                    help="keep-last depth (default: runtime.cli.echo_queue_depth)")
-    p = sub.add_parser("pub")
+    p = sub.add_parser("pub", help="publish a message (once or at a rate)")
     p.add_argument("topic")
     p.add_argument("type")
     p.add_argument("values", nargs="?", default="{}", help="YAML of the fields, e.g. \"{data: hi}\"")
     p.add_argument("-r", "--rate", type=errors.positive_float, help="Hz (default: publish once)")
     p.add_argument("-t", "--times", type=errors.positive_int, help="publish this many times")
-    p = sub.add_parser("hz")
+    p = sub.add_parser("hz", help="measure the rate of a topic")
     p.add_argument("topic")
     p.add_argument("type", nargs="?")
     p.add_argument("--duration", type=errors.positive_float)
@@ -258,10 +259,10 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
 def node_main(argv: Optional[list[str]] = None, context=None) -> int:
     ap = argparse.ArgumentParser(prog="hri node", description="Nodes of the ROS graph.")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("list")
+    p = sub.add_parser("list", help="the nodes of the graph")
     p.add_argument("-a", "--all", action="store_true",
                    help="also hidden nodes (a name starting with '_', e.g. ros2cli's daemon), as ros2 node list -a")
-    p = sub.add_parser("info")
+    p = sub.add_parser("info", help="a node's subscriptions, publishers, services and clients")
     p.add_argument("node")
     a = ap.parse_args(argv)
     sess = CliSession.open("hri_node", context)
@@ -304,13 +305,13 @@ def param_main(argv: Optional[list[str]] = None, context=None) -> int:
 
     ap = argparse.ArgumentParser(prog="hri param", description="Parameters of a node (ros2 param).")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("list")
+    p = sub.add_parser("list", help="the parameter names of a node")
     p.add_argument("node")
-    for c in ("get", "describe"):
-        p = sub.add_parser(c)
+    for c, h in (("get", "the value of a parameter"), ("describe", "type, description and constraints of a parameter")):
+        p = sub.add_parser(c, help=h)
         p.add_argument("node")
         p.add_argument("name")
-    p = sub.add_parser("set")
+    p = sub.add_parser("set", help="set a parameter (refused if read-only or out of its bounds)")
     p.add_argument("node")
     p.add_argument("name")
     p.add_argument("value", help="YAML value (1, 1.0, true, hello, '[1, 2]')")

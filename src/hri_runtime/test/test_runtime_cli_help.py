@@ -29,3 +29,31 @@ def test_robot_argument_lists_the_robots_and_refuses_others():
     assert p.parse_args(["--robot", "tino"]).robot == "tino"
     with pytest.raises(argparse.ArgumentTypeError, match="unknown robot 'fr4'"):
         errors.robot("fr4")
+
+
+@pytest.mark.parametrize("command", ["topic", "service", "node", "param", "interface"])
+def test_every_graph_subcommand_lists_its_purpose(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([command, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    block = out.split("positional arguments:")[1].split("options:")[0]
+    names = block.split("{")[1].split("}")[0].split(",")
+    lines = [ln.split(None, 1) for ln in block.splitlines()[2:] if ln.startswith("    ") and ln.split()]
+    described = {ln[0] for ln in lines if len(ln) == 2}
+    assert set(names) <= described, f"hri {command}: no purpose for {sorted(set(names) - described)}"
+
+
+def test_run_help_says_what_it_does(capsys):
+    assert cli.main(["run", "--help"]) == 0
+    assert "ros2 run without ROS" in capsys.readouterr().out
+    assert cli.main(["run"]) == 2
+
+
+def test_router_robot_option_lists_the_robots(capsys):
+    from hri_runtime.router import router_main
+
+    with pytest.raises(SystemExit):
+        router_main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert all(r in out for r in list_robots()) and "declared defaults of runtime.zenoh" in out

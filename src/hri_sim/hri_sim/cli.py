@@ -40,8 +40,9 @@ def main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="verb", required=True)
     step = sub.add_parser("step", help="step a robot headless holding a named pose")
     add_robot_argument(step, "fr3")
-    step.add_argument("--seconds", type=positive_float, default=1.0)
-    step.add_argument("--pose", default="home")
+    step.add_argument("--seconds", type=positive_float, default=1.0, help="simulated seconds (default 1)")
+    step.add_argument("--pose", default="home",
+                      help="a pose of the robot's joints.named_positions_deg (default home)")
     args = parser.parse_args(argv)
     try:
         result = step_arm(args.robot, args.seconds, args.pose)

@@ -1,4 +1,4 @@
-"""``atomic_node``: the four-state atomic leg/base controller of Tino as a node (issue 6).
+"""``atomic_node``: the four-state atomic leg/base controller of Tino as a node.
 
 Inputs (names from ``atomic.topics``; docs/interfaces.md "Atomic motion"):
   pulse (geometry_msgs/Twist: linear.x = state 0-3, angular.z = direction -1/0/1) from hri_pulse,

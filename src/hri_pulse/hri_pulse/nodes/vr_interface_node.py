@@ -1,4 +1,4 @@
-"""``vr_interface_node``: Unity headset (UDP, optionally ZeroMQ) -> 3-cycle base pulses (issue 5).
+"""``vr_interface_node``: Unity headset (UDP, optionally ZeroMQ) -> 3-cycle base pulses.
 
 Parameters: ``robot`` (config name, default tino) and every key of the config sections it reads
 (``pulse.*`` but the gamepad and emulator keys, ``safety.stop.*``), named by their dotted path,
