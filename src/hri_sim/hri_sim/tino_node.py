@@ -25,7 +25,8 @@ from hri_sim.tino import TINO_XML, TinoSim, TinoSimParams
 class TinoSimNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("tino_sim", **kw)
-        self.cfg = declare_config(self, ("atomic.sim", "atomic.topics"), cfg=cfg, robot="tino")
+        self.cfg = declare_config(self, ("atomic.sim", "atomic.topics", "atomic.node.period_s", "frames.base"), cfg=cfg,
+                                  robot="tino")
         a = self.cfg["atomic"]
         T = a["topics"]
         self.base_frame = self.cfg["frames"]["base"]

@@ -9,8 +9,9 @@ The robot a lab tunes, in MuJoCo: the humanoid arm in setup S1–S4 or the FR3 w
                          ──►  MuJoCo step  ──►  joint_states (position, velocity, applied effort)
 
 Parameters: ``robot`` (humanoid_arm or fr3), ``setup`` (S1–S4, the humanoid arm's), ``robot_id``,
-``safety.command_stale_after_s`` and every ``pid_tuning.live.*`` key (their config values as
-defaults, ``hri_runtime.parameters.declare_config``).
+``safety.command_stale_after_s``, every ``pid_tuning.live.*`` and ``pid_tuning.pid.*`` key, the
+relay's ``joint_limit_margin_deg`` and the robot's initial gains (their config values as defaults,
+``hri_runtime.parameters.declare_config``).
 
 Topics (names from ``pid_tuning.live``):
 
@@ -72,7 +73,9 @@ class JointRobotNode(Node):
         self.robot = robot or self.declare_parameter("robot", node_cfg["robot"]).value
         setup = setup or self.declare_parameter("setup", node_cfg["setup"]).value
         # the keys this node reads beyond its plant, as node parameters (the setup's config values)
-        self.cfg = declare_config(self, ("safety.command_stale_after_s", "pid_tuning.live"),
+        gains = "pid_tuning.humanoid_arm.initial_gains" if self.robot == ARM_ROBOT else "pid_tuning.initial_gains"
+        self.cfg = declare_config(self, ("safety.command_stale_after_s", "pid_tuning.live", "pid_tuning.pid",
+                                         "pid_tuning.relay.joint_limit_margin_deg", gains),
                                   cfg=cfg if cfg is not None else load_pid_config(self.robot))
         pt = self.cfg["pid_tuning"]
         self.plant = plant if plant is not None else build_pid_robot(self.robot, setup, self.cfg)
