@@ -51,10 +51,9 @@ def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
         p = p.with_(router_listen_endpoints=listen)
     if connect is not None:
         p = p.with_(router_connect_endpoints=connect)
-    tls = p.tls or {}
-    if tls.get("root_ca_certificate"):
+    if p.tls.root_ca_certificate:
         for key in ("root_ca_certificate", "certificate", "private_key"):
-            f = tls.get(key)
+            f = getattr(p.tls, key)
             if not f:
                 raise ValueError(f"runtime.zenoh.tls.{key} is empty but root_ca_certificate is set: "
                                  f"give this side's certificate and key")
@@ -97,7 +96,7 @@ def router_main(argv: Optional[list[str]] = None) -> int:
         if not errors.is_input_error(e):
             raise
         return errors.print_error("hri router", e)
-    acl = "access control on" if (params.access_control or {}).get("enabled") else "no access control"
+    acl = "access control on" if params.access_control.enabled else "no access control"
     tls = "TLS with client certificates" if zb.tls_config(params.tls) else "no TLS"
     print(f"hri router: zenoh router {session.zid()} listening on {', '.join(params.router_listen_endpoints)}"
           + (f", linked to {', '.join(params.router_connect_endpoints)}" if params.router_connect_endpoints else "")

@@ -52,7 +52,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import _cdr, wire
+from . import config as cfgmod
 from .context import Graph, GraphEndpoint, ThreadedContext, TransportUnavailableError
+from .parameters import params_type
 from .qos import QoSProfile, qos_profile
 
 log = logging.getLogger("hri.runtime.zenoh")
@@ -79,75 +81,53 @@ def _zenoh():
 
 # --------------------------------------------------------------------------------------------
 # parameters
-@dataclass(frozen=True)
-class ZenohParams:
-    """The ``runtime`` config section (declared in ``src/hri_runtime/parameters.yaml``)."""
+ENDPOINT_KEYS = ("connect_endpoints", "listen_endpoints", "router_listen_endpoints", "router_connect_endpoints")
 
-    domain_id: int
-    mode: str
-    connect_endpoints: tuple[str, ...]
-    listen_endpoints: tuple[str, ...]
-    router_listen_endpoints: tuple[str, ...]
-    humble: bool
-    multicast_scouting: bool
-    service_timeout_s: float
-    transient_local_heartbeat_s: float
-    drop_log_interval_s: float
-    inline_callbacks: bool = True     # see ZenohContext / executors.Executor (inline)
-    direct_callbacks: bool = True     # see _callback: run ours on Zenoh's own network thread
-    router_connect_endpoints: tuple[str, ...] = ()   # router-to-router links of `hri router`
-    tls: dict | None = None           # runtime.zenoh.tls (None / empty paths: no TLS)
-    access_control: dict | None = None   # runtime.zenoh.access_control (routers only)
+
+def endpoint_list(value) -> tuple[str, ...]:
+    """An endpoint list as a tuple; one comma-separated string ('tcp/a:1,tcp/b:2', as an
+    environment override gives it) is split."""
+    if isinstance(value, str):
+        value = [p.strip() for p in value.split(",") if p.strip()]
+    return tuple(str(p) for p in value)
+
+
+@dataclass(frozen=True)
+class ZenohParams(params_type("runtime.zenoh")):
+    """``runtime.zenoh`` and ``runtime.domain_id``, typed from their declaration in
+    ``src/hri_runtime/parameters.yaml`` and checked against it (mode, bounds, lists, the TLS and
+    access-control sub-sections); endpoint lists also take one comma-separated string."""
+
+    domain_id: int = 0
+
+    def __post_init__(self):
+        for key in ENDPOINT_KEYS:
+            object.__setattr__(self, key, endpoint_list(getattr(self, key)))
+        super().__post_init__()
+        cfgmod.validate_section("runtime.domain_id", self.domain_id)
 
     @classmethod
     def from_config(cls, cfg: dict) -> "ZenohParams":
         """From a whole robot config (``cfg["runtime"]``) or the ``runtime`` section itself."""
         sec = cfg.get("runtime", cfg)
-        z = sec["zenoh"]
-
-        def endpoints(v) -> tuple[str, ...]:
-            if isinstance(v, str):      # env override given as 'tcp/a:1,tcp/b:2'
-                v = [p.strip() for p in v.split(",") if p.strip()]
-            return tuple(str(p) for p in v)
-
-        p = cls(domain_id=int(sec["domain_id"]), mode=str(z["mode"]),
-                connect_endpoints=endpoints(z["connect_endpoints"]),
-                listen_endpoints=endpoints(z["listen_endpoints"]),
-                router_listen_endpoints=endpoints(z["router_listen_endpoints"]),
-                humble=bool(z["humble"]), multicast_scouting=bool(z["multicast_scouting"]),
-                service_timeout_s=float(z["service_timeout_s"]),
-                transient_local_heartbeat_s=float(z["transient_local_heartbeat_s"]),
-                drop_log_interval_s=float(z["drop_log_interval_s"]),
-                inline_callbacks=bool(z.get("inline_callbacks", True)),
-                direct_callbacks=bool(z.get("direct_callbacks", True)),
-                router_connect_endpoints=endpoints(z.get("router_connect_endpoints") or []),
-                tls=dict(z["tls"]) if z.get("tls") else None,
-                access_control=dict(z["access_control"]) if z.get("access_control") else None)
-        if p.mode not in ("client", "peer"):
-            raise ValueError(f"runtime.zenoh.mode {p.mode!r}: client | peer")
-        if not 0 <= p.domain_id <= 232:
-            raise ValueError(f"runtime.domain_id {p.domain_id}: 0..232")
-        return p
+        zen = {k: list(endpoint_list(v)) if k in ENDPOINT_KEYS else v for k, v in sec["zenoh"].items()}
+        return replace(super().from_config(zen), domain_id=sec["domain_id"])
 
     @classmethod
     def defaults(cls, config_root: str | Path | None = None) -> "ZenohParams":
-        """The ``runtime`` section of the declared defaults (environment expanded), for
-        contexts created without a robot config (``HRI_TRANSPORT=zenoh`` default context)."""
-        from . import config as cfgmod
-
+        """The ``runtime`` section of the declared defaults (environment expanded: ROS_DOMAIN_ID),
+        for contexts created without a robot config (``HRI_TRANSPORT=zenoh`` default context)."""
         root = Path(config_root) if config_root else cfgmod.find_config_root()
         path = cfgmod.load_declarations(root).files["runtime"]
-        data = cfgmod.declared_defaults(root)
-        sec = cfgmod._expand_env(data["runtime"], lambda _p: str(path), ("runtime",))
+        sec = cfgmod.expand_env(cfgmod.declared_defaults(root)["runtime"], str(path), ("runtime",))
         return cls.from_config(sec)
 
     def with_(self, **kw) -> "ZenohParams":
-        for k in ("connect_endpoints", "listen_endpoints", "router_listen_endpoints",
-                  "router_connect_endpoints"):
-            if k in kw and isinstance(kw[k], str):
-                kw[k] = (kw[k],)
-            elif k in kw:
-                kw[k] = tuple(kw[k])
+        """A copy with ``kw`` replaced; ``tls`` / ``access_control`` given as dicts replace only
+        the keys they name."""
+        for key in ("tls", "access_control"):
+            if isinstance(kw.get(key), dict):
+                kw[key] = replace(getattr(self, key), **kw[key])
         return replace(self, **kw)
 
 
@@ -178,22 +158,22 @@ def session_config(params: ZenohParams, mode: str | None = None,
     return out
 
 
-def tls_config(tls: dict | None) -> dict:
+def tls_config(tls) -> dict:
     """Zenoh's ``transport/link/tls`` keys for ``runtime.zenoh.tls``: the same certificate and
     key for listening and connecting (one identity per side), the CA for both directions;
     with ``enable_mtls`` a listener refuses a peer without a certificate of that CA. Empty
     when no CA is configured (plain tcp only)."""
-    if not tls or not tls.get("root_ca_certificate"):
+    if tls is None or not tls.root_ca_certificate:
         return {}
     base = "transport/link/tls/"
-    out: dict[str, Any] = {base + "root_ca_certificate": str(tls["root_ca_certificate"]),
-                           base + "enable_mtls": bool(tls.get("enable_mtls", True)),
-                           base + "verify_name_on_connect": bool(tls.get("verify_name_on_connect", True))}
+    out: dict[str, Any] = {base + "root_ca_certificate": str(tls.root_ca_certificate),
+                           base + "enable_mtls": bool(tls.enable_mtls),
+                           base + "verify_name_on_connect": bool(tls.verify_name_on_connect)}
     for side in ("listen", "connect"):
-        if tls.get("certificate"):
-            out[f"{base}{side}_certificate"] = str(tls["certificate"])
-        if tls.get("private_key"):
-            out[f"{base}{side}_private_key"] = str(tls["private_key"])
+        if tls.certificate:
+            out[f"{base}{side}_certificate"] = str(tls.certificate)
+        if tls.private_key:
+            out[f"{base}{side}_private_key"] = str(tls.private_key)
     return out
 
 
@@ -201,7 +181,7 @@ _ACL_ALL_MESSAGES = ["put", "delete", "declare_subscriber", "query", "reply", "d
                      "liveliness_token", "declare_liveliness_subscriber", "liveliness_query"]
 
 
-def access_control_config(acl: dict | None, domain_id: int) -> dict | None:
+def access_control_config(acl, domain_id: int) -> dict | None:
     """Zenoh's ``access_control`` block for ``runtime.zenoh.access_control`` (None: disabled).
 
     Default deny: an identity (certificate common name) in no list gets nothing. Operators: every
@@ -213,12 +193,12 @@ def access_control_config(acl: dict | None, domain_id: int) -> dict | None:
     ``<domain>/ee_command/<type>/<hash>``, a parameter set a query on
     ``<domain>/<node>/set_parameters[_atomically]/<type>/<hash>``. In Zenoh a deny rule that
     matches wins over an allow rule."""
-    if not acl or not acl.get("enabled"):
+    if acl is None or not acl.enabled:
         return None
     d = int(domain_id)
-    commands = [f"{d}/{t.strip('/')}/**" for t in acl.get("command_topics") or []]
+    commands = [f"{d}/{t.strip('/')}/**" for t in acl.command_topics]
     params = [f"{d}/**/set_parameters/**", f"{d}/**/set_parameters_atomically/**"]
-    params += [f"{d}/{srv.strip('/')}/**" for srv in acl.get("operator_services") or []]
+    params += [f"{d}/{srv.strip('/')}/**" for srv in acl.operator_services]
     # '**' does not match verbatim chunks ('@...'): the ROS graph's liveliness space is named
     rules = [{"id": "everything", "messages": _ACL_ALL_MESSAGES, "flows": ["ingress", "egress"],
               "permission": "allow", "key_exprs": ["**", "@ros2_lv/**"]},
@@ -236,10 +216,10 @@ def access_control_config(acl: dict | None, domain_id: int) -> dict | None:
             subjects.append({"id": sid, "cert_common_names": names})
             policies.append({"id": sid, "rules": rule_ids, "subjects": [sid]})
 
-    group("operators", acl.get("operator_common_names"), ["everything"])
-    group("robots", acl.get("robot_common_names"), limited)
-    group("observers", acl.get("observer_common_names"), limited)
-    if acl.get("trust_local_tcp", True):
+    group("operators", acl.operator_common_names, ["everything"])
+    group("robots", acl.robot_common_names, limited)
+    group("observers", acl.observer_common_names, limited)
+    if acl.trust_local_tcp:
         subjects.append({"id": "this_machine", "link_protocols": ["tcp"]})
         policies.append({"id": "this_machine", "rules": ["everything"], "subjects": ["this_machine"]})
     return {"enabled": True, "default_permission": "deny", "rules": rules, "subjects": subjects,
