@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from hri_runtime.config import RULES_KEY, ConfigError, _display_path, find_config_root, list_robots, load
+from hri_runtime.errors import robots_help
 
 
 def _print_tree(node, origin: dict, path: tuple, indent: int, out) -> None:
@@ -27,13 +28,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--config-root", type=Path, default=None,
                         help="config directory (default: ./config or HRI_CONFIG_ROOT)")
     sub = parser.add_subparsers(dest="verb", required=True)
+    robots = robots_help()
     show = sub.add_parser("show", help="print the merged tree of a robot, with each leaf's source file")
-    show.add_argument("robot")
+    show.add_argument("robot", help=f"robot config, {robots}")
     show.add_argument("--robot-id", default=None, help="instance name (default: the robot name)")
     show.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                       help="override one key (YAML value), e.g. --set pulse.udp.port=9000")
     check = sub.add_parser("check", help="validate every robot (or the named ones); exit 2 on the first bad one")
-    check.add_argument("robots", nargs="*")
+    check.add_argument("robots", nargs="*", help=f"robot configs to check (default: all), {robots}")
     sub.add_parser("list", help="list the robots of the tree")
     docs = sub.add_parser("docs", help="regenerate the key table of docs/configuration.md")
     docs.add_argument("--doc", type=Path, default=None, help="default: <config root>/../docs/configuration.md")

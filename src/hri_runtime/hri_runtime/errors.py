@@ -157,11 +157,16 @@ def add_robot_argument(parser: argparse.ArgumentParser, default: str | None, *,
     """``--robot NAME``; the help lists the robots of the config tree (none listed when the tree
     cannot be found: the command then fails on its config in one line). ``default_text``: what
     the help says about the default (default: its name)."""
+    parser.add_argument("--robot", default=default, type=robot, metavar="ROBOT",
+                        help=f"robot config, {robots_help()} (default: {default_text or default})")
+
+
+def robots_help() -> str:
+    """'one of: fr3, tino, ...' (the robots of the config tree) for a command's help; the help
+    still works where no config tree is found."""
     from hri_runtime.config import list_robots
 
     try:
-        names = ", ".join(list_robots()) or "none found"
+        return "one of: " + (", ".join(list_robots()) or "none found")
     except Exception:  # noqa: BLE001  (no config tree: --help still works)
-        names = "config tree not found"
-    parser.add_argument("--robot", default=default, type=robot, metavar="ROBOT",
-                        help=f"robot config, one of: {names} (default: {default_text or default})")
+        return "one of the config tree's robots (config tree not found)"
