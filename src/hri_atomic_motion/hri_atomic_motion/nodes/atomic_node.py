@@ -24,6 +24,7 @@ from typing import Optional
 
 import numpy as np
 from hri_runtime import msgs
+from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config
@@ -94,7 +95,8 @@ class AtomicNode(Node):
         self.pub_twist = self.create_publisher("geometry_msgs/msg/Twist", T.cmd_vel, qos=10)
         self.pub_rpm = self.create_publisher("std_msgs/msg/Float64", T.leg_rpm, qos=10)
         self.pub_state = self.create_publisher(STATE_MSG, T.atomic_state, qos=10)
-        self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
+        self.diag = Updater(self, "tino", p.node.diagnostics_period_s)     # + at once on a fault change
+        self.diag.add("leg/base controller", self._diagnose)
         if self.leg_input is None:
             self.pub_leg = self.create_publisher("sensor_msgs/msg/JointState", T.leg_state, qos=10)
         else:
@@ -104,7 +106,6 @@ class AtomicNode(Node):
         self.create_subscription("std_msgs/msg/Bool", T.reset, self.on_reset, qos=10)
         self.stop = StopListener(self, on_change=self.on_system_stop)
         self._last_fault = None
-        self._last_diag_t: Optional[float] = None
         self.create_timer(p.node.period_s, self.tick)
         self.get_logger().info(f"atomic node: robot {self.cfg['robot']['model']}, driver {self.driver}, "
                                f"pulse on {T.pulse}")
@@ -192,24 +193,22 @@ class AtomicNode(Node):
         st = self.ctrl.status()
         self.pub_state.publish(atomic_state_msg(t, st))
         fault = self.ctrl.fault
-        if (fault != self._last_fault or self._last_diag_t is None
-                or t - self._last_diag_t >= self.params.node.diagnostics_period_s):
-            self._publish_diagnostics(t)
-            if fault != self._last_fault and fault is not None:
+        if fault != self._last_fault:
+            self.diag.force_update()
+            if fault is not None:
                 self.get_logger().error(f"fault latched: {fault.value} ({st['fault_detail']})")
             self._last_fault = fault
+        else:
+            self.diag.update()
 
-    def _publish_diagnostics(self, t: float) -> None:
+    def _diagnose(self, stat) -> None:
         level, message, values = self.ctrl.diagnostics(self.leg_input is not None and not self.leg_input.ever)
+        stat.summary(level, message)
         values.update(driver=self.driver, rejected_leg_state=self.rejected_leg_state)
         if self.link is not None:
             values.update(self.link.status())
-        kv = [msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=str(v)) for k, v in values.items()]
-        status = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=level,
-                          name="atomic: leg/base controller", message=message, hardware_id="tino", values=kv)
-        self.pub_diag.publish(msgs.new("diagnostic_msgs/msg/DiagnosticArray", status=[status],
-                                       header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t))))
-        self._last_diag_t = t
+        for k, v in values.items():
+            stat.add(k, v)
 
 
 def main(argv=None):

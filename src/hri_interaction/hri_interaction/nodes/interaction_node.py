@@ -49,6 +49,7 @@ from hri_interaction.engine import PythonEngine, RtEngine, diagnostics, rt_avail
 from hri_runtime import msgs
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
+from hri_runtime.diagnostics import OK, WARN, Updater
 from hri_runtime.parameters import declare_config
 from hri_safety.nodes.stop_listener import StopListener
 
@@ -105,7 +106,11 @@ class InteractionNode(Node):
         self.tau_pub = self.create_publisher("std_msgs/msg/Float64MultiArray", t["torque"], qos=10)
         self.pose_pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t["modified_pose"], qos=10)
         self.state_pub = self.create_publisher(STATE_MSG, t["state"], qos=10)
-        self.diag_pub = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", t["diagnostics"], qos=10)
+        # /diagnostics with every state message (publish_state forces it: the status of that state)
+        self.diag = Updater(self, self.cfg["robot"]["model"], 1.0 / sec["node"]["state_rate_hz"],
+                            topic=t["diagnostics"], prefix="")
+        self.diag.add("interaction", self._diagnose)
+        self._diag: dict = {}
         self.stop = StopListener(self, on_change=self.on_system_stop)
         self.engine.hold(True, self.stop.reason)        # silence = stop until the supervisor speaks
         if self.engine.kind == "rt":
@@ -183,16 +188,14 @@ class InteractionNode(Node):
                                  "max": float(per.max()),
                                  "missed": int(np.sum(per > 2e6 / self.params.rate_hz))}
         self.state_pub.publish(interaction_state_msg(diag, time_from_seconds(now)))
-        level = 0 if not (diag["frozen"] or "hold" in diag["flags"]) else 1
-        status = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=level, name="interaction",
-                          message=f"{diag['mode']} {' '.join(diag['flags'])}".strip(),
-                          hardware_id=self.cfg["robot"]["model"],
-                          values=[msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=json.dumps(v))
-                                  for k, v in (("rejected", diag["rejected"]), ("events", diag["events"]),
-                                               ("energy_j", diag["energy_j"]))])
-        self.diag_pub.publish(msgs.new("diagnostic_msgs/msg/DiagnosticArray",
-                                       header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(now)),
-                                       status=[status]))
+        self._diag = diag
+        self.diag.force_update()
+
+    def _diagnose(self, stat) -> None:
+        d = self._diag
+        stat.summary(WARN if (d["frozen"] or "hold" in d["flags"]) else OK, f"{d['mode']} {' '.join(d['flags'])}".strip())
+        for k in ("rejected", "events", "energy_j"):
+            stat.add(k, json.dumps(d[k]))
 
 
 STATE_MSG = "hri_interfaces/msg/InteractionState"

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Optional
 
 from hri_runtime import msgs
+from hri_runtime.diagnostics import ERROR, OK, Updater
 from hri_runtime.parameters import declare_config
 from hri_runtime.qos import QOS_LATCHED
 from hri_runtime.node import Node, run_node
@@ -26,8 +27,6 @@ from hri_runtime.node import Node, run_node
 from hri_safety.core.stop import StopLatch, StopParams
 from hri_safety.nodes.stop_listener import (RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, STOP_TOPIC,
                                             STOP_TYPE)
-
-OK, ERROR = 0, 2
 
 
 class StopSupervisorNode(Node):
@@ -39,12 +38,14 @@ class StopSupervisorNode(Node):
         self.seq = 0
         link_topic = self.cfg["pulse"]["topics"]["safe_stop"]
         self.pub = self.create_publisher(STOP_TYPE, STOP_TOPIC, qos=QOS_LATCHED)
-        self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
+        # /diagnostics with every round(heartbeat_hz)-th heartbeat (about 1 s) and on every change
+        self.diag = Updater(self, "stop_supervisor", max(1, round(self.params.heartbeat_hz)) * self.params.period_s,
+                            prefix="safety")
+        self.diag.add("system stop", self._diagnose)
         self.create_subscription(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, self.on_request, qos=10)
         self.create_subscription("std_msgs/msg/Bool", link_topic, self.on_link_safe_stop, qos=10)
         self.create_service("std_srvs/srv/Trigger", RESET_SERVICE, self.on_reset)
         self.create_timer(self.params.period_s, self.publish)
-        self._beats_per_diag = max(1, round(self.params.heartbeat_hz))
         self.publish()
         self.get_logger().info(f"stop supervisor: {STOP_TOPIC} every {self.params.period_s:g} s, actuators stop "
                                f"{self.params.timeout_s:g} s after the last heartbeat; requests on "
@@ -89,20 +90,18 @@ class StopSupervisorNode(Node):
         self.pub.publish(msgs.new(STOP_TYPE, stamp=t.to_msg(), stopped=self.latch.stopped,
                                   reason=self.latch.reason, sources=self.latch.sources,
                                   heartbeat_seq=self.seq % (1 << 32), reset_count=self.latch.reset_count % (1 << 32)))
-        if changed or self.seq % self._beats_per_diag == 0:
-            self._diagnostics(t)
+        if changed:
+            self.diag.force_update()
+        else:
+            self.diag.update()
         self.seq += 1
 
-    def _diagnostics(self, t) -> None:
+    def _diagnose(self, stat) -> None:
         lt = self.latch
-        values = {**lt.status(), "heartbeat_seq": self.seq, "heartbeat_hz": self.params.heartbeat_hz,
-                  "timeout_s": self.params.timeout_s}
-        kv = [msgs.new("diagnostic_msgs/msg/KeyValue", key=k, value=str(v)) for k, v in values.items()]
-        st = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=ERROR if lt.stopped else OK,
-                      name="safety: system stop", message=f"STOPPED: {lt.reason}" if lt.stopped else "running",
-                      hardware_id="stop_supervisor", values=kv)
-        self.pub_diag.publish(msgs.new("diagnostic_msgs/msg/DiagnosticArray",
-                                       header=msgs.new("std_msgs/msg/Header", stamp=t.to_msg()), status=[st]))
+        stat.summary(ERROR if lt.stopped else OK, f"STOPPED: {lt.reason}" if lt.stopped else "running")
+        for k, v in {**lt.status(), "heartbeat_seq": self.seq, "heartbeat_hz": self.params.heartbeat_hz,
+                     "timeout_s": self.params.timeout_s}.items():
+            stat.add(k, v)
 
 
 def main(argv=None):
