@@ -24,9 +24,10 @@ docs/ros2-interop.md "Wire"):
   ``service_is_ready()``).
 
 The per-message path is C (``hri_runtime._cdr``, src/zenoh_hot_path.cpp): a publisher's
-``publish(data)`` is a ``Putter`` (the declared publisher's ``put`` with the attachment written in
-C), a subscription's Zenoh callback a ``SampleGate`` (byte tests, then ``deliver``; the full checks
-in Python only for a sample that fails them).
+``publish`` is a ``Putter`` (the node layer's serialize, then the declared publisher's ``put`` with
+the attachment written in C), a subscription's Zenoh callback a ``SampleGate`` (byte tests, then
+``deliver``, the executor's C ``Delivery``; the full checks in Python only for a sample that fails
+them).
 
 Zenoh callbacks validate and hand the bytes to ``deliver`` / ``on_request`` / ``on_response``,
 which queue work for the context's executor thread (``context.ThreadedContext``). With
