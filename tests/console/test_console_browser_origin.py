@@ -48,7 +48,9 @@ def console():
                                  token=None)
     calls, stops = [], []
     gate = CommandGate(CommandRules(params, len(cfg["joints"]["names"]), limits), dispatch=calls.append, on_safe_stop=lambda: stops.append(1))
-    srv = ConsoleServer(params, gate, snapshot=lambda: {"modes": list(params.modes)})
+    imp = cfg["interaction"]["impedance"]
+    srv = ConsoleServer(params, gate, snapshot=lambda: {"modes": list(params.modes), "impedance_gains": {
+        "stiffness": imp["stiffness_diag"], "damping": imp["damping_diag"]}})
     port = srv.start()
     yield srv, port, calls, stops
     srv.stop()
@@ -104,6 +106,23 @@ def test_a_page_from_another_origin_cannot_drive_the_console(console, evil_site,
     assert srv.refused_by["origin"] == before + 1
 
 
+def test_a_file_page_null_origin_cannot_drive_the_console(console, browser, tmp_path):
+    """A page opened from a file (a downloaded attachment) sends ``Origin: null``: refused."""
+    srv, port, calls, stops = console
+    before = srv.refused_by["origin"]
+    page = tmp_path / "attachment.html"
+    page.write_bytes(attacker_page(port))
+    pg = browser.new_page()
+    try:
+        pg.goto(page.as_uri())
+        pg.wait_for_function("document.title !== 'idle'", timeout=T_UI)
+        assert pg.title() == "refused"
+    finally:
+        pg.close()
+    assert calls == [] and stops == []
+    assert srv.refused_by["origin"] == before + 1
+
+
 def test_dns_rebinding_host_is_refused_and_the_own_page_connects(console, browser):
     srv, port, calls, stops = console
     pg = browser.new_page()
@@ -131,6 +150,7 @@ def test_the_page_shows_the_controllers_reason_for_refused_gains(console, browse
     try:
         pg.goto(f"http://127.0.0.1:{port}/")
         sync_api.expect(pg.locator("#conn")).to_have_text("connected", timeout=T_UI)
+        sync_api.expect(pg.locator("#damp5")).not_to_have_value("", timeout=T_UI)    # the config's K/D
         K = [float(pg.input_value(f"#stiff{i}")) for i in range(6)]
         D = [float(pg.input_value(f"#damp{i}")) for i in range(6)]
         D[0] = 0.0

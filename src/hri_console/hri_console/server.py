@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import logging
 import mimetypes
 import os
 import threading
@@ -47,6 +48,10 @@ from websockets.http11 import Response
 from .core.protocol import CommandGate, ConsoleParams, check_bind, host_ok, origin_ok, state_frame, token_ok
 
 WEB_DIR = Path(str(resources.files("hri_console") / "web"))
+# websockets logs every HTTP request and connection at INFO (a page load is several lines): only
+# its warnings and errors reach the node's log; refusals are counted in ``refused_by``
+WS_LOG = logging.getLogger("hri_console.websockets")
+WS_LOG.setLevel(logging.WARNING)
 
 
 COOKIE = "hri_console_token"
@@ -241,7 +246,7 @@ class ConsoleServer:
         self._stop = asyncio.Event()
         async with serve(self._handler, self.params.bind_host, self.params.port,
                          process_request=self._process_request,
-                         max_size=self.params.max_frame_bytes) as server:
+                         max_size=self.params.max_frame_bytes, logger=WS_LOG) as server:
             self.port = server.sockets[0].getsockname()[1]
             self._started.set()
             await asyncio.gather(self._broadcast(), self._stop.wait())

@@ -144,6 +144,32 @@ def test_safe_stop_is_published_from_the_receive_thread_without_the_executor(env
     assert not sup.latch.stopped and node.snapshot()["robot"]["safe_stop"] is False
 
 
+def test_arm_stack_joints_from_the_interaction_sim_and_reset_without_atomic_is_no_warning(cfg):
+    """Cartesian FR3 stack: the arm's joints come from the interaction node's simulation
+    (``interaction.topics.sim_joint_states``); no atomic node: nobody on the atomic reset is no
+    warning, until an atomic controller has reported its state."""
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
+    ctx = InprocContext(start_time_s=10.0)
+    node = ConsoleNode(cfg=cfg, context=ctx, parameters={"serve": False})
+    sup = StopSupervisorNode(cfg=node.cfg, context=ctx)
+    sim = Node("interaction_sim", context=ctx)
+    pub = sim.create_publisher("sensor_msgs/msg/JointState", cfg["interaction"]["topics"]["sim_joint_states"])
+    names = cfg["joints"]["names"]
+    pub.publish(js(names, [0.1] * len(names)))
+    ctx.spin_for(0.5)
+    joints = node.snapshot()["robot"]["joints"]
+    assert [j["name"] for j in joints] == list(names) and joints[0]["position_rad"] == pytest.approx(0.1)
+    r = node.handle('{"type":"release_stop"}')
+    assert r["type"] == "ack" and r["result"]["subscribers"] == 0 and "warning" not in r["result"]
+    astate = sim.create_publisher("hri_interfaces/msg/AtomicState", cfg["atomic"]["topics"]["atomic_state"])
+    astate.publish(msgs.new("hri_interfaces/msg/AtomicState"))
+    ctx.spin_for(0.2)
+    r = node.handle('{"type":"release_stop"}')
+    assert r["type"] == "ack" and "no subscriber on /atomic/reset" in r["result"]["warning"]
+    assert sup.latch.reset_count == 2
+
+
 def test_mode_and_gains_go_to_the_interaction_topics_and_bad_ones_never_do(env):
     ctx, node, probe = env
     assert node.handle(json.dumps({"type": "set_mode", "mode": "admittance"}))["type"] == "ack"

@@ -293,3 +293,23 @@ def test_a_client_that_never_reads_delays_no_other_client():
     finally:
         slow.close()
         srv.stop()
+
+
+def test_page_loads_and_refusals_log_nothing_below_warning(caplog):
+    """websockets logs every request and connection at INFO; the console passes on only its
+    warnings, so a page load or a refused request adds no line to the node's log."""
+    srv, port, calls, stops, _ = make()
+    try:
+        with caplog.at_level("DEBUG"):
+            assert b"SAFE STOP" in urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read()
+            with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+                ws.send(json.dumps({"type": "ping", "id": 1}))
+                recv_reply(ws)
+            with pytest.raises(InvalidStatus):
+                connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10,
+                        additional_headers={"Origin": "http://evil.example"})
+        assert srv.refused_by["origin"] == 1
+        assert [r.getMessage() for r in caplog.records if r.name.startswith("hri_console.websockets")
+                and r.levelno < 30] == []
+    finally:
+        srv.stop()

@@ -187,8 +187,8 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class StartupRefused(RuntimeError):
-    """The server must not start with this configuration."""
+class StartupRefused(ValueError):
+    """The server must not start with this configuration (an input error: one line, exit 2)."""
 
 
 def check_bind(params: ConsoleParams) -> None:

@@ -191,6 +191,10 @@ class ConsoleState:
         with self._lock:
             self._atomic = state
 
+    def has_atomic(self) -> bool:
+        """An atomic (Tino) controller has reported its state: the stack has one."""
+        return self._atomic is not None
+
     def on_safe_stop(self, value: bool) -> None:
         with self._lock:
             self._safe_stop = bool(value)

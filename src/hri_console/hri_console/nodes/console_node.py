@@ -6,8 +6,9 @@ script could use as well.
 
 In (topics from their owners' config sections):
   ``console.topics.diagnostics`` (DiagnosticArray) -> link-health table;
-  ``teleop.topics.joint_states`` (JointState) -> joint positions against ``joints`` limits, and the
-  measured value of the signed-error graph; ``console.topics.joint_setpoints`` (JointState) -> its
+  ``teleop.topics.joint_states`` and ``interaction.topics.sim_joint_states`` (JointState: the arm of
+  arm_teleop or of the interaction node's simulation) -> joint positions against ``joints`` limits,
+  and the measured value of the signed-error graph; ``console.topics.joint_setpoints`` (JointState) -> its
   set-point; ``teleop.topics.ee_pose`` (PoseStamped); ``teleop.topics.mode``
   (hri_interfaces/TeleopMode); ``interaction.topics.state`` (hri_interfaces/InteractionState) and
   ``atomic.topics.atomic_state`` (hri_interfaces/AtomicState); ``<console.pid_service>/status``
@@ -21,7 +22,8 @@ Out:
                     then Bool ``true`` on ``atomic.topics.reset`` (clears a latched atomic fault);
                     the robot never restarts by itself;
   Every published command's ack carries ``subscribers`` (matched subscriptions of its topic when
-  it was sent) and a ``warning`` when that is 0: nothing received it (the page shows it).
+  it was sent) and a ``warning`` when that is 0: nothing received it (the page shows it); for the
+  atomic reset only once an atomic state was received (an arm stack has no atomic node).
   The system stop state (``/safety/stop``, with the same StopListener as the actuators, so a
   silent supervisor shows as stopped) is ``robot.safe_stop`` and ``system_stop`` of the snapshot.
   ``set_mode``  -> std_msgs/String on ``interaction.topics.mode``;
@@ -32,7 +34,8 @@ Out:
 
 Service calls run on the server's single command worker (ordered), never on the executor thread
 and never in front of a safe stop. Parameters: ``robot``, ``robot_id`` and every key of the
-``console`` section, of the topic sections it reads and ``interaction.gain_limits`` (``console.bind_host``, ``console.port``
+``console`` section, of the topic sections it reads, ``interaction.gain_limits`` and
+``interaction.impedance`` (the K/D the page's fields start from) (``console.bind_host``, ``console.port``
 (0 = any free port), …; declared in hri_console's parameters.yaml, the robot config's value as
 default), ``serve`` (false: no HTTP server, for tests that drive :meth:`ConsoleNode.handle`).
 """
@@ -47,8 +50,7 @@ from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config
 
-from hri_console.core.protocol import (PID_TRIGGERS, CommandGate, CommandRules, ConsoleParams, Rejected,
-                                       StartupRefused, check_bind)
+from hri_console.core.protocol import PID_TRIGGERS, CommandGate, CommandRules, ConsoleParams, Rejected, check_bind
 from hri_console.core.state import ConsoleState
 from hri_safety.nodes.stop_listener import RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 from hri_interaction.core.spd import ImpedanceGainLimits
@@ -79,7 +81,7 @@ class ConsoleNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("console", **kw)
         self.cfg = declare_config(self, ("console", "teleop.topics", "interaction.topics", "interaction.gain_limits",
-                                         "atomic.topics"), cfg=cfg)
+                                         "interaction.impedance", "atomic.topics"), cfg=cfg)
         serve = self.declare_parameter("serve", True, {"description": "serve the page (false: the node "
                                                        "without its HTTP server)"}).value
         self.params = ConsoleParams.from_config(self.cfg["console"])
@@ -105,7 +107,10 @@ class ConsoleNode(Node):
         # --- in
         self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", self.params.topics.diagnostics,
                                  self.on_diagnostics, qos=50)
-        self.create_subscription("sensor_msgs/msg/JointState", tt["joint_states"], self.on_joint_states, qos=10)
+        # the arm's measured joints: arm_teleop's (joint output, a real robot) or the interaction node's
+        # simulated arm (cartesian output); only one of them publishes in a stack
+        for topic in dict.fromkeys((tt["joint_states"], it["sim_joint_states"])):
+            self.create_subscription("sensor_msgs/msg/JointState", topic, self.on_joint_states, qos=10)
         self.create_subscription("sensor_msgs/msg/JointState", self.params.topics.joint_setpoints,
                                  self.on_setpoints, qos=10)
         self.create_subscription("geometry_msgs/msg/PoseStamped", tt["ee_pose"], self.on_ee_pose, qos=10)
@@ -150,6 +155,8 @@ class ConsoleNode(Node):
     def snapshot(self) -> dict:
         snap = self.state.snapshot()
         snap["modes"] = list(self.params.modes)
+        imp = self.cfg["interaction"]["impedance"]     # the page's K/D fields start from the config's gains
+        snap["impedance_gains"] = {"stiffness": list(imp["stiffness_diag"]), "damping": list(imp["damping_diag"])}
         snap["safe_stop_topic"] = self.safe_stop_topic
         snap["stops_published"] = len(self.stop_events)
         snap["system_stop"] = self.system_stop.status()
@@ -185,12 +192,12 @@ class ConsoleNode(Node):
         self.get_logger().warn(f"SAFE STOP from the console -> {self.safe_stop_topic}")
         return {**self._delivery(self.pub_stop), "t_s": t}
 
-    def _delivery(self, pub) -> dict:
+    def _delivery(self, pub, expected: bool = True) -> dict:
         """How many subscriptions a command reached (matched when it was published); a warning
-        when none did (e.g. set_mode with no interaction node running)."""
+        when none did and one was ``expected`` (e.g. set_mode with no interaction node running)."""
         n = pub.get_subscription_count()
         out = {"topic": pub.topic_name, "subscribers": n}
-        if n == 0:
+        if n == 0 and expected:
             out["warning"] = f"no subscriber on {pub.topic_name}: nothing received it"
             self.get_logger().warn(f"console: {out['warning']}")
         return out
@@ -232,7 +239,8 @@ class ConsoleNode(Node):
                 raise Rejected("service_refused", resp.message, cmd.id)
             self.pub_reset.publish(msgs.new("std_msgs/msg/Bool", data=True))
             self.get_logger().warn(f"RESET from the console: {resp.message}")
-            return {"message": resp.message, **self._delivery(self.pub_reset)}
+            # an arm stack has no atomic node: nobody on the atomic reset is only a warning on Tino
+            return {"message": resp.message, **self._delivery(self.pub_reset, expected=self.state.has_atomic())}
         if t == "set_mode":
             self.pub_mode.publish(msgs.new("std_msgs/msg/String", data=a["mode"]))
             return {"mode": a["mode"], **self._delivery(self.pub_mode)}
@@ -272,11 +280,7 @@ class ConsoleNode(Node):
 
 
 def main(argv=None) -> int:
-    try:
-        return run_node(ConsoleNode, argv)
-    except StartupRefused as exc:
-        print(f"console: refused to start: {exc}", file=sys.stderr)
-        return 2
+    return run_node(ConsoleNode, argv)    # StartupRefused is an input error: one line, exit 2
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ const tok = q.get("token");
 const ws = new WebSocket(`ws://${location.host}/ws` + (tok ? `?token=${encodeURIComponent(tok)}` : ""));
 let nextId = 1;
 let last = null;             // last state frame
+let gainsFilled = false;     // the K/D fields got the config's values
 const $ = (id) => document.getElementById(id);
 const DEG = 180 / Math.PI;
 const fmt = (v, d = 3) => (v === null || v === undefined || Number.isNaN(v)) ? "-" : Number(v).toFixed(d);
@@ -43,6 +44,12 @@ function render(m) {
   $("state").textContent = JSON.stringify(m, null, 1);
   if (m.modes && $("mode").options.length === 0) {
     for (const mode of m.modes) $("mode").appendChild(el("option", {}, mode));
+  }
+  const g = m.impedance_gains;                       // the config's K/D: the fields' start values
+  if (g && !gainsFilled) {
+    gainsFilled = true;
+    g.stiffness.forEach((v, i) => { if ($("stiff" + i).value === "") $("stiff" + i).value = v; });
+    g.damping.forEach((v, i) => { if ($("damp" + i).value === "") $("damp" + i).value = v; });
   }
   renderHealth(m.health || {});
   renderRobot(m.robot || {});
@@ -93,6 +100,7 @@ function renderRobot(r) {
   tm.className = "badge " + (r.teleop_mode || "");
   const it = r.interaction || {};
   $("int-mode").textContent = it.mode || "-";
+  $("int-none").textContent = r.interaction ? "" : "no interaction controller (no state received)";
   $("int-flags").textContent = r.interaction ? JSON.stringify(r.interaction) : "";
   const at = r.atomic || null;
   $("atomic").textContent = at ? `state ${at.state}${at.fault ? " FAULT " + at.fault : ""}` : "-";
@@ -124,6 +132,7 @@ function renderRobot(r) {
 }
 
 let gainJoints = "";
+const PID_BUTTONS = ["pid-start", "pid-record", "pid-stop", "pid-reset", "pid-save", "pid-autotune"];
 function renderPid(p) {
   const st = p.status || {};
   const joints = st.joints || [];
@@ -158,8 +167,11 @@ function renderPid(p) {
     for (const k of ["kp", "ki", "kd"]) tr.querySelector("." + k).textContent = fmt(g[k], 4);
     tr.querySelector(".ack").textContent = a ? `${fmt(a.kp, 4)} / ${fmt(a.ki, 4)} / ${fmt(a.kd, 4)}` : "not acknowledged";
   }
+  // no status from the tuning node: nothing to tune, its buttons are off (no refusal to decode)
+  for (const id of PID_BUTTONS) $(id).disabled = joints.length === 0;
   const busy = p.busy;
-  $("pid-busy").textContent = busy ? `running ${busy.command} ${busy.detail} …` : "";
+  $("pid-busy").textContent = busy ? `running ${busy.command} ${busy.detail} …` :
+    joints.length === 0 ? "no PID tuning node (no status received)" : "";
   renderProgress(p.progress);
   renderAutotune((p.autotune || {})[sel.value]);
   drawError(((p.error || {})[sel.value]) || []);
