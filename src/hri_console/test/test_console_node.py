@@ -358,7 +358,10 @@ def test_console_autotunes_a_live_robot_node_and_shows_the_progress(cfg):
     from hri_sim.pid_plants_mujoco import load_pid_config
     from hri_sim.nodes.joint_robot_node import JointRobotNode
 
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
     ctx = InprocContext(start_time_s=10.0)
+    StopSupervisorNode(cfg=load_pid_config("humanoid_arm"), context=ctx)   # the robot holds without it
     robot = JointRobotNode(robot="humanoid_arm", setup="s2", cfg=load_pid_config("humanoid_arm"), context=ctx)
     PidTuningNode(context=ctx, parameters={"pid_tuning.node.robot": "humanoid_arm", "pid_tuning.node.setup": "s2",
                                            "pid_tuning.node.live": True})

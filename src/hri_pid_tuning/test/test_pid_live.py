@@ -9,6 +9,7 @@ pytest.importorskip("mujoco")
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
+from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode  # noqa: E402
 from hri_sim.nodes.joint_robot_node import JointRobotNode  # noqa: E402
 
 from hri_pid_tuning.nodes.tuning_node import PidTuningNode  # noqa: E402
@@ -19,6 +20,7 @@ from hri_sim.pid_plants_mujoco import load_pid_config  # noqa: E402
 def _live(robot="fr3", overrides=None):
     ctx = InprocContext()
     cfg = load_pid_config(robot, overrides=overrides)
+    StopSupervisorNode(cfg=cfg, context=ctx)                  # the stop authority: the robot holds without it
     rn = JointRobotNode(robot=robot, setup="s2", cfg=cfg, context=ctx)
     tn = PidTuningNode(context=ctx, cfg=cfg, parameters={"pid_tuning.node.robot": robot, "pid_tuning.node.live": True})
     return ctx, rn, tn
@@ -118,6 +120,7 @@ def test_cli_runs_no_test_motion_after_a_failed_relay(tmp_path, capsys):
 def test_every_humanoid_arm_joint_tunes_on_the_live_path(setup):
     ctx = InprocContext()
     cfg = load_pid_config("humanoid_arm")
+    StopSupervisorNode(cfg=cfg, context=ctx)
     rn = JointRobotNode(robot="humanoid_arm", setup=setup, cfg=cfg, context=ctx)
     tn = PidTuningNode(context=ctx, parameters={"pid_tuning.node.robot": "humanoid_arm", "pid_tuning.node.setup": setup,
                                                 "pid_tuning.node.live": True})

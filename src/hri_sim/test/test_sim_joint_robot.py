@@ -10,6 +10,7 @@ pytest.importorskip("mujoco")
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
 
+from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode  # noqa: E402
 from hri_sim.nodes.joint_robot_node import JointRobotNode  # noqa: E402
 
 
@@ -19,6 +20,7 @@ def robot():
 
     ctx = InprocContext()
     cfg = load_pid_config("fr3")
+    StopSupervisorNode(cfg=cfg, context=ctx)                  # the stop authority: the robot holds without it
     node = JointRobotNode(robot="fr3", cfg=cfg, context=ctx)
     states = []
     node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", states.append, qos=100)
@@ -71,6 +73,36 @@ def test_a_silent_effort_command_holds_the_joint_and_flags_stale(robot):
     q = node.plant.q_rad[6]
     ctx.spin_for(0.5)
     assert abs(node.plant.q_rad[6] - q) < math.radians(1.0)            # held, not drifting
+
+
+def test_system_stop_holds_every_joint_and_refuses_commands_until_reset(robot):
+    from hri_safety.nodes.stop_listener import RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE
+
+    ctx, node, pub, states, cfg = robot
+    stop = node.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
+    ctx.spin_for(3.0)                  # the start: the robot's PIDs settle under gravity
+    for _ in range(50):                                        # joint 7 driven in effort mode
+        pub.publish(_cmd(["fr3_joint7"], [math.nan], [1.0]))
+        ctx.spin_for(0.002)
+    assert not node.position_mode[6]
+    stop.publish(msgs.new(STOP_REQUEST_TYPE, source="console", reason="operator pressed SAFE STOP"))
+    ctx.spin_for(0.05)
+    assert node.stop.stopped and node.position_mode.all() and "system_stop" in node.flagged
+    held = np.array(node.q_ref)                                # where the stop found the joints
+    for _ in range(250):                                       # still commanded: refused, counted
+        pub.publish(_cmd(["fr3_joint7"], [math.nan], [5.0]))
+        ctx.spin_for(0.002)
+    assert node.rejected[("joint_commands", "system_stop")] >= 250 and np.array_equal(node.q_ref, held)
+    assert np.max(np.abs(np.array(node.plant.q_rad) - held)) < math.radians(1.0)   # held there, not driven
+    cli = node.create_client("std_srvs/srv/Trigger", RESET_SERVICE)
+    ctx.spin_for(0.5)                                          # the request is not repeated: reset
+    fut = cli.call_async(msgs.new("std_srvs/srv/Trigger_Request"))
+    assert ctx.spin_until(fut.done, 1.0) and fut.result().success, fut.result().message
+    ctx.spin_for(0.2)
+    assert not node.stop.stopped
+    pub.publish(_cmd(["fr3_joint7"], [math.nan], [1.0]))
+    ctx.spin_for(0.01)
+    assert not node.position_mode[6]                           # commands accepted again
 
 
 def test_set_gains_is_acknowledged_or_refused():

@@ -224,6 +224,7 @@ def run_live(robot: str, setup: str | None, job: Callable[[Any], Any], overrides
     simulated time – the nodes and messages of a lab's setup, without the network. Returns the
     job's result; its exception propagates. ``hri tune`` and ``bench/pid/results.py`` use this."""
     from hri_runtime.inproc import InprocContext
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
     from hri_sim.nodes.joint_robot_node import JointRobotNode
 
     from hri_sim.pid_plants_mujoco import ARM_ROBOT, load_pid_config
@@ -232,6 +233,7 @@ def run_live(robot: str, setup: str | None, job: Callable[[Any], Any], overrides
     if robot == ARM_ROBOT and setup not in cfg["pid_tuning"]["setups"]:
         raise ValueError(f"unknown setup {setup!r}; known: {sorted(cfg['pid_tuning']['setups'])}")
     ctx = InprocContext()
+    StopSupervisorNode(cfg=cfg, context=ctx)           # the stack's stop authority (the robot holds without it)
     JointRobotNode(robot=robot, setup=setup, cfg=cfg, context=ctx)
     tuner = PidTuningNode(context=ctx, cfg=cfg, parameters={"pid_tuning.node.robot": robot,
                                                             "pid_tuning.node.setup": setup or "",

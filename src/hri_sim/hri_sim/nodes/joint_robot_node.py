@@ -23,7 +23,9 @@ Topics (names from ``pid_tuning.live``):
 * service ``~/set_gains`` (``hri_interfaces/srv/Tune``: ``joint``, ``gains`` = [kp, ki, kd]) –
   acknowledged (``success``) only when the joint exists and the gains are finite and ≥ 0.
 
-Safety: an effort-mode joint whose last command is older than ``safety.command_stale_after_s``
+Safety: the system stop (``/safety/stop``, ``hri_safety.nodes.stop_listener``): while it is
+latched, or no supervisor has spoken yet, every joint holds where it is (flag ``system_stop``) and
+commands are refused (counted as ``system_stop``). An effort-mode joint whose last command is older than ``safety.command_stale_after_s``
 returns to position mode holding where it is (flag ``stale``; silence = hold); a checker rejection
 (NaN, bad stamp) holds every joint; an effort-mode joint that comes within
 ``pid_tuning.relay.joint_limit_margin_deg`` of a limit is held there (flag ``position``). Every flag
@@ -43,6 +45,7 @@ from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
 from hri_runtime.geometry import time_from_seconds
 from hri_runtime.parameters import declare_config
+from hri_safety.nodes.stop_listener import StopListener
 
 SET_GAINS_SRV = "hri_interfaces/srv/Tune"   # ~/set_gains takes the tuning service's request (joint, gains)
 
@@ -106,13 +109,25 @@ class JointRobotNode(Node):
         self.create_subscription("sensor_msgs/msg/JointState", live["commands_topic"], self.on_command, qos=10)
         self.create_service(SET_GAINS_SRV, "~/set_gains", self.on_set_gains)
         self.create_service("std_srvs/srv/Trigger", "~/rehome", self.on_rehome)
+        # the system stop (docs/safety.md): while stopped every joint holds where it is and
+        # commands are refused (counted); silence from the supervisor is a stop
+        self.stop = StopListener(self, on_change=self.on_system_stop)
         self.create_timer(p.dt_s, self.tick)
 
     # --- inputs -------------------------------------------------------------------------------
     def _bad_command(self, cause: str, detail: str) -> None:
         self._reject("joint_commands", cause, detail)     # counted in self.rejected[(endpoint, cause)]
 
+    def on_system_stop(self, stopped: bool, reason: str) -> None:
+        """(The listener logs the change.) Stopped: every joint holds where it is."""
+        if stopped:
+            self._hold_all()
+            self._flag("system_stop")
+
     def on_command(self, msg) -> None:
+        if self.stop.stopped:
+            self._bad_command("system_stop", f"refused while the system is stopped ({self.stop.reason})")
+            return
         names = list(msg.name)
         pos, eff = list(msg.position), list(msg.effort)
         if (pos and len(pos) != len(names)) or (eff and len(eff) != len(names)):
@@ -184,6 +199,16 @@ class JointRobotNode(Node):
     def clear_flags(self) -> None:
         self.flagged.clear()
 
+    def _hold_all(self) -> None:
+        """Every joint held where it is: a position-mode joint keeps its controller's state (its
+        integral carries the gravity load), an effort-mode joint switches to a fresh hold."""
+        q = np.array(self.plant.q_rad, dtype=float)
+        for i in range(self.plant.n):
+            if self.position_mode[i]:
+                self.q_ref[i] = q[i]
+            else:
+                self._hold(i, q[i])
+
     def _hold(self, i: int, q: float) -> None:
         self.position_mode[i] = True
         self.q_ref[i] = q
@@ -201,6 +226,8 @@ class JointRobotNode(Node):
             q = np.array(p.q_rad, dtype=float)
             for i in range(p.n):
                 self._hold(i, q[i])
+        if self.stop.stopped and not self.position_mode.all():
+            self._hold_all()                          # authoritative every cycle
         t = p.t_s
         tau = np.zeros(p.n)
         for i in range(p.n):
