@@ -25,7 +25,7 @@ def test_setups_build_with_config_values(pt, name):
     assert m.nu == 5 and m.njnt == 5
     assert m.opt.gravity[2] == pytest.approx(-st.gravity_m_s2)
     hand = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "hand")
-    assert m.body_mass[hand] == pytest.approx(st.masses_kg["hand"])
+    assert m.body_mass[hand] == pytest.approx(st.masses_kg.hand)
     for i, j in enumerate(HUMANOID_ARM_JOINTS):
         a = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_ACTUATOR, j)
         assert m.actuator_ctrlrange[a][1] == pytest.approx(st.effort_max_nm[i])
@@ -42,7 +42,7 @@ def test_setup_differences_match_the_thesis(pt):
     assert all(a < b for a, b in zip(s["s2"].effort_max_nm, s["s1"].effort_max_nm))
     assert all(a < b for a, b in zip(s["s3"].effort_max_nm, s["s2"].effort_max_nm))
     assert all(a < b for a, b in zip(s["s3"].frictionloss_nm, s["s2"].frictionloss_nm))
-    assert s["s4"].masses_kg["hand"] == 10.0 and s["s4"].effort_max_nm == s["s2"].effort_max_nm
+    assert s["s4"].masses_kg.hand == 10.0 and s["s4"].effort_max_nm == s["s2"].effort_max_nm
 
 
 def test_gravity_pulls_an_unactuated_arm_down_only_with_gravity(pt):

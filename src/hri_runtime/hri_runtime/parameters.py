@@ -55,9 +55,32 @@ def _convert(spec: dict, value: Any) -> Any:
 
 
 def params_type(section: str, config_root: str | Path | None = None) -> type:
-    """The frozen dataclass type of the declared section ``section`` (dotted). Cached: one type
-    per section and declaration set. Subclass it to add derived properties and methods."""
-    return _type_of(section, cfgmod.load_declarations(config_root))
+    """The frozen dataclass type of the declared section ``section`` (dotted), or with
+    ``"<map>.*"`` of the values of a declared map whose ``values`` are structured (e.g.
+    ``pid_tuning.setups.*``: one setup; checked as an entry of that map). Cached: one type per
+    section and declaration set. Subclass it to add derived properties and methods."""
+    declarations = cfgmod.load_declarations(config_root)
+    if section.endswith(".*"):
+        return _value_type_of(section[:-2], declarations)
+    return _type_of(section, declarations)
+
+
+def _value_type_of(map_section: str, declarations) -> type:
+    key = (map_section + ".*", declarations)
+    if key not in _types:
+        try:
+            spec = declarations.spec(map_section)
+        except KeyError as exc:
+            raise ConfigError(None, map_section, None, f"a declared map ({exc.args[0]})") from None
+        values = spec.get("values") if is_leaf_spec(spec) and spec["type"] == "map" else None
+        if not isinstance(values, dict) or is_leaf_spec(values):
+            raise ConfigError(None, map_section, None, "a map whose values are structured (a `values` section)")
+
+        def validate(value: dict) -> None:        # as an entry of the map: errors name its keys
+            cfgmod.validate_section(map_section, {"<value>": value}, declarations)
+
+        _types[key] = _make_type(map_section + ".*", values, declarations, validate)
+    return _types[key]
 
 
 def _type_of(section: str, declarations) -> type:
@@ -76,7 +99,14 @@ def _type_of(section: str, declarations) -> type:
 _checked = threading.local()      # set while from_config builds what it has just validated
 
 
-def _make_type(section: str, spec: dict, declarations) -> type:
+def _make_type(section: str, spec: dict, declarations, validate: Callable[[dict], None] | None = None) -> type:
+    """The params type of ``spec``; ``validate(values)`` checks a section's values (default: the
+    declared ``section``; a map value's type passes its own, its sub-sections none: the value
+    is checked whole)."""
+    if validate is None:
+        def validate(values: dict) -> None:
+            cfgmod.validate_section(section, values, declarations)
+    in_map_value = ".*" in section
     fields = []
     nested: dict[str, type] = {}
     path = tuple(section.split("."))
@@ -91,18 +121,21 @@ def _make_type(section: str, spec: dict, declarations) -> type:
             else:
                 value = dataclasses.field(default=default)
             fields.append((name, _python_type(child), value))
+        elif in_map_value:
+            nested[name] = _make_type(f"{section}.{name}", child, declarations, lambda _values: None)
+            fields.append((name, nested[name], dataclasses.field(default_factory=nested[name])))
         else:
             nested[name] = _type_of(f"{section}.{name}", declarations)
             fields.append((name, nested[name], dataclasses.field(default_factory=nested[name])))
 
     def __post_init__(self):
         if not getattr(_checked, "active", False):
-            cfgmod.validate_section(section, _plain(self, spec), declarations)
+            validate(_plain(self, spec))
 
     def from_config(cls, values: dict):
         """An instance from the config section ``values`` (checked against the declaration:
         types, bounds, lengths, the cross-key rules within the section; ConfigError)."""
-        cfgmod.validate_section(section, values, declarations)
+        validate(values)
         outer = getattr(_checked, "active", False)
         _checked.active = True
         try:
@@ -123,7 +156,7 @@ def _make_type(section: str, spec: dict, declarations) -> type:
                  "__module__": __name__,
                  "__doc__": f"``{section}`` of the config tree (declared in the parameters.yaml of "
                             f"{Path(file).parent.name})."}
-    cls_name = "".join(part.title().replace("_", "") for part in path) + "Params"
+    cls_name = "".join(part.title().replace("_", "").replace("*", "Value") for part in path) + "Params"
     return dataclasses.make_dataclass(cls_name, fields, namespace=namespace, frozen=True)
 
 

@@ -152,3 +152,25 @@ def test_parameter_files_of_an_install_space(tmp_path, monkeypatch, layout):
     files = parameter_files()
     assert files and all(path == share(pkg) / "parameters.yaml" for pkg, path in files.items())
     assert load_robot_config("fr3")["robot"]["model"] == "fr3"
+
+
+def test_params_type_of_the_values_of_a_structured_map():
+    """``"<map>.*"``: one value of a declared map with structured values, typed and checked as an
+    entry of that map (pid_tuning.setups: the thesis's setups)."""
+    import dataclasses
+
+    from hri_runtime.config import ConfigError, load_robot_config
+    from hri_runtime.parameters import params_type
+
+    Setup = params_type("pid_tuning.setups.*")
+    assert params_type("pid_tuning.setups.*") is Setup
+    s4 = load_robot_config("fr3")["pid_tuning"]["setups"]["s4"]
+    st = Setup.from_config(s4)
+    assert st.masses_kg.hand == 10.0 and st.effort_max_nm == tuple(s4["effort_max_nm"])
+    bad = dict(s4, effort_max_nm=[80.0, 80.0, 80.0, 40.0])                  # length 5 declared
+    with pytest.raises(ConfigError, match="effort_max_nm"):
+        Setup.from_config(bad)
+    with pytest.raises(ConfigError, match="physics_dt_s"):
+        dataclasses.replace(st, physics_dt_s=1.0)                           # > 0.01 s declared
+    with pytest.raises(ConfigError, match="structured"):
+        params_type("pid_tuning.mirror_joints.*")                           # a map of plain values

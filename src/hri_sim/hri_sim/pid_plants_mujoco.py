@@ -15,11 +15,13 @@ as in the thesis where joints are tuned one at a time while the others keep thei
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+
+from hri_runtime.parameters import params_type
 
 from hri_sim.pid_plants import PlantJoint
 
@@ -125,8 +127,6 @@ class JointView(PlantJoint):
     held at the base pose by PIDs with ``hold_gains[joint]`` (``PIDGains``) and output limits ±effort_max."""
 
     def __init__(self, plant: MujocoMultiJointPlant, index: int, hold_gains: Mapping[str, Any], pid_params):
-        from dataclasses import replace
-
         from hri_core.pid import PID
 
         super().__init__(plant, index)
@@ -157,36 +157,16 @@ class JointView(PlantJoint):
 # builders
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ArmSetup:
-    """One of the thesis's setups (``pid_tuning.setups.<name>``); lists are per joint in
+class ArmSetup(params_type("pid_tuning.setups.*")):
+    """One of the thesis's setups (a value of ``pid_tuning.setups``, typed and checked from its
+    declaration in hri_pid_tuning's parameters.yaml) and its name; lists are per joint in
     HUMANOID_ARM_JOINTS order."""
 
-    name: str
-    description: str
-    gravity_m_s2: float
-    effort_max_nm: tuple[float, ...]
-    frictionloss_nm: tuple[float, ...]
-    damping_nm_s_rad: tuple[float, ...]
-    armature_kg_m2: tuple[float, ...]
-    masses_kg: Mapping[str, float]
-    base_pose_deg: tuple[float, ...]
-    physics_dt_s: float
-    control_period_s: float
-    measurement_delay_s: float
-    relay_amplitude_nm: tuple[float, ...] | None = None
+    name: str = ""
 
     @classmethod
     def from_config(cls, name: str, section: Mapping[str, Any]) -> "ArmSetup":
-        t = lambda k: tuple(float(x) for x in section[k])
-        return cls(name=name, description=str(section.get("description", "")),
-                   gravity_m_s2=float(section["gravity_m_s2"]), effort_max_nm=t("effort_max_nm"),
-                   frictionloss_nm=t("frictionloss_nm"), damping_nm_s_rad=t("damping_nm_s_rad"),
-                   armature_kg_m2=t("armature_kg_m2"), masses_kg=dict(section["masses_kg"]),
-                   base_pose_deg=t("base_pose_deg"), physics_dt_s=float(section["physics_dt_s"]),
-                   control_period_s=float(section["control_period_s"]),
-                   measurement_delay_s=float(section["measurement_delay_s"]),
-                   relay_amplitude_nm=(None if section.get("relay_amplitude_nm") is None
-                                       else t("relay_amplitude_nm")))
+        return replace(super().from_config(section), name=name)
 
 
 def humanoid_arm_model(setup: ArmSetup):
@@ -197,7 +177,7 @@ def humanoid_arm_model(setup: ArmSetup):
     spec.option.timestep = setup.physics_dt_s
     spec.option.gravity = [0.0, 0.0, -setup.gravity_m_s2]
     for seg, geom in SEGMENT_GEOMS.items():
-        spec.geom(geom).mass = float(setup.masses_kg[seg])
+        spec.geom(geom).mass = float(getattr(setup.masses_kg, seg))
     for i, jn in enumerate(HUMANOID_ARM_JOINTS):
         j = spec.joint(jn)
         j.frictionloss = setup.frictionloss_nm[i]
