@@ -47,9 +47,9 @@ import numpy as np
 from hri_interaction.core.controller import InteractionParams
 from hri_interaction.engine import PythonEngine, RtEngine, diagnostics, rt_available, safety_checker
 from hri_runtime import msgs
+from hri_runtime.diagnostics import OK, WARN, Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
-from hri_runtime.diagnostics import OK, WARN, Updater
 from hri_runtime.parameters import declare_config
 from hri_safety.nodes.stop_listener import StopListener
 

@@ -29,6 +29,7 @@ from typing import Optional
 
 from hri_runtime import msgs
 from hri_runtime.config import ConfigError
+from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config
@@ -39,14 +40,6 @@ from hri_pulse.core import PulseConfig, VrCommandCore
 from hri_pulse.core.feedback import encode_pose, encode_skeleton
 
 ZMQ_PEER = ZmqCarrier.PEER
-
-
-def diagnostic_array(t_s: float, name: str, hardware_id: str, level: int, message: str, values: dict):
-    kv = [msgs.new("diagnostic_msgs/msg/KeyValue", key=str(k), value=str(v)) for k, v in values.items()]
-    st = msgs.new("diagnostic_msgs/msg/DiagnosticStatus", level=int(level), name=name, message=message,
-                  hardware_id=hardware_id, values=kv)
-    return msgs.new("diagnostic_msgs/msg/DiagnosticArray",
-                    header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t_s), frame_id=""), status=[st])
 
 
 SECTIONS = ("pulse.packet", "pulse.sequence", "pulse.auth", "pulse.pulse", "pulse.health", "pulse.link",
@@ -83,7 +76,10 @@ class VrInterfaceNode(Node):
         self.pub_stop_request = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
         self.pub_head = self.create_publisher("geometry_msgs/msg/Vector3", T.head_cmd, qos=10)
         self.pub_chead = self.create_publisher("geometry_msgs/msg/Vector3Stamped", T.command_head, qos=10)
-        self.pub_diag = self.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", qos=10)
+        # /diagnostics "hri_pulse: vr link", published by publish_diagnostics' timer
+        self.diag = Updater(self, "unity", p.node.diagnostics_period_s, prefix="hri_pulse")
+        self.diag.add("vr link", self._diagnose)
+        self._link_status = None
         self._pose = None
         self._skel = []
         self.fb_enabled = p.feedback.enabled
@@ -214,10 +210,17 @@ class VrInterfaceNode(Node):
         now = self.now()
         rep, vals = self.core.status(now, tx_active=self.fb_enabled)
         vals["flood_budget_hits"] = sum(c.budget_exhausted for c in self.carriers)
-        self.pub_diag.publish(diagnostic_array(now, "hri_pulse: vr link", "unity", rep.level, rep.message, vals))
+        self._link_status = (rep, vals)
+        self.diag.force_update()
         line = self.core.log_line(now, rep, vals)
         if line is not None:
             (self.get_logger().info if line[0] == 0 else self.get_logger().warning)(line[1])
+
+    def _diagnose(self, stat) -> None:
+        rep, vals = self._link_status
+        stat.summary(int(rep.level), rep.message)
+        for k, v in vals.items():
+            stat.add(k, v)
 
     def destroy_node(self) -> None:
         self._closing = True
