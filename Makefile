@@ -12,7 +12,7 @@ PKGS := $(sort $(wildcard src/*/setup.py))
 RUN_ARGS ?=
 BENCHES := $(sort $(wildcard bench/*/run.py)) bench/transport/codec.py bench/teleop/bench_latency.py bench/console/stop_latency.py
 
-.PHONY: all run test venv core colcon ros2-test bench clean help
+.PHONY: all run test venv core colcon ros2-test bench lock clean help
 
 all: help
 
@@ -22,16 +22,16 @@ help:
 	@echo "make colcon   colcon build + colcon test of the workspace (as CI does)"
 	@echo "make ros2-test  end-to-end tests on a real ROS 2 (rclpy); source ROS 2 + install/setup.bash first"
 	@echo "make bench    all benchmarks (slow; figures go to docs/benchmarks.md by hand)"
+	@echo "make lock     recompile requirements*.lock from requirements*.in (newest allowed versions), then make test"
 
-# Third-party dependencies; redone when requirements.txt changes.
-$(VENV)/.deps: requirements.txt
+# Third-party dependencies, exactly as locked (versions and hashes); redone when a lock changes.
+# requirements.in / requirements-assets.in hold the ranges; `make lock` recompiles the locks.
+# The model assets (requirements-assets.lock) install without their dependencies: the FR3 MJCF +
+# meshes ship in franky-sim, the UR5e / iiwa14 MJCFs in robosuite's wheel; we read their files.
+$(VENV)/.deps: requirements.lock requirements-assets.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -r requirements.txt
-	# The FR3 MJCF + meshes ship in franky-sim; we read its assets, never import it.
-	$(PIP) install -q --no-deps franky-sim
-	# UR5e / iiwa14 MJCFs ship in robosuite's wheel; assets only, never imported.
-	$(PIP) install -q --no-deps robosuite
+	$(PIP) install -q --require-hashes -r requirements.lock
+	$(PIP) install -q --require-hashes --no-deps -r requirements-assets.lock
 	@touch $@
 
 # The workspace packages (editable) and the C++ core; redone when a package's metadata or
@@ -79,6 +79,14 @@ ros2-test: venv
 bench: venv
 	$(PIP) install -q -r requirements-bench.txt
 	@for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# A deliberate refresh of the locks: the newest versions the ranges allow, for every CPython from
+# 3.10 up (one universal lock, a marker per version where they differ), then the full test run.
+UV_COMPILE = $(VENV)/bin/uv pip compile -q --generate-hashes --custom-compile-command "make lock"
+lock: $(VENV)/.deps
+	$(UV_COMPILE) --universal --python-version 3.10 --upgrade requirements.in -o requirements.lock
+	$(UV_COMPILE) --no-deps --upgrade requirements-assets.in -o requirements-assets.lock
+	$(MAKE) test
 
 clean:
 	rm -rf $(VENV) build install log
