@@ -1,4 +1,4 @@
-"""Access control on every robot launch file, with a real `hri router` and mTLS clients
+"""Access control on every robot launch file (and the PID tuning node with its joint robot), with a real `hri router` and mTLS clients
 (docs/deployment.md "Roles"; the routers and certificates of test_runtime_deployment.py).
 
 Per launch file (fr3, ur5e, iiwa14, tino, each with the console) one stack is launched on the
@@ -42,9 +42,9 @@ pytestmark = pytest.mark.skipif(not (Path("/usr/bin/openssl").exists() or
                                      any(Path(p, "openssl").exists() for p in os.environ.get("PATH", "").split(":"))),
                                 reason="openssl not installed")
 
-CONSOLE_INPUTS = ["/joint_setpoints", "/joint_states"]          # shown by the console; feedback of others
-ARM_INPUTS = ["/ee_command", "/ee_pose", "/interaction/gains", "/interaction/joint_states", "/interaction/mode",
-              "/interaction/reference", "/interaction/sim_push", "/safety/stop"] + CONSOLE_INPUTS
+CONSOLE_INPUTS = ["/ee_pose", "/interaction/joint_states", "/joint_setpoints", "/joint_states"]   # the console shows them
+ARM_INPUTS = ["/ee_command", "/interaction/gains", "/interaction/mode", "/interaction/reference",
+              "/interaction/sim_push", "/safety/stop"] + CONSOLE_INPUTS
 TINO_INPUTS = ["/atomic/reset", "/base_cmd", "/cmd_vel", "/head_cmd", "/leg/rpm_cmd", "/leg/state", "/odom",
                "/safety/stop", "/skeleton"] + CONSOLE_INPUTS
 PID_INPUTS = ["/joint_commands", "/joint_setpoints", "/joint_states", "/safety/stop"]
@@ -52,7 +52,9 @@ PID_INPUTS = ["/joint_commands", "/joint_setpoints", "/joint_states", "/safety/s
 # stop reset, the tuning and robot services, are cases of their own); "pid" is no launch file but
 # the PID tuning node and the joint robot it tunes (with the stop supervisor), as `hri run` starts them
 LAUNCHES = {"fr3": ARM_INPUTS, "ur5e": ARM_INPUTS, "iiwa14": ARM_INPUTS, "tino": TINO_INPUTS, "pid": PID_INPUTS}
-PID_NODES = [("hri_safety", "stop_supervisor"), ("hri_sim", "joint_robot_node"), ("hri_pid_tuning", "pid_tuning_node")]
+# the tuning node simulates in-process (pid_tuning.node.live false): its services are what is tested here
+PID_NODES = [("hri_safety", "stop_supervisor", []), ("hri_sim", "joint_robot_node", []),
+             ("hri_pid_tuning", "pid_tuning_node", ["--ros-args", "-p", "pid_tuning.node.live:=false"])]
 TOPIC_CASES = [(robot, topic) for robot, topics in LAUNCHES.items() for topic in topics]
 PROBE_PREFIX = "acl_"
 TAG = {"observer": "acl-observer", "operator": "acl-operator", "robot": "acl-robot"}
@@ -212,8 +214,8 @@ class Stack:
         env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{self.tcp}]",
                    HRI_ZENOH_ROUTER_LISTEN=f"[{self.tcp}]")
         if robot == "pid":
-            for pkg, exe in PID_NODES:
-                self.procs.append(subprocess.Popen(HRI + ["run", pkg, exe], env=env, cwd=REPO,
+            for pkg, exe, args in PID_NODES:
+                self.procs.append(subprocess.Popen(HRI + ["run", pkg, exe, *args], env=env, cwd=REPO,
                                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         else:
             self.procs.append(subprocess.Popen(
@@ -235,6 +237,16 @@ class Stack:
         assert wait_until(lambda: set(want) <= set(self.local.context.graph().nodes)
                           and self.local.stopped() is False, 120.0), \
             f"{robot} stack did not come up: {self.local.context.graph().nodes}"
+        seen = [None]
+
+        def settled():                         # the graph's endpoints arrive after the nodes
+            now = self.inputs()
+            nodes = [n for n in self.local.context.graph().nodes if not n.lstrip("/").startswith(PROBE_PREFIX)]
+            same, seen[0] = now == seen[0], now
+            time.sleep(1.0)
+            return same and all(("service", f"{n}/set_parameters") in now for n in nodes) and \
+                any(k == "topic" for k, _ in now)
+        assert wait_until(settled, 60.0)
         if self.arm:
             assert wait_until(lambda: self.local.last_ee() is not None)
 
@@ -351,7 +363,7 @@ def test_parameter_sets_and_reset_only_for_the_operator_reads_for_everyone(stack
         node = srv.rsplit("/", 1)[0]
         assert set_use_sim_time(stack.clients["observer"], node, 2.0) is None, node   # never reaches the node
         assert set_use_sim_time(stack.clients["robot"], node, 2.0) is None, node
-        assert set_use_sim_time(stack.clients["operator"], node, 10.0) is not None, node  # answered (read-only)
+        assert set_use_sim_time(stack.clients["operator"], node, 30.0) is not None, node  # answered (read-only)
     req_t, _ = msgs.srv_types("rcl_interfaces/srv/GetParameters")
     node = nodes[0].rsplit("/", 1)[0]
     got = stack.clients["observer"].call("rcl_interfaces/srv/GetParameters", f"{node}/get_parameters",
@@ -451,8 +463,13 @@ def test_tuning_and_robot_services_only_for_the_operator(stack):
     assert "/pid_tuning/auto_tune" in services and "/joint_robot/set_gains" in services
     tune_t, _ = msgs.srv_types("hri_interfaces/srv/Tune")
     trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
-    with stack.local.lock:
-        q0 = states[-1].copy()
+
+    def still():                                  # the joint robot at rest before the calls
+        a = states[-1].copy()
+        time.sleep(0.5)
+        return np.max(np.abs(states[-1] - a)) < 1e-4
+    assert wait_until(still, 30.0)
+    q0 = states[-1].copy()
     for srv in services:
         srv_type = "hri_interfaces/srv/Tune" if srv.rsplit("/", 1)[-1] in ("auto_tune", "apply", "evaluate",
                                                                          "set_gains") else "std_srvs/srv/Trigger"
