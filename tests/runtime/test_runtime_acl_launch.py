@@ -1,5 +1,6 @@
-"""Access control on every robot launch file (and the PID tuning node with its joint robot), with a real `hri router` and mTLS clients
-(docs/deployment.md "Roles"; the routers and certificates of test_runtime_deployment.py).
+"""Access control on every robot launch file (and the PID tuning node with its joint robot), with
+a real `hri router` and mTLS clients (docs/deployment.md "Roles"; the routers and certificates of
+test_runtime_deployment.py).
 
 Per launch file (fr3, ur5e, iiwa14, tino, each with the console) one stack is launched on the
 router's loopback listener (this machine, trusted) and shared by its cases. Three clients connect
