@@ -438,9 +438,12 @@ def test_tino_observer_pulses_leave_the_base_still_operator_pulses_move_it(stack
 def test_observer_stop_request_is_honoured_operator_resets(stack):
     obs = stack.clients["observer"]
     assert stack.local.stopped() is False
+    obs.watch_stop()                              # an observer reads (TRANSIENT_LOCAL, zenoh-ext caches)
+    assert wait_until(lambda: obs.stopped() is False, 20.0)
     pub = obs.pub("hri_interfaces/msg/StopRequest", "/safety/stop_request")
     assert wait_until(lambda: (pub.publish(msgs.new("hri_interfaces/msg/StopRequest", source="observer",
                                                     reason="acl test")) or True) and stack.local.stopped() is True, 20.0)
+    assert wait_until(lambda: obs.stopped() is True, 10.0)       # and sees it
     time.sleep(0.5)
     trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
     resp = stack.clients["operator"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 10.0)
