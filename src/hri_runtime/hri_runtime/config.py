@@ -414,7 +414,7 @@ _TYPE_NAMES = {"int", "float", "number", "bool", "str", "enum", "list", "map", "
 # description, the published source of its number, whether it may change at run time, who reads it.
 _CHECK_KEYS = {"type", "min", "max", "gt", "lt", "nullable", "required", "values", "items", "length",
                "min_length", "max_length", "pattern", "required_when", "fields"}
-_SPEC_KEYS = _CHECK_KEYS | {"default", "unit", "description", "source", "read_only", "reader"}
+_SPEC_KEYS = _CHECK_KEYS | {"default", "unit", "description", "source", "read_only", "reader", "access"}
 
 
 def is_leaf_spec(node: Any) -> bool:
@@ -522,6 +522,12 @@ def _check_declaration(node: Any, path: tuple, file: Path, top: bool = True) -> 
         unknown = set(node) - _SPEC_KEYS
         if unknown:
             raise ConfigError(file, _dotted(path), sorted(unknown), f"declaration keys among {sorted(_SPEC_KEYS)}")
+        if "access" in node:          # a topic / service name's access class (hri_runtime.access)
+            from .access import check_access_declaration
+
+            wanted = check_access_declaration(node["access"])
+            if wanted:
+                raise ConfigError(file, _dotted(path) + ".access", node["access"], wanted)
         if top and "default" not in node and node.get("required", True):
             raise ConfigError(file, _dotted(path), None, "a declared default (default: ...)")
         if "fields" in node:

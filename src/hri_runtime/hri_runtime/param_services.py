@@ -16,7 +16,7 @@ from . import msgs
 from .params import Parameter, ParameterDescriptor, param_type_of
 
 __all__ = ["register_interfaces", "to_value_msg", "from_value_msg", "ParameterServices",
-           "TYPE_IDS", "SERVICES"]
+           "TYPE_IDS", "SERVICES", "ACCESS"]
 
 _SRVS = {
     "rcl_interfaces/srv/GetParameters": "string[] names\n---\nrcl_interfaces/ParameterValue[] values\n",
@@ -39,6 +39,9 @@ SERVICES = {
     "describe_parameters": "rcl_interfaces/srv/DescribeParameters",
     "get_parameter_types": "rcl_interfaces/srv/GetParameterTypes",
 }
+
+# the access class of each (hri_runtime.access): reads for every identity, sets for operators
+ACCESS = {short: "parameter" if short.startswith("set_") else "read_only_service" for short in SERVICES}
 
 TYPE_IDS = {"": 0, "bool": 1, "integer": 2, "double": 3, "string": 4, "byte_array": 5,
             "bool_array": 6, "integer_array": 7, "double_array": 8, "string_array": 9}

@@ -26,15 +26,17 @@ __all__ = ["router_main", "router_params"]
 
 def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
                   listen: Optional[list[str]] = None, connect: Optional[list[str]] = None):
-    """The ZenohParams of a router: the config's ``runtime`` section (validated through a robot
-    config when ``robot`` is given, else the declared defaults) plus overrides. Raises
-    ConfigError / ValueError / FileNotFoundError with one-line messages."""
+    """The ZenohParams of a router and the config its access-control rules are generated from
+    (``hri_runtime.access``): the robot config when ``robot`` is given, else the declared
+    defaults, plus overrides; the ``runtime`` section validated. Raises ConfigError /
+    ValueError / FileNotFoundError with one-line messages."""
     from . import config as cfgmod
     from .zenoh_backend import ZenohParams
 
     sets = list(sets or [])
     if robot:
-        runtime = cfgmod.load_robot_config(robot, overrides=sets or None)["runtime"]
+        data = cfgmod.load_robot_config(robot, overrides=sets or None)
+        runtime = data["runtime"]
     else:
         root = cfgmod.find_config_root()
         declarations = cfgmod.load_declarations(root)
@@ -62,7 +64,7 @@ def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
     elif any(e.startswith("tls/") for e in (*p.router_listen_endpoints, *p.router_connect_endpoints)):
         raise ValueError("a tls/ endpoint needs runtime.zenoh.tls.root_ca_certificate, certificate and "
                          "private_key (see docs/deployment.md)")
-    return p
+    return p, data
 
 
 def router_main(argv: Optional[list[str]] = None) -> int:
@@ -81,15 +83,15 @@ def router_main(argv: Optional[list[str]] = None) -> int:
     try:
         from . import zenoh_backend as zb
 
-        params = router_params(a.robot, a.sets, a.listen, a.connect)
+        params, cfg = router_params(a.robot, a.sets, a.listen, a.connect)
         if a.print_config:
             import json
 
             for s, h in old.items():
                 signal.signal(s, h)
-            print(json.dumps(zb.session_config(params, "router"), indent=2, sort_keys=True))
+            print(json.dumps(zb.session_config(params, "router", cfg=cfg), indent=2, sort_keys=True))
             return 0
-        session = zb.start_router(params.router_listen_endpoints, params)
+        session = zb.start_router(params.router_listen_endpoints, params, cfg)
     except Exception as e:  # noqa: BLE001
         for s, h in old.items():
             signal.signal(s, h)

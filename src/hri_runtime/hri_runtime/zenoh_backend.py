@@ -133,11 +133,12 @@ class ZenohParams(params_type("runtime.zenoh")):
 
 
 def session_config(params: ZenohParams, mode: str | None = None,
-                   listen: tuple[str, ...] | None = None) -> dict:
+                   listen: tuple[str, ...] | None = None, cfg: dict | None = None) -> dict:
     """The Zenoh session configuration (as a dict of ``insert_json5`` paths -> values).
 
     client: connect to ``connect_endpoints``; peer: also listen on ``listen_endpoints``
-    (loopback by default); router: listen on ``router_listen_endpoints``."""
+    (loopback by default); router: listen on ``router_listen_endpoints``, with the access-control
+    rules generated from ``cfg`` (a merged robot config; default: the declared defaults)."""
     mode = mode or params.mode
     out: dict[str, Any] = {
         "mode": mode,
@@ -149,7 +150,7 @@ def session_config(params: ZenohParams, mode: str | None = None,
         out["listen/endpoints"] = list(listen if listen is not None else params.router_listen_endpoints)
         if params.router_connect_endpoints:
             out["connect/endpoints"] = list(params.router_connect_endpoints)
-        acl = access_control_config(params.access_control, params.domain_id)
+        acl = access_control_config(params.access_control, params.domain_id, cfg)
         if acl is not None:
             out["access_control"] = acl
     else:
@@ -182,44 +183,42 @@ _ACL_ALL_MESSAGES = ["put", "delete", "declare_subscriber", "query", "reply", "d
                      "liveliness_token", "declare_liveliness_subscriber", "liveliness_query"]
 
 
-def access_control_config(acl, domain_id: int) -> dict | None:
+def access_control_config(acl, domain_id: int, cfg: dict | None = None) -> dict | None:
     """Zenoh's ``access_control`` block for ``runtime.zenoh.access_control`` (None: disabled).
 
-    Default deny: an identity (certificate common name) in no list gets nothing. Operators: every
-    message. Robots: every message except a put on a command topic, a parameter set and a call
-    of an ``operator_services`` service (the stop reset). Observers: the same as robots (they may
-    read and call other services, but never command, tune nor reset).
-    ``trust_local_tcp``: plain tcp links (the router's loopback listener: this machine's nodes)
-    get every message. Key expressions follow rmw_zenoh: a topic ``/ee_command`` is
-    ``<domain>/ee_command/<type>/<hash>``, a parameter set a query on
-    ``<domain>/<node>/set_parameters[_atomically]/<type>/<hash>``. In Zenoh a deny rule that
-    matches wins over an allow rule."""
+    Default deny, allow-lists per role (``hri_runtime.access``): what an identity (certificate
+    common name) may send is generated from the access classes of the topics and services
+    declared in ``cfg`` (a merged robot config; default: the declared defaults), e.g. an observer
+    may put on ``/safety/stop_request`` and call parameter reads, nothing else. An identity in no
+    list gets nothing; a name without a class is allowed to no remote identity. What the router
+    sends to an identity (egress) is not limited: every role may read. ``trust_local_tcp``: plain
+    tcp links (the router's loopback listener: this machine's nodes) get every message. Key
+    expressions follow rmw_zenoh: a topic ``/ee_command`` is ``<domain>/ee_command/<type>/<hash>``."""
     if acl is None or not acl.enabled:
         return None
+    from . import access
+
     d = int(domain_id)
-    commands = [f"{d}/{t.strip('/')}/**" for t in acl.command_topics]
-    params = [f"{d}/**/set_parameters/**", f"{d}/**/set_parameters_atomically/**"]
-    params += [f"{d}/{srv.strip('/')}/**" for srv in acl.operator_services]
-    # '**' does not match verbatim chunks ('@...'): the ROS graph's liveliness space is named
+    per_role = access.role_key_exprs(access.endpoints(cfg), d)
+    everything = ["**", *access.GRAPH_SPACE, *access.adv_space(d)]
     rules = [{"id": "everything", "messages": _ACL_ALL_MESSAGES, "flows": ["ingress", "egress"],
-              "permission": "allow", "key_exprs": ["**", "@ros2_lv/**"]},
-             {"id": "no_parameter_sets", "messages": ["query"], "flows": ["ingress"],
-              "permission": "deny", "key_exprs": params}]
-    if commands:
-        rules.append({"id": "no_commands", "messages": ["put", "delete"], "flows": ["ingress"],
-                      "permission": "deny", "key_exprs": commands})
-    limited = ["everything", "no_parameter_sets"] + (["no_commands"] if commands else [])
+              "permission": "allow", "key_exprs": everything},
+             {"id": "read", "messages": _ACL_ALL_MESSAGES, "flows": ["egress"], "permission": "allow",
+              "key_exprs": everything}]
     subjects, policies = [], []
-
-    def group(sid: str, names, rule_ids) -> None:
+    for role, names in (("operator", acl.operator_common_names), ("robot", acl.robot_common_names),
+                        ("observer", acl.observer_common_names)):
         names = [str(n) for n in names or []]
-        if names:
-            subjects.append({"id": sid, "cert_common_names": names})
-            policies.append({"id": sid, "rules": rule_ids, "subjects": [sid]})
-
-    group("operators", acl.operator_common_names, ["everything"])
-    group("robots", acl.robot_common_names, limited)
-    group("observers", acl.observer_common_names, limited)
+        if not names:
+            continue
+        ids = ["read"]
+        for message, key_exprs in per_role[role].items():
+            rid = f"{role}_{message}"
+            rules.append({"id": rid, "messages": [message], "flows": ["ingress"], "permission": "allow",
+                          "key_exprs": key_exprs})
+            ids.append(rid)
+        subjects.append({"id": f"{role}s", "cert_common_names": names})
+        policies.append({"id": f"{role}s", "rules": ids, "subjects": [f"{role}s"]})
     if acl.trust_local_tcp:
         subjects.append({"id": "this_machine", "link_protocols": ["tcp"]})
         policies.append({"id": "this_machine", "rules": ["everything"], "subjects": ["this_machine"]})
@@ -236,7 +235,7 @@ def _open(conf: dict):
 
 
 def start_router(endpoints: list[str] | tuple[str, ...] | str | None = None,
-                 params: ZenohParams | None = None):
+                 params: ZenohParams | None = None, cfg: dict | None = None):
     """Open a Zenoh session in router mode listening on ``endpoints`` (default
     ``runtime.zenoh.router_listen_endpoints``, loopback ``tcp/127.0.0.1:7447``). Returns the
     session; ``close()`` it to stop the router. Raises TransportUnavailableError when the
@@ -244,7 +243,7 @@ def start_router(endpoints: list[str] | tuple[str, ...] | str | None = None,
     params = params or ZenohParams.defaults()
     if isinstance(endpoints, str):
         endpoints = (endpoints,)
-    conf = session_config(params, "router", tuple(endpoints) if endpoints else None)
+    conf = session_config(params, "router", tuple(endpoints) if endpoints else None, cfg)
     try:
         session = _open(conf)
     except Exception as e:  # zenoh.ZError: bind failure

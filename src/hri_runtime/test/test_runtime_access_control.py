@@ -18,29 +18,113 @@ def test_tls_keys_only_with_a_ca():
     assert t["transport/link/tls/verify_name_on_connect"] is False
 
 
-def test_access_control_rules():
+def _acl(**kw):
+    keys = {"enabled": True, "operator_common_names": ("op",), "robot_common_names": ("rb",),
+            "observer_common_names": ("obs",), "trust_local_tcp": True}
+    keys.update(kw)
+    return access_control_config(_with(access_control=keys).access_control, 5)
+
+
+def test_access_control_rules_are_allow_lists_per_role():
     assert access_control_config(None, 0) is None and access_control_config(_with().access_control, 0) is None
-    acl = access_control_config(_with(access_control={
-        "enabled": True, "operator_common_names": ("op",), "robot_common_names": ("rb",),
-        "observer_common_names": (), "command_topics": ("/ee_command", "/ns/cmd"),
-        "operator_services": ("/safety/reset",), "trust_local_tcp": True}).access_control, 5)
+    acl = _acl()
     assert acl["default_permission"] == "deny"
+    assert all(r["permission"] == "allow" for r in acl["rules"])      # allow-lists only, no deny list
     rules = {r["id"]: r for r in acl["rules"]}
-    assert "@ros2_lv/**" in rules["everything"]["key_exprs"]       # '**' does not match '@' chunks
-    assert rules["no_commands"]["key_exprs"] == ["5/ee_command/**", "5/ns/cmd/**"]
-    assert rules["no_commands"]["permission"] == "deny" and rules["no_commands"]["flows"] == ["ingress"]
-    assert "5/**/set_parameters/**" in rules["no_parameter_sets"]["key_exprs"]
-    assert "5/safety/reset/**" in rules["no_parameter_sets"]["key_exprs"]
     pol = {p["id"]: p["rules"] for p in acl["policies"]}
-    assert pol == {"operators": ["everything"], "robots": ["everything", "no_parameter_sets", "no_commands"],
-                   "this_machine": ["everything"]}                    # an empty observer list: no subject
     subj = {s["id"]: s for s in acl["subjects"]}
-    assert subj["this_machine"] == {"id": "this_machine", "link_protocols": ["tcp"]}
+    assert subj["observers"]["cert_common_names"] == ["obs"] and subj["this_machine"]["link_protocols"] == ["tcp"]
+    assert pol["this_machine"] == ["everything"] and "@ros2_lv/**" in rules["everything"]["key_exprs"]
+
+    def allowed(role, message):
+        return sorted(k for rid in pol[role + "s"] for k in rules[rid]["key_exprs"]
+                      if message in rules[rid]["messages"] and "ingress" in rules[rid]["flows"])
+
+    # observers: a stop request is their only put; parameter reads their only calls; no services, no tokens
+    assert allowed("observer", "put") == ["5/link/safe_stop/*/*", "5/safety/stop_request/*/*"]
+    assert [k for k in allowed("observer", "query") if "@adv" not in k] == [
+        "5/**/describe_parameters/*/*", "5/**/get_parameter_types/*/*", "5/**/get_parameters/*/*",
+        "5/**/list_parameters/*/*"]
+    assert allowed("observer", "declare_queryable") == allowed("observer", "liveliness_token") == []
+    assert "@ros2_lv/**" in allowed("observer", "declare_liveliness_subscriber")    # it sees the graph
+    # the robot identity: feedback and state, no operator input, no parameter set, no reset
+    rb = allowed("robot", "put")
+    assert "5/joint_states/*/*" in rb and "5/safety/stop/*/*" in rb and "5/interaction/state/*/*" in rb
+    assert not {"5/interaction/reference/*/*", "5/ee_command/*/*", "5/base_cmd/*/*", "5/atomic/reset/*/*",
+                "5/joint_commands/*/*"} & set(rb)
+    assert not [k for k in allowed("robot", "query") if "set_parameters" in k or "reset" in k]
+    # operators: their inputs, parameter sets, the reset, the tuning services; not the robot's feedback
+    op = allowed("operator", "put")
+    assert {"5/interaction/reference/*/*", "5/ee_command/*/*", "5/base_cmd/*/*", "5/atomic/reset/*/*"} <= set(op)
+    assert "5/joint_states/*/*" not in op and "5/safety/stop/*/*" not in op
+    assert {"5/**/set_parameters/*/*", "5/safety/reset/*/*", "5/pid_tuning/auto_tune/*/*"} <= set(allowed("operator", "query"))
+    # every role reads (egress) everything
+    assert all("read" in pol[r] for r in ("operators", "robots", "observers"))
+    assert rules["read"]["flows"] == ["egress"]
+    # an empty list: no subject, no policy
+    assert "observers" not in {p["id"] for p in _acl(observer_common_names=())["policies"]}
     # only a router carries the rules; its links to other routers come from router_connect_endpoints
     p = ZenohParams.defaults().with_(access_control={"enabled": True, "operator_common_names": ["op"]},
                                      router_connect_endpoints=["tls/10.0.0.1:7448"])
     assert "access_control" in session_config(p, "router") and "access_control" not in session_config(p, "client")
     assert session_config(p, "router")["connect/endpoints"] == ["tls/10.0.0.1:7448"]
+
+
+def test_rules_follow_the_configured_names():
+    from hri_runtime.config import load_robot_config
+
+    cfg = load_robot_config("fr3", overrides=["interaction.topics.reference=/arm/target"])
+    acl = access_control_config(_with(access_control={"enabled": True}).access_control, 0, cfg)
+    op = {k for r in acl["rules"] if r["id"] == "operator_put" for k in r["key_exprs"]}
+    assert "0/arm/target/*/*" in op and "0/interaction/reference/*/*" not in op
+
+
+def test_every_declared_topic_or_service_name_has_an_access_class():
+    """A topic / service name key without ``access:`` fails here: its class decides who may send."""
+    from hri_runtime.config import RULES_KEY, is_leaf_spec, load_declarations
+
+    missing = []
+
+    def walk(node, path):
+        for key, spec in node.items():
+            if key == RULES_KEY:
+                continue
+            dotted = f"{path}.{key}" if path else key
+            if is_leaf_spec(spec):
+                names_endpoint = spec["type"] == "str" and (
+                    path.endswith(".topics") or path.endswith(".services") or key.endswith("_topic")
+                    or key in ("topic", "robot_node", "pid_service")
+                    or str(spec.get("default") or "").startswith("/") and "/dev/" not in str(spec.get("default")))
+                if names_endpoint and "access" not in spec:
+                    missing.append(dotted)
+            else:
+                walk(spec, dotted)
+
+    walk(load_declarations().schema, "")
+    assert not missing, f"topic / service names without access: {missing}"
+
+
+def test_access_declarations_are_checked_in_one_line(tmp_path):
+    import pytest
+
+    from hri_runtime import access
+    from hri_runtime.config import ConfigError, _check_declaration
+
+    for bad in ("commmand", {"set_gains": "root"}, 3, {}):
+        with pytest.raises(ConfigError, match="access") as e:
+            _check_declaration({"type": "str", "default": "/x", "access": bad}, ("a", "b"), tmp_path / "p.yaml")
+        assert "\n" not in str(e.value.one_line())
+    # one name, two classes: named with both keys
+    from hri_runtime.config import load_robot_config
+
+    cfg = load_robot_config("fr3", overrides=["interaction.topics.state=/interaction/reference"])
+    with pytest.raises(ConfigError, match="one name, one class"):
+        access.endpoints(cfg)
+    eps = access.endpoints()
+    assert access.classify("/interaction/reference", "topic", eps).cls == "command"
+    assert access.classify("/stop_supervisor/set_parameters", "service", eps).cls == "parameter"
+    assert access.classify("/foo/get_parameters", "service", eps).cls == "read_only_service"
+    assert access.classify("/not/declared", "topic", eps) is None
 
 
 def test_zenoh_params_are_checked_by_their_declaration():
@@ -57,6 +141,6 @@ def test_zenoh_params_are_checked_by_their_declaration():
     assert ZenohParams.from_config(cfg).domain_id == 7 and ZenohParams.from_config(cfg["runtime"]).domain_id == 7
     for bad, where in (({"mode": "router"}, "runtime.zenoh.mode"), ({"domain_id": 233}, "runtime.domain_id"),
                        ({"service_timeout_s": -1.0}, "runtime.zenoh.service_timeout_s"),
-                       ({"access_control": {"command_topics": ("no_slash",)}}, "command_topics")):
+                       ({"access_control": {"observer_common_names": "observer"}}, "observer_common_names")):
         with pytest.raises(ConfigError, match=where):
             _with(**bad)

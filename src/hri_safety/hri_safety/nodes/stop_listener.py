@@ -33,9 +33,13 @@ from hri_runtime.qos import QOS_LATCHED
 
 from hri_safety.core.stop import StopParams, StopWatch
 
-STOP_TOPIC = "/safety/stop"
-STOP_REQUEST_TOPIC = "/safety/stop_request"
-RESET_SERVICE = "/safety/reset"
+from hri_runtime.config import declared_defaults
+
+# the stack's fixed names, declared with their access class in src/hri_safety/parameters.yaml
+_NAMES = declared_defaults()["safety"]
+STOP_TOPIC = _NAMES["topics"]["stop"]
+STOP_REQUEST_TOPIC = _NAMES["topics"]["stop_request"]
+RESET_SERVICE = _NAMES["services"]["reset"]
 STOP_TYPE = "hri_interfaces/msg/SafetyStop"
 STOP_REQUEST_TYPE = "hri_interfaces/msg/StopRequest"
 
