@@ -42,7 +42,8 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from hri_pulse.core.codec import UNITY_FORMAT, AuthParams, PacketAuth
+from hri_pulse.core.auth import AuthParams, Sealer
+from hri_pulse.core.codec import UNITY_FORMAT
 
 _PACK = struct.Struct(UNITY_FORMAT).pack
 
@@ -193,6 +194,15 @@ def plan(scenario: dict, defaults: dict, seed: int = 0) -> Plan:
     return Plan(out, actions, dur, rate)
 
 
+def seal_plan(p: Plan, auth: Sealer) -> None:
+    """Seal the headset's datagrams of a plan (``pulse.auth.mode`` required): each app instance
+    (``epoch``: the restarts) is a new session ``auth.session + epoch``, as a restarted Unity app
+    starts one; duplicates stay byte-identical (the receiver drops them as ``replayed``)."""
+    for d in p.datagrams:
+        if d.source is None and d.kind != "garbage":
+            d.data = auth.seal(d.data, auth.session + d.epoch)
+
+
 class FeedbackCounter:
     def __init__(self):
         self.counts = {}
@@ -319,7 +329,7 @@ def main(argv=None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     try:
-        auth = PacketAuth.from_params(AuthParams.from_config(cfg["auth"]))
+        auth = Sealer.from_params(AuthParams.from_config(cfg["auth"]))
     except ValueError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
@@ -361,9 +371,7 @@ def main(argv=None) -> int:
     if a.dry_run:
         return 0
     if auth is not None:                      # pulse.auth.mode required: what the Unity app sends
-        for d in p.datagrams:
-            if d.source is None and d.kind != "garbage":
-                d.data = auth.seal(d.data)
+        seal_plan(p, auth)
     fb = send_plan(p, host, port, a.speed, cfg["zmq"]["sub_endpoint"] if a.zmq else None)
     print(f"vr-emulate: done; feedback received {fb.counts or 'none'}", flush=True)
     return 0
