@@ -3,14 +3,11 @@ framing, hri_pulse.core.auth) on the real arm_teleop node over real UDP, the key
 HRI_VR_KEY_FILE with HRI_VR_AUTH=required: sealed strokes move the FR3; forged tags, another key
 under the same id, an unknown key id, unauthenticated packets and replays (a valid tag with an old
 sequence number, also after the disconnection timeout) are dropped, counted in /diagnostics and
-never move it; an unauthenticated receiver off loopback refuses to start (one line, exit 2);
-`hri arm-emulate` seals with the key."""
+never move it; the bind rule at run time; `hri arm-emulate` seals with the key (the node
+executable's refusal off loopback: tests/pulse/test_pulse_auth_udp.py)."""
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -25,18 +22,8 @@ from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
 
-KEY1, KEY2 = bytes(range(32)), bytes(range(100, 132))
 SESSION = 1767225600000
 PERIOD_S = 0.02
-
-
-@pytest.fixture
-def keyed(tmp_path, monkeypatch):
-    f = tmp_path / "vr.keys"
-    f.write_text(f"1: {KEY1.hex()}\n2: {KEY2.hex()}\n")
-    monkeypatch.setenv("HRI_VR_AUTH", "required")
-    monkeypatch.setenv("HRI_VR_KEY_FILE", str(f))
-    return f
 
 
 class Probe(Node):
@@ -86,14 +73,14 @@ class Hand:
             self.t += PERIOD_S
 
 
-def test_only_authentic_fresh_packets_move_the_arm(keyed):
+def test_only_authentic_fresh_packets_move_the_arm(vr_keys):
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)
     cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
     assert cfg["pulse"]["auth"]["mode"] == "required"
     node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.port": 0})
     probe = Probe(context=ctx)
-    hand = Hand(ctx, node.vr_address, Sealer(KEY1, 1, SESSION))
+    hand = Hand(ctx, node.vr_address, Sealer(vr_keys[1], 1, SESSION))
     try:
         ctx.spin_for(0.2)
         z0 = probe.ee[-1][2]
@@ -107,11 +94,11 @@ def test_only_authentic_fresh_packets_move_the_arm(keyed):
         recorded = list(hand.sent)
 
         # attacks while the hand holds the clutch still: 5 cm strokes the arm must not follow
-        fake = Hand(ctx, node.vr_address, Sealer(KEY2, 1, SESSION))            # another key, id 1
+        fake = Hand(ctx, node.vr_address, Sealer(vr_keys[2], 1, SESSION))            # another key, id 1
         fake.seq, fake.t, fake.y = hand.seq + 1000, hand.t, hand.y
         fake.move(0.05, 0.5, clutch=True, extra=lambda body: [
-            Sealer(KEY1, 9, SESSION).seal(body),                               # unknown key id
-            Sealer(KEY1, 1, SESSION).seal(body)[:-1] + b"\0",                  # forged tag
+            Sealer(vr_keys[1], 9, SESSION).seal(body),                               # unknown key id
+            Sealer(vr_keys[1], 1, SESSION).seal(body)[:-1] + b"\0",                  # forged tag
             body])                                                             # unauthenticated
         for data in recorded[10:60]:                                           # a replayed stroke
             hand.sock.sendto(data, node.vr_address)
@@ -138,7 +125,8 @@ def test_only_authentic_fresh_packets_move_the_arm(keyed):
             "bad_tag": 2 * n, "bad_key_id": n, "bad_size": n, "replayed": 50 + len(recorded)}
 
         # the headset app restarts with the rotated key 2: a new session, numbers from 0, accepted
-        hand = Hand(ctx, node.vr_address, Sealer(KEY2, 2, SESSION + 60_000))
+        hand = Hand(ctx, node.vr_address, Sealer(vr_keys[2], 2, SESSION + 60_000))
+        hand.move(0.0, 0.2, clutch=False)
         hand.move(0.0, 0.2, clutch=True)
         hand.move(-0.02, 1.0, clutch=True)
         hand.move(0.0, 0.4, clutch=True)
@@ -147,20 +135,7 @@ def test_only_authentic_fresh_packets_move_the_arm(keyed):
         node.destroy_node()
 
 
-def test_an_unauthenticated_receiver_off_loopback_refuses_to_start_in_one_line():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HRI_VR_")}
-    r = subprocess.run([sys.executable, "-c", "from hri_arm_teleop.nodes.arm_teleop_node import main; main()",
-                        "--ros-args", "-p", "teleop.output:=joint", "-p", "teleop.vr.bind_address:=0.0.0.0",
-                        "-p", "teleop.vr.port:=0"],
-                       env=dict(env, HRI_TRANSPORT="inproc"), capture_output=True, text=True, timeout=180)
-    assert r.returncode == 2, r.stderr
-    assert "Traceback" not in r.stderr and r.stderr.strip().splitlines() == [
-        "error: arm_teleop teleop.vr.bind_address '0.0.0.0' is not loopback: headset packets must be "
-        "authenticated there (pulse.auth.mode required, key in pulse.auth.key_file; or HRI_VR_AUTH=required "
-        "HRI_VR_KEY_FILE=<file>)"]
-
-
-def test_bind_rule_at_run_time_and_with_a_key(keyed, monkeypatch, tmp_path):
+def test_bind_rule_at_run_time_and_with_a_key(vr_keys, monkeypatch, tmp_path):
     """With the key a LAN bind is fine; teleop.vr.enabled set at run time re-checks the rule; a
     missing key file is one config error."""
     from hri_runtime.params import Parameter
@@ -169,7 +144,7 @@ def test_bind_rule_at_run_time_and_with_a_key(keyed, monkeypatch, tmp_path):
     node = ArmTeleopNode(cfg=cfg, context=InprocContext(),
                          parameters={"teleop.vr.bind_address": "0.0.0.0", "teleop.vr.port": 0})
     node.destroy_node()
-    plain = load_robot_config("fr3", overrides=["teleop.output=joint", "pulse.auth.mode=off"])
+    plain = load_robot_config("fr3", overrides=["teleop.output=joint", "pulse.auth.mode='off'"])
     with pytest.raises(StartupRefused, match="teleop.vr.bind_address '10.0.0.7' is not loopback"):
         ArmTeleopNode(cfg=plain, context=InprocContext(), parameters={"teleop.vr.bind_address": "10.0.0.7"})
     node = ArmTeleopNode(cfg=plain, context=InprocContext(),
@@ -184,7 +159,7 @@ def test_bind_rule_at_run_time_and_with_a_key(keyed, monkeypatch, tmp_path):
                       parameters={"teleop.vr.port": 0, "pulse.auth.key_file": str(tmp_path / "absent")})
 
 
-def test_arm_emulate_seals_with_the_key_of_the_environment(keyed):
+def test_arm_emulate_seals_with_the_key_of_the_environment(vr_keys):
     """`hri arm-emulate` (HRI_VR_AUTH=required, HRI_VR_KEY_FILE): 84-byte sealed datagrams, one
     session per run, every one accepted by the robot's receiver (real UDP on loopback)."""
     from hri_arm_teleop.emulate import main as emulate

@@ -2,8 +2,8 @@
 `hri vr-emulate` plans sealed with the key of HRI_VR_KEY_FILE -> real socket -> vr_interface_node
 (inproc runtime, simulated clock) with HRI_VR_AUTH=required. Forged tags, another key under the
 same id, an unknown key id and replayed datagrams (a valid tag, an old sequence number or session)
-are dropped and counted in /diagnostics, and never command; an unauthenticated receiver off
-loopback refuses to start in one line, exit 2."""
+are dropped and counted in /diagnostics, and never command; either unauthenticated VR receiver
+(vr_interface, arm_teleop) off loopback refuses to start in one line, exit 2."""
 import os
 import subprocess
 import sys
@@ -15,19 +15,7 @@ from hri_pulse.emulator import Datagram
 from hri_runtime.bind import StartupRefused
 from hri_runtime.inproc import InprocContext
 
-KEY1, KEY2 = bytes(range(32)), bytes(range(100, 132))
 SESSION = 1767225600000
-
-
-@pytest.fixture
-def keyed(tmp_path, monkeypatch):
-    """HRI_VR_AUTH=required, HRI_VR_KEY_FILE = a key ring with ids 1 and 2 (the documented way:
-    the repository's config holds no key)."""
-    f = tmp_path / "vr.keys"
-    f.write_text(f"1: {KEY1.hex()}\n2: {KEY2.hex()}\n")
-    monkeypatch.setenv("HRI_VR_AUTH", "required")
-    monkeypatch.setenv("HRI_VR_KEY_FILE", str(f))
-    return f
 
 
 def diag_values(rec):
@@ -39,7 +27,7 @@ def diag_values(rec):
     raise AssertionError("no vr link diagnostics")
 
 
-def attacks(plan, t_from, t_to):
+def attacks(plan, t_from, t_to, keys):
     """For each headset packet sent in [t_from, t_to): a forged tag (the real packet, last tag byte
     flipped), the real packet re-sealed with another key under the same id 1, with an unknown key
     id 9, and the real packet of 1 s earlier sent again (a replay: valid tag, old sequence)."""
@@ -51,8 +39,8 @@ def attacks(plan, t_from, t_to):
         old = [o for o in real if o.t_s <= d.t_s - 1.0]
         body = d.data[:32]
         fakes = {"forged": d.data[:-1] + bytes([d.data[-1] ^ 0x80]),
-                 "wrong_key": Sealer(KEY2, 1, SESSION).seal(body),
-                 "unknown_id": Sealer(KEY1, 9, SESSION).seal(body)}
+                 "wrong_key": Sealer(keys[2], 1, SESSION).seal(body),
+                 "unknown_id": Sealer(keys[1], 9, SESSION).seal(body)}
         if old:
             fakes["replay"] = old[-1].data
         for k, (kind, data) in enumerate(fakes.items()):
@@ -62,7 +50,7 @@ def attacks(plan, t_from, t_to):
 
 
 def test_forged_wrong_key_unknown_id_and_replayed_packets_are_dropped_and_counted(
-        keyed, pulse_cfg, recorder_cls, headset_cls, send_plan):
+        vr_keys, pulse_cfg, recorder_cls, headset_cls, send_plan):
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
 
     ctx = InprocContext(start_time_s=1000.0)
@@ -72,8 +60,8 @@ def test_forged_wrong_key_unknown_id_and_replayed_packets_are_dropped_and_counte
     hs = headset_cls(("127.0.0.1", node.port))
     try:
         plan = emulator.plan({"duration_s": 8.0, "every_s": 0.7}, pulse_cfg["emulator"], seed=3)
-        emulator.seal_plan(plan, Sealer(KEY1, 1, SESSION))
-        fakes = attacks(plan, 2.0, 6.0)
+        emulator.seal_plan(plan, Sealer(vr_keys[1], 1, SESSION))
+        fakes = attacks(plan, 2.0, 6.0, vr_keys)
         kinds = {k: sum(d.kind == k for d in fakes) for k in ("forged", "wrong_key", "unknown_id", "replay")}
         assert min(kinds.values()) >= 50
         plan.datagrams = sorted(plan.datagrams + fakes)
@@ -106,7 +94,7 @@ def test_forged_wrong_key_unknown_id_and_replayed_packets_are_dropped_and_counte
         # the app restarts (a new session, numbers from 0 again) with the rotated key 2: accepted at once
         again = emulator.plan({"duration_s": 2.0, "actions": [{"at_s": 0.5, "state": 2, "angular": 1}]},
                               pulse_cfg["emulator"])
-        emulator.seal_plan(again, Sealer(KEY2, 2, SESSION + 60_000))
+        emulator.seal_plan(again, Sealer(vr_keys[2], 2, SESSION + 60_000))
         send_plan(ctx, node, hs, again, 2.2)
         assert [(s, d) for _, s, d, _ in rec.pulses()[n_pulses:]] == [(2, 1)]
         assert rec.stop[-1][1] is False and lr.rejected["restart_pending"] == 0
@@ -116,20 +104,25 @@ def test_forged_wrong_key_unknown_id_and_replayed_packets_are_dropped_and_counte
         rec.destroy_node()
 
 
-def test_an_unauthenticated_receiver_off_loopback_refuses_to_start_in_one_line(tmp_path):
-    """The node executable (what `ros2 run` / a launch file starts): one line, exit 2."""
+@pytest.mark.parametrize("module,params,name", [
+    ("hri_pulse.nodes.vr_interface_node", ["pulse.udp.bind_address:=0.0.0.0", "pulse.udp.port:=0"],
+     "vr_interface pulse.udp.bind_address"),
+    ("hri_arm_teleop.nodes.arm_teleop_node", ["teleop.output:=joint", "teleop.vr.bind_address:=0.0.0.0",
+                                              "teleop.vr.port:=0"], "arm_teleop teleop.vr.bind_address"),
+])
+def test_an_unauthenticated_receiver_off_loopback_refuses_to_start_in_one_line(module, params, name):
+    """Either VR receiver's node executable (what `ros2 run` / a launch file starts): one line, exit 2."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HRI_VR_")}
-    r = subprocess.run([sys.executable, "-c", "from hri_pulse.nodes.vr_interface_node import main; main()",
-                        "--ros-args", "-p", "pulse.udp.bind_address:=0.0.0.0", "-p", "pulse.udp.port:=0"],
-                       env=dict(env, HRI_TRANSPORT="inproc"), capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", f"from {module} import main; main()", "--ros-args",
+                        *[x for p in params for x in ("-p", p)]],
+                       env=dict(env, HRI_TRANSPORT="inproc"), capture_output=True, text=True, timeout=180)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and r.stderr.strip().splitlines() == [
-        "error: vr_interface pulse.udp.bind_address '0.0.0.0' is not loopback: headset packets must be "
-        "authenticated there (pulse.auth.mode required, key in pulse.auth.key_file; or HRI_VR_AUTH=required "
-        "HRI_VR_KEY_FILE=<file>)"]
+        f"error: {name} '0.0.0.0' is not loopback: headset packets must be authenticated there "
+        "(pulse.auth.mode required, key in pulse.auth.key_file; or HRI_VR_AUTH=required HRI_VR_KEY_FILE=<file>)"]
 
 
-def test_bind_rule_covers_the_zeromq_carrier_and_accepts_authenticated_receivers(keyed, monkeypatch):
+def test_bind_rule_covers_the_zeromq_carrier_and_accepts_authenticated_receivers(vr_keys, monkeypatch):
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
 
     node = VrInterfaceNode(context=InprocContext(), parameters={"pulse.udp.bind_address": "0.0.0.0",

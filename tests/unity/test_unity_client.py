@@ -170,12 +170,13 @@ def test_pulses_reach_vr_interface_once_each_and_feedback_is_decoded(driver):
         node.destroy_node()
 
 
-def test_arm_follows_two_clutch_strokes(driver):
+def arm_rig():
+    """The FR3 of arm_teleop (IK path, MuJoCo inside, in-process runtime) with its stop authority;
+    (cfg, ctx, node, ee positions seen on /ee_pose, packet period)."""
     from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
 
     cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
-    period_s = 1.0 / cfg["teleop"]["vr"]["expected_rate_hz"]
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)
     node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.port": 0})
@@ -183,6 +184,11 @@ def test_arm_follows_two_clutch_strokes(driver):
     probe = Node("unity_arm_probe", context=ctx)
     probe.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", lambda m: ee.append(matrix_from_pose(m)[:3, 3]), qos=10)
     ctx.spin_for(0.2)
+    return cfg, ctx, node, ee, 1.0 / cfg["teleop"]["vr"]["expected_rate_hz"]
+
+
+def test_arm_follows_two_clutch_strokes(driver):
+    cfg, ctx, node, ee, period_s = arm_rig()
     p0 = ee[-1].copy()
     driver(f"arm-target {node.vr_address[0]} {node.vr_address[1]}")
     hand = np.array([0.0, 1.2, 0.4])            # Unity tracking frame (x right, y up, z forward)
@@ -259,23 +265,13 @@ def test_authenticated_arm_poses_and_the_attacks_the_robot_drops(driver, tmp_pat
     (bad_tag) and under an unknown key id (bad_key_id) does not move it; a datagram sent again
     (arm-resend: valid tag, old sequence) is dropped as replayed; a restarted client (new
     session, numbers from 0) is accepted at once. Counted as the node's /diagnostics show them."""
-    from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
-    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
-
     key, other = bytes(range(32)).hex(), bytes(range(50, 82)).hex()
     (tmp_path / "vr.keys").write_text(f"3: {key}\n")
     monkeypatch.setenv("HRI_VR_AUTH", "required")
     monkeypatch.setenv("HRI_VR_KEY_FILE", str(tmp_path / "vr.keys"))
-    cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
-    period_s = 1.0 / cfg["teleop"]["vr"]["expected_rate_hz"]
-    ctx = InprocContext()
-    StopSupervisorNode(context=ctx)
-    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.port": 0})
-    ee = []
-    probe = Node("unity_arm_auth_probe", context=ctx)
-    probe.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", lambda m: ee.append(matrix_from_pose(m)[:3, 3]), qos=10)
+    cfg, ctx, node, ee, period_s = arm_rig()
     try:
-        ctx.spin_for(0.2)
+        assert node.receiver.auth is not None
         driver(f"arm-target {node.vr_address[0]} {node.vr_address[1]}")
         t, y = [0.0], [1.2]
 
