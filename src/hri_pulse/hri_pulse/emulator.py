@@ -3,7 +3,10 @@
 The app streams one 32-byte command packet per period (``pulse.emulator.rate_hz``, 25 Hz):
 ``base_state``/``base_angular`` hold an action's value for ``press_packets`` packets (a press),
 0 otherwise; ``message_order`` counts up mod 2^31 and restarts from 0 when the app restarts.
-Feedback packets (pose/skeleton) from the robot are received and counted.
+Feedback packets (pose/skeleton) from the robot are received and counted. With
+``pulse.auth.mode: required`` in the config it loads (e.g. ``HRI_VR_AUTH=required
+HRI_VR_KEY_FILE=<file>``) the app's packets are sealed (``hri_pulse.core.auth``), each app
+instance a new session (:func:`seal_plan`).
 
 Scenario YAML (every key optional)::
 
