@@ -5,6 +5,14 @@ import pytest
 VR_KEYS = {1: bytes(range(32)), 2: bytes(range(100, 132))}
 
 
+@pytest.fixture(autouse=True)
+def _no_vr_auth_from_the_shell(monkeypatch):
+    """A developer's exported HRI_VR_AUTH / HRI_VR_KEY_FILE must not change what the tests run
+    (subprocesses inherit os.environ too); tests that want a key use ``vr_keys``."""
+    monkeypatch.delenv("HRI_VR_AUTH", raising=False)
+    monkeypatch.delenv("HRI_VR_KEY_FILE", raising=False)
+
+
 @pytest.fixture
 def vr_keys(tmp_path, monkeypatch):
     """HRI_VR_AUTH=required and HRI_VR_KEY_FILE = a key ring with the ids of ``VR_KEYS`` (the
