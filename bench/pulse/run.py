@@ -42,7 +42,7 @@ from hri_runtime.node import Node
 
 from hri_pulse.carriers import UdpCarrier
 from hri_pulse.core import PulseConfig, VrCommandCore
-from hri_pulse.core.codec import PacketAuth
+from hri_pulse.core.auth import Sealer
 from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
 
 FMT = struct.Struct("<fffiiffi")
@@ -317,7 +317,8 @@ def make_stream(n):
 
 
 def rate_core_ours(pkts, auth=None):
-    """``auth``: a PacketAuth; the packets are then sealed (52 bytes) and the codec checks tags."""
+    """``auth``: a Sealer; the packets are then sealed (60 bytes) and the link checks tags and the
+    replay window."""
     t = [0.0]
     section = CFG
     if auth is not None:                 # the core reads its key from pulse.auth.key_file
@@ -443,7 +444,7 @@ def main(argv=None):
         return 0
     pk = make_stream(200_000)
     co, cn = rate_core_ours(pk), rate_core_naive(pk)
-    ca = rate_core_ours(pk, PacketAuth(bytes(range(32)), 1))
+    ca = rate_core_ours(pk, Sealer(bytes(range(32)), 1, 1))
     print("\n## sustained rate, in-process (packets/s through validation + sequence + pulse logic)")
     print(f"ours {co:,.0f}/s   naive {cn:,.0f}/s   ratio ours/naive {co / cn:.2f}")
     print(f"ours with pulse.auth required (HMAC-SHA256 tag check) {ca:,.0f}/s   ratio auth/plain {ca / co:.2f}")

@@ -46,7 +46,7 @@ from hri_runtime.config import load_robot_config
 
 def realtime(cfg, seconds: float) -> np.ndarray:
     from hri_arm_teleop.core.scenario import SquareScenario
-    from hri_arm_teleop.emulate import ScriptedOperator
+    from hri_arm_teleop.emulate import ScriptedOperator, sealer
     from hri_arm_teleop.lockstep import build_pipeline
     from hri_arm_teleop.robot_mujoco import MujocoRobot
     from hri_arm_teleop.vr_link import ArmVrReceiver
@@ -62,7 +62,7 @@ def realtime(cfg, seconds: float) -> np.ndarray:
     receiver = ArmVrReceiver(rx, clock, cfg)
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     op = ScriptedOperator(SquareScenario.from_config(t["demo"]), tx, rx.getsockname(),
-                          t["demo"]["packet_rate_hz"])
+                          t["demo"]["packet_rate_hz"], auth=sealer(cfg))
     stop = threading.Event()
     # packet stamp = wall time since t0 at sending, so latency = clock() at command - stamp
     def sender():
@@ -174,11 +174,11 @@ def _start_rig(target, overrides, cfg) -> _Rig:
 def _play_square(cfg, node, seconds: float):
     """The scripted operator's square over real UDP to ``node`` for ``seconds`` of wall time."""
     from hri_arm_teleop.core.scenario import SquareScenario
-    from hri_arm_teleop.emulate import ScriptedOperator
+    from hri_arm_teleop.emulate import ScriptedOperator, sealer
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
         op = ScriptedOperator(SquareScenario.from_config(cfg["teleop"]["demo"]), tx, node.vr_address,
-                              cfg["teleop"]["demo"]["packet_rate_hz"])
+                              cfg["teleop"]["demo"]["packet_rate_hz"], auth=sealer(cfg))
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < seconds:
             op.send_due(time.perf_counter() - t0)

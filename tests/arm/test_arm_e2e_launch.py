@@ -77,7 +77,13 @@ def wait_for(cond, timeout_s=WAIT_S):
     return False
 
 
-def test_launch_plus_arm_emulate_moves_the_simulated_arm():
+@pytest.mark.parametrize("auth", [False, True], ids=["plain", "authenticated"])
+def test_launch_plus_arm_emulate_moves_the_simulated_arm(auth, request):
+    """``authenticated``: HRI_VR_AUTH=required and the key in HRI_VR_KEY_FILE (docs/protocols.md
+    "Authentication"): the launched node and `hri arm-emulate` both take the key from the
+    environment; an unsealed packet is dropped (bad_size)."""
+    if auth:
+        request.getfixturevalue("vr_keys")            # sets HRI_VR_AUTH / HRI_VR_KEY_FILE
     ep = f"tcp/127.0.0.1:{free_port()}"
     vr_port = free_port(socket.SOCK_DGRAM)
     env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]",
@@ -106,6 +112,10 @@ def test_launch_plus_arm_emulate_moves_the_simulated_arm():
         assert "TRACK" in modes and "SAFETY_HOLD" not in modes
         st = probe.state()
         assert st is not None and st.driver == "sim" and st.ticks > 1000 and st.energy_violations == 0
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:      # an unsealed 56-byte packet
+            from hri_arm_teleop.core import vr_packet as vp
+
+            s.sendto(vp.encode(vp.ControllerPose(10 ** 6, 0.0, (0.0, 1.2, 0.4), (0, 0, 0, 1))), ("127.0.0.1", vr_port))
         # the console's mode switch reaches the 1 kHz loop
         from hri_runtime import msgs
 
@@ -127,3 +137,4 @@ def test_launch_plus_arm_emulate_moves_the_simulated_arm():
         launcher.send_signal(signal.SIGINT)
         text, _ = launcher.communicate(timeout=WAIT_S)
     assert "clutch engaged" in text and "SAFETY_HOLD" not in text, text
+    assert ("packet dropped (bad_size)" in text) == auth, text

@@ -95,3 +95,14 @@ def test_demo_chain_of_make_run_with_recording(tmp_path, capsys):
     s = read_mcap(tmp_path / "run.mcap", cfg["atomic"]["topics"])
     assert set(s["state"][:, 1]) == {0.0, 1.0, 3.0} and len(s["ticks"]) > 100
     assert s["angular_rad_s"][:, 1].min() == pytest.approx(-cfg["atomic"]["base"]["move_angular_rad_s"])
+
+
+def test_an_authenticated_headset_drives_the_chain(vr_keys):
+    """HRI_VR_AUTH=required with the key in HRI_VR_KEY_FILE (docs/protocols.md "Authentication"):
+    the chain's headset seals its plan (a new session per headset) and the pulses are executed."""
+    from hri_atomic_motion.e2e import run_sequence
+
+    cfg = load_robot_config("tino")
+    assert cfg["pulse"]["auth"]["mode"] == "required"
+    r = run_sequence(cfg, [(2, 1), (3, -1)], 2.5, link_dies=False)
+    assert r["started"] == [(2, 1), (3, -1)] and r["fault"] is None

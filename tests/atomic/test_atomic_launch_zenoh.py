@@ -61,8 +61,14 @@ def wait(cond, what):
         time.sleep(0.05)
 
 
-def test_tino_launch_on_zenoh_with_the_emulator(tmp_path):
+@pytest.mark.parametrize("auth", [False, True], ids=["plain", "authenticated"])
+def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
+    """``authenticated``: HRI_VR_AUTH=required, the key in HRI_VR_KEY_FILE: the launched
+    vr_interface and the emulator's sealed plan take it from the environment."""
+    if auth:
+        request.getfixturevalue("vr_keys")            # sets HRI_VR_AUTH / HRI_VR_KEY_FILE
     cfg = load_robot_config("tino")
+    assert (cfg["pulse"]["auth"]["mode"] == "required") == auth
     T, base = cfg["atomic"]["topics"], cfg["atomic"]["base"]
     ep, udp = f"tcp/127.0.0.1:{free_port()}", free_port(socket.SOCK_DGRAM)
     env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
@@ -83,6 +89,10 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path):
                                                              {"at_s": 2.6, "state": 1}],
                               "impairments": {"duplicate": 0.2, "stop_at_s": 4.6}},
                              cfg["pulse"]["emulator"], seed=3)
+        if auth:                                      # what `hri vr-emulate` does with that config
+            from hri_pulse.core.auth import AuthParams, Sealer
+
+            emulator.seal_plan(plan, Sealer.from_params(AuthParams.from_config(cfg["pulse"]["auth"])))
         with open(os.devnull, "w") as devnull:
             emulator.send_plan(plan, "127.0.0.1", udp, out=devnull)
         wait(lambda: w.states and w.states[-1]["fault"] == "link_safe_stop", "the link_safe_stop fault")

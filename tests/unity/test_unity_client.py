@@ -76,21 +76,23 @@ def driver(driver_exe):
 
 def test_layouts_equal_the_python_codecs(driver):
     from hri_arm_teleop.core import vr_packet as vp
-    from hri_pulse.core.codec import PacketAuth, UnityCodec, UnityPacket
+    from hri_pulse.core.auth import Sealer
+    from hri_pulse.core.codec import UnityCodec, UnityPacket
     from hri_pulse.core.feedback import encode_pose, encode_skeleton
 
-    _, pulse_hex, arm_hex, sealed_hex = driver("golden").split()
+    _, pulse_hex, arm_hex, sealed_hex, sealed_arm_hex = driver("golden").split()
     assert bytes.fromhex(pulse_hex) == UnityCodec.encode(UnityPacket(10.5, -20.25, 3.0, 2, -1, 55.0, -90.0, 12345))
     assert bytes.fromhex(arm_hex) == vp.encode(vp.ControllerPose(
         42, 12.5, (0.1, 1.2, 0.4), (0.0, 0.0, 0.0, 1.0), clutch=True, tracking_valid=True, right_hand=True,
         buttons=vp.BUTTON_PRIMARY, trigger=0.25, grip=1.0))
-    auth = PacketAuth(bytes(range(16)), 7)
+    auth = Sealer(bytes(range(16)), 7, 1767225600000)           # one framing for both packets
     assert bytes.fromhex(sealed_hex) == auth.seal(bytes.fromhex(pulse_hex))
+    assert bytes.fromhex(sealed_arm_hex) == auth.seal(bytes.fromhex(arm_hex))
     # the golden vector of docs/protocols.md "Authentication"
     key = bytes(range(32)).hex()
-    assert driver(f"seal {key} 7 2 -1 42 1.0 2.0 3.0 50.0 0.0") == (
-        "0000803f000000400000404002000000ffffffff00004842000000002a000000" "01070000"
-        "a671cf7d00d0e36963a7d8403f003afc")
+    assert driver(f"seal {key} 7 1767225600000 2 -1 42 1.0 2.0 3.0 50.0 0.0") == (
+        "0000803f000000400000404002000000ffffffff00004842000000002a000000" "0207000000a8da769b010000"
+        "c1ffd40f383c24da87b6f33bf2f07f6c")
     # feedback written by the robot's encoder, decoded in C#
     pose = encode_pose(5, 1.5, (1.0, 2.0, 3.0), (0.0, 0.0, 0.6, 0.8), valid=True)
     kind, *vals = driver(f"decode {pose.hex()}").split()
@@ -168,12 +170,13 @@ def test_pulses_reach_vr_interface_once_each_and_feedback_is_decoded(driver):
         node.destroy_node()
 
 
-def test_arm_follows_two_clutch_strokes(driver):
+def arm_rig():
+    """The FR3 of arm_teleop (IK path, MuJoCo inside, in-process runtime) with its stop authority;
+    (cfg, ctx, node, ee positions seen on /ee_pose, packet period)."""
     from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
 
     cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
-    period_s = 1.0 / cfg["teleop"]["vr"]["expected_rate_hz"]
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)
     node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.vr.port": 0})
@@ -181,6 +184,11 @@ def test_arm_follows_two_clutch_strokes(driver):
     probe = Node("unity_arm_probe", context=ctx)
     probe.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", lambda m: ee.append(matrix_from_pose(m)[:3, 3]), qos=10)
     ctx.spin_for(0.2)
+    return cfg, ctx, node, ee, 1.0 / cfg["teleop"]["vr"]["expected_rate_hz"]
+
+
+def test_arm_follows_two_clutch_strokes(driver):
+    cfg, ctx, node, ee, period_s = arm_rig()
     p0 = ee[-1].copy()
     driver(f"arm-target {node.vr_address[0]} {node.vr_address[1]}")
     hand = np.array([0.0, 1.2, 0.4])            # Unity tracking frame (x right, y up, z forward)
@@ -215,19 +223,17 @@ def test_arm_follows_two_clutch_strokes(driver):
 
 
 def test_authenticated_pulses_are_accepted_by_a_robot_that_requires_them(driver, tmp_path, monkeypatch):
-    """pulse.auth.mode: required (docs/protocols.md "Authentication"): the C# PacketAuth-sealed
-    packets are executed, an unsealed 32-byte packet is rejected (bad_size) and never moves."""
+    """pulse.auth.mode: required (docs/protocols.md "Authentication", the key from HRI_VR_KEY_FILE):
+    the C# PacketAuth-sealed packets are executed, an unsealed 32-byte packet is rejected
+    (bad_size) and never moves."""
     import socket
 
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
 
-    root = tmp_path / "config"
-    shutil.copytree(REPO / "config", root)
     key = bytes(range(100, 132)).hex()
-    (tmp_path / "pulse.key").write_text(key + "\n")
-    with open(root / "robots" / "tino.yaml", "a") as f:
-        f.write(f"\npulse:\n  auth:\n    mode: required\n    key_file: {tmp_path / 'pulse.key'}\n    key_id: 9\n")
-    monkeypatch.setenv("HRI_CONFIG_ROOT", str(root))
+    (tmp_path / "vr.keys").write_text(f"9: {key}\n")
+    monkeypatch.setenv("HRI_VR_AUTH", "required")
+    monkeypatch.setenv("HRI_VR_KEY_FILE", str(tmp_path / "vr.keys"))
     cfg = load_robot_config("tino")["pulse"]
     assert cfg["auth"]["mode"] == "required"
     frame_s = 1.0 / cfg["health"]["expected_receive_rate_hz"]
@@ -249,5 +255,62 @@ def test_authenticated_pulses_are_accepted_by_a_robot_that_requires_them(driver,
         ctx.spin_for(4 * frame_s)
         assert node.core.link.rejected_total == rejected + 1 and node.core.link.rejected["bad_size"] >= 1
         assert rec.pulses() == [(2, 1, 3)]
+    finally:
+        node.destroy_node()
+
+
+def test_authenticated_arm_poses_and_the_attacks_the_robot_drops(driver, tmp_path, monkeypatch):
+    """The C# ArmPoseSender sealed with PacketAuth (the pulse packet's framing) drives arm_teleop
+    (HRI_VR_AUTH=required): the arm follows a stroke; the same stroke sealed with another key
+    (bad_tag) and under an unknown key id (bad_key_id) does not move it; a datagram sent again
+    (arm-resend: valid tag, old sequence) is dropped as replayed; a restarted client (new
+    session, numbers from 0) is accepted at once. Counted as the node's /diagnostics show them."""
+    key, other = bytes(range(32)).hex(), bytes(range(50, 82)).hex()
+    (tmp_path / "vr.keys").write_text(f"3: {key}\n")
+    monkeypatch.setenv("HRI_VR_AUTH", "required")
+    monkeypatch.setenv("HRI_VR_KEY_FILE", str(tmp_path / "vr.keys"))
+    cfg, ctx, node, ee, period_s = arm_rig()
+    try:
+        assert node.receiver.auth is not None
+        driver(f"arm-target {node.vr_address[0]} {node.vr_address[1]}")
+        t, y = [0.0], [1.2]
+
+        def stroke(dy, n, clutch=True):
+            y0 = y[0]
+            for k in range(1, n + 1):
+                y[0] = y0 + dy * k / n
+                driver(f"arm {t[0]:.4f} 0 {y[0]:.6f} 0.4 0 0 0 1 {1 if clutch else 0}")
+                ctx.spin_for(period_s)
+                t[0] += period_s
+
+        driver(f"arm-auth {key} 3")
+        stroke(0.0, 10)
+        stroke(0.03, 50)                                  # 3 cm up (Unity +y = base +z)
+        stroke(0.0, 20)
+        z1 = ee[-1][2]
+        lr = node.receiver.link
+        assert lr.rejected_total == 0 and lr.accepted == 80
+        for _ in range(5):
+            driver("arm-resend")                          # the last datagram again: a replay
+            ctx.spin_for(period_s)
+        driver(f"arm-auth {other} 3")                     # another key under id 3
+        stroke(0.05, 25)
+        driver(f"arm-auth {key} 4")                       # a key id the robot does not have
+        stroke(0.05, 25)
+        ctx.spin_for(0.5)
+        assert abs(ee[-1][2] - z1) < 0.001
+        assert (lr.rejected["replayed"], lr.rejected["bad_tag"], lr.rejected["bad_key_id"]) == (5, 25, 25)
+        ctx.spin_for(cfg["teleop"]["vr"]["diagnostics_period_s"])
+        vals = {kv.key: kv.value for st in node.diag.statuses() for kv in [*st.to_msg().values]}
+        assert (vals["rejected_replayed"], vals["rejected_bad_tag"], vals["rejected_bad_key_id"]) == ("5", "25", "25")
+        # the app restarts: a new session with its numbers from 0 -- accepted, the arm follows
+        driver(f"arm-auth {key} 3")
+        driver("arm-restart")
+        stroke(0.0, 10, clutch=False)                     # the hand is elsewhere now: released, then
+        stroke(0.0, 10)                                   # the clutch re-engages there
+        stroke(-0.02, 50)
+        stroke(0.0, 20)
+        assert ee[-1][2] - z1 == pytest.approx(-0.02, abs=0.003)
+        assert lr.rejected["restart_pending"] == 0
     finally:
         node.destroy_node()

@@ -5,11 +5,14 @@
 //   golden                          -> encodings of the documented golden vectors (hex)
 //   pulse-target <host> <port>      -> UDP socket for pulse packets (feedback arrives on it)
 //   arm-target <host> <port>        -> UDP socket for arm pose packets
-//   auth <hex key> <key id>         -> seal pulse packets from now on
-//   seal <hex key> <key id> <state> <angular> <seq> <pitch> <pan> <tilt> <volume> <orientation>
+//   auth <hex key> <key id> [session]     -> seal pulse packets from now on (default: a new session)
+//   arm-auth <hex key> <key id> [session] -> seal arm pose packets from now on
+//   seal <hex key> <key id> <session> <state> <angular> <seq> <pitch> <pan> <tilt> <volume> <orientation>
 //   press <state> <angular> | release
 //   tick [n]                        -> send n pulse packets (n frames)
 //   arm <stamp> <x> <y> <z> <qx> <qy> <qz> <qw> <clutch 0|1>  -> send one arm pose packet
+//   arm-resend                      -> send the last arm datagram again (a replay)
+//   arm-restart                     -> the arm sender's numbers start again at 0 (an app restart)
 //   feedback <now_s>                -> decode every pending feedback datagram; one JSON-ish line
 //   decode <hex>                    -> decode one feedback datagram given in hex
 //   link <now_s>                    -> link status
@@ -62,6 +65,7 @@ public static class ProtocolDriver
         ArmPoseSender arm = new ArmPoseSender();
         LinkState link = new LinkState(args.Length > 0 ? D(args[0]) : 3.0);
         UdpClient pulseUdp = null, armUdp = null;
+        byte[] lastArm = null;
         string line;
         while ((line = Console.ReadLine()) != null)
         {
@@ -80,17 +84,18 @@ public static class ProtocolDriver
                         h.Sequence = 42; h.StampS = 12.5; h.PX = 0.1f; h.PY = 1.2f; h.PZ = 0.4f; h.QW = 1f;
                         h.Clutch = true; h.TrackingValid = true; h.RightHand = true; h.Buttons = ArmButtons.Primary;
                         h.Trigger = 0.25f; h.Grip = 1f;
-                        PacketAuth au = PacketAuth.FromHex("000102030405060708090a0b0c0d0e0f", 7);
-                        answer = "golden " + Hex(g.Encode()) + " " + Hex(h.Encode()) + " " + Hex(au.Seal(g.Encode()));
+                        PacketAuth au = PacketAuth.FromHex("000102030405060708090a0b0c0d0e0f", 7, 1767225600000UL);
+                        answer = "golden " + Hex(g.Encode()) + " " + Hex(h.Encode()) + " " + Hex(au.Seal(g.Encode())) +
+                                 " " + Hex(au.Seal(h.Encode()));
                         break;
                     }
-                    case "seal":     // seal <hex key> <key id> <state> <angular> <seq> <head p> <pan> <tilt> <vol> <ori>
+                    case "seal":     // seal <hex key> <key id> <session> <state> <angular> <seq> <head p> <pan> <tilt> <vol> <ori>
                     {
                         PulsePacket sp = new PulsePacket();
-                        sp.BaseState = int.Parse(a[3]); sp.BaseAngular = int.Parse(a[4]); sp.MessageOrder = int.Parse(a[5]);
-                        sp.HeadPitchDeg = F(a[6]); sp.HeadPanDeg = F(a[7]); sp.HeadTiltDeg = F(a[8]);
-                        sp.AudioVolume = F(a[9]); sp.AudioOrientationDeg = F(a[10]);
-                        answer = Hex(PacketAuth.FromHex(a[1], byte.Parse(a[2])).Seal(sp.Encode()));
+                        sp.BaseState = int.Parse(a[4]); sp.BaseAngular = int.Parse(a[5]); sp.MessageOrder = int.Parse(a[6]);
+                        sp.HeadPitchDeg = F(a[7]); sp.HeadPanDeg = F(a[8]); sp.HeadTiltDeg = F(a[9]);
+                        sp.AudioVolume = F(a[10]); sp.AudioOrientationDeg = F(a[11]);
+                        answer = Hex(PacketAuth.FromHex(a[1], byte.Parse(a[2]), ulong.Parse(a[3])).Seal(sp.Encode()));
                         break;
                     }
                     case "pulse-target":
@@ -104,9 +109,14 @@ public static class ProtocolDriver
                         answer = "ok " + ((IPEndPoint)armUdp.Client.LocalEndPoint).Port;
                         break;
                     case "auth":
-                        pulse.Auth = PacketAuth.FromHex(a[1], byte.Parse(a[2]));
-                        answer = "ok";
+                    case "arm-auth":
+                    {
+                        PacketAuth au = a.Length > 3 ? PacketAuth.FromHex(a[1], byte.Parse(a[2]), ulong.Parse(a[3]))
+                                                     : PacketAuth.FromHex(a[1], byte.Parse(a[2]));
+                        if (a[0] == "auth") pulse.Auth = au; else arm.Auth = au;
+                        answer = "ok " + au.Session;
                         break;
+                    }
                     case "press":
                         pulse.Press(int.Parse(a[1]), int.Parse(a[2]));
                         answer = "ok";
@@ -134,9 +144,18 @@ public static class ProtocolDriver
                                                     new float[] { F(a[5]), F(a[6]), F(a[7]), F(a[8]) },
                                                     a[9] == "1", true, ArmButtons.None, 0f, a[9] == "1" ? 1f : 0f);
                         armUdp.Send(d, d.Length);
+                        lastArm = d;
                         answer = "sent " + (arm.Sequence.Peek - 1);
                         break;
                     }
+                    case "arm-restart":
+                        arm.Sequence.Reset();
+                        answer = "ok";
+                        break;
+                    case "arm-resend":
+                        armUdp.Send(lastArm, lastArm.Length);
+                        answer = "sent " + lastArm.Length;
+                        break;
                     case "feedback":
                     {
                         double now = D(a[1]);

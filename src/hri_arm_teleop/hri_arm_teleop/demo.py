@@ -73,7 +73,7 @@ def open_viewer(sim):
 def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = True,
              progress: bool = True, recv_timeout_s: float = 0.2, viewer: bool = False) -> dict:
     from hri_arm_teleop.core.scenario import SquareScenario
-    from hri_arm_teleop.emulate import ScriptedOperator
+    from hri_arm_teleop.emulate import ScriptedOperator, sealer
     from hri_arm_teleop.lockstep import build_sim_pipeline, path_error_to_polyline, tracking_metrics
     from hri_arm_teleop.vr_link import ArmVrReceiver
     from hri_runtime.lockstep import Lockstep
@@ -86,7 +86,7 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     address = rx_sock.getsockname()
     tx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     receiver = ArmVrReceiver(rx_sock, clock, cfg)
-    operator = ScriptedOperator(scenario, tx_sock, address, t["demo"]["packet_rate_hz"])
+    operator = ScriptedOperator(scenario, tx_sock, address, t["demo"]["packet_rate_hz"], auth=sealer(cfg))
     ee_start = robot.sim.ee_pose()
     view = open_viewer(robot.sim) if viewer else None
     wall_latency: list[float] = []

@@ -3,7 +3,9 @@
 ``ScriptedOperator`` turns a scenario (``SquareScenario``: a hand drawing a square with clutch
 strokes) into packets at ``packet_rate_hz``; the caller decides the time base: the lockstep demo
 calls ``send_due(t_sim)`` every tick, ``main`` streams in real time. This is the arm extension of
-``hri vr-emulate`` (hri_pulse): run it as ``hri arm-emulate`` or call ``main(argv)``.
+``hri vr-emulate`` (hri_pulse): run it as ``hri arm-emulate`` or call ``main(argv)``. With
+``pulse.auth.mode: required`` in the config it loads (e.g. ``HRI_VR_AUTH=required
+HRI_VR_KEY_FILE=<file>``) every packet is sealed (``hri_pulse.core.auth``; a new session per run).
 """
 from __future__ import annotations
 
@@ -15,13 +17,16 @@ from typing import Optional
 
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.core.scenario import SquareScenario
+from hri_pulse.core.auth import AuthParams, Sealer, new_session
 from hri_runtime.errors import add_robot_argument, port as port_arg, positive_float
 
 
 class ScriptedOperator:
     def __init__(self, scenario: SquareScenario, sock: socket.socket, address: tuple,
-                 packet_rate_hz: float, start_sequence: int = 0):
+                 packet_rate_hz: float, start_sequence: int = 0, auth: Optional[Sealer] = None):
+        """``auth``: seal every packet (``pulse.auth`` required; :func:`sealer`)."""
         self.scenario = scenario
+        self.auth = auth
         self.sock = sock
         self.address = address
         self.period_s = 1.0 / packet_rate_hz
@@ -36,7 +41,8 @@ class ScriptedOperator:
                                  quat_xyzw=tuple(s.quat_xyzw), clutch=s.clutch,
                                  buttons=vp.BUTTON_GRIP if s.clutch else 0,
                                  grip=1.0 if s.clutch else 0.0)
-        return vp.encode(pose)
+        data = vp.encode(pose)
+        return data if self.auth is None else self.auth.seal(data)
 
     def send_due(self, t: float) -> int:
         """Send every packet due at or before ``t``; returns how many were sent."""
@@ -46,6 +52,8 @@ class ScriptedOperator:
             self.sent_wall[self.next_t] = time.perf_counter()
             self.sock.sendto(data, self.address)
             self.sequence = (self.sequence + 1) % (1 << 31)
+            if self.sequence == 0 and self.auth is not None:   # a session never wraps: a new one
+                self.auth.session = new_session()
             self.next_t += self.period_s
             self.sent += 1
             n += 1
@@ -54,6 +62,12 @@ class ScriptedOperator:
     @property
     def done(self) -> bool:
         return self.next_t > self.scenario.duration_s
+
+
+def sealer(cfg: dict) -> Optional[Sealer]:
+    """The sealer of the robot config's ``pulse.auth`` (None when off; ValueError when the key
+    file cannot be read or has no key ``pulse.auth.key_id``)."""
+    return Sealer.from_params(AuthParams.from_config(cfg["pulse"]["auth"]))
 
 
 def main(argv: Optional[list] = None) -> int:
@@ -70,17 +84,19 @@ def main(argv: Optional[list] = None) -> int:
     args = ap.parse_args(argv)
     try:
         cfg = load_robot_config(args.robot)
-    except ConfigError as exc:
+        auth = sealer(cfg)
+    except (ConfigError, ValueError) as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     t = cfg["teleop"]
     scenario = SquareScenario.from_config(t["demo"])
     addr = (args.host or t["vr"]["bind_address"], args.port or t["vr"]["port"])
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    op = ScriptedOperator(scenario, sock, addr, t["demo"]["packet_rate_hz"])
+    op = ScriptedOperator(scenario, sock, addr, t["demo"]["packet_rate_hz"], auth=auth)
     t_end = scenario.duration_s if args.seconds is None else min(args.seconds, scenario.duration_s)
     print(f"streaming '{args.scenario}' to {addr[0]}:{addr[1]} for {t_end:.1f} s of "
-          f"{scenario.duration_s:.1f} s ({t['demo']['packet_rate_hz']:.0f} Hz)")
+          f"{scenario.duration_s:.1f} s ({t['demo']['packet_rate_hz']:.0f} Hz"
+          + (f", authenticated: key {auth.key_id}, session {auth.session})" if auth else ")"))
     t0 = time.monotonic()
     while not op.done and time.monotonic() - t0 < t_end:
         op.send_due(time.monotonic() - t0)

@@ -388,7 +388,7 @@ class ScenarioRun:
         import socket
 
         from hri_arm_teleop.core.scenario import SquareScenario
-        from hri_arm_teleop.emulate import ScriptedOperator
+        from hri_arm_teleop.emulate import ScriptedOperator, sealer
         from hri_arm_teleop.vr_link import ArmVrReceiver
 
         t = stack.cfg["teleop"]
@@ -399,7 +399,8 @@ class ScenarioRun:
         self.rx.bind((t["vr"]["bind_address"], port))
         self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.receiver = ArmVrReceiver(self.rx, stack.clock, stack.cfg)
-        self.operator = ScriptedOperator(self.square, self.tx, self.rx.getsockname(), t["demo"]["packet_rate_hz"])
+        self.operator = ScriptedOperator(self.square, self.tx, self.rx.getsockname(), t["demo"]["packet_rate_hz"],
+                                         auth=sealer(stack.cfg))
         self.driver = StackDriver(stack, self.receiver, record=record)
         self.recv_timeout_s = recv_timeout_s
         self.send_until = float("inf")

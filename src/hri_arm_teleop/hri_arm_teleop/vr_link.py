@@ -7,7 +7,8 @@ by cause), sequence rules (mod 2^31, duplicates and stale packets dropped, gaps 
 restart confirmation) and link health (rate over a sliding window, disconnection after
 ``teleop.vr.disconnect_timeout_s``). The rules' numbers come from the ``pulse`` config section
 (``pulse.sequence``, ``pulse.link``, ``pulse.health``, ``pulse.udp``); the expected rate and the
-timeout of this link from ``teleop.vr``.
+timeout of this link from ``teleop.vr``. Authentication: ``pulse.auth`` as for the pulse packet
+(``hri_pulse.core.auth``, the one framing of both headset links: trailer, key ring, replay window).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Callable, Optional
 
 from hri_arm_teleop.core import vr_packet as vp
 from hri_pulse.carriers import UdpCarrier
+from hri_pulse.core.auth import Authenticator, AuthParams
 from hri_pulse.core.health import LEVEL_NAMES, HealthParams
 from hri_pulse.core.link import LinkParams, LinkReceiver
 from hri_pulse.core.sequence import SequenceParams
@@ -43,7 +45,8 @@ class LinkStats:
 class ArmVrReceiver:
     def __init__(self, sock: socket.socket, clock: Callable[[], float], cfg: dict,
                  logger: Optional[logging.Logger] = None):
-        """``sock``: a bound UDP socket; ``cfg``: the merged robot config."""
+        """``sock``: a bound UDP socket; ``cfg``: the merged robot config (``pulse.auth`` required:
+        the keys are read from its key file, ValueError when they cannot be)."""
         pulse, vr = cfg["pulse"], cfg["teleop"]["vr"]
         health = dataclasses.replace(HealthParams.from_config(pulse["health"]),
                                      expected_receive_rate_hz=float(vr["expected_rate_hz"]),
@@ -51,10 +54,11 @@ class ArmVrReceiver:
         self.carrier = UdpCarrier(sock, int(pulse["udp"]["max_packets_per_cycle"]),
                                   int(pulse["udp"]["max_datagram_bytes"]))
         self.clock = clock
+        self.auth = Authenticator.from_params(AuthParams.from_config(pulse["auth"]), vp.SIZE)
         self.link = LinkReceiver(vp.ControllerPoseCodec(), clock,
                                  SequenceParams.from_config(pulse["sequence"]), health,
                                  LinkParams.from_config(pulse["link"]), logger=logger or log,
-                                 name="vr_controller", reject_exceptions=(vp.PacketError,))
+                                 name="vr_controller", reject_exceptions=(vp.PacketError,), auth=self.auth)
 
     @property
     def address(self):
@@ -105,6 +109,18 @@ class ArmVrReceiver:
                 "received": s.received, "accepted": s.accepted, "rejected": s.rejected,
                 "duplicates": s.duplicates, "out_of_order": s.out_of_order, "gaps": s.gaps,
                 "lost_in_gaps": s.lost_in_gaps}
+
+    def diagnose(self, stat) -> None:
+        """The ``/diagnostics`` status of this link (``hri_runtime.diagnostics`` task): level and
+        message of the link health, every counter, each rejection cause as ``rejected_<cause>``."""
+        now = self.clock()
+        self.link.update(now)
+        rep = self.link.health.report(now, tx_active=False)
+        stat.summary(int(rep.level), rep.message)
+        vals = {"connected": rep.connected, "peer": self.link.owner, "authenticated": self.auth is not None,
+                "receive_rate_hz": f"{rep.streams['receive'].rate_hz:.2f}", **self.link.counter_values()}
+        for k, v in vals.items():
+            stat.add(k, v)
 
     def close(self) -> None:
         self.carrier.close()

@@ -27,6 +27,24 @@ def test_layout_is_56_bytes_with_documented_offsets():
     assert struct.unpack_from("<2f", data, 48) == (0.25, 1.0)
 
 
+def test_authenticated_golden_vector_is_the_pulse_packets_framing():
+    """docs/protocols.md "Authentication": the same trailer as the pulse packet (hri_pulse.core.auth,
+    one implementation) after the 56 bytes; the link opens it and hands the codec the packet."""
+    import hashlib
+    import hmac
+
+    from hri_pulse.core.auth import Authenticator, Sealer
+
+    key, session = bytes(range(32)), 1767225600000
+    data = Sealer(key, 7, session).seal(vp.encode(GOOD))
+    assert len(data) == 84 and data[:56] == vp.encode(GOOD)
+    assert data[56:68] == struct.pack("<BBHQ", 2, 7, 0, session)
+    assert data[68:] == hmac.new(key, data[:68], hashlib.sha256).digest()[:16]
+    assert data[56:].hex() == "0207000000a8da769b010000" "44a7a9d172feac55075fda00f752ee57"   # docs/protocols.md
+    body, key_id, got_session = Authenticator({7: key}, vp.SIZE).open(data)
+    assert vp.decode(body) == vp.decode(vp.encode(GOOD)) and (key_id, got_session) == (7, session)
+
+
 def test_roundtrip():
     p = vp.decode(vp.encode(GOOD))
     assert p.sequence == 42 and p.clutch and p.tracking_valid and p.right_hand

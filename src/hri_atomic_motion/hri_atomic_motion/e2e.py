@@ -23,11 +23,19 @@ class Headset:
     """Sends an emulator plan over real loopback UDP, each datagram at its plan time on the
     simulated clock; ``run(duration_s)`` continues where the previous call stopped. Feedback
     datagrams from the node are drained and counted. ``step_s``: spin granularity (s); the chain
-    passes config ``atomic.node.period_s`` (``Chain.headset``)."""
+    passes config ``atomic.node.period_s`` (``Chain.headset``). When the node requires
+    authentication (``pulse.auth``) the plan is sealed with its key file, a new session per headset,
+    as ``hri vr-emulate`` does."""
 
     def __init__(self, ctx, vr, plan, step_s: float):
+        from hri_pulse.core.auth import Sealer
+        from hri_pulse.emulator import seal_plan
+
         if not step_s > 0:
             raise ValueError(f"step_s must be > 0, got {step_s!r}")
+        auth = Sealer.from_params(vr.core.cfg.auth)
+        if auth is not None:
+            seal_plan(plan, auth)
         self.ctx, self.vr, self.plan, self.step_s = ctx, vr, plan, step_s
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))

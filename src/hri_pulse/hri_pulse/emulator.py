@@ -3,7 +3,10 @@
 The app streams one 32-byte command packet per period (``pulse.emulator.rate_hz``, 25 Hz):
 ``base_state``/``base_angular`` hold an action's value for ``press_packets`` packets (a press),
 0 otherwise; ``message_order`` counts up mod 2^31 and restarts from 0 when the app restarts.
-Feedback packets (pose/skeleton) from the robot are received and counted.
+Feedback packets (pose/skeleton) from the robot are received and counted. With
+``pulse.auth.mode: required`` in the config it loads (e.g. ``HRI_VR_AUTH=required
+HRI_VR_KEY_FILE=<file>``) the app's packets are sealed (``hri_pulse.core.auth``), each app
+instance a new session (:func:`seal_plan`).
 
 Scenario YAML (every key optional)::
 
@@ -42,7 +45,8 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from hri_pulse.core.codec import UNITY_FORMAT, AuthParams, PacketAuth
+from hri_pulse.core.auth import AuthParams, Sealer
+from hri_pulse.core.codec import UNITY_FORMAT
 
 _PACK = struct.Struct(UNITY_FORMAT).pack
 
@@ -193,6 +197,15 @@ def plan(scenario: dict, defaults: dict, seed: int = 0) -> Plan:
     return Plan(out, actions, dur, rate)
 
 
+def seal_plan(p: Plan, auth: Sealer) -> None:
+    """Seal the headset's datagrams of a plan (``pulse.auth.mode`` required): each app instance
+    (``epoch``: the restarts) is a new session ``auth.session + epoch``, as a restarted Unity app
+    starts one; duplicates stay byte-identical (the receiver drops them as ``replayed``)."""
+    for d in p.datagrams:
+        if d.source is None and d.kind != "garbage":
+            d.data = auth.seal(d.data, auth.session + d.epoch)
+
+
 class FeedbackCounter:
     def __init__(self):
         self.counts = {}
@@ -319,7 +332,7 @@ def main(argv=None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     try:
-        auth = PacketAuth.from_params(AuthParams.from_config(cfg["auth"]))
+        auth = Sealer.from_params(AuthParams.from_config(cfg["auth"]))
     except ValueError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
@@ -361,9 +374,7 @@ def main(argv=None) -> int:
     if a.dry_run:
         return 0
     if auth is not None:                      # pulse.auth.mode required: what the Unity app sends
-        for d in p.datagrams:
-            if d.source is None and d.kind != "garbage":
-                d.data = auth.seal(d.data)
+        seal_plan(p, auth)
     fb = send_plan(p, host, port, a.speed, cfg["zmq"]["sub_endpoint"] if a.zmq else None)
     print(f"vr-emulate: done; feedback received {fb.counts or 'none'}", flush=True)
     return 0

@@ -28,6 +28,11 @@ namespace HriTeleop.Protocol
 
         public static ushort ReadUInt16(byte[] b, int offset) { return (ushort)(b[offset] | (b[offset + 1] << 8)); }
 
+        public static void WriteUInt64(byte[] b, int offset, ulong v)
+        {
+            for (int i = 0; i < 8; i++) b[offset + i] = (byte)(v >> (8 * i));
+        }
+
         public static void WriteSingle(byte[] b, int offset, float v)
         {
             byte[] raw = BitConverter.GetBytes(v);
@@ -84,7 +89,8 @@ namespace HriTeleop.Protocol
         }
 
         /// <summary>A restarted app starts again at 0 (the robot re-bases after
-        /// pulse.sequence.restart_confirm_packets consecutive packets).</summary>
+        /// pulse.sequence.restart_confirm_packets consecutive packets; with authentication at
+        /// once, a restarted app being a new PacketAuth session).</summary>
         public void Reset() { next = 0; }
     }
 }

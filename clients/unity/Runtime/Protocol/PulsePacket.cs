@@ -1,7 +1,6 @@
 // Pulse command packet (Unity -> robot), docs/protocols.md "Pulse": 32 bytes, struct '<fffiiffi',
-// optionally followed by the 20-byte authentication trailer (docs/protocols.md "Authentication").
+// optionally followed by the authentication trailer (PacketAuth, docs/protocols.md "Authentication").
 using System;
-using System.Security.Cryptography;
 
 namespace HriTeleop.Protocol
 {
@@ -70,49 +69,6 @@ namespace HriTeleop.Protocol
             p.AudioOrientationDeg = LittleEndian.ReadSingle(b, 24);
             p.MessageOrder = LittleEndian.ReadInt32(b, 28);
             return p;
-        }
-    }
-
-    /// <summary>Optional packet authentication (pulse.auth.mode: required): the packet followed
-    /// by '<BBH16s' = auth version 1, key id, reserved 0, tag = HMAC-SHA256(key, the first
-    /// packet+4 bytes)[:16].</summary>
-    public sealed class PacketAuth
-    {
-        public const byte Version = 1;
-        public const int TrailerSize = 20;
-        public const int TagBytes = 16;
-        public const int MinKeyBytes = 16;
-        private readonly HMACSHA256 hmac;   // one instance per sender (not thread safe)
-        public readonly byte KeyId;
-
-        public PacketAuth(byte[] key, byte keyId)
-        {
-            if (key == null || key.Length < MinKeyBytes)
-                throw new ArgumentException("packet auth key: at least " + MinKeyBytes + " bytes");
-            hmac = new HMACSHA256((byte[])key.Clone());
-            KeyId = keyId;
-        }
-
-        /// <summary>The key as written in pulse.auth.key_file: hex digits, whitespace ignored.</summary>
-        public static PacketAuth FromHex(string hex, byte keyId)
-        {
-            string h = string.Concat(hex.Split((char[])null, StringSplitOptions.RemoveEmptyEntries));
-            if (h.Length % 2 != 0) throw new ArgumentException("hex key with an odd number of digits");
-            byte[] k = new byte[h.Length / 2];
-            for (int i = 0; i < k.Length; i++) k[i] = Convert.ToByte(h.Substring(2 * i, 2), 16);
-            return new PacketAuth(k, keyId);
-        }
-
-        public byte[] Seal(byte[] packet)
-        {
-            byte[] outp = new byte[packet.Length + TrailerSize];
-            Buffer.BlockCopy(packet, 0, outp, 0, packet.Length);
-            outp[packet.Length] = Version;
-            outp[packet.Length + 1] = KeyId;
-            LittleEndian.WriteUInt16(outp, packet.Length + 2, 0);
-            byte[] tag = hmac.ComputeHash(outp, 0, packet.Length + 4);
-            Buffer.BlockCopy(tag, 0, outp, packet.Length + 4, TagBytes);
-            return outp;
         }
     }
 }

@@ -32,11 +32,16 @@ namespace HriTeleop.Protocol
             return p;
         }
 
-        /// <summary>The datagram of this frame (sealed when Auth is set).</summary>
+        /// <summary>The datagram of this frame (sealed when Auth is set; after the counter's last
+        /// number the next packet, 0, opens a new session).</summary>
         public byte[] NextDatagram()
         {
-            byte[] b = NextPacket().Encode();
-            return Auth == null ? b : Auth.Seal(b);
+            PulsePacket p = NextPacket();
+            byte[] b = p.Encode();
+            if (Auth == null) return b;
+            byte[] sealedPacket = Auth.Seal(b);
+            if (p.MessageOrder == SequenceCounter.Modulus) Auth.Session = PacketAuth.NewSession();   // a session never wraps
+            return sealedPacket;
         }
 
         /// <summary>Unity's Euler angles run 0..360; the wire wants -180..180.</summary>
@@ -61,6 +66,7 @@ namespace HriTeleop.Protocol
     public sealed class ArmPoseSender
     {
         public readonly SequenceCounter Sequence = new SequenceCounter();
+        public PacketAuth Auth;   // null: plain 56-byte packets (pulse.auth.mode: off)
         public bool RightHand = true;
 
         public byte[] NextDatagram(double stampS, float[] positionM, float[] quatXyzw, bool clutch,
@@ -81,7 +87,11 @@ namespace HriTeleop.Protocol
             p.Buttons = buttons;
             p.Trigger = Math.Max(0f, Math.Min(1f, trigger));
             p.Grip = Math.Max(0f, Math.Min(1f, grip));
-            return p.Encode();
+            byte[] b = p.Encode();
+            if (Auth == null) return b;
+            byte[] sealedPacket = Auth.Seal(b);
+            if (p.Sequence == SequenceCounter.Modulus) Auth.Session = PacketAuth.NewSession();   // a session never wraps
+            return sealedPacket;
         }
     }
 }

@@ -16,6 +16,9 @@ namespace HriTeleop.Unity
         [Tooltip("teleop.vr.expected_rate_hz")] public float sendRateHz = 50f;
         public XRNode hand = XRNode.RightHand;
         [Tooltip("the controller transform in the tracking space")] public Transform controller;
+        [Tooltip("hex key of pulse.auth.key_file; empty = unauthenticated packets (the robot must bind loopback)")]
+        public string authKeyHex = "";
+        [Tooltip("pulse.auth.key_id")] public int authKeyId = 1;
 
         public readonly ArmPoseSender Sender = new ArmPoseSender();
         private UdpClient udp;
@@ -24,6 +27,8 @@ namespace HriTeleop.Unity
         void OnEnable()
         {
             Sender.RightHand = hand == XRNode.RightHand;
+            // a new session each time the client starts (the robot drops the old one's packets)
+            Sender.Auth = string.IsNullOrEmpty(authKeyHex) ? null : PacketAuth.FromHex(authKeyHex, (byte)authKeyId);
             udp = new UdpClient(0);
             udp.Connect(robotHost, robotPort);
             nextSendS = Time.realtimeSinceStartupAsDouble;

@@ -17,7 +17,7 @@ namespace HriTeleop.Unity
         [Tooltip("pulse.udp.port")] public int robotPort = 5005;
         [Tooltip("pulse.health.expected_receive_rate_hz")] public float sendRateHz = 25f;
         [Tooltip("pulse.health.disconnect_timeout_s")] public float linkTimeoutS = 3f;
-        [Tooltip("hex key of pulse.auth.key_file; empty = unauthenticated packets")] public string authKeyHex = "";
+        [Tooltip("hex key of pulse.auth.key_file; empty = unauthenticated packets (the robot must bind loopback)")] public string authKeyHex = "";
         [Tooltip("pulse.auth.key_id")] public int authKeyId = 1;
         [Tooltip("the headset (main camera) transform: head angles")] public Transform head;
 
@@ -29,7 +29,8 @@ namespace HriTeleop.Unity
         void OnEnable()
         {
             Link = new LinkState(linkTimeoutS);
-            if (!string.IsNullOrEmpty(authKeyHex)) Sender.Auth = PacketAuth.FromHex(authKeyHex, (byte)authKeyId);
+            // a new session each time the client starts (the robot drops the old one's packets)
+            Sender.Auth = string.IsNullOrEmpty(authKeyHex) ? null : PacketAuth.FromHex(authKeyHex, (byte)authKeyId);
             udp = new UdpClient(0);
             udp.Connect(robotHost, robotPort);   // feedback comes back to this socket's port
             nextSendS = Time.realtimeSinceStartupAsDouble;

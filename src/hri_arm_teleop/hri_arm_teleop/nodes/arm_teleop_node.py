@@ -20,7 +20,11 @@ its current pose, inputs are ignored and ``/teleop/mode`` reads ``STOP``.
 Parameters: ``robot``, ``robot_id``, every ``teleop.*`` leaf (declared from
 ``hri_arm_teleop/parameters.yaml``; e.g. ``teleop.output``, ``teleop.vr.port``: 0 = any free
 port), the robot description it reads (``frames.base``, ``joints.names``, read-only) and
-``interaction.topics.*``. ``teleop.vr.enabled`` is applied at run time: false closes the VR receiver, true opens it.
+``interaction.topics.*``, ``pulse.auth.*`` (the headset links' authentication, shared with
+hri_pulse: docs/protocols.md "Authentication"; a ``teleop.vr.bind_address`` off loopback without it
+is refused at startup, one line, exit 2). ``teleop.vr.enabled`` is applied at run time: false
+closes the VR receiver, true opens it. ``/diagnostics`` "hri_arm_teleop: vr link": the link's
+health and counters (``rejected_<cause>``: forged ``bad_tag``, unknown ``bad_key_id``, ``replayed``, ...).
 """
 from __future__ import annotations
 
@@ -34,8 +38,11 @@ import numpy as np
 
 from hri_arm_teleop.lockstep import build_pipeline, sim_lockstep
 from hri_arm_teleop.vr_link import ArmVrReceiver
+from hri_pulse.core.auth import AuthParams, check_receiver_bind
 from hri_runtime import msgs
 from hri_runtime.clock import SimClock
+from hri_runtime.config import ConfigError
+from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config, params_type
@@ -48,7 +55,8 @@ TeleopParams = params_type("teleop")
 class ArmTeleopNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("arm_teleop", **kw)
-        self.cfg = declare_config(self, ("teleop", "frames.base", "joints.names", "interaction.topics"), cfg=cfg,
+        self.cfg = declare_config(self, ("teleop", "pulse.auth", "frames.base", "joints.names", "interaction.topics"),
+                                  cfg=cfg,
                                   on_set={"teleop.vr.enabled": self._on_vr_enabled})
         t = self.params = TeleopParams.from_config(self.cfg["teleop"])
         self.log = logging.getLogger("hri_arm_teleop.arm_teleop")
@@ -82,6 +90,10 @@ class ArmTeleopNode(Node):
         self.vr_address = None
         self._reader: Optional[threading.Thread] = None
         self._reader_stop = threading.Event()
+        # /diagnostics "hri_arm_teleop: vr link": link health and every counter (dropped packets by cause)
+        self.diag = Updater(self, str(self.cfg["robot"]["model"]), t.vr.diagnostics_period_s, timer=True,
+                            prefix="hri_arm_teleop")
+        self.diag.add("vr link", self._diagnose)
         if t.vr.enabled:
             self._open_vr()
         self.create_subscription("geometry_msgs/msg/PoseStamped", t.topics.ee_command, self.on_ee_command, qos=10)
@@ -96,8 +108,11 @@ class ArmTeleopNode(Node):
     # ------------------------------------------------------------------ VR receiver
     def _open_vr(self) -> None:
         """Bind the VR socket (``teleop.vr``) and start receiving; RuntimeError (from the
-        OSError: one line, exit 2) when the port cannot be bound."""
+        OSError: one line, exit 2) when the port cannot be bound; StartupRefused off loopback
+        without ``pulse.auth``, ConfigError when its key file cannot be read."""
         vr = self.params.vr
+        auth = AuthParams.from_config(self.cfg["pulse"]["auth"])
+        check_receiver_bind("arm_teleop teleop.vr.bind_address", vr.bind_address, auth)
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
             sock.bind((vr.bind_address, vr.port))
@@ -105,8 +120,12 @@ class ArmTeleopNode(Node):
             sock.close()
             raise RuntimeError(f"arm_teleop: cannot receive VR packets on udp://{vr.bind_address}:{vr.port} "
                                f"({exc}); another receiver there? set teleop.vr.port (0: any free port)") from exc
+        try:
+            receiver = ArmVrReceiver(sock, self.clock, self.cfg, logger=self.log)
+        except ValueError as exc:                     # pulse.auth key file missing / malformed
+            sock.close()
+            raise ConfigError(None, "pulse.auth", auth.key_file, str(exc)) from None
         self.vr_address = sock.getsockname()
-        receiver = ArmVrReceiver(sock, self.clock, self.cfg, logger=self.log)
         with self._lock:
             self.receiver = receiver
         if self.output == "cartesian" and vr.event_driven:
@@ -135,7 +154,7 @@ class ArmTeleopNode(Node):
         if enabled and self.receiver is None:
             try:
                 self._open_vr()
-            except RuntimeError as exc:
+            except (RuntimeError, ValueError) as exc:
                 return str(exc)
         if not enabled and self.receiver is not None:
             self._close_vr()
@@ -155,6 +174,13 @@ class ArmTeleopNode(Node):
                 for p in self.receiver.poll():
                     self._on_hand(p)
                     self.pipe.process_input()
+
+    def _diagnose(self, stat) -> None:
+        with self._lock:
+            if self.receiver is None:
+                stat.summary(0, "VR receiver closed (teleop.vr.enabled false)")
+                return
+            self.receiver.diagnose(stat)
 
     def destroy_node(self):
         self._close_vr()

@@ -14,7 +14,6 @@ Server->client frames: ``{"type": "state", "t_s": ..., "seq": n, ...snapshot}``,
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import math
 import re
@@ -22,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from hri_runtime.bind import StartupRefused, check_bind as _check_bind, is_loopback  # noqa: F401 (re-exported)
 from hri_runtime.parameters import params_type
 
 #: gain names accepted by pid_apply
@@ -177,26 +177,9 @@ def origin_ok(params: ConsoleParams, origin: str | None, port: int | None) -> bo
     return host in allowed_hostnames(params) and port is not None and oport == str(port)
 
 
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-class StartupRefused(ValueError):
-    """The server must not start with this configuration (an input error: one line, exit 2)."""
-
-
 def check_bind(params: ConsoleParams) -> None:
     """Refuse a non-loopback bind without a non-empty token (raises :class:`StartupRefused`)."""
-    if not is_loopback(params.bind_host) and not params.token:
-        raise StartupRefused(
-            f"console bind_host {params.bind_host!r} is not loopback: console.token must be set"
-        )
+    _check_bind("console bind_host", params.bind_host, bool(params.token), "console.token must be set")
 
 
 def token_ok(params: ConsoleParams, presented: str | None) -> bool:

@@ -1,8 +1,10 @@
 """Pure core of hri_pulse (no sockets, no middleware; injected clock).
 
 Carrier-agnostic link API (reused by hri_arm_teleop): ``PacketCodec``, ``PacketRejected``,
-``LinkReceiver``, ``SequenceTracker``, ``HealthMonitor``.
+``LinkReceiver``, ``SequenceTracker``, ``HealthMonitor``; the authentication of both headset
+links: ``Authenticator`` (receiver), ``Sealer`` (sender).
 """
+from hri_pulse.core.auth import Authenticator, Sealer
 from hri_pulse.core.codec import (PacketCodec, PacketParams, PacketRejected, UNITY_FORMAT, UnityCodec,
                                   UnityPacket)
 from hri_pulse.core.gamepad import GamepadCore, GamepadMapper, GamepadParams

@@ -12,19 +12,15 @@ Unity command packet (the Tino VR design), 32 bytes, ``struct '<fffiiffi'`` (lit
 The Tino VR design's prose calls the volume an integer, its format string makes it a float: the format
 string wins (documented in docs/protocols.md "Pulse").
 
-Optional authentication (``pulse.auth.mode: required``, docs/protocols.md "Authentication"):
-the 32-byte packet followed by a 20-byte trailer ``'<BBH16s'`` = auth_version (1), key_id,
-reserved (0), tag = HMAC-SHA256(key, bytes 0..35)[:16]; 52 bytes in all. The tag is checked (in
-constant time) before any field is trusted.
+Optional authentication (``pulse.auth.mode: required``): the packet followed by the trailer of
+:mod:`hri_pulse.core.auth` (the one framing of both headset links), checked by ``LinkReceiver``
+before this codec sees the 32 bytes.
 """
 from __future__ import annotations
 
-import hmac
 import math
-import os
 import struct
-from dataclasses import dataclass
-from typing import Any, NamedTuple, Optional, Protocol, Tuple
+from typing import Any, NamedTuple, Protocol, Tuple
 
 from hri_runtime.parameters import params_type
 
@@ -69,72 +65,25 @@ class UnityPacket(NamedTuple):
 
 
 PacketParams = params_type("pulse.packet")
-AuthParams = params_type("pulse.auth")
-
-
-AUTH_VERSION = 1
-_TRAILER = struct.Struct("<BBH16s")
-AUTH_SIZE = _SIZE + _TRAILER.size          # 52 bytes
-TAG_BYTES = 16
-MIN_KEY_BYTES = 16
-
-
-@dataclass(frozen=True)
-class PacketAuth:
-    """A shared key (>= 16 bytes) and its identifier (``pulse.auth.key_id``) for authenticated packets."""
-
-    key: bytes
-    key_id: int
-
-    def __post_init__(self):
-        if len(self.key) < MIN_KEY_BYTES:
-            raise ValueError(f"pulse.auth key: {len(self.key)} bytes, at least {MIN_KEY_BYTES} needed")
-
-    @classmethod
-    def from_params(cls, params: AuthParams) -> Optional["PacketAuth"]:
-        """``pulse.auth``: None when ``mode`` is ``off``; else the key read from ``key_file``
-        (hex digits, whitespace ignored; raises ValueError naming the file)."""
-        if params.mode == "off":
-            return None
-        path = os.path.expanduser(params.key_file)
-        if not path:
-            raise ValueError("pulse.auth.mode is required but pulse.auth.key_file is empty")
-        try:
-            with open(path, "rb") as f:
-                text = f.read(4096).decode("ascii").split()
-            key = bytes.fromhex("".join(text))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise ValueError(f"pulse.auth.key_file {path}: not a readable hex key ({exc})") from None
-        return cls(key, params.key_id)
-
-    def tag(self, signed: bytes) -> bytes:
-        return hmac.digest(self.key, signed, "sha256")[:TAG_BYTES]     # one-shot C path
-
-    def seal(self, packet: bytes) -> bytes:
-        """The 52-byte authenticated datagram of a 32-byte packet (what the Unity app sends)."""
-        head = packet + _TRAILER.pack(AUTH_VERSION, self.key_id, 0, b"")[:4]
-        return head + self.tag(head)
 
 
 class UnityCodec:
     """Validating codec of the 32-byte Unity packet. Causes, in the order they are checked:
 
-    ``bad_size`` (len != 32, or != 52 with authentication), with authentication first
-    ``bad_auth_version``, ``bad_key_id``, ``bad_tag`` (HMAC mismatch: forged or corrupted);
-    then ``unpack_error`` (struct failed; cannot happen at the right size, kept
+    ``bad_size`` (len != 32), ``unpack_error`` (struct failed; cannot happen at the right size, kept
     for the contract), ``non_finite`` (NaN/Inf in a float), ``head_out_of_range``,
     ``bad_state`` (base_state outside 0..3), ``bad_angular`` (outside -1..1),
     ``audio_out_of_range``, ``bad_sequence`` (message_order < 0).
     """
 
-    causes = ("bad_size", "bad_auth_version", "bad_key_id", "bad_tag", "unpack_error", "non_finite",
+    size = _SIZE
+    causes = ("bad_size", "unpack_error", "non_finite",
               "head_out_of_range", "bad_state", "bad_angular", "audio_out_of_range", "bad_sequence")
 
-    def __init__(self, params: PacketParams, auth: Optional[PacketAuth] = None):
+    def __init__(self, params: PacketParams):
         if params.size_bytes != _UNITY.size:
             raise ValueError(f"pulse.packet.size_bytes {params.size_bytes} != struct size {_UNITY.size}")
         self.p = params
-        self.auth = auth
         self._ori_lim = params.audio_orientation_abs_max_deg
 
     @staticmethod
@@ -145,23 +94,8 @@ class UnityCodec:
     def sequence(pkt: UnityPacket) -> int:
         return pkt.message_order
 
-    def _open(self, data) -> bytes:
-        """The 32-byte packet of an authenticated datagram, or PacketRejected."""
-        if len(data) != AUTH_SIZE:
-            raise PacketRejected("bad_size", f"{len(data)} bytes, expected {AUTH_SIZE} (authenticated)")
-        version, key_id, reserved, tag = _TRAILER.unpack_from(data, _SIZE)
-        if version != AUTH_VERSION or reserved != 0:
-            raise PacketRejected("bad_auth_version", f"auth version {version}, reserved {reserved}")
-        if key_id != self.auth.key_id:
-            raise PacketRejected("bad_key_id", f"key id {key_id}, expected {self.auth.key_id}")
-        if not hmac.compare_digest(tag, self.auth.tag(bytes(data[:_SIZE + 4]))):
-            raise PacketRejected("bad_tag", "authentication tag does not match")
-        return bytes(data[:_SIZE])
-
     def decode(self, data) -> UnityPacket:
-        if self.auth is not None:
-            data = self._open(data)
-        elif len(data) != _SIZE:
+        if len(data) != _SIZE:
             raise PacketRejected("bad_size", f"{len(data)} bytes, expected {_SIZE}")
         try:
             v = _unpack(data)

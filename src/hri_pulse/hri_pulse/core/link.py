@@ -10,7 +10,11 @@ command packet (hri_pulse) and the controller-pose packet (hri_arm_teleop).
 
 Per datagram, in this order (cheap checks first, so a flood from a stranger costs no decoding):
   1. allow-list (``not_allowed``), 2. peer lock (``foreign_peer``: while a peer is connected,
-  packets from another host are dropped), 3. decode (codec causes), 4. sequence
+  packets from another host are dropped), 3. with authentication (``auth``, an
+  :class:`~hri_pulse.core.auth.Authenticator`): the trailer and its tag (``bad_size``,
+  ``bad_auth_version``, ``bad_key_id``, ``bad_tag``), 4. decode (codec causes), 5. with
+  authentication the replay window (``replayed``; a new session of the sender re-bases the
+  sequence tracker), 6. sequence
   (``duplicate``, ``stale``, ``restart_pending``, ``jump_pending``: the re-synchronisation rule of
   :mod:`hri_pulse.core.sequence`), then the packet is accepted: health updated,
   peer locked. Every drop is counted by cause in ``rejected``; the first of each cause and then at
@@ -25,6 +29,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Type
 
 from hri_runtime.parameters import params_type
 
+from hri_pulse.core.auth import Authenticator
 from hri_pulse.core.codec import PacketCodec, PacketRejected
 from hri_pulse.core.health import HealthMonitor, HealthParams
 from hri_pulse.core.sequence import ACCEPTED, GAP, RESTART, SequenceParams, SequenceTracker
@@ -44,8 +49,10 @@ class LinkReceiver:
     def __init__(self, codec: PacketCodec, clock: Callable[[], float],
                  sequence: SequenceParams, health: HealthParams,
                  link: LinkParams, logger: Optional[logging.Logger] = None,
-                 name: str = "link", reject_exceptions: Tuple[Type[Exception], ...] = (PacketRejected,)):
+                 name: str = "link", reject_exceptions: Tuple[Type[Exception], ...] = (PacketRejected,),
+                 auth: Optional[Authenticator] = None):
         self.codec = codec
+        self.auth = auth
         self.clock = clock
         self.lp = link
         self.name = name
@@ -54,15 +61,16 @@ class LinkReceiver:
         self.health = HealthMonitor(health, start_s=clock())
         # codec duck typing: ``sequence`` (or ``sequence_of``), optional ``causes`` and ``error``
         extra = getattr(codec, "error", None)
-        self._reject_exc = tuple(reject_exceptions) + ((extra,) if isinstance(extra, type) else ())
+        self._reject_exc = tuple(reject_exceptions) + ((extra,) if isinstance(extra, type) else ()) + (
+            (PacketRejected,) if auth is not None else ())
         self._seq_of = getattr(codec, "sequence", None) or codec.sequence_of
         self._allow = frozenset(link.allow_list)
         self.owner: Any = None          # (host, port) of the locked peer
         self._owner_host: Any = None
         self.received = 0
         self.accepted = 0
-        self.rejected: Dict[str, int] = {c: 0 for c in (*PEER_CAUSES, *getattr(codec, "causes", ()),
-                                                          *SEQUENCE_CAUSES)}
+        self.rejected: Dict[str, int] = {c: 0 for c in (*PEER_CAUSES, *(auth.causes if auth else ()),
+                                                          *getattr(codec, "causes", ()), *SEQUENCE_CAUSES)}
         self._next_log: Dict[str, float] = {}
         self.last_event: Optional[str] = None
 
@@ -99,7 +107,14 @@ class LinkReceiver:
             self._reject("foreign_peer", f"source {peer} while {owner} holds the link", now_s)
             return None
         try:
-            pkt = self.codec.decode(data)
+            if self.auth is None:
+                pkt = self.codec.decode(data)
+            else:
+                body, key_id, session = self.auth.open(data)
+                pkt = self.codec.decode(body)
+                if self.auth.admit(key_id, session, self._seq_of(pkt)):
+                    self.tracker.reset()            # an authentic new session: the sender restarted
+                    self.log.info(f"{self.name}: new session {session} of key {key_id}: sequence re-based")
         except self._reject_exc as exc:
             self._reject(getattr(exc, "cause", type(exc).__name__), str(exc), now_s)
             return None
@@ -144,6 +159,14 @@ class LinkReceiver:
                            f"from {self.owner}): safe stop")
             self.owner = None
         return ev
+
+    def counter_values(self) -> dict:
+        """The counters flat, as ``/diagnostics`` shows them: ``received``, ``accepted``,
+        ``rejected_<cause>`` (every cause, from 0), ``seq_<counter>`` of the sequence tracker."""
+        vals = {"received": self.received, "accepted": self.accepted}
+        vals.update({f"rejected_{k}": v for k, v in self.rejected.items()})
+        vals.update({f"seq_{k}": v for k, v in self.tracker.c.as_dict().items()})
+        return vals
 
     def counters(self) -> dict:
         return {"received": self.received, "accepted": self.accepted,

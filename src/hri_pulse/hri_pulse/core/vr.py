@@ -17,7 +17,8 @@ from typing import Callable, List, Optional, Tuple
 
 from hri_runtime.parameters import params_type
 
-from hri_pulse.core.codec import PacketAuth, UnityCodec, UnityPacket
+from hri_pulse.core.auth import Authenticator
+from hri_pulse.core.codec import UnityCodec, UnityPacket
 from hri_pulse.core.flood import FloodFilter
 from hri_pulse.core.health import LEVEL_NAMES, HealthReport
 from hri_pulse.core.link import LinkReceiver
@@ -42,15 +43,16 @@ class VrCommandCore:
                  stop_request_period_s: float = math.inf,
                  host_filter: Optional[Callable[[Optional[str]], bool]] = None):
         """``cfg``: the ``pulse`` section (:data:`PulseConfig`); with ``pulse.auth.mode``
-        required the key is read from ``pulse.auth.key_file`` (ValueError when it cannot be).
+        required the keys are read from ``pulse.auth.key_file`` (ValueError when they cannot be).
         ``stop_request_period_s``: while the link is lost a stop request is due this often
         (``1 / safety.stop.heartbeat_hz``); ``host_filter``: the carrier's kernel source filter
         (``UdpCarrier.host_filter``; None: no kernel flood filter)."""
         self.cfg = cfg
         self.clock = clock
-        self.auth = PacketAuth.from_params(cfg.auth)     # None: unauthenticated 32-byte packets
-        self.link = LinkReceiver(UnityCodec(cfg.packet, self.auth), clock, cfg.sequence, cfg.health, cfg.link,
-                                 logger=logger, name="vr")
+        # None: unauthenticated 32-byte packets (pulse.auth.mode off)
+        self.auth = Authenticator.from_params(cfg.auth, UnityCodec.size)
+        self.link = LinkReceiver(UnityCodec(cfg.packet), clock, cfg.sequence, cfg.health, cfg.link,
+                                 logger=logger, name="vr", auth=self.auth)
         self.edge = RisingEdge()
         self.pulse = PulseGenerator(cfg.pulse, start_s=clock())
         self.flood = FloodFilter(cfg.link.flood_filter_min_pps, cfg.link.flood_filter_hold_s,
@@ -135,14 +137,14 @@ class VrCommandCore:
         """The link's health report and its counters (the diagnostics values)."""
         lr = self.link
         rep = lr.health.report(now_s, tx_active=tx_active)
-        vals = {"connected": rep.connected, "peer": lr.owner, "received": lr.received, "accepted": lr.accepted,
-                "commands": self.commands, "debounced": self.pulse.debounced, "safe_stop": self.safe_stop,
-                "stop_requests": self.stop_requests}
+        counts = lr.counter_values()
+        vals = {"connected": rep.connected, "peer": lr.owner, "received": counts.pop("received"),
+                "accepted": counts.pop("accepted"), "commands": self.commands, "debounced": self.pulse.debounced,
+                "safe_stop": self.safe_stop, "stop_requests": self.stop_requests}
         for st in rep.streams.values():
             vals[f"{st.name}_rate_hz"] = f"{st.rate_hz:.2f}"
             vals[f"{st.name}_level"] = LEVEL_NAMES[st.level]
-        vals.update({f"rejected_{k}": v for k, v in lr.rejected.items()})
-        vals.update({f"seq_{k}": v for k, v in lr.tracker.c.as_dict().items()})
+        vals.update(counts)
         vals.update(self.flood.status())
         return rep, vals
 

@@ -3,7 +3,8 @@
 Parameters: ``robot`` (config name, default tino) and every key of the config sections it reads
 (``pulse.*`` but the gamepad and emulator keys, ``safety.stop.*``), named by their dotted path,
 the robot config's value as default (docs/configuration.md), e.g. ``pulse.udp.port`` (0 = any
-free port), ``pulse.udp.bind_address``, ``pulse.zmq.enabled``. ``pulse.link.kernel_flood_filter``
+free port), ``pulse.udp.bind_address``, ``pulse.zmq.enabled``. A bind address (or a ZeroMQ tcp
+endpoint) off loopback with ``pulse.auth.mode`` off is refused at startup (one line, exit 2). ``pulse.link.kernel_flood_filter``
 is applied at run time by ``hri param set``; the others are read-only (applied at startup).
 
 Out: ``/base_cmd`` (geometry_msgs/Twist: linear.x = state, angular.z = direction) every
@@ -37,6 +38,7 @@ from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE
 
 from hri_pulse.carriers import UdpCarrier, ZmqCarrier
 from hri_pulse.core import PulseConfig, VrCommandCore
+from hri_pulse.core.auth import check_receiver_bind
 from hri_pulse.core.feedback import encode_pose, encode_skeleton
 
 ZMQ_PEER = ZmqCarrier.PEER
@@ -53,6 +55,11 @@ class VrInterfaceNode(Node):
                              on_set={"pulse.link.kernel_flood_filter": self._set_kernel_flood_filter})
         self.params = p = PulseConfig.from_config(cfg["pulse"])
         u = p.udp
+        # off loopback only authenticated packets (one line, exit 2 otherwise; docs/protocols.md)
+        check_receiver_bind("vr_interface pulse.udp.bind_address", u.bind_address, p.auth)
+        if p.zmq.enabled and p.zmq.sub_endpoint.startswith("tcp://"):
+            check_receiver_bind("vr_interface pulse.zmq.sub_endpoint",
+                                p.zmq.sub_endpoint[6:].rpartition(":")[0], p.auth)
         self.udp = UdpCarrier.bind(u.bind_address, u.port, u.rcvbuf_bytes, u.max_packets_per_cycle,
                                    u.max_datagram_bytes)
         try:

@@ -1,0 +1,24 @@
+"""Fixtures shared by the test folders below."""
+import pytest
+
+#: the key ring of the authenticated headset-link tests (docs/protocols.md "Authentication")
+VR_KEYS = {1: bytes(range(32)), 2: bytes(range(100, 132))}
+
+
+@pytest.fixture(autouse=True)
+def _no_vr_auth_from_the_shell(monkeypatch):
+    """A developer's exported HRI_VR_AUTH / HRI_VR_KEY_FILE must not change what the tests run
+    (subprocesses inherit os.environ too); tests that want a key use ``vr_keys``."""
+    monkeypatch.delenv("HRI_VR_AUTH", raising=False)
+    monkeypatch.delenv("HRI_VR_KEY_FILE", raising=False)
+
+
+@pytest.fixture
+def vr_keys(tmp_path, monkeypatch):
+    """HRI_VR_AUTH=required and HRI_VR_KEY_FILE = a key ring with the ids of ``VR_KEYS`` (the
+    documented way to give the nodes and emulators a key: the repository's config holds none)."""
+    f = tmp_path / "vr.keys"
+    f.write_text("".join(f"{k}: {v.hex()}\n" for k, v in VR_KEYS.items()))
+    monkeypatch.setenv("HRI_VR_AUTH", "required")
+    monkeypatch.setenv("HRI_VR_KEY_FILE", str(f))
+    return VR_KEYS
