@@ -2,6 +2,7 @@ import os
 from glob import glob
 from pathlib import Path
 
+import numpy
 from pybind11.setup_helpers import Pybind11Extension, build_ext
 from setuptools import find_packages, setup
 
@@ -16,6 +17,7 @@ WS = HERE.parent.parent   # the workspace (config/, launch/)
 cdr_ext = Pybind11Extension(
     f'{package_name}._cdr',
     sorted(str(p) for p in (HERE / 'src').glob('*.cpp')),
+    include_dirs=[numpy.get_include()],   # numpy's public C API (arrays of the codec)
     cxx_std=17,
     extra_compile_args=['-O3', '-DNDEBUG'],
 )

@@ -17,7 +17,7 @@ from rosbags.interfaces import Nodetype
 
 from hri_runtime import msgs
 
-cdr = pytest.importorskip("hri_runtime._cdr", reason="hri_runtime._cdr (C++ codec) not built")
+from hri_runtime import _cdr as cdr
 from hri_runtime import cdr_plan  # noqa: E402  (needs the extension)
 
 STORE = msgs.typestore()
