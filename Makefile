@@ -1,7 +1,7 @@
 # hri_teleop – everything a fresh machine needs, in two commands:
 #   make run    set up .venv, build the C++ core, run the simulated teleoperation scenario
 #   make test   set up .venv, build the C++ core, run every test (Python and C++)
-# Needs: Python 3.11+, a C++17 compiler (g++), and PyPI access for the first run.
+# Needs: CPython 3.10-3.13, a C++17 compiler (g++), and PyPI access for the first run.
 
 PYTHON ?= python3
 # One venv per interpreter: `make test PYTHON=python3.12` builds and tests in .venv-3.12, the
@@ -14,7 +14,7 @@ PKGS := $(sort $(wildcard src/*/setup.py))
 RUN_ARGS ?=
 BENCHES := $(sort $(wildcard bench/*/run.py)) bench/transport/codec.py bench/teleop/bench_latency.py bench/console/stop_latency.py
 
-.PHONY: all run test venv core colcon ros2-test bench clean help test-pythons
+.PHONY: all run test venv core colcon ros2-test bench lock clean help
 
 all: help
 
@@ -25,16 +25,16 @@ help:
 	@echo "make colcon   colcon build + colcon test of the workspace (as CI does)"
 	@echo "make ros2-test  end-to-end tests on a real ROS 2 (rclpy); source ROS 2 + install/setup.bash first"
 	@echo "make bench    all benchmarks (slow; figures go to docs/benchmarks.md by hand)"
+	@echo "make lock     recompile requirements*.lock from requirements*.in (newest allowed versions), then make test"
 
-# Third-party dependencies; redone when requirements.txt changes.
-$(VENV)/.deps: requirements.txt
+# Third-party dependencies, exactly as locked (versions and hashes); redone when a lock changes.
+# requirements.in / requirements-assets.in hold the ranges; `make lock` recompiles the locks.
+# The model assets (requirements-assets.lock) install without their dependencies: the FR3 MJCF +
+# meshes ship in franky-sim, the UR5e / iiwa14 MJCFs in robosuite's wheel; we read their files.
+$(VENV)/.deps: requirements.lock requirements-assets.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -r requirements.txt
-	# The FR3 MJCF + meshes ship in franky-sim; we read its assets, never import it.
-	$(PIP) install -q --no-deps franky-sim
-	# UR5e / iiwa14 MJCFs ship in robosuite's wheel; assets only, never imported.
-	$(PIP) install -q --no-deps robosuite
+	$(PIP) install -q --require-hashes -r requirements.lock
+	$(PIP) install -q --require-hashes --no-deps -r requirements-assets.lock
 	@touch $@
 
 # The workspace packages (editable) and the C++ core; redone when a package's metadata or
@@ -66,7 +66,7 @@ test: venv
 PYTHON_VERSIONS ?= 3.10 3.12 3.13
 SMOKE ?= cpp/test src/hri_runtime/test tests/runtime/test_runtime_zenoh.py tests/config \
 	src/hri_interaction/test src/hri_safety/test src/hri_pulse/test tests/workspace/test_workspace_skips.py
-.PHONY: $(addprefix test-python-,$(PYTHON_VERSIONS))
+.PHONY: test-pythons $(addprefix test-python-,$(PYTHON_VERSIONS))
 
 test-pythons: $(addprefix test-python-,$(PYTHON_VERSIONS))
 
@@ -101,6 +101,14 @@ ros2-test: venv
 bench: venv
 	$(PIP) install -q -r requirements-bench.txt
 	@for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# A deliberate refresh of the locks: the newest versions the ranges allow, for every CPython from
+# 3.10 up (one universal lock, a marker per version where they differ), then the full test run.
+UV_COMPILE = $(VENV)/bin/uv pip compile -q --generate-hashes --custom-compile-command "make lock"
+lock: $(VENV)/.deps
+	$(UV_COMPILE) --universal --python-version 3.10 --upgrade requirements.in -o requirements.lock
+	$(UV_COMPILE) --no-deps --upgrade requirements-assets.in -o requirements-assets.lock
+	$(MAKE) test
 
 clean:
 	rm -rf $(VENV) build install log

@@ -5,6 +5,8 @@ on stderr, exit code 2, no traceback, and the line names file, key path, value a
 """
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,6 +55,9 @@ def _apply_raw(root: Path, case: dict) -> None:
         (root / rel).write_bytes(text.encode("latin-1"))
     for rel, gen in case.get("generate", {}).items():
         (root / rel).write_text(gen["head"] + gen["repeat"] * gen["times"] + gen["tail"])
+    for rel, target in case.get("symlink", {}).items():
+        (root / rel).unlink(missing_ok=True)
+        (root / rel).symlink_to(target)
 
 
 def _limit_memory() -> None:  # runs in the child: any input is refused in bounded memory
@@ -106,6 +111,28 @@ def test_broken_config_gives_one_clear_line_and_exit_2(case, tmp_path):
     assert line.startswith("config error: ")
     for fragment in case["expect"]:
         assert fragment in line, f"{fragment!r} not in {line!r}"
+    for fragment in case.get("reject", []):
+        assert fragment not in line, f"{fragment!r} in {line!r}"
+    assert str(tmp_path) not in line and not re.search(r"(^|[\s:(])/[A-Za-z]", line), f"a machine path in {line!r}"
+
+
+@pytest.mark.parametrize("name", ["required_key_missing_names_the_robot_file", "pathological_nesting"])
+def test_config_error_names_files_relative_to_the_workspace_from_anywhere(name, tmp_path):
+    """Run from outside the workspace (the config root given by HRI_CONFIG_ROOT): the line still
+    names the robot file as ``config/robots/...`` and shows no machine path."""
+    case = next(c for c in CORPUS if c["name"] == name)
+    root = _copy_tree(tmp_path)
+    _apply(root, case.get("patch", {}))
+    _apply_raw(root, case)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = subprocess.run([sys.executable, "-m", "hri_runtime.cli", "config", "check", *case.get("check", [])],
+                            cwd=elsewhere, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "HRI_CONFIG_ROOT": str(root)})
+    assert result.returncode == 2, result.stderr
+    line = result.stderr.strip()
+    assert line.startswith("config error: config/robots/"), line
+    assert str(tmp_path) not in line and "/tmp" not in line, line
 
 
 def test_merge_rules_mappings_recursive_lists_and_scalars_whole():

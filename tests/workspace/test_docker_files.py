@@ -73,8 +73,9 @@ def test_dockerfile_installs_what_the_makefile_installs():
     docker = (REPO / "docker" / "Dockerfile").read_text().replace("\\\n", " ")
     docker_cmds = [m.group(1) for m in re.finditer(r"^RUN\s+(.*)$", docker, re.M)]
     make_pip, docker_pip = _pip_installs(make_cmds), _pip_installs(docker_cmds)
-    assert ("--no-deps", "robosuite") in make_pip and ("-r", "requirements.txt") not in make_pip
-    # the Makefile names requirements.txt as a file argument of -r: compare by file name
+    assert ("--require-hashes", "--no-deps", "requirements-assets.lock") in make_pip
+    assert ("--require-hashes", "requirements.lock") in make_pip
+    # both name the lock files as file arguments of -r: compare by file name
     assert {t[-1] for t in make_pip} == {t[-1] for t in docker_pip}, (make_pip, docker_pip)
     assert make_pip == docker_pip
 

@@ -14,10 +14,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _requirement_names() -> set[str]:
-    """Distribution names (PEP 503 normalised) of the requirements input file."""
-    inputs = [p for p in (REPO / "requirements.in", REPO / "requirements.txt") if p.is_file()]
+    """Distribution names (PEP 503 normalised) in requirements.in (the ranges of the lock)."""
     names = set()
-    for line in inputs[0].read_text().splitlines():
+    for line in (REPO / "requirements.in").read_text().splitlines():
         m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line.split("#", 1)[0])
         if m:
             names.add(re.sub(r"[-_.]+", "-", m.group(1)).lower())

@@ -52,15 +52,34 @@ class ConfigError(ValueError):
         return f"{self.file}: {self.key_path}: {shown} – expected {self.expected}"
 
 
+# Workspaces whose files errors may name (the parent of each config root read): a file is shown
+# relative to the working directory, else to one of these, else to an install prefix.
+_DISPLAY_BASES: list[Path] = []
+
+
 def _display_path(file: str | Path) -> str:
-    """A path relative to the working directory when it is below it (shorter messages)."""
+    """A path relative to the working directory when it is below it, else to the workspace of a
+    config tree read (``config/robots/fr3.yaml``, ``src/hri_runtime/parameters.yaml``) or an
+    install prefix (``share/hri_runtime/parameters.yaml``): an error never shows a machine path."""
     text = str(file)
-    if text.startswith("<"):
+    if text.startswith("<") or not Path(text).is_absolute() and ".." not in Path(text).parts:
         return text
     try:
-        return str(Path(text).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return text
+        resolved = Path(text).resolve()
+    except (OSError, RuntimeError):         # a symlink loop: the link's own path
+        resolved = Path(os.path.abspath(text))
+    for base in (*reversed(_DISPLAY_BASES), Path.cwd(), *_install_prefixes()):
+        try:
+            return str(resolved.relative_to(base.resolve()))
+        except ValueError:
+            continue
+    return str(Path(*resolved.parts[-3:]))
+
+
+def _remember_workspace(config_root: Path) -> None:
+    base = Path(config_root).resolve().parent
+    if base not in _DISPLAY_BASES:
+        _DISPLAY_BASES.append(base)
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:
@@ -180,7 +199,12 @@ def parse_yaml_text(text: str, file: Any = "<text>") -> Any:
     if len(text) > MAX_FILE_BYTES:
         raise ConfigError(file, "<text>", len(text), f"at most {MAX_FILE_BYTES} characters")
     try:
-        _scan_events(text, file)
+        try:
+            _scan_events(text, file)
+        except yaml.YAMLError as exc:
+            if _NESTING_REFUSED in str(exc):
+                _rescan_shortest_too_deep(text, file, exc)
+            raise
         data = yaml.load(text, Loader=_Loader)  # noqa: S506  (a safe loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -191,6 +215,40 @@ def parse_yaml_text(text: str, file: Any = "<text>") -> Any:
             problem = f"character #x{ord(exc.character) if isinstance(exc.character, str) else exc.character:04x}: {exc.reason}"
         raise ConfigError(file, f"<yaml {where}>", problem, "valid YAML syntax") from None
     return data
+
+
+# The parser's own nesting limit (libyaml: 1000 levels) refuses with this text. Its scanner reads
+# ahead across a run of openings before the first event, so that refusal can come before our
+# MAX_NESTING check sees the 33rd level; the rescan below applies our rule to the text instead.
+_NESTING_REFUSED = "exceeded maximum nesting depth"
+
+
+def _rescan_shortest_too_deep(text: str, file: Any, refusal: Exception) -> None:
+    """Raise the ConfigError of the shortest prefix of ``text`` that our scan refuses (too deep,
+    or an earlier problem), so the line names the key path where MAX_NESTING is exceeded, the same
+    whatever nesting limit the installed parser has. A prefix ends the text early: its syntax
+    errors are not refusals. Only the parser's nesting refusal leads here (a few dozen scans)."""
+    mark = getattr(refusal, "problem_mark", None)
+    end = mark.index if mark is not None and 0 < mark.index <= len(text) else len(text)
+
+    def refused(n: int) -> ConfigError | None:
+        try:
+            _scan_events(text[:n], file)
+        except ConfigError as exc:
+            return exc
+        except yaml.YAMLError as exc:
+            if _NESTING_REFUSED in str(exc):
+                return ConfigError(file, "<root>", None, f"at most {MAX_NESTING} nested levels")
+        return None
+
+    lo, hi = 0, end          # refused(hi) holds (the parser's refusal happens within it)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if refused(mid) is None:
+            lo = mid
+        else:
+            hi = mid
+    raise refused(hi) or ConfigError(file, "<root>", None, f"at most {MAX_NESTING} nested levels")
 
 
 def _scan_events(text: str, file: Any) -> None:
@@ -288,6 +346,7 @@ def deep_merge(base: Any, override: Any, origin: dict, file: str, path: tuple = 
     if isinstance(base, dict):
         for known in [p for p in origin if p[: len(path)] == path and len(p) > len(path)]:
             del origin[known]
+    origin.pop(path, None)          # a mapping replacing a leaf records only its own leaves
     _record_origin(override, origin, file, path)
     return copy.deepcopy(override)
 
@@ -836,7 +895,7 @@ def _override_chain(robot: str, root: Path) -> list[Path]:
     robots_dir = root / ROBOTS_DIR
     while name is not None:
         path = robots_dir / f"{name}.yaml"
-        if not path.is_file():
+        if not path.is_file() and not os.path.lexists(path):
             known = list_robots(root)
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
@@ -857,15 +916,20 @@ def load(robot: str, robot_id: str | None = None, config_root: str | Path | None
          overrides: dict | list[str] | None = None) -> LoadedConfig:
     """Load, merge, expand and validate the config of one robot instance."""
     root = Path(config_root) if config_root else find_config_root()
+    _remember_workspace(root)
     declarations = load_declarations(root)
     data = copy.deepcopy(declarations.defaults)
     origin: dict = dict(declarations.origin)
     files = sorted({str(f) for f in declarations.files.values()})
     fallback = files[0]
-    for path in _override_chain(robot, root):
+    chain = _override_chain(robot, root)
+    for path in chain:
         layer = read_yaml(path)
         if not isinstance(layer, dict):
             raise ConfigError(path, "", layer, "a mapping at the top level")
+        if not layer:
+            raise ConfigError(path, "<file>", None, "a robot override file with content "
+                              "(it is empty: at least `extends: <robot>` or the robot section)")
         layer.pop("extends", None)
         data = deep_merge(data, layer, origin, str(path))
         files.append(str(path))
@@ -881,7 +945,15 @@ def load(robot: str, robot_id: str | None = None, config_root: str | Path | None
     instance = robot_id or robot
     data = _resolve_robot_id(data, instance)
     origin = {tuple(_resolve_robot_id(list(k), instance)): v for k, v in origin.items()}
-    validate(data, origin, files, declarations)
+    try:
+        validate(data, origin, files, declarations)
+    except ConfigError as exc:
+        # A declared default of null that no override set: a required key the robot file lacks.
+        declared = {_display_path(f) for f in declarations.files.values()}
+        if exc.value is None and exc.file in declared:
+            raise ConfigError(chain[-1], exc.key_path, None, f"{exc.expected} (a required key: "
+                              f"no default is declared, so the robot file must set it)") from None
+        raise
     return LoadedConfig(robot=robot, robot_id=instance, data=data, origin=origin, files=files)
 
 
