@@ -3,12 +3,15 @@ from glob import glob
 from pathlib import Path
 
 import numpy
-from pybind11.setup_helpers import Pybind11Extension, build_ext
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import find_packages, setup
 
 package_name = 'hri_runtime'
 HERE = Path(__file__).resolve().parent
 WS = HERE.parent.parent   # the workspace (config/, launch/)
+
+# Its translation units compile in parallel (NPY_NUM_BUILD_JOBS overrides the job count, as in cpp/).
+ParallelCompile('NPY_NUM_BUILD_JOBS', default=2).install()
 
 # The C++ extension hri_runtime._cdr: the CDR codec (src/cdr_codec.cpp; contract in its header)
 # and the Zenoh backend's per-message path (src/zenoh_hot_path.cpp). Built by `pip install -e`,
