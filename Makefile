@@ -1,10 +1,12 @@
 # hri_teleop – everything a fresh machine needs, in two commands:
 #   make run    set up .venv, build the C++ core, run the simulated teleoperation scenario
 #   make test   set up .venv, build the C++ core, run every test (Python and C++)
-# Needs: Python 3.11+, a C++17 compiler (g++), and PyPI access for the first run.
+# Needs: CPython 3.10-3.13, a C++17 compiler (g++), and PyPI access for the first run.
 
 PYTHON ?= python3
-VENV := .venv
+# One venv per interpreter: `make test PYTHON=python3.12` builds and tests in .venv-3.12, the
+# default python3 in .venv, so versions never clobber each other.
+VENV ?= $(if $(filter python3,$(PYTHON)),.venv,.venv-$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])'))
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HRI := $(VENV)/bin/hri
@@ -19,6 +21,7 @@ all: help
 help:
 	@echo "make run      simulated teleoperation scenario (no ROS, no hardware)"
 	@echo "make test     all tests"
+	@echo "make test-pythons  build + smoke tests on CPython $(PYTHON_VERSIONS) (each in .venv-3.X)"
 	@echo "make colcon   colcon build + colcon test of the workspace (as CI does)"
 	@echo "make ros2-test  end-to-end tests on a real ROS 2 (rclpy); source ROS 2 + install/setup.bash first"
 	@echo "make bench    all benchmarks (slow; figures go to docs/benchmarks.md by hand)"
@@ -54,6 +57,25 @@ run: venv
 
 test: venv
 	$(PY) -m pytest
+
+# The other CPython versions ROS 2 users run (Humble: 3.10, Jazzy: 3.12; 3.13 the newest): each
+# gets the full build in its own venv (.venv-3.X) and runs SMOKE, the tests of the compiled
+# extensions, the runtime (Zenoh wire incl. Humble's TypeHashNotSupported keys), the config tree
+# and the cores. `make test PYTHON=<interpreter>` runs the full suite on one. The interpreter:
+# python3.X on PATH, else pyenv's newest 3.X.
+PYTHON_VERSIONS ?= 3.10 3.12 3.13
+SMOKE ?= cpp/test src/hri_runtime/test tests/runtime/test_runtime_zenoh.py tests/config \
+	src/hri_interaction/test src/hri_safety/test src/hri_pulse/test tests/workspace/test_workspace_skips.py
+.PHONY: test-pythons $(addprefix test-python-,$(PYTHON_VERSIONS))
+
+test-pythons: $(addprefix test-python-,$(PYTHON_VERSIONS))
+
+$(addprefix test-python-,$(PYTHON_VERSIONS)): test-python-%:
+	@py="$$(python$* -c 'import sys; print(sys.executable)' 2>/dev/null || \
+	  ls -d "$$(pyenv root 2>/dev/null)"/versions/$*.*/bin/python 2>/dev/null | sort -V | tail -1)"; \
+	test -n "$$py" || { echo "test-python-$*: no CPython $* (python$* on PATH or pyenv's $*.x)"; exit 1; }; \
+	echo "== CPython $* ($$py): build + smoke tests"; \
+	$(MAKE) --no-print-directory venv PYTHON="$$py" VENV=.venv-$* && .venv-$*/bin/python -m pytest $(SMOKE)
 
 # hri_interfaces is ament_cmake + rosidl: it builds only where ROS 2 is sourced (ament_cmake on
 # AMENT_PREFIX_PATH). Without ROS it is skipped; the no-ROS runtime reads its .msg/.srv files from

@@ -49,7 +49,10 @@ ParallelCompile('NPY_NUM_BUILD_JOBS', default=2).install()
 
 # Absolute paths: `colcon build --symlink-install` runs this file from the build directory.
 sources = sorted(str(Path(p).resolve()) for p in glob(str(HERE / 'src' / '*.cpp')))
-include_dirs = [str(HERE / 'include')] + eigen_include_dirs()
+# numpy's C headers: the fast paths read arrays through numpy's public C API (src/numpy_c_api.hpp)
+import numpy  # noqa: E402
+
+include_dirs = [str(HERE / 'include')] + eigen_include_dirs() + [numpy.get_include()]
 compile_args = ['-O3', '-DNDEBUG', '-pthread']
 # Portable by default (amd64 and arm64 alike); HRI_CORE_MARCH=x86-64-v2 (or native, armv8.2-a, ...)
 # builds for that CPU level, e.g. for the benchmarks in docs/benchmarks.md.

@@ -1,6 +1,9 @@
 // Module init of hri_core._hri_core: one submodule per area.
 #include <pybind11/pybind11.h>
 
+#define HRI_CORE_IMPORT_NUMPY
+#include "numpy_c_api.hpp"
+
 namespace py = pybind11;
 
 void bind_se3(py::module_& m);
@@ -11,6 +14,8 @@ void bind_rt(py::module_& m);
 
 PYBIND11_MODULE(_hri_core, m) {
   m.doc() = "hri_core compiled core (C++17, Eigen): se3, kinematics, safety, interaction, rt.";
+  // numpy's C API table (import_array1 returns its argument from this lambda on failure)
+  if ([]() -> int { import_array1(-1); return 0; }() < 0) throw py::error_already_set();
   bind_se3(m);
   bind_kinematics(m);
   bind_safety(m);

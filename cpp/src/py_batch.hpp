@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "numpy_c_api.hpp"
+
 namespace hri_core::py_batch {
 
 namespace py = pybind11;
@@ -76,25 +78,20 @@ inline std::string shape_str(const std::vector<ssize>& v) {
 /// aligned, writeable, C-contiguous, native-endian float64 ndarray of exactly `shape`.
 /// Returns its data pointer; throws TypeError (not an ndarray / wrong dtype) or ValueError.
 inline double* check_out(const char* name, const py::object& out, const std::vector<ssize>& shape) {
-  using npy = py::detail::npy_api;
-  const npy& api = npy::get();
   const std::string who = std::string(name) + ": out";
-  if (!api.PyArray_Check_(out.ptr()))
+  if (!PyArray_Check(out.ptr()))
     throw py::type_error(who + " must be a numpy.ndarray, got " + std::string(py::str(py::type::of(out).attr("__name__"))));
-  const auto* a = py::detail::array_proxy(out.ptr());
-  const auto* d = py::detail::array_descriptor_proxy(a->descr);
-  if (d->type_num != npy::NPY_DOUBLE_ || d->byteorder == '>')
+  auto* a = reinterpret_cast<PyArrayObject*>(out.ptr());
+  if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNOTSWAPPED(a))
     throw py::type_error(who + " must have dtype float64 (native byte order), got " +
                          std::string(py::str(out.attr("dtype"))));
-  std::vector<ssize> have(a->dimensions, a->dimensions + a->nd);
+  std::vector<ssize> have(PyArray_DIMS(a), PyArray_DIMS(a) + PyArray_NDIM(a));
   if (have != shape)
     throw py::value_error(who + " has shape " + shape_str(have) + ", expected " + shape_str(shape));
-  if (!(a->flags & npy::NPY_ARRAY_C_CONTIGUOUS_))
-    throw py::value_error(who + " must be C-contiguous");
-  if (!(a->flags & npy::NPY_ARRAY_ALIGNED_)) throw py::value_error(who + " must be aligned");
-  constexpr int kWriteable = 0x0400;  // NPY_ARRAY_WRITEABLE
-  if (!(a->flags & kWriteable)) throw py::value_error(who + " is read-only");
-  return reinterpret_cast<double*>(a->data);
+  if (!PyArray_IS_C_CONTIGUOUS(a)) throw py::value_error(who + " must be C-contiguous");
+  if (!PyArray_ISALIGNED(a)) throw py::value_error(who + " must be aligned");
+  if (!PyArray_ISWRITEABLE(a)) throw py::value_error(who + " is read-only");
+  return static_cast<double*>(PyArray_DATA(a));
 }
 
 /// Runs f(in_ptrs, out_ptr) over the broadcast batch.  `name` is used in error messages.
@@ -219,27 +216,20 @@ py::array map_n(const char* name, const std::array<Arg, N>& args, const std::vec
 /// The data of `o` if it is an aligned, C-contiguous, native float64 ndarray of shape (d0,) (nd 1)
 /// or (d0, d1) (nd 2); else nullptr (the caller falls back to the general path).
 inline const double* np_single(PyObject* o, int nd, ssize d0, ssize d1 = 0) {
-  using npy = py::detail::npy_api;
-  const npy& api = npy::get();
-  if (!api.PyArray_Check_(o)) return nullptr;
-  const auto* a = py::detail::array_proxy(o);
-  if (a->nd != nd || a->dimensions[0] != d0 || (nd == 2 && a->dimensions[1] != d1)) return nullptr;
-  constexpr int need = npy::NPY_ARRAY_C_CONTIGUOUS_ | npy::NPY_ARRAY_ALIGNED_;
-  if ((a->flags & need) != need) return nullptr;
-  const auto* d = py::detail::array_descriptor_proxy(a->descr);
-  if (d->type_num != npy::NPY_DOUBLE_ || d->byteorder == '>') return nullptr;
-  return reinterpret_cast<const double*>(a->data);
+  if (!PyArray_Check(o)) return nullptr;
+  auto* a = reinterpret_cast<PyArrayObject*>(o);
+  const npy_intp* dims = PyArray_DIMS(a);
+  if (PyArray_NDIM(a) != nd || dims[0] != d0 || (nd == 2 && dims[1] != d1)) return nullptr;
+  if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)) return nullptr;
+  if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNOTSWAPPED(a)) return nullptr;
+  return static_cast<const double*>(PyArray_DATA(a));
 }
 
 /// A new float64 ndarray (d0,) or (d0, d1); *data points at its buffer.  New reference or nullptr.
 inline PyObject* np_new(int nd, ssize d0, ssize d1, double** data) {
-  using npy = py::detail::npy_api;
-  const npy& api = npy::get();
-  static PyObject* descr = api.PyArray_DescrFromType_(npy::NPY_DOUBLE_);
-  Py_INCREF(descr);  // NewFromDescr steals it
-  const Py_intptr_t dims[2] = {d0, d1};
-  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, nd, dims, nullptr, nullptr, 0, nullptr);
-  if (arr) *data = reinterpret_cast<double*>(py::detail::array_proxy(arr)->data);
+  npy_intp dims[2] = {d0, d1};
+  PyObject* arr = PyArray_SimpleNew(nd, dims, NPY_DOUBLE);
+  if (arr) *data = static_cast<double*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr)));
   return arr;
 }
 

@@ -37,31 +37,9 @@ void def1(py::module_& m, const char* name, F fn, const char* doc) {
 // pybind11 dispatcher, and forward everything else (batches, lists, other dtypes, keywords) to the
 // general pybind11 implementation (kept as _<name>_generic).
 namespace fast {
-using npy = py::detail::npy_api;
-
-inline const double* single(PyObject* o, int r, int c) {
-  const npy& api = npy::get();
-  if (!api.PyArray_Check_(o)) return nullptr;
-  const auto* a = py::detail::array_proxy(o);
-  const int want_nd = c == 1 ? 1 : 2;
-  if (a->nd != want_nd || a->dimensions[0] != r || (want_nd == 2 && a->dimensions[1] != c)) return nullptr;
-  constexpr int need = npy::NPY_ARRAY_C_CONTIGUOUS_ | npy::NPY_ARRAY_ALIGNED_;
-  if ((a->flags & need) != need) return nullptr;
-  const auto* d = py::detail::array_descriptor_proxy(a->descr);
-  if (d->type_num != npy::NPY_DOUBLE_ || d->byteorder == '>') return nullptr;
-  return reinterpret_cast<const double*>(a->data);
-}
-
-inline PyObject* new_out(int r, int c, double** data) {
-  const npy& api = npy::get();
-  static PyObject* descr = api.PyArray_DescrFromType_(npy::NPY_DOUBLE_);
-  Py_INCREF(descr);  // NewFromDescr steals it
-  const Py_intptr_t dims[2] = {r, c};
-  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, c == 1 ? 1 : 2, dims, nullptr, nullptr, 0,
-                                            nullptr);
-  if (arr) *data = reinterpret_cast<double*>(py::detail::array_proxy(arr)->data);
-  return arr;
-}
+// the single shape (r,) (c == 1) or (r, c): py_batch's np_single / np_new
+inline const double* single(PyObject* o, int r, int c) { return np_single(o, c == 1 ? 1 : 2, r, c); }
+inline PyObject* new_out(int r, int c, double** data) { return np_new(c == 1 ? 1 : 2, r, c, data); }
 
 template <int IR, int IC, int OR, int OC, class Fn>
 struct F1 {

@@ -23,7 +23,7 @@ def eigen_include() -> Path:
     p = Path("/usr/include/eigen3")
     if (p / "Eigen" / "Core").is_file():
         return p
-    pytest.skip("Eigen headers not found (pip install cmeel-eigen)")
+    pytest.fail("Eigen headers not found (cmeel-eigen is a required dependency: make venv)")
 
 
 def build_cpp_test(name: str, extra_flags: tuple[str, ...] = ()) -> Path:
@@ -31,7 +31,7 @@ def build_cpp_test(name: str, extra_flags: tuple[str, ...] = ()) -> Path:
     header changed; older binaries of the same test are removed) and return the executable."""
     cxx = shutil.which("g++") or shutil.which("c++")
     if cxx is None:
-        pytest.skip("no C++ compiler")
+        pytest.fail("no C++ compiler (g++ is needed to build the workspace)")
     src = TEST_SRC / f"{name}.cpp"
     files = [src, *sorted(TEST_SRC.glob("*.hpp")), *sorted((CPP / "include" / "hri_core").glob("*.hpp"))]
     h = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
 
 EXTRA_FLAGS = ("-Wno-maybe-uninitialized", "-pthread")
 
@@ -55,8 +54,7 @@ def mujoco_flags() -> tuple[str, ...]:
 
 def test_rt_loop_cpp_unit(cpp_test_binary, tmp_path):
     mj = mujoco_flags()
-    if not mj:
-        pytest.skip("mujoco wheel (libmujoco + headers) not installed")
+    assert mj, "the mujoco wheel (libmujoco + headers, a required dependency) is not installed"
     exe = cpp_test_binary("test_rt_unit", EXTRA_FLAGS + mj)
     xml = tmp_path / "arm.xml"
     xml.write_text(ARM_XML)

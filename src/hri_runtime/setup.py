@@ -2,12 +2,16 @@ import os
 from glob import glob
 from pathlib import Path
 
-from pybind11.setup_helpers import Pybind11Extension, build_ext
+import numpy
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import find_packages, setup
 
 package_name = 'hri_runtime'
 HERE = Path(__file__).resolve().parent
 WS = HERE.parent.parent   # the workspace (config/, launch/)
+
+# Its translation units compile in parallel (NPY_NUM_BUILD_JOBS overrides the job count, as in cpp/).
+ParallelCompile('NPY_NUM_BUILD_JOBS', default=2).install()
 
 # The C++ extension hri_runtime._cdr: the CDR codec (src/cdr_codec.cpp; contract in its header)
 # and the Zenoh backend's per-message path (src/zenoh_hot_path.cpp). Built by `pip install -e`,
@@ -16,6 +20,7 @@ WS = HERE.parent.parent   # the workspace (config/, launch/)
 cdr_ext = Pybind11Extension(
     f'{package_name}._cdr',
     sorted(str(p) for p in (HERE / 'src').glob('*.cpp')),
+    include_dirs=[numpy.get_include()],   # numpy's public C API (arrays of the codec)
     cxx_std=17,
     extra_compile_args=['-O3', '-DNDEBUG'],
 )

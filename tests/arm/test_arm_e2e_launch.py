@@ -18,9 +18,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-pytest.importorskip("zenoh")
+import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime.node import Node  # noqa: E402
 from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402

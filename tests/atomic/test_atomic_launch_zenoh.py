@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("zenoh")
-pytest.importorskip("hri_runtime.zenoh_backend")
+import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_pulse import emulator  # noqa: E402
 from hri_runtime import msgs  # noqa: E402

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("hri_runtime.node", reason="hri_runtime node API not installed yet")
-pytest.importorskip("hri_runtime.inproc", reason="hri_runtime in-process backend not installed yet")
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config import load_robot_config  # noqa: E402

@@ -15,7 +15,7 @@ CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
     pytest.skip("!!! /usr/bin/chromium ABSENT: browser tests NOT RUN (apt-get install -y chromium) !!!",
                 allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
+from playwright import sync_api
 
 from hri_runtime.config import load_robot_config  # noqa: E402
 

@@ -10,7 +10,6 @@ from hri_runtime.inproc import InprocContext
 
 from hri_console.nodes.console_node import ConsoleNode
 
-pytest.importorskip("hri_interaction.nodes.interaction_node")
 from hri_interaction.nodes.interaction_node import InteractionNode  # noqa: E402
 
 

@@ -9,8 +9,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
-pytest.importorskip("mujoco")
+import hri_core.se3  # noqa: F401  (required: a missing install fails here)
+import mujoco  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime.config import arm_limits, load_robot_config
 from hri_core.safety import SafetyChecker, SafetyLimits

@@ -4,8 +4,8 @@ rejection counters, the same stop hold, the same published state."""
 import numpy as np
 import pytest
 
-pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
-pytest.importorskip("mujoco")
+import hri_core.se3  # noqa: F401  (required: a missing install fails here)
+import mujoco  # noqa: F401  (required: a missing install fails here)
 
 from hri_interaction.engine import ENGINES, diagnostics, make_engine, rt_available  # noqa: E402
 from hri_runtime.config import load_robot_config  # noqa: E402

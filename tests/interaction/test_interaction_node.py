@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
-pytest.importorskip("hri_runtime.inproc", reason="hri_runtime in-process backend not installed")
+import hri_core.se3  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config import load_robot_config  # noqa: E402

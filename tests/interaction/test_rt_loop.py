@@ -12,11 +12,11 @@ import time
 import numpy as np
 import pytest
 
-pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
-mujoco = pytest.importorskip("mujoco")
-rt = pytest.importorskip("hri_core.rt")
-if not rt.HAS_MUJOCO:
-    pytest.skip("hri_core built without the mujoco wheel", allow_module_level=True)
+import mujoco
+from hri_core import rt
+
+# the mujoco wheel is required, so a core built without its MuJoCo robot is a broken build
+assert rt.HAS_MUJOCO, "hri_core built without the mujoco wheel (libmujoco + headers): rebuild it (make venv)"
 
 from hri_core.safety import SafetyChecker, SafetyLimits  # noqa: E402
 from hri_interaction.core.controller import InteractionParams, loop_config, tick_params  # noqa: E402

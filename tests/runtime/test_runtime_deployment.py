@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("zenoh")
+import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.context import TransportUnavailableError  # noqa: E402

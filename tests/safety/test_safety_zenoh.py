@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("zenoh")
-pytest.importorskip("websockets")
+import zenoh  # noqa: F401  (required: a missing install fails here)
+import websockets  # noqa: F401  (required: a missing install fails here)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drill import Stack, arm_moved, base_moving  # noqa: E402  (the live-stack drill, shared with bench/console)

@@ -5,7 +5,7 @@ import struct
 
 import pytest
 
-pytest.importorskip("foxglove")
+import foxglove  # noqa: F401  (required: a missing install fails here)
 from rosbags.typesys import Stores, get_typestore  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 

@@ -2,14 +2,14 @@
 import numpy as np
 import pytest
 
-se3 = pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
+from hri_core import se3
 
 from hri_interaction.core.admittance import AdmittanceParams, LieAdmittance  # noqa: E402
 from hri_interaction.core.impedance import cxx_kernels, lie_impedance_torque  # noqa: E402
 from hri_interaction.core.spd import spd_from_cholesky  # noqa: E402
 
 cx = cxx_kernels()
-pytestmark = pytest.mark.skipif(cx is None, reason="core built without the interaction kernels")
+assert cx is not None, "hri_core built without its interaction kernels: rebuild it (make venv)"
 
 
 def gains(rng):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-se3 = pytest.importorskip("hri_core.se3", reason="hri_core (cpp/) not built")
+from hri_core import se3
 
 from hri_interaction.core.admittance import (AdmittanceParams, CartesianAdmittance, LieAdmittance,
                                              body_wrench_from_world)

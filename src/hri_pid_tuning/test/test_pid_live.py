@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-pytest.importorskip("mujoco")
+import mujoco  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-inproc = pytest.importorskip("hri_runtime.inproc")
+from hri_runtime import inproc
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""rclpy backend of hri_runtime: the same node code on a real ROS 2 install (Humble, Jazzy, ...).
+"""rclpy backend of hri_runtime: the same node code on a real ROS 2 install (run on Jazzy).
 
 rclpy is neither on PyPI nor in Debian: without ROS only its lazy import and its refusal are
 tested (``tests/runtime/test_runtime_zenoh_backends.py``); on a ROS 2 machine ``make ros2-test``

@@ -32,7 +32,6 @@
 // the field path ("sensor_msgs/msg/JointState.header.stamp.sec: ..."). The GIL is held
 // throughout (Python objects are read and built); encoding writes straight into the bytes object
 // it returns.
-#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <cmath>
@@ -46,13 +45,17 @@
 
 namespace py = pybind11;
 
+// numpy through its public C API only (numpy/arrayobject.h: PyArray_NDIM, PyArray_DATA, ...; the
+// table is imported in the module init), never a mirror of its structs
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL hri_runtime_numpy_c_api
+#include <numpy/arrayobject.h>
+
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the hri_runtime CDR codec assumes a little-endian host"
 #endif
 
 namespace {
-
-using npy = py::detail::npy_api;
 
 // primitive kinds (byte = int8 and char = uint8 as in rosbags) and op codes: exported as
 // KIND_CODES / OP_CODES, from which hri_runtime.cdr_plan takes its numbers
@@ -149,28 +152,31 @@ void prefix(Fail& f, const std::string& part) {
 const char* type_name_of(PyObject* o) { return Py_TYPE(o)->tp_name; }
 
 // ------------------------------------------------------------------------------ encode
-// The output is written straight into a bytes object: allocated with the size this plan's last
-// message had, grown by _PyBytes_Resize when a message is larger, trimmed to its length at the end
-// (a shrink within the allocation's size class stays in place).
+// The output is written straight into a bytes object (PyBytes_FromStringAndSize(NULL, n), filled
+// before anything else sees it; public C API only), allocated with the size of this plan's last
+// message: a message of that size (every message of a fixed-size type) is returned as it is, with
+// no copy. A larger one moves to a bigger bytes object (doubling); one that ends shorter than its
+// allocation is copied once into a bytes object of its length.
 struct Out {
   PyObject* bytes = nullptr;  // owned (refcount 1) until take()
   char* data = nullptr;
   size_t cap = 0;
   size_t len = 0;
-  explicit Out(size_t hint) { grow(std::max<size_t>(hint, 64)); }
+  explicit Out(size_t hint) { grow(std::max<size_t>(hint, 8)); }
   ~Out() { Py_XDECREF(bytes); }
   Out(const Out&) = delete;
   Out& operator=(const Out&) = delete;
   void grow(size_t want) {
-    if (!bytes) {
-      bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(want));
-    } else if (_PyBytes_Resize(&bytes, static_cast<Py_ssize_t>(want)) < 0) {
-      bytes = nullptr;  // freed by _PyBytes_Resize
-    }
-    if (!bytes) {
+    PyObject* next = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(want));
+    if (!next) {
       PyErr_Clear();
       fail("out of memory");
     }
+    if (bytes) {
+      std::memcpy(PyBytes_AS_STRING(next), data, len);
+      Py_DECREF(bytes);
+    }
+    bytes = next;
     data = PyBytes_AS_STRING(bytes);
     cap = want;
   }
@@ -179,7 +185,7 @@ struct Out {
   }
   // the bytes object of exactly len bytes (nullptr with an exception set on failure)
   PyObject* take() {
-    if (len != cap && _PyBytes_Resize(&bytes, static_cast<Py_ssize_t>(len)) < 0) bytes = nullptr;
+    if (len != cap) return PyBytes_FromStringAndSize(data, static_cast<Py_ssize_t>(len));
     PyObject* r = bytes;
     bytes = nullptr;
     return r;
@@ -330,37 +336,33 @@ void put_scalar(Out& o, int kind, PyObject* v) {
 // A primitive array/sequence value: numpy array of the field's dtype (copied as is), or anything
 // np.asarray(value, dtype) accepts (lists, tuples, other dtypes; converted as numpy casts).
 void put_prim_array(Out& o, const Op& op, PyObject* v, Py_ssize_t fixed_n, size_t align_nonempty) {
-  const npy& api = npy::get();
   const int kind = op.arg;
   const size_t esize = static_cast<size_t>(kKindSize[kind]);
   py::object owned;
-  PyObject* arr = nullptr;
-  if (api.PyArray_Check_(v)) {
-    const auto* a = py::detail::array_proxy(v);
-    const auto* d = py::detail::array_descriptor_proxy(a->descr);
-    constexpr int need = npy::NPY_ARRAY_C_CONTIGUOUS_ | npy::NPY_ARRAY_ALIGNED_;
-    const bool same = d->type_num == op.dtype_num ||
-                      (esize == 1 && kind != Kind::BOOL && (d->type_num == npy::NPY_BYTE_ || d->type_num == npy::NPY_UBYTE_));
-    if (a->nd == 1 && same && (a->flags & need) == need && d->byteorder != '>') arr = v;
+  PyArrayObject* a = nullptr;
+  if (PyArray_Check(v)) {
+    auto* va = reinterpret_cast<PyArrayObject*>(v);
+    const int t = PyArray_TYPE(va);
+    const bool same = t == op.dtype_num || (esize == 1 && kind != Kind::BOOL && (t == NPY_BYTE || t == NPY_UBYTE));
+    if (PyArray_NDIM(va) == 1 && same && PyArray_IS_C_CONTIGUOUS(va) && PyArray_ISALIGNED(va) &&
+        PyArray_ISNOTSWAPPED(va))
+      a = va;
   }
-  if (!arr) {
+  if (!a) {
     if (PyUnicode_Check(v) || PyBytes_Check(v))
       fail(std::string("expected a sequence of numbers, got ") + type_name_of(v));
-    PyObject* descr = api.PyArray_DescrFromType_(op.dtype_num);
+    PyArray_Descr* descr = PyArray_DescrFromType(op.dtype_num);
     if (!descr) fail_from_py("");
     // steals descr; FORCECAST = np.asarray(value, dtype) semantics
-    PyObject* r = api.PyArray_FromAny_(v, descr, 0, 0,
-                                       npy::NPY_ARRAY_C_CONTIGUOUS_ | npy::NPY_ARRAY_ALIGNED_ |
-                                           npy::NPY_ARRAY_FORCECAST_ | npy::NPY_ARRAY_ENSUREARRAY_,
-                                       nullptr);
+    PyObject* r = PyArray_FromAny(v, descr, 0, 0,
+                                  NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST | NPY_ARRAY_ENSUREARRAY,
+                                  nullptr);
     if (!r) fail_from_py("cannot convert to an array: ");
     owned = py::reinterpret_steal<py::object>(r);
-    arr = r;
-    if (py::detail::array_proxy(arr)->nd != 1)
-      fail("expected a 1-D array, got " + std::to_string(py::detail::array_proxy(arr)->nd) + " dimensions");
+    a = reinterpret_cast<PyArrayObject*>(r);
+    if (PyArray_NDIM(a) != 1) fail("expected a 1-D array, got " + std::to_string(PyArray_NDIM(a)) + " dimensions");
   }
-  const auto* a = py::detail::array_proxy(arr);
-  const Py_ssize_t n = a->dimensions[0];
+  const Py_ssize_t n = PyArray_DIMS(a)[0];
   if (fixed_n >= 0) {
     if (n != fixed_n)
       fail("fixed array of length " + std::to_string(fixed_n) + ", got " + std::to_string(n));
@@ -372,11 +374,11 @@ void put_prim_array(Out& o, const Op& op, PyObject* v, Py_ssize_t fixed_n, size_
   const size_t bytes = static_cast<size_t>(n) * esize;
   if (kind == Kind::BOOL) {  // normalise to 0/1
     o.reserve(bytes);
-    const auto* src = reinterpret_cast<const uint8_t*>(a->data);
+    const auto* src = static_cast<const uint8_t*>(PyArray_DATA(a));
     for (Py_ssize_t i = 0; i < n; ++i) o.data[o.len + i] = src[i] ? 1 : 0;
     o.len += bytes;
   } else {
-    o.put_bytes(a->data, bytes);
+    o.put_bytes(PyArray_DATA(a), bytes);
   }
 }
 
@@ -592,15 +594,12 @@ PyObject* get_scalar(In& in, int kind) {
 }
 
 PyObject* get_prim_array(In& in, const Op& op, size_t n) {
-  const npy& api = npy::get();
   const size_t esize = static_cast<size_t>(kKindSize[op.arg]);
   in.need(n * esize);  // n <= len (checked by the caller), so n * esize cannot overflow
-  PyObject* descr = api.PyArray_DescrFromType_(op.dtype_num);
-  if (!descr) fail_from_py("");
-  const Py_intptr_t dims[1] = {static_cast<Py_intptr_t>(n)};
-  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, 1, dims, nullptr, nullptr, 0, nullptr);
+  npy_intp dims[1] = {static_cast<npy_intp>(n)};
+  PyObject* arr = PyArray_SimpleNew(1, dims, op.dtype_num);
   if (!arr) fail_from_py("");
-  auto* data = reinterpret_cast<uint8_t*>(py::detail::array_proxy(arr)->data);
+  auto* data = static_cast<uint8_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr)));
   const uint8_t* src = in.p + in.pos;
   const size_t bytes = n * esize;
   if (op.arg == Kind::BOOL) {
@@ -752,7 +751,7 @@ PyObject* encode(const Plan* p, PyObject* msg) {
     const char hdr[4] = {0, 1, 0, 0};
     o.put_bytes(hdr, 4);
     put_msg(o, *p, msg);
-    p->size_hint = o.len + 8;
+    p->size_hint = o.len;
     return o.take();
   } catch (Fail& f) {
     std::string m = p->type_name + (f.path.empty() ? "" : "." + f.path) + ": " + f.msg;
@@ -930,7 +929,9 @@ PYBIND11_MODULE(_cdr, m) {
   g_decode_error = PyErr_NewException("hri_runtime._cdr.DecodeError", PyExc_ValueError, nullptr);
   g_empty_tuple = PyTuple_New(0);
   g_str_msgtype = PyUnicode_InternFromString("__msgtype__");
-  g_np_bool_type = reinterpret_cast<PyTypeObject*>(npy::get().PyArray_TypeObjectFromType_(npy::NPY_BOOL_));
+  // numpy's C API table (import_array1 returns its argument from this lambda on failure)
+  if ([]() -> int { import_array1(-1); return 0; }() < 0) throw py::error_already_set();
+  g_np_bool_type = &PyBoolArrType_Type;
   m.add_object("EncodeError", py::handle(g_encode_error).inc_ref());
   m.add_object("DecodeError", py::handle(g_decode_error).inc_ref());
   py::dict kinds, ops;

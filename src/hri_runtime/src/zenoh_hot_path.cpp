@@ -70,9 +70,10 @@ struct Putter {
   vectorcallfunc vectorcall;
   PyObject* put;
   PyObject* destroyed_message;
-  // put's arguments, reused from call to call while nothing else holds them: zenoh-python's
-  // methods take (args tuple, kwargs dict) (abi3), a keyword argument costs a new dict per call
-  PyObject* args;    // (data,)
+  // put's keyword arguments, reused from call to call while nothing else holds the dict:
+  // zenoh-python's methods take (args tuple, kwargs dict) (abi3), a keyword argument costs a new
+  // dict per call. The positional tuple is CPython's own (PyObject_VectorcallDict): a tuple
+  // is never refilled once built.
   PyObject* kwargs;  // {"attachment": att}
   PyObject* serialize;  // serialize(msg, type_name) -> bytes, or None (bytes only)
   PyObject* type_name;
@@ -86,8 +87,8 @@ struct Putter {
 
 template <>
 struct hri_pytype::Refs<Putter> {
-  static constexpr PyObject* Putter::*list[] = {&Putter::put, &Putter::destroyed_message, &Putter::args,
-                                                &Putter::kwargs, &Putter::serialize, &Putter::type_name};
+  static constexpr PyObject* Putter::*list[] = {&Putter::put, &Putter::destroyed_message, &Putter::kwargs,
+                                                &Putter::serialize, &Putter::type_name};
   static constexpr const char* close_doc = "close(): later calls raise RuntimeError (the publisher was destroyed).";
 };
 
@@ -133,17 +134,7 @@ PyObject* putter_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, 
   std::memcpy(p, &seq, 8);  // little-endian host (checked in cdr_codec.cpp)
   std::memcpy(p + 8, &ts, 8);
   std::memcpy(p + 16, self->tail, sizeof self->tail);
-  // (data,) and {"attachment": att}: the previous call's objects when only we hold them
-  if (!self->args || Py_REFCNT(self->args) != 1) {
-    Py_XSETREF(self->args, PyTuple_New(1));
-    if (!self->args) {
-      Py_DECREF(att);
-      Py_DECREF(data);
-      return nullptr;
-    }
-    Py_INCREF(Py_None);
-    PyTuple_SET_ITEM(self->args, 0, Py_None);
-  }
+  // {"attachment": att}: the previous call's dict when only we hold it
   if (!self->kwargs || Py_REFCNT(self->kwargs) != 1) {
     Py_XSETREF(self->kwargs, PyDict_New());
     if (!self->kwargs) {
@@ -152,13 +143,14 @@ PyObject* putter_call(PyObject* self_obj, PyObject* const* args, size_t nargsf, 
       return nullptr;
     }
   }
-  PyObject* old = PyTuple_GET_ITEM(self->args, 0);
-  PyTuple_SET_ITEM(self->args, 0, data);  // the tuple takes our reference
-  Py_DECREF(old);
   const int set = PyDict_SetItem(self->kwargs, g_str_attachment, att);
   Py_DECREF(att);
-  if (set < 0) return nullptr;
-  PyObject* r = PyObject_Call(self->put, self->args, self->kwargs);
+  if (set < 0) {
+    Py_DECREF(data);
+    return nullptr;
+  }
+  PyObject* r = PyObject_VectorcallDict(self->put, &data, 1, self->kwargs);
+  Py_DECREF(data);
   if (!r) return nullptr;
   Py_DECREF(r);
   ++self->published;

@@ -17,7 +17,7 @@ from rosbags.interfaces import Nodetype
 
 from hri_runtime import msgs
 
-cdr = pytest.importorskip("hri_runtime._cdr", reason="hri_runtime._cdr (C++ codec) not built")
+from hri_runtime import _cdr as cdr
 from hri_runtime import cdr_plan  # noqa: E402  (needs the extension)
 
 STORE = msgs.typestore()
@@ -461,3 +461,19 @@ def test_repeated_short_strings_are_shared_and_every_string_stays_exact():
         got = msgs.deserialize(msgs.serialize(msgs.new("std_msgs/msg/String", data=s), "std_msgs/msg/String"),
                                "std_msgs/msg/String").data
         assert got == s, (i, s, got)
+
+
+def test_encoding_after_a_larger_a_smaller_and_an_equal_message_is_exact():
+    """The encoder allocates the size of the plan's last message (public C API only: a bytes
+    object filled before it is shared); a message of that size is returned as is, a larger one
+    moves to a bigger object, a shorter one is copied to its length. Every path gives rosbags'
+    bytes, and a returned bytes object is never written again."""
+    t = "std_msgs/msg/String"
+    p = plan(t)
+    out = []
+    for n in (3, 3, 5000, 1, 0, 1, 70000, 70000, 7, 300):
+        m = msgs.new(t, data="x" * n)
+        b = cdr.serialize(p, m)
+        assert b == ref_bytes(m, t)
+        out.append((b, bytearray(b)))              # a copy of its content
+    assert all(b == copy for b, copy in out)       # no returned object changed by a later encode

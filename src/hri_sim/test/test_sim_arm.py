@@ -46,10 +46,7 @@ def test_robosuite_arms_get_config_joint_names_and_the_flange_site():
     from hri_sim.models import robosuite_xml_path
 
     for robot in ("ur5e", "iiwa14"):
-        try:
-            robosuite_xml_path(robot)
-        except ModelNotFoundError as exc:
-            pytest.skip(str(exc))
+        robosuite_xml_path(robot)   # robosuite's wheel is installed by `make`: missing = a failure
         cfg = load_robot_config(robot)
         m = load_arm(robot, "torque")
         for name in cfg["joints"]["names"]:
