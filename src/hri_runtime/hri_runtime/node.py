@@ -490,10 +490,12 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         pass
     finally:
         logging.getLogger().removeHandler(rosout_handler)
-        c = node.loop_counters()
-        node.get_logger().info("loop counters: " + ", ".join(f"{k} {v}" for k, v in c.items()))
         try:
-            node.destroy_node()
+            try:
+                c = node.loop_counters()
+                node.get_logger().info("loop counters: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+            finally:
+                node.destroy_node()
         finally:
             close_context()
             restore()
