@@ -134,6 +134,17 @@ class Launch:
                 self.popen.wait()
         self._reader.join(timeout=10.0)
 
+    def system_stops(self) -> dict[str, dict[str, int]]:
+        """``node -> {cause: count}`` of its "SYSTEM STOP: <cause>" log lines (a stop latches until
+        reset: under a heavy load a heartbeat gap longer than safety.stop.timeout_s stops a node)."""
+        out: dict[str, dict[str, int]] = {}
+        for ln in self.log_path.read_text(errors="replace").splitlines():
+            m = re.match(r"\[(\S+)\] .*SYSTEM STOP: (\S+)", ln)
+            if m:
+                c = out.setdefault(m.group(1), {})
+                c[m.group(2)] = c.get(m.group(2), 0) + 1
+        return out
+
     def loop_counters(self) -> dict[str, dict[str, int]]:
         """The shutdown line of each node: ``[name] ... loop counters: k v, k v``."""
         out: dict[str, dict[str, int]] = {}
@@ -245,6 +256,7 @@ def soak(robot: str, args, hri: list[str], out_dir: Path) -> dict:
             for name, s in samples.items():
                 f.writelines(f"{name},{t:.1f},{mb:.2f}\n" for t, mb in s)
     return {"robot": robot, "samples": samples, "pids": dict(launch.pids), "counters": launch.loop_counters(),
+            "stops": launch.system_stops(),
             "diagnostics": diag, "load_end": load_end, "rc": launch.popen.returncode}
 
 
@@ -264,6 +276,9 @@ def report(r: dict, warmup_s: float) -> None:
               f"{c.get('messages_dropped', '-'):>8} {c.get('inputs_rejected', '-'):>9}")
     for name, kv in sorted(r["diagnostics"].items()):
         print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in kv.items()))
+    if r["stops"]:
+        print("  system stops (latched until reset): " + "; ".join(
+            f"{n} {', '.join(f'{c} x{k}' for c, k in cs.items())}" for n, cs in r["stops"].items()))
     missing = [n for n in r["pids"] if n not in r["counters"]]
     if missing:
         print(f"  no loop counters at shutdown from: {', '.join(missing)} (launch exit {r['rc']})")
@@ -298,7 +313,10 @@ def main(argv=None) -> int:
     robots = args.robot or list(ROBOTS)
     print(f"machine: {machine()}")
     print(f"{load()} (start); {args.minutes:g} min per robot, warm-up {args.warmup_s:g} s, RSS every "
-          f"{args.sample_s:g} s; logs in {out_dir}", flush=True)
+          f"{args.sample_s:g} s; logs in {out_dir}")
+    print("columns: RSS start (after the warm-up) / end / growth / least-squares slope / max; goal growth "
+          f"< {GOAL_MB:g} MB; each node's shutdown line: missed = timer periods skipped (late calls), "
+          "dropped = samples its keep-last queues dropped, rejected = inputs refused", flush=True)
     rc = 0
     for robot in robots:
         r = soak(robot, args, hri, out_dir)
