@@ -149,9 +149,12 @@ class Launch:
         """The shutdown line of each node: ``[name] ... loop counters: k v, k v``."""
         out: dict[str, dict[str, int]] = {}
         for ln in self.log_path.read_text(errors="replace").splitlines():
-            m = re.match(r"\[(\S+)\] .*loop counters: (.*)$", ln)
+            m = re.match(r"\[(\S+)\] .*loop counters: ([^;]*)(?:; dropped per topic: (.*))?$", ln)
             if m:
-                out[m.group(1)] = {kv.rsplit(" ", 1)[0]: int(kv.rsplit(" ", 1)[1]) for kv in m.group(2).split(", ")}
+                kv = lambda text: {x.rsplit(" ", 1)[0]: int(x.rsplit(" ", 1)[1]) for x in text.split(", ")}  # noqa: E731
+                out[m.group(1)] = kv(m.group(2))
+                if m.group(3):
+                    out[m.group(1)]["dropped_per_topic"] = kv(m.group(3))
         return out
 
 
@@ -276,6 +279,9 @@ def report(r: dict, warmup_s: float) -> None:
               f"{c.get('messages_dropped', '-'):>8} {c.get('inputs_rejected', '-'):>9}")
     for name, kv in sorted(r["diagnostics"].items()):
         print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in kv.items()))
+    for name, c in r["counters"].items():
+        if c.get("dropped_per_topic"):
+            print(f"  {name} dropped per topic: " + ", ".join(f"{t} {n}" for t, n in c["dropped_per_topic"].items()))
     if r["stops"]:
         print("  system stops (latched until reset): " + "; ".join(
             f"{n} {', '.join(f'{c} x{k}' for c, k in cs.items())}" for n, cs in r["stops"].items()))

@@ -493,7 +493,13 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         try:
             try:
                 c = node.loop_counters()
-                node.get_logger().info("loop counters: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+                per_topic = {}
+                for sub in node._subscriptions:
+                    if getattr(sub, "dropped", 0):
+                        per_topic[sub.topic_name] = per_topic.get(sub.topic_name, 0) + sub.dropped
+                node.get_logger().info("loop counters: " + ", ".join(f"{k} {v}" for k, v in c.items())
+                                       + ("; dropped per topic: " + ", ".join(f"{t} {n}" for t, n in per_topic.items())
+                                          if per_topic else ""))
             finally:
                 node.destroy_node()
         finally:
