@@ -3,13 +3,13 @@ no container reachable from a node (or the arm teleop pipeline) is larger, excep
 by its ``maxlen``; what a plot or a test needs is recorded outside the node (the arm chain:
 ``hri_arm_teleop.recording.Trace`` fed by the pipeline's ``on_control``). The nodes of
 launch/fr3.launch.yaml (``output:=joint``: arm_teleop with its MuJoCo arm) and launch/tino.launch.yaml
-on the in-process runtime, driven by their scripted operators; the soak benchmark (bench/soak)
-measures the same thing as resident memory of the real processes."""
+on the in-process runtime, driven by their scripted operators. The walk sees Python objects (C++
+state such as the interaction loop's is not walked); the soak benchmark (bench/soak) measures the
+resident memory of the real processes, C++ included."""
 from __future__ import annotations
 
 from collections import deque
 
-import numpy as np
 import pytest
 
 from hri_runtime.config import load_robot_config
