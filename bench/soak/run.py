@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import signal
 import socket
@@ -43,24 +42,14 @@ import time
 from pathlib import Path
 from typing import Optional
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from machine import load, machine  # noqa: E402  (bench/machine.py)
+
 REPO = Path(__file__).resolve().parents[2]
 ARMS = ("fr3", "ur5e", "iiwa14")
 ROBOTS = ARMS + ("tino",)
 GOAL_MB = 5.0
 COUNTER_KEY = re.compile(r"miss|drop|lost|loss|gap|reject|stale|late|overrun|duplicate|out_of_order", re.I)
-
-
-def machine() -> str:
-    cpu = "?"
-    try:
-        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
-
-
-def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def free_port(kind=socket.SOCK_STREAM) -> int:
