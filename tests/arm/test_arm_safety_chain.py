@@ -10,6 +10,7 @@ import pytest
 from hri_runtime.config import load_robot_config
 from hri_arm_teleop.core.types import RefMode
 from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
+from hri_arm_teleop.recording import Trace
 
 HAND0 = np.array([0.0, 1.2, 0.4])   # Unity frame
 Q_ID = np.array([0.0, 0.0, 0.0, 1.0])
@@ -33,6 +34,7 @@ def test_out_of_workspace_target_is_clamped_flagged_holds_and_resumes_on_reengag
     cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.65]"])
     caplog.set_level(logging.INFO, logger="hri_arm_teleop")
     pipe, robot, _ = build_sim_pipeline(cfg)
+    trace = Trace.attach(pipe)
     z0 = robot.sim.ee_pose()[2, 3]
     assert z0 < 0.65
     modes = []
@@ -44,7 +46,7 @@ def test_out_of_workspace_target_is_clamped_flagged_holds_and_resumes_on_reengag
         return HAND0 + [0.0, lift - down, 0.0], (0.5 <= t < 5.0) or t >= 5.5
 
     run(pipe, robot, hand, 5.0)
-    a = pipe.trace.arrays()
+    a = trace.arrays()
     assert pipe.mode == "SAFETY_HOLD" and pipe.safety_holds == 1
     assert pipe.gate.flags.get("workspace", 0) >= 1
     assert pipe.clutch.counters.workspace_clamps >= 1
@@ -118,6 +120,7 @@ def test_link_loss_goes_stale_then_holds_still(caplog):
     cfg = load_robot_config("fr3")
     caplog.set_level(logging.INFO, logger="hri_arm_teleop")
     pipe, robot, _ = build_sim_pipeline(cfg)
+    trace = Trace.attach(pipe)
 
     def hand(t):
         return HAND0 + [min(max(t - 0.6, 0.0), 1.0) * 0.05, 0.0, 0.0], t >= 0.5
@@ -128,7 +131,7 @@ def test_link_loss_goes_stale_then_holds_still(caplog):
     # last packet at 1.98 s; command stale after 1.0 s (checked at 50 Hz), reference horizon 0.25 s
     assert 1.98 + 1.0 + 0.25 - 0.02 <= t_hold <= 1.98 + 1.0 + 0.25 + 0.03
     assert sum("HOLD:" in r.message for r in caplog.records) == 1
-    a = pipe.trace.arrays()
+    a = trace.arrays()
     held = a["ee_p"][a["t"] > t_hold + 0.1]
     assert np.max(np.linalg.norm(held - held[0], axis=1)) < 1e-4   # holds still
     assert pipe.mode == "HOLD"

@@ -14,6 +14,7 @@ from hri_runtime.config import arm_limits, load_robot_config
 from hri_arm_teleop.core.frames import UNITY_TO_ROS
 from hri_arm_teleop.core.scenario import SquareScenario
 from hri_arm_teleop.core.types import RefMode
+from hri_arm_teleop.recording import Trace
 from hri_arm_teleop.lockstep import (build_sim_pipeline, path_error_to_polyline, sim_lockstep,
                                      tracking_metrics)
 
@@ -23,15 +24,17 @@ MAX_BOUND_M = 0.003    # measured 1.4 mm
 
 def run_square(solver: str):
     cfg = load_robot_config("fr3", overrides=[f"teleop.ik.solver={solver}"])
-    pipe, robot, scenario, ee_start = draw(cfg)
+    pipe, robot, scenario, ee_start, trace = draw(cfg)
     assert scenario.strokes == 3 and scenario.side_m == pytest.approx(0.2)
     assert scenario.speed_m_s == pytest.approx(0.05)
-    return pipe, robot, scenario, ee_start
+    return pipe, robot, scenario, ee_start, trace
 
 
 def draw(cfg):
-    """The scripted operator's square, packets at the configured rate, in lockstep."""
+    """The scripted operator's square, packets at the configured rate, in lockstep; the run's
+    recording (``Trace``) is returned with the pipeline."""
     pipe, robot, _ = build_sim_pipeline(cfg)
+    trace = Trace.attach(pipe)
     scenario = SquareScenario.from_config(cfg["teleop"]["demo"])
     period = 1.0 / cfg["teleop"]["demo"]["packet_rate_hz"]
     next_t = [0.0]
@@ -44,7 +47,7 @@ def draw(cfg):
 
     ee_start = robot.sim.ee_pose()
     sim_lockstep(pipe, robot).run_until(scenario.duration_s, operator)
-    return pipe, robot, scenario, ee_start
+    return pipe, robot, scenario, ee_start, trace
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +56,15 @@ def mink_run():
 
 
 def test_square_is_tracked_within_the_bound(mink_run):
-    pipe, robot, scenario, ee_start = mink_run
-    m = tracking_metrics(pipe.trace, robot.sim.q_min, robot.sim.q_max)
+    pipe, robot, scenario, ee_start, trace = mink_run
+    m = tracking_metrics(trace, robot.sim.q_min, robot.sim.q_max)
     assert m["samples"] > 1500
     assert m["rms_error_m"] < RMS_BOUND_M, m
     assert m["max_error_m"] < MAX_BOUND_M, m
 
 
 def test_three_strokes_and_the_square_closes(mink_run):
-    pipe, robot, scenario, ee_start = mink_run
+    pipe, robot, scenario, ee_start, trace = mink_run
     c = pipe.clutch.counters
     assert (c.engagements, c.releases) == (3, 3)
     assert c.velocity_clips == 0 and c.workspace_clamps == 0
@@ -71,7 +74,7 @@ def test_three_strokes_and_the_square_closes(mink_run):
     assert np.linalg.norm(p_end - ee_start[:3, 3]) < 1e-3
     corners_ros = np.array([ee_start[:3, 3] + UNITY_TO_ROS @ np.array([x, y, 0.0])
                             for x, y in scenario.corners_xy()])
-    a = pipe.trace.arrays()
+    a = trace.arrays()
     drawn = a["ee_p"][a["engaged"] > 0.5]
     cross = path_error_to_polyline(drawn, corners_ros)
     assert cross.max() < MAX_BOUND_M
@@ -81,8 +84,8 @@ def test_three_strokes_and_the_square_closes(mink_run):
 
 
 def test_joint_limits_never_exceeded_and_orientation_kept(mink_run):
-    pipe, robot, _, ee_start = mink_run
-    a = pipe.trace.arrays()
+    pipe, robot, _, ee_start, trace = mink_run
+    a = trace.arrays()
     lim = arm_limits(load_robot_config("fr3"))  # the config's limits (narrower than the MJCF's)
     assert np.all(a["q"] >= lim.q_min) and np.all(a["q"] <= lim.q_max)
     assert np.all(a["q_des"] >= lim.q_min) and np.all(a["q_des"] <= lim.q_max)
@@ -101,8 +104,8 @@ def test_other_arms_follow_the_square_too(robot):
 
     robosuite_xml_path(robot)
     cfg = load_robot_config(robot)
-    pipe, _, _, _ = draw(cfg)
+    _, _, _, _, trace = draw(cfg)
     lim = arm_limits(cfg)
-    m = tracking_metrics(pipe.trace, lim.q_min, lim.q_max)
+    m = tracking_metrics(trace, lim.q_min, lim.q_max)
     assert m["rms_error_m"] < RMS_BOUND_M and m["max_error_m"] < 0.004, m
     assert m["joint_limit_margin_rad"] > 0

@@ -102,6 +102,23 @@ def test_topic_driver_with_the_tino_sim_node(cfg):
     assert node.ctrl.started and node.ctrl.fault is None
 
 
+def test_tino_sim_rejects_a_non_finite_command_and_counts_it(cfg):
+    """Counted in the runtime's per-(topic, cause) ``rejected`` (its ``loop_counters``, logged at
+    shutdown); the last good command is kept."""
+    from hri_sim.tino_node import TinoSimNode
+
+    ctx = InprocContext()
+    sim = TinoSimNode(cfg=cfg, context=ctx)
+    pub = Node("pub", context=ctx).create_publisher("std_msgs/msg/Float64", cfg["atomic"]["topics"]["leg_rpm"], qos=10)
+    pub.publish(msgs.new("std_msgs/msg/Float64", data=10.0))
+    ctx.spin_for(0.05)
+    pub.publish(msgs.new("std_msgs/msg/Float64", data=float("nan")))
+    ctx.spin_for(0.05)
+    assert sim.rejected == {(cfg["atomic"]["topics"]["leg_rpm"], "non_finite"): 1}
+    assert sim.loop_counters()["inputs_rejected"] == 1
+    assert sim.sim.leg_rpm_cmd == 10.0
+
+
 def test_malformed_leg_state_is_rejected(cfg):
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)

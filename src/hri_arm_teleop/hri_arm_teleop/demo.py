@@ -75,11 +75,13 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     from hri_arm_teleop.core.scenario import SquareScenario
     from hri_arm_teleop.emulate import ScriptedOperator, sealer
     from hri_arm_teleop.lockstep import build_sim_pipeline, path_error_to_polyline, tracking_metrics
+    from hri_arm_teleop.recording import Trace, write_mcap
     from hri_arm_teleop.vr_link import ArmVrReceiver
     from hri_runtime.lockstep import Lockstep
 
     t = cfg["teleop"]
     pipe, robot, clock = build_sim_pipeline(cfg)
+    trace = Trace.attach(pipe)      # this run's recording (the pipeline keeps no history)
     scenario = SquareScenario.from_config(t["demo"])
     rx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx_sock.bind((t["vr"]["bind_address"], t["vr"]["port"] if port is None else port))
@@ -100,9 +102,9 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
         lost_waiting[0] += receiver.receive(operator.send_due(now), recv_timeout_s, on_hand)
 
     def tick(now: float) -> None:
-        n_lat = len(pipe.trace.latency_s)
+        n_lat = len(trace.latency_s)
         pipe.tick()
-        if len(pipe.trace.latency_s) > n_lat and pipe.last_latency_source in operator.sent_wall:
+        if len(trace.latency_s) > n_lat and pipe.last_latency_source in operator.sent_wall:
             wall_latency.append(time.perf_counter() - operator.sent_wall[pipe.last_latency_source])
         if progress and now - last_progress[0] >= 1.0:
             _progress(now, scenario.duration_s)
@@ -129,8 +131,8 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
         sys.stderr.write("\n")
     wall_s = time.perf_counter() - wall0
 
-    metrics = tracking_metrics(pipe.trace, robot.sim.q_min, robot.sim.q_max)
-    a = pipe.trace.arrays()
+    metrics = tracking_metrics(trace, robot.sim.q_min, robot.sim.q_max)
+    a = trace.arrays()
     corners = square_corners(cfg, scenario, ee_start)
     drawn = a["ee_p"][a["engaged"] > 0.5]
     cross = path_error_to_polyline(drawn, corners) if len(drawn) else np.zeros(1)
@@ -158,8 +160,7 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out_dir / "trace.npz", corners=corners, **a)
-    from hri_arm_teleop.recording import write_mcap
-    summary["mcap"] = str(write_mcap(out_dir / "teleop.mcap", pipe.trace, cfg))
+    summary["mcap"] = str(write_mcap(out_dir / "teleop.mcap", trace, cfg))
     if plot:
         summary["png"] = str(plot_paths(out_dir / "path.png", a, corners, summary))
     summary["out_dir"] = str(out_dir)
@@ -255,7 +256,7 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out_dir / "trace.npz", corners=corners, **a)
-    summary["mcap"] = str(write_stack_mcap(out_dir / "teleop.mcap", stack.pipe.trace, a, cfg))
+    summary["mcap"] = str(write_stack_mcap(out_dir / "teleop.mcap", drv.teleop_trace, a, cfg))
     if plot:
         summary["png"] = [str(p) for p in plot_stack(out_dir, a, corners, summary, mask)]
     summary["out_dir"] = str(out_dir)

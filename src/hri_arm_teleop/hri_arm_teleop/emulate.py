@@ -22,11 +22,19 @@ from hri_runtime.errors import add_robot_argument, port as port_arg, positive_fl
 
 
 class ScriptedOperator:
+    """``loop``: the scenario repeats without end (the hand is back at its home pose when it ends);
+    stamps and sequence numbers keep increasing. ``sent_wall`` (stamp -> wall time of the send,
+    for the lockstep demo's wall latency) is kept only with ``keep_send_times``: a looping operator
+    streams for hours."""
+
     def __init__(self, scenario: SquareScenario, sock: socket.socket, address: tuple,
-                 packet_rate_hz: float, start_sequence: int = 0, auth: Optional[Sealer] = None):
+                 packet_rate_hz: float, start_sequence: int = 0, auth: Optional[Sealer] = None,
+                 loop: bool = False, keep_send_times: bool = True):
         """``auth``: seal every packet (``pulse.auth`` required; :func:`sealer`)."""
         self.scenario = scenario
         self.auth = auth
+        self.loop = loop
+        self.keep_send_times = keep_send_times
         self.sock = sock
         self.address = address
         self.period_s = 1.0 / packet_rate_hz
@@ -36,7 +44,7 @@ class ScriptedOperator:
         self.sent_wall: dict[float, float] = {}   # stamp_s -> perf_counter at send
 
     def packet_at(self, t: float) -> bytes:
-        s = self.scenario.sample(t)
+        s = self.scenario.sample(t % self.scenario.duration_s if self.loop else t)
         pose = vp.ControllerPose(sequence=self.sequence, stamp_s=t, position=tuple(s.position),
                                  quat_xyzw=tuple(s.quat_xyzw), clutch=s.clutch,
                                  buttons=vp.BUTTON_GRIP if s.clutch else 0,
@@ -49,7 +57,8 @@ class ScriptedOperator:
         n = 0
         while self.next_t <= t + 1e-9:
             data = self.packet_at(self.next_t)
-            self.sent_wall[self.next_t] = time.perf_counter()
+            if self.keep_send_times:
+                self.sent_wall[self.next_t] = time.perf_counter()
             self.sock.sendto(data, self.address)
             self.sequence = (self.sequence + 1) % (1 << 31)
             if self.sequence == 0 and self.auth is not None:   # a session never wraps: a new one
@@ -61,7 +70,7 @@ class ScriptedOperator:
 
     @property
     def done(self) -> bool:
-        return self.next_t > self.scenario.duration_s
+        return not self.loop and self.next_t > self.scenario.duration_s
 
 
 def sealer(cfg: dict) -> Optional[Sealer]:
@@ -80,7 +89,10 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--host", default=None, help="receiver address (default: teleop.vr.bind_address)")
     ap.add_argument("--port", type=port_arg, default=None, help="receiver port (default: teleop.vr.port)")
     ap.add_argument("--scenario", default="square", choices=["square"])
-    ap.add_argument("--seconds", type=positive_float, default=None, help="stop after this long (default: the scenario)")
+    ap.add_argument("--seconds", type=positive_float, default=None,
+                    help="stop after this long (default: the scenario, or never with --loop)")
+    ap.add_argument("--loop", action="store_true",
+                    help="repeat the scenario (stamps and sequence numbers keep increasing); Ctrl-C ends it")
     args = ap.parse_args(argv)
     try:
         cfg = load_robot_config(args.robot)
@@ -92,14 +104,26 @@ def main(argv: Optional[list] = None) -> int:
     scenario = SquareScenario.from_config(t["demo"])
     addr = (args.host or t["vr"]["bind_address"], args.port or t["vr"]["port"])
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    op = ScriptedOperator(scenario, sock, addr, t["demo"]["packet_rate_hz"], auth=auth)
-    t_end = scenario.duration_s if args.seconds is None else min(args.seconds, scenario.duration_s)
-    print(f"streaming '{args.scenario}' to {addr[0]}:{addr[1]} for {t_end:.1f} s of "
-          f"{scenario.duration_s:.1f} s ({t['demo']['packet_rate_hz']:.0f} Hz"
-          + (f", authenticated: key {auth.key_id}, session {auth.session})" if auth else ")"))
+    op = ScriptedOperator(scenario, sock, addr, t["demo"]["packet_rate_hz"], auth=auth, loop=args.loop,
+                          keep_send_times=False)
+    sealed = f", authenticated: key {auth.key_id}, session {auth.session}" if auth else ""
+    if args.loop:
+        t_end = float("inf") if args.seconds is None else args.seconds
+        what = "until Ctrl-C" if args.seconds is None else f"for {t_end:.1f} s"
+        print(f"streaming '{args.scenario}' to {addr[0]}:{addr[1]} in a loop (one square every "
+              f"{scenario.duration_s:.1f} s) {what} ({t['demo']['packet_rate_hz']:.0f} Hz{sealed})", flush=True)
+    else:
+        t_end = scenario.duration_s if args.seconds is None else min(args.seconds, scenario.duration_s)
+        print(f"streaming '{args.scenario}' to {addr[0]}:{addr[1]} for {t_end:.1f} s of "
+              f"{scenario.duration_s:.1f} s ({t['demo']['packet_rate_hz']:.0f} Hz{sealed})", flush=True)
     t0 = time.monotonic()
-    while not op.done and time.monotonic() - t0 < t_end:
-        op.send_due(time.monotonic() - t0)
-        time.sleep(max(0.0, op.next_t - (time.monotonic() - t0)))
+    try:
+        while not op.done and time.monotonic() - t0 < t_end:
+            op.send_due(time.monotonic() - t0)
+            time.sleep(max(0.0, op.next_t - (time.monotonic() - t0)))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
     print(f"sent {op.sent} packets")
     return 0

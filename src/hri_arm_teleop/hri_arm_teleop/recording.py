@@ -1,10 +1,14 @@
-"""Write the teleop trace as a ROS 2 MCAP with ``hri_runtime.recording.McapWriter`` (the one MCAP
+"""The teleop recording of a demo or a test: ``Trace`` (the arrays of every controller tick, fed by
+the pipeline's ``on_control``: the live pipeline keeps no history) and ``write_mcap``.
+
+``write_mcap`` writes the trace as a ROS 2 MCAP with ``hri_runtime.recording.McapWriter`` (the one MCAP
 API of the workspace; Foxglove / PlotJuggler / ``ros2 bag`` read it): ``/teleop/target_pose`` and
 ``/ee_pose`` (geometry_msgs/PoseStamped),
 ``/joint_states`` (sensor_msgs/JointState, measured), ``/joint_command`` (sensor_msgs/JointState,
 q_des) and ``/teleop/mode`` (hri_interfaces/TeleopMode: TRACK, HOLD, SAFETY_HOLD, STOP, on change)."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +18,39 @@ from hri_runtime.geometry import pose_stamped_from_parts, time_from_seconds
 from hri_runtime.recording import McapWriter
 
 _MODES = {1.0: "TRACK", 0.0: "HOLD", -1.0: "SAFETY_HOLD", -2.0: "STOP"}
+
+
+@dataclass
+class Trace:
+    """Every controller tick of one pipeline (``Trace.attach(pipe)``): the demo's / test's own
+    recorder (``ControlSample`` fields, one list each; ``latency_s`` only when a new input stamp
+    was commanded)."""
+    t: list = field(default_factory=list)
+    target_p: list = field(default_factory=list)     # commanded EE position (nan in HOLD)
+    ee_p: list = field(default_factory=list)         # measured EE position
+    target_quat: list = field(default_factory=list)  # commanded EE orientation, x y z w (nan in HOLD)
+    ee_quat: list = field(default_factory=list)      # measured EE orientation, x y z w
+    q: list = field(default_factory=list)
+    q_des: list = field(default_factory=list)
+    mode: list = field(default_factory=list)         # 1 TRACK, 0 HOLD, -1 SAFETY_HOLD, -2 STOP
+    engaged: list = field(default_factory=list)
+    latency_s: list = field(default_factory=list)    # input stamp -> joint command out
+
+    @classmethod
+    def attach(cls, pipe) -> "Trace":
+        """A new trace recording every controller tick of ``pipe`` from now on."""
+        tr = cls()
+        pipe.on_control = tr.record
+        return tr
+
+    def record(self, s) -> None:
+        for k in ("t", "target_p", "ee_p", "target_quat", "ee_quat", "q", "q_des", "mode", "engaged"):
+            getattr(self, k).append(getattr(s, k))
+        if s.latency_s is not None:
+            self.latency_s.append(s.latency_s)
+
+    def arrays(self) -> dict:
+        return {k: np.asarray(v, dtype=float) for k, v in self.__dict__.items()}
 
 
 def write_mcap(path: Path, trace, cfg: dict) -> Path:

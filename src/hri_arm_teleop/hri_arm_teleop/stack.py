@@ -30,6 +30,7 @@ import numpy as np
 from hri_arm_teleop.core.pipeline import ArmTeleopPipeline
 from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.types import JointCommand, PoseCommand, RobotState
+from hri_arm_teleop.recording import Trace
 from hri_core import se3
 from hri_runtime.clock import SimClock
 from hri_runtime.lockstep import Lockstep
@@ -196,6 +197,9 @@ class StackDriver:
         self.receiver = receiver
         self.record = record
         self.trace = Trace1k()
+        # the teleop chain's own ticks (what the MCAP's /teleop topics are made of); the pipeline
+        # itself keeps no history
+        self.teleop_trace = Trace.attach(stack.pipe) if record else None
         rate = 1.0 / stack.dt
         self.base_div = max(1, int(round(rate / stack.pipe.params.base_rate_hz)))
         self.push = np.zeros(3)

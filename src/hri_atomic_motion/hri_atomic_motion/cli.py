@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     png = plot_series(load_series(mcap, cfg["atomic"]["topics"]), out_dir / "timeline.png", cfg["atomic"]["leg"],
                       title=f"simulated Tino: {a.sequence}")
     x, y, yaw = r.sim.base_pose()
-    print(f"movements {len(r.ctrl.started)}, fault {r.ctrl.fault}, final ticks {r.sim.leg_ticks()}, "
+    print(f"movements {r.ctrl.movements}, fault {r.ctrl.fault}, final ticks {r.sim.leg_ticks()}, "
           f"base x {x:.3f} m y {y:.3f} m yaw {yaw:.3f} rad")
     print(f"wrote {npz}, {mcap}, {png}")
     return 0

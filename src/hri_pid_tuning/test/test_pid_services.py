@@ -169,7 +169,7 @@ def test_runner_automated_and_manual():
     assert res.motion == "operator"
     assert res.joint_evaluations["a"].avg_absolute_error == pytest.approx(math.degrees(0.01))
     runner.reset_test_runner()
-    assert runner.results == []
+    assert len(runner.results) == 0
 
 
 def _single_joint_factory(holds_seen):

@@ -32,6 +32,7 @@ from .parameters import params_type
 __all__ = ["Launcher", "LaunchParams"]
 
 log = logging.getLogger("hri.launch")
+EVENTS_KEPT = 1000   # lines kept in ``Launcher.events`` (the last ones)
 
 
 LaunchParams = params_type("runtime.launch")   # declared in hri_runtime's parameters.yaml
@@ -70,7 +71,7 @@ class Launcher:
         self.params = params or LaunchParams.defaults()
         self.out = out or sys.stdout
         self.procs = [_Proc(s, self.params.log_tail_lines) for s in desc.nodes]
-        self.events: list[str] = []
+        self.events: deque[str] = deque(maxlen=EVENTS_KEPT)   # the last lines said (a launch runs for hours)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: Optional[threading.Thread] = None

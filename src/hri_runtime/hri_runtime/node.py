@@ -150,6 +150,13 @@ class Node:
         return sum(n for (e, c), n in self.rejected.items()
                    if (endpoint is None or e == endpoint) and (cause is None or c == cause))
 
+    def loop_counters(self) -> dict[str, int]:
+        """What the runtime counted for this node: timer periods skipped because a call came late
+        (missed deadlines), samples its keep-last subscription queues dropped, inputs rejected."""
+        return {"timer_periods_missed": sum(getattr(t, "missed", 0) for t in self._timers),
+                "messages_dropped": sum(getattr(s, "dropped", 0) for s in self._subscriptions),
+                "inputs_rejected": self.rejected_count()}
+
     # ---- endpoints
     def create_publisher(self, msg_type: str, topic: str, qos: Any = 10) -> Publisher:
         t = msgs.normalize(msg_type)
@@ -484,7 +491,17 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
     finally:
         logging.getLogger().removeHandler(rosout_handler)
         try:
-            node.destroy_node()
+            try:
+                c = node.loop_counters()
+                per_topic = {}
+                for sub in node._subscriptions:
+                    if getattr(sub, "dropped", 0):
+                        per_topic[sub.topic_name] = per_topic.get(sub.topic_name, 0) + sub.dropped
+                node.get_logger().info("loop counters: " + ", ".join(f"{k} {v}" for k, v in c.items())
+                                       + ("; dropped per topic: " + ", ".join(f"{t} {n}" for t, n in per_topic.items())
+                                          if per_topic else ""))
+            finally:
+                node.destroy_node()
         finally:
             close_context()
             restore()

@@ -11,7 +11,7 @@ __all__ = ["Timer"]
 
 class Timer:
     """A periodic timer on a clock (wall/fake or sim). Fires at start + k*period; when late by
-    several periods it fires once and skips the missed ones (as rcl)."""
+    several periods it fires once and skips the missed ones (as rcl), counted in ``missed``."""
 
     def __init__(self, executor: "Executor", period_s: float, callback: Callable[[], None], clock,
                  owner=None):
@@ -24,6 +24,7 @@ class Timer:
         self.owner = owner
         self.next_ns = clock.now().nanoseconds + self.period_ns
         self._canceled = False
+        self.missed = 0           # periods skipped because a call came too late (deadlines missed)
         self.seq = executor._next_seq()
 
     @property
@@ -53,5 +54,6 @@ class Timer:
         if self.next_ns <= now:  # late by whole periods: skip them
             missed = (now - self.next_ns) // self.period_ns + 1
             self.next_ns += missed * self.period_ns
+            self.missed += missed
         self.callback()
 

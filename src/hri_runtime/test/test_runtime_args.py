@@ -1,4 +1,5 @@
 """--ros-args subset, params files, default-context selection, run_node start-up errors."""
+import logging
 import os
 import signal
 import threading
@@ -6,6 +7,7 @@ import threading
 import pytest
 
 from hri_runtime import context as hctx
+from hri_runtime import msgs
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node, run_node
 from hri_runtime.params import parse_ros_args
@@ -79,6 +81,25 @@ def test_run_node_spins_until_shutdown():
     ctx = InprocContext()
     assert run_node(Ranged, ["--ros-args", "-r", "__node:=r2"], context=ctx) == 0
     assert not ctx.ok() and ctx.nodes == []
+
+
+class Dropping(Ranged):
+    """Five samples into its own depth-2 subscription before the executor spins: 3 dropped."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.create_subscription("std_msgs/msg/String", "chatter", lambda m: None, qos=2)
+        pub = self.create_publisher("std_msgs/msg/String", "chatter", qos=10)
+        for k in range(5):
+            pub.publish(msgs.new("std_msgs/msg/String", data=str(k)))
+
+
+def test_run_node_logs_the_loop_counters_at_shutdown(caplog):
+    caplog.set_level(logging.INFO)
+    assert run_node(Dropping, [], context=InprocContext()) == 0
+    lines = [r.getMessage() for r in caplog.records if "loop counters" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].endswith(
+        "loop counters: timer_periods_missed 0, messages_dropped 3, inputs_rejected 0; dropped per topic: /chatter 3")
 
 
 class _RecordingContext(InprocContext):

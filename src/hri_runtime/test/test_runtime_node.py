@@ -250,6 +250,36 @@ def test_use_sim_time_follows_clock_topic():
     assert n.get_clock().now_s() == 1.0 and fired == [0.5, 1.0]
 
 
+def test_a_late_timer_fires_once_and_counts_the_periods_it_skipped():
+    """Late by several periods (sim time jumps 0.1 -> 0.45 s): one call, the deadlines 0.3 and
+    0.4 s are skipped and counted (``Timer.missed``, the node's ``loop_counters``, logged by
+    ``run_node`` at shutdown)."""
+    ctx = InprocContext()
+    n = Node("late", context=ctx, parameters={"use_sim_time": True})
+    fired = []
+    t = n.create_timer(0.1, lambda: fired.append(n.get_clock().now_s()))
+    clock_pub = Node("clock", context=ctx).create_publisher("rosgraph_msgs/msg/Clock", "/clock", qos=1)
+    for ns in (100_000_000, 450_000_000, 500_000_000):
+        clock_pub.publish(msgs.new("rosgraph_msgs/msg/Clock", clock={"sec": 0, "nanosec": ns}))
+        ctx.spin_for(0.0)
+    assert fired == [0.1, 0.45, 0.5] and t.missed == 2
+    assert n.loop_counters() == {"timer_periods_missed": 2, "messages_dropped": 0, "inputs_rejected": 0}
+
+
+def test_loop_counters_count_keep_last_drops_and_rejected_inputs():
+    ctx = InprocContext()
+    talker = Node("talker", context=ctx)
+    pub = talker.create_publisher("std_msgs/msg/String", "chatter", qos=10)
+    lis = Listener(qos=2, context=ctx)
+    for k in range(5):                     # the executor does not spin: depth 2 keeps the last 2
+        pub.publish(msgs.new("std_msgs/msg/String", data=str(k)))
+    ctx.spin_for(0.0)
+    assert lis.got == ["3", "4"]
+    assert lis.loop_counters()["messages_dropped"] == 3
+    lis._reject("chatter", "malformed_cdr", "test")
+    assert lis.loop_counters()["inputs_rejected"] == 1
+
+
 def test_callback_exception_propagates_in_tests_and_is_counted_when_asked():
     ctx = InprocContext()
     n = Node("boom", context=ctx)

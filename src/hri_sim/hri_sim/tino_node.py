@@ -28,11 +28,10 @@ class TinoSimNode(Node):
         self.cfg = declare_config(self, ("atomic.sim", "atomic.topics", "atomic.node.period_s", "frames.base"), cfg=cfg,
                                   robot="tino")
         a = self.cfg["atomic"]
-        T = a["topics"]
+        T = self.topics = a["topics"]
         self.base_frame = self.cfg["frames"]["base"]
         self.sim = TinoSim(TinoSimParams.from_config(a))
         self._offset = self.get_clock().now_s() - self.sim.t_s
-        self.rejected = 0
         self.pub_leg = self.create_publisher("sensor_msgs/msg/JointState", T["leg_state"], qos=10)
         self.pub_odom = self.create_publisher("nav_msgs/msg/Odometry", T["odom"], qos=10)
         self.create_subscription("std_msgs/msg/Float64", T["leg_rpm"], self.on_rpm, qos=10)
@@ -41,23 +40,24 @@ class TinoSimNode(Node):
         self.create_timer(a["node"]["period_s"], self.tick)
         self.get_logger().info(f"simulating {TINO_XML} every {a['node']['period_s']} s")
 
-    def _ok(self, *vals) -> bool:
+    def _ok(self, topic: str, *vals) -> bool:
+        """Finite values; else counted in the node's ``rejected[(topic, "non_finite")]`` and logged
+        (rate limited)."""
         if all(math.isfinite(float(v)) for v in vals):
             return True
-        self.rejected += 1
-        self.get_logger().warning(f"non-finite command rejected: {vals}")
+        self._reject(topic, "non_finite", f"non-finite command rejected: {vals}")
         return False
 
     def on_rpm(self, msg) -> None:
-        if self._ok(msg.data):
+        if self._ok(self.topics["leg_rpm"], msg.data):
             self.sim.set_leg_rpm(float(msg.data))
 
     def on_twist(self, msg) -> None:
-        if self._ok(msg.linear.x, msg.angular.z):
+        if self._ok(self.topics["cmd_vel"], msg.linear.x, msg.angular.z):
             self.sim.set_twist(float(msg.linear.x), float(msg.angular.z))
 
     def on_head(self, msg) -> None:
-        if self._ok(msg.x, msg.y, msg.z):
+        if self._ok(self.topics["head"], msg.x, msg.y, msg.z):
             self.sim.set_head(float(msg.y), float(msg.z), float(msg.x))
 
     def tick(self) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections import deque
 from typing import Callable, Optional
 
 import numpy as np
@@ -39,6 +40,8 @@ from hri_arm_teleop.core.types import (CartesianTarget, JointCommand, LatestValu
                                        RefMode, RobotState, TaskSpaceReference)
 from hri_core import se3
 from hri_runtime.parameters import params_type
+
+TRANSITIONS_KEPT = 64   # TRACK/HOLD changes kept in ``Bridge.transitions`` (the last ones)
 
 
 class LoopParams(params_type("teleop.loop")):
@@ -234,7 +237,9 @@ class Bridge:
         self._cur_T: Optional[np.ndarray] = None
         self._k = 0
         self.mode = RefMode.HOLD
-        self.transitions: list[tuple[float, RefMode]] = []
+        # the last TRANSITIONS_KEPT (t, mode) changes (a live node runs for hours); all are counted
+        self.transitions: deque[tuple[float, RefMode]] = deque(maxlen=TRANSITIONS_KEPT)
+        self.mode_changes = 0
         self.rejected: dict[str, int] = {}
 
     def _reject(self, cause: str) -> None:
@@ -263,6 +268,7 @@ class Bridge:
         if mode is not self.mode:
             self.mode = mode
             self.transitions.append((now, mode))
+            self.mode_changes += 1
             if mode is RefMode.TRACK:
                 self._log.info("TRACK: following the commanded end-effector pose (t=%.3f s)", now)
             else:

@@ -24,13 +24,15 @@ holding, a flagged hold command (a stop faster than the acceleration limit, a ho
 the box) is sent as is: holding still is the safe action, a clamped stop would overshoot the hold
 point (counted in ``hold_flagged``; a rejected one, NaN, holds the last good command).
 
-Every controller tick is appended to ``trace`` (target vs measured EE, q, q_des, mode) for
-metrics, the PNG and the MCAP.
+The pipeline keeps no history: a live node runs it for hours. Each controller tick is offered to
+``on_control`` (None by default: nothing is built) as a :class:`ControlSample` (target vs measured
+EE, q, q_des, mode, latency); a demo or a test attaches its own recorder there
+(``hri_arm_teleop.recording.Trace``: the arrays its metrics, PNG and MCAP are made of).
 """
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
@@ -60,21 +62,19 @@ class HandInput:
     source_stamp: Optional[float] = None   # sender's stamp / sequence time for latency
 
 
-@dataclass
-class Trace:
-    t: list = field(default_factory=list)
-    target_p: list = field(default_factory=list)     # commanded EE position (nan in HOLD)
-    ee_p: list = field(default_factory=list)         # measured EE position
-    target_quat: list = field(default_factory=list)  # commanded EE orientation, x y z w (nan in HOLD)
-    ee_quat: list = field(default_factory=list)      # measured EE orientation, x y z w
-    q: list = field(default_factory=list)
-    q_des: list = field(default_factory=list)
-    mode: list = field(default_factory=list)         # 1 TRACK, 0 HOLD, -1 SAFETY_HOLD
-    engaged: list = field(default_factory=list)
-    latency_s: list = field(default_factory=list)    # input stamp -> joint command out
-
-    def arrays(self) -> dict:
-        return {k: np.asarray(v, dtype=float) for k, v in self.__dict__.items()}
+@dataclass(frozen=True)
+class ControlSample:
+    """One controller tick, as offered to ``ArmTeleopPipeline.on_control``."""
+    t: float
+    target_p: np.ndarray      # commanded EE position (nan in HOLD)
+    ee_p: np.ndarray          # measured EE position
+    target_quat: np.ndarray   # commanded EE orientation, x y z w (nan in HOLD)
+    ee_quat: np.ndarray       # measured EE orientation, x y z w
+    q: np.ndarray
+    q_des: np.ndarray         # nan for the cartesian output
+    mode: float               # 1 TRACK, 0 HOLD, -1 SAFETY_HOLD, -2 STOP
+    engaged: float
+    latency_s: Optional[float]   # input stamp -> command out, once per new input stamp; else None
 
 
 class ArmTeleopPipeline:
@@ -127,7 +127,7 @@ class ArmTeleopPipeline:
         self.loop.add_task("io", self.params.io_decimation, self.io_task)
         self.loop.add_task("planner", self.params.planner_decimation, self.planner_task)
         self.loop.add_task("controller", self.params.controller_decimation, self.controller_task)
-        self.trace = Trace()
+        self.on_control: Optional[Callable[[ControlSample], None]] = None   # see module doc
         self._last_cmd: Optional[JointCommand] = None
         self.last_latency_source: Optional[float] = None   # of the last latency sample
         # a real robot may not have published its joint state yet (the node waits for it)
@@ -318,22 +318,28 @@ class ArmTeleopPipeline:
                 cmd = self._gate_command(cmd, ref, state)
             self.robot.send_command(cmd)
         self._last_cmd = cmd
-        tr = self.trace
-        tr.t.append(float(self.clock()))
-        tr.target_p.append(ref.target.T[:3, 3].copy() if ref is not None else np.full(3, np.nan))
-        tr.ee_p.append(state.base_T_ee[:3, 3].copy() if state.base_T_ee is not None else np.full(3, np.nan))
-        tr.target_quat.append(np.asarray(se3.rot_to_quat(ref.target.T[:3, :3])) if ref is not None
-                              else np.full(4, np.nan))
-        tr.ee_quat.append(np.asarray(se3.rot_to_quat(state.base_T_ee[:3, :3])) if state.base_T_ee is not None
-                          else np.full(4, np.nan))
-        tr.q.append(state.q.copy())
-        tr.q_des.append(np.full(len(state.q), np.nan) if self.cartesian else np.asarray(cmd.q_des, float).copy())
-        tr.mode.append(-2.0 if self.system_stop is not None else
-                       -1.0 if self.safety_hold is not None else (1.0 if ref is not None else 0.0))
-        tr.engaged.append(1.0 if self.clutch.engaged else 0.0)
+        latency = None
         if cmd.source_stamp is not None and cmd.source_stamp != self.last_latency_source:
             self.last_latency_source = cmd.source_stamp
-            tr.latency_s.append(float(self.clock()) - cmd.source_stamp)
+            latency = float(self.clock()) - cmd.source_stamp
+        if self.on_control is not None:
+            self.on_control(self._sample(state, ref, cmd, latency))
+
+    def _sample(self, state, ref, cmd, latency: Optional[float]) -> ControlSample:
+        ee = state.base_T_ee
+        return ControlSample(
+            t=float(self.clock()),
+            target_p=ref.target.T[:3, 3].copy() if ref is not None else np.full(3, np.nan),
+            ee_p=ee[:3, 3].copy() if ee is not None else np.full(3, np.nan),
+            target_quat=(np.asarray(se3.rot_to_quat(ref.target.T[:3, :3])) if ref is not None
+                         else np.full(4, np.nan)),
+            ee_quat=np.asarray(se3.rot_to_quat(ee[:3, :3])) if ee is not None else np.full(4, np.nan),
+            q=state.q.copy(),
+            q_des=np.full(len(state.q), np.nan) if self.cartesian else np.asarray(cmd.q_des, float).copy(),
+            mode=(-2.0 if self.system_stop is not None else
+                  -1.0 if self.safety_hold is not None else (1.0 if ref is not None else 0.0)),
+            engaged=1.0 if self.clutch.engaged else 0.0,
+            latency_s=latency)
 
     def _gate_command(self, cmd: JointCommand, ref, state) -> JointCommand:
         now = float(cmd.stamp)   # the controller's time of this command: the same dt as its shaper

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import select
 import sys
+from collections import deque
 from typing import Optional
 
 from hri_arm_teleop.core.gamepad import GamepadKeys, GamepadParams
@@ -18,6 +19,8 @@ from hri_arm_teleop.core.keyboard import HELP, KeyboardParams, KeyboardTeleop, p
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config
+
+LINES_KEPT = 200   # lines kept in ``KeyboardTeleopNode.lines`` (the last ones)
 
 
 class KeyboardTeleopNode(Node):
@@ -29,7 +32,7 @@ class KeyboardTeleopNode(Node):
         self.frame_id = self.cfg["frames"]["base"]
         self.core: Optional[KeyboardTeleop] = None
         self.pending: list[str] = []
-        self.lines: list[str] = []
+        self.lines: deque[str] = deque(maxlen=LINES_KEPT)   # the last lines said (tests, no terminal)
         self.quit = False
         self._tty = None
         if use_terminal and sys.stdin.isatty():

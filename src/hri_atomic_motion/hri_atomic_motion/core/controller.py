@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 
 from .base import BaseController
@@ -24,6 +24,8 @@ from .drivers import LegReading
 from .framework import Command, CommandQueue, Fault, FaultLatch, PulseGate
 from .leg import LegController
 from .params import AtomicParams
+
+STARTED_KEPT = 256   # movements kept in ``AtomicController.started`` (tests, the last ones for a look)
 
 _log = logging.getLogger(__name__)
 OK, WARN, ERROR = 0, 1, 2          # diagnostic_msgs/DiagnosticStatus levels
@@ -46,7 +48,9 @@ class AtomicController:
         self.faults = FaultLatch()
         self.counts: Counter[str] = Counter()
         self.current: Command | None = None
-        self.started: list[Command] = []       # every movement started (for tests / plots)
+        # the last STARTED_KEPT movements started (a live node runs for hours); all are counted
+        self.started: deque[Command] = deque(maxlen=STARTED_KEPT)
+        self.movements = 0
         self._device_fault: str | None = None
 
     # ------------------------------------------------------------------ state
@@ -179,6 +183,7 @@ class AtomicController:
         if cmd.state != 0:
             self.current = Command(cmd.state, cmd.direction, t_s)
             self.started.append(self.current)
+            self.movements += 1
 
     def _trip(self, fault: Fault, detail: str) -> None:
         if self.faults.trip(fault, detail):

@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import deque
 from typing import Any, Optional
 
 from hri_runtime import msgs
@@ -56,6 +57,7 @@ from hri_safety.nodes.stop_listener import RESET_SERVICE, STOP_REQUEST_TOPIC, ST
 from hri_interaction.core.spd import ImpedanceGainLimits
 
 TUNE_SRV = "hri_interfaces/srv/Tune"
+STOP_EVENTS_KEPT = 64     # safe-stop times kept in ``ConsoleNode.stop_events`` (the last ones)
 
 
 def state_dict(msg) -> dict:
@@ -131,7 +133,9 @@ class ConsoleNode(Node):
         for n in PID_TRIGGERS.values():
             self.cli[n] = self.create_client("std_srvs/srv/Trigger", f"{pid}/{n}")
         # --- gate + server
-        self.stop_events: list[float] = []           # node-clock time of every safe stop published
+        # node-clock times of the last safe stops published (bounded: a node runs for hours), and the count
+        self.stop_events: deque[float] = deque(maxlen=STOP_EVENTS_KEPT)
+        self.stops_published = 0
         self.gate = CommandGate(rules, dispatch=self.dispatch, on_safe_stop=self.safe_stop,
                                 log=lambda s: self.get_logger().warn(s))
         self.server = None
@@ -158,7 +162,7 @@ class ConsoleNode(Node):
         imp = self.cfg["interaction"]["impedance"]     # the page's K/D fields start from the config's gains
         snap["impedance_gains"] = {"stiffness": list(imp["stiffness_diag"]), "damping": list(imp["damping_diag"])}
         snap["safe_stop_topic"] = self.safe_stop_topic
-        snap["stops_published"] = len(self.stop_events)
+        snap["stops_published"] = self.stops_published
         snap["system_stop"] = self.system_stop.status()
         snap["node_rejected"] = {f"{e} {c}": n for (e, c), n in self.rejected.items()}
         return snap
@@ -188,6 +192,7 @@ class ConsoleNode(Node):
         self.pub_stop.publish(msgs.new(STOP_REQUEST_TYPE, source="console", reason="SAFE STOP from the console"))
         t = self.now()
         self.stop_events.append(t)
+        self.stops_published += 1
         self.state.on_safe_stop(True)
         self.get_logger().warn(f"SAFE STOP from the console -> {self.safe_stop_topic}")
         return {**self._delivery(self.pub_stop), "t_s": t}

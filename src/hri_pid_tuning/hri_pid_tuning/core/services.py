@@ -14,7 +14,7 @@ import datetime as _dt
 import json
 import logging
 import math
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
@@ -24,6 +24,8 @@ import numpy as np
 from .metrics import Evaluation, EvaluationParams, aggregate, evaluate_joint
 from .motion import AnimatorControl, Motion
 from hri_core.pid import PID, PIDGains, PIDParams
+
+RESULTS_KEPT = 32   # motion results kept in ``TestRunner.results`` (the last ones; each holds its samples)
 
 _log = logging.getLogger(__name__)
 
@@ -234,7 +236,7 @@ class TestRunner:
         self.sample_interval_s = sample_interval_s or plant.dt_s
         self.clock = clock
         self.current_test_label: str | None = None
-        self.results: list[MotionResult] = []
+        self.results: deque[MotionResult] = deque(maxlen=RESULTS_KEPT)   # a node runs for hours
         self._manual: PoseErrorTracker | None = None
         self._pids: dict[str, PID] = {}
         self.busy = False
@@ -347,7 +349,7 @@ class TestRunner:
         return self._finish(self.current_test_label or "recording", 1.0, tr)
 
     def reset_test_runner(self) -> None:
-        self.results = []
+        self.results.clear()
         self._manual = None
         self.current_test_label = None
         self.busy = False
