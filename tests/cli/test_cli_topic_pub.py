@@ -58,9 +58,9 @@ def graph(router):
         env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{router}]", PYTHONUNBUFFERED="1")
 
         @staticmethod
-        def listen(topic, qos=10):
+        def listen(topic, qos=10, type_name=STRING, field=lambda m: m.data):
             got = []
-            node.create_subscription(STRING, topic, lambda m: got.append(m.data), qos=qos)
+            node.create_subscription(type_name, topic, lambda m: got.append(field(m)), qos=qos)
             return got
 
         @staticmethod
@@ -250,6 +250,20 @@ def test_stdin_gives_the_values(graph):
     rc, out, err = graph.run("/pub_stdin", STRING, "--stdin", "--once", stdin="data: from stdin\n")
     assert rc == 0, err
     assert wait_until(lambda: got == ["from stdin"])
+
+
+def test_auto_and_now_stamp_each_message(graph):
+    """``header: auto`` / ``stamp: now`` (ros2 topic pub's values): stamped at each publication."""
+    got = graph.listen("/pub_stamped", type_name="geometry_msgs/msg/PoseStamped",
+                       field=lambda m: (m.header.stamp.sec, m.header.stamp.nanosec, m.header.frame_id))
+    rc, out, err = graph.run("/pub_stamped", "geometry_msgs/msg/PoseStamped",
+                             "{header: auto, pose: {orientation: {w: 1.0}}}", "-t", "2", "-r", "100")
+    assert rc == 0, err
+    assert wait_until(lambda: len(got) == 2)
+    assert all(sec > 0 and frame == "" for sec, _, frame in got) and got[0] != got[1]
+    stamps = graph.listen("/pub_now", type_name="std_msgs/msg/Header", field=lambda m: m.stamp.sec)
+    rc, out, err = graph.run("/pub_now", "std_msgs/msg/Header", "{stamp: now, frame_id: base}", "--once")
+    assert rc == 0 and wait_until(lambda: len(stamps) == 1) and stamps[0] > 0, err
 
 
 @pytest.mark.parametrize("args, needle", [

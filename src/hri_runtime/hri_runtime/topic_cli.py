@@ -133,7 +133,7 @@ def _check_topic_args(a: argparse.Namespace) -> None:
         if fields is not None and not isinstance(fields, dict):
             raise errors.UsageError(f"values {a.values!r}: a YAML mapping of the fields, e.g. \"{{data: hi}}\"")
         try:
-            msgs.from_dict(a.type, fields or {})
+            msgs.from_dict(a.type, msgs.stamp_fields(a.type, fields or {})[0])
         except (TypeError, ValueError) as e:
             raise errors.UsageError(f"values {a.values!r}: {errors.one_line(e)}") from None
 
@@ -221,8 +221,11 @@ def _pub(sess: "CliSession", a: argparse.Namespace, topic: str) -> int:
     ``--keep-alive`` s so the last one leaves before the session closes."""
     from .service_cli import message_repr
 
+    from .geometry import time_from_seconds
+
     cp = sess.params
-    msg = msgs.from_dict(a.type, yaml.safe_load(a.values) or {})
+    values, stamps = msgs.stamp_fields(a.type, yaml.safe_load(a.values) or {})
+    msg = msgs.from_dict(a.type, values)
     pub = sess.node.create_publisher(a.type, topic, qos=a.qos)
     want, times = _pub_wait_count(a), _pub_times(a)
     t0 = time.monotonic()
@@ -240,14 +243,21 @@ def _pub(sess: "CliSession", a: argparse.Namespace, topic: str) -> int:
     if sess.stop.is_set():
         return 0
     print("publisher: beginning loop", flush=True)
-    text = message_repr(msg, msgs.normalize(a.type))
+    type_name = msgs.normalize(a.type)
     period = 1.0 / a.rate
     count = 0
     next_t = time.monotonic()
     while not sess.stop.is_set() and (times == 0 or count < times):
         count += 1
+        if stamps:                               # `auto` / `now`: the node clock's time, each message
+            now = time_from_seconds(sess.node.get_clock().now_s())
+            for path in stamps:
+                obj = msg
+                for k in path[:-1]:
+                    obj = getattr(obj, k)
+                setattr(obj, path[-1], now)
         if a.print and count % a.print == 0:
-            print(f"publishing #{count}: {text}\n", flush=True)
+            print(f"publishing #{count}: {message_repr(msg, type_name)}\n", flush=True)
         pub.publish(msg)
         if times and count >= times:
             break
