@@ -219,9 +219,8 @@ def _pub(sess: "CliSession", a: argparse.Namespace, topic: str) -> int:
     one every 1/rate s on the session's clock until ``times`` are out or Ctrl-C, each printed
     ``publishing #N: <repr>`` (every ``--print``-th) followed by an empty line; then linger
     ``--keep-alive`` s so the last one leaves before the session closes."""
-    from .service_cli import message_repr
-
     from .geometry import time_from_seconds
+    from .service_cli import message_repr
 
     cp = sess.params
     values, stamps = msgs.stamp_fields(a.type, yaml.safe_load(a.values) or {})
