@@ -74,3 +74,57 @@ def test_a_reset_after_the_clutch_was_let_go_goes_straight_to_hold():
     ls.run_until(1.5, operator)
     assert pipe.mode in ("TRACK", "HOLD") and not pipe.clutch.awaiting_release
     assert REENGAGE not in {k for k, v in MODE_CODES.items() if v in set(pipe.trace.arrays()["mode"])}
+
+
+def test_the_mode_topic_reads_reengage_after_the_reset_through_the_nodes():
+    """The nodes: VR packets over UDP with the clutch held, a stop request to the supervisor,
+    /safety/reset while the clutch is still held: /teleop/mode goes TRACK, STOP, REENGAGE (with
+    the reason), and TRACK again only after the clutch was let go and pressed again."""
+    import socket
+
+    from hri_runtime import msgs
+    from hri_runtime.inproc import InprocContext
+    from hri_runtime.node import Node
+    from hri_arm_teleop.core import vr_packet as vp
+    from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
+    ctx = InprocContext()
+    StopSupervisorNode(context=ctx)
+    node = ArmTeleopNode(cfg=load_robot_config("fr3", overrides=["teleop.output=joint"]), context=ctx,
+                         parameters={"teleop.vr.port": 0})
+    probe = Node("probe", context=ctx)
+    modes = []
+    probe.create_subscription("hri_interfaces/msg/TeleopMode", "/teleop/mode",
+                              lambda m: modes.append((m.mode, m.reason)), qos=10)
+    stop = probe.create_publisher("hri_interfaces/msg/StopRequest", "/safety/stop_request", qos=10)
+    reset = probe.create_client("std_srvs/srv/Trigger", "/safety/reset")
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    seq = [0]
+
+    def hand(seconds, clutch):
+        for _ in range(int(round(seconds * RATE_HZ))):
+            seq[0] += 1
+            pkt = vp.ControllerPose(seq[0], seq[0] / RATE_HZ, tuple(HAND0), (0, 0, 0, 1), clutch=clutch)
+            tx.sendto(vp.encode(pkt), node.vr_address)
+            ctx.spin_for(1.0 / RATE_HZ)
+
+    try:
+        ctx.spin_for(0.2)
+        hand(0.5, True)
+        assert modes[-1][0] == "TRACK"
+        stop.publish(msgs.new("hri_interfaces/msg/StopRequest", source="console", reason="SAFE STOP"))
+        hand(0.5, True)
+        assert modes[-1][0] == "STOP"
+        assert reset.call(msgs.new("std_srvs/srv/Trigger_Request"), timeout_s=1.0).success
+        hand(0.5, True)
+        assert modes[-1] == (REENGAGE, REENGAGE_REASON)
+        assert node.pipe.mode == REENGAGE and not node.pipe.clutch.engaged
+        hand(0.3, False)
+        hand(0.3, True)
+        assert modes[-1] == ("TRACK", "") and node.pipe.clutch.engaged
+        seen = [m for m, _ in modes]
+        i = seen.index("STOP")
+        assert seen[i:].index(REENGAGE) < seen[i:].index("TRACK")      # never TRACK before the re-engage
+    finally:
+        tx.close()
