@@ -5,7 +5,7 @@ the pipeline's ``on_control``: the live pipeline keeps no history) and ``write_m
 API of the workspace; Foxglove / PlotJuggler / ``ros2 bag`` read it): ``/teleop/target_pose`` and
 ``/ee_pose`` (geometry_msgs/PoseStamped),
 ``/joint_states`` (sensor_msgs/JointState, measured), ``/joint_command`` (sensor_msgs/JointState,
-q_des) and ``/teleop/mode`` (hri_interfaces/TeleopMode: TRACK, HOLD, SAFETY_HOLD, STOP, on change)."""
+q_des) and ``/teleop/mode`` (hri_interfaces/TeleopMode: TRACK, HOLD, SAFETY_HOLD, STOP, REENGAGE, on change)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,7 +17,9 @@ from hri_runtime import msgs
 from hri_runtime.geometry import pose_stamped_from_parts, time_from_seconds
 from hri_runtime.recording import McapWriter
 
-_MODES = {1.0: "TRACK", 0.0: "HOLD", -1.0: "SAFETY_HOLD", -2.0: "STOP"}
+from hri_arm_teleop.core.pipeline import MODE_CODES
+
+_MODES = {code: name for name, code in MODE_CODES.items()}
 
 
 @dataclass

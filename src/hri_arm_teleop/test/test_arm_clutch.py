@@ -261,3 +261,32 @@ def test_random_sessions_keep_the_clutch_invariants(steps, frame, s_p, s_r):
         else:
             np.testing.assert_allclose(out.target, c.mapped_target(hand), atol=1e-12)
         prev = None if out.target is None else out.target.copy()
+
+
+def test_after_a_safety_release_a_held_button_is_ignored_until_released_and_engaged_again():
+    """``awaiting_release`` (the pipeline's REENGAGE): true exactly while the button is still held
+    after a safety release; the hand moves nothing then; up, then down again engages at the hold."""
+    c = make()
+    c.update(pose((0, 0, 0)), True, EE0)                     # engaged
+    c.update(pose((0.1, 0, 0)), True, EE0)
+    assert c.engaged and not c.awaiting_release
+    hold = pose((0.55, 0.0, 0.4), (np.pi, 0, 0))
+    c.safety_release(hold)
+    out = c.update(pose((0.3, 0, 0)), True, EE0)             # the hand moves, button still down
+    assert c.awaiting_release and not out.engaged and out.event is None
+    np.testing.assert_array_equal(out.target, hold)          # the target stays at the hold
+    out = c.update(pose((0.3, 0, 0)), False, EE0)            # let go
+    assert not c.awaiting_release and not out.engaged
+    out = c.update(pose((0.3, 0, 0)), True, EE0)             # engage again: from the hold, no jump
+    assert out.event == "engage" and not c.awaiting_release
+    np.testing.assert_array_equal(out.target, hold)
+
+
+def test_a_safety_release_with_the_button_up_does_not_wait_for_a_release():
+    c = make()
+    c.update(pose((0, 0, 0)), True, EE0)
+    c.update(pose((0, 0, 0)), False, EE0)                    # released before the hold
+    c.safety_release(EE0)
+    c.update(pose((0, 0, 0)), False, EE0)
+    assert not c.awaiting_release
+    assert c.update(pose((0, 0, 0)), True, EE0).event == "engage"

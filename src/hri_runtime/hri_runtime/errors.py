@@ -142,6 +142,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def nonnegative_int(text: str) -> int:
+    """An integer >= 0."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid value {value} (an integer >= 0)")
+    return value
+
+
 def robot(text: str) -> str:
     """A robot of the config tree (``config/robots/<robot>.yaml``)."""
     from hri_runtime.config import list_robots

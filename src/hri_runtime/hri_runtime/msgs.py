@@ -558,6 +558,29 @@ def to_yaml(msg) -> str:
     return yaml.safe_dump(to_dict(msg), sort_keys=False, default_flow_style=False, width=100).rstrip("\n")
 
 
+def stamp_fields(type_name: str, data: dict | None) -> tuple[dict, list[tuple[str, ...]]]:
+    """``ros2 topic pub``'s ``auto`` and ``now`` values (rosidl_runtime_py's expand_header_auto /
+    expand_time_now): a std_msgs/msg/Header given as ``auto`` or a builtin_interfaces/msg/Time
+    given as ``now`` is left to its default in the returned data and listed as the path of the
+    Time field to stamp at each publication (e.g. ``("header", "stamp")``)."""
+    t = normalize(type_name)
+    if not isinstance(data, dict):
+        return data, []
+    out, paths = dict(data), []
+    for name, desc in _fielddefs(t):
+        if name not in out or desc[0] != Nodetype.NAME:
+            continue
+        sub, v = normalize(desc[1]), out[name]
+        if v == "auto" and sub == "std_msgs/msg/Header":
+            out[name], paths = {}, paths + [(name, "stamp")]
+        elif v == "now" and sub == "builtin_interfaces/msg/Time":
+            out[name], paths = {}, paths + [(name,)]
+        elif isinstance(v, dict):
+            out[name], inner = stamp_fields(sub, v)
+            paths += [(name,) + p for p in inner]
+    return out, paths
+
+
 def from_dict(type_name: str, data: dict | None):
     """A message from plain data (``ros2 topic pub`` YAML): missing fields get zero defaults."""
     t = normalize(type_name)

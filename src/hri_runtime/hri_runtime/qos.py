@@ -8,11 +8,12 @@ default / infinite.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 __all__ = ["QoSProfile", "qos_profile", "QOS_DEFAULT", "QOS_SENSOR_DATA", "QOS_LATCHED",
-           "QOS_CLOCK", "QOS_ROSOUT", "RELIABILITY", "DURABILITY", "HISTORY", "LIVELINESS"]
+           "QOS_CLOCK", "QOS_ROSOUT", "RELIABILITY", "DURABILITY", "HISTORY", "LIVELINESS",
+           "RMW_PRESETS", "offered_qos"]
 
 # rmw policy values (rmw/types.h)
 RELIABILITY = {"system_default": 0, "reliable": 1, "best_effort": 2, "unknown": 3,
@@ -65,6 +66,47 @@ QOS_ROSOUT = QoSProfile(depth=1000, durability="transient_local")   # rcl's roso
 
 _PRESETS = {"default": QOS_DEFAULT, "sensor_data": QOS_SENSOR_DATA, "latched": QOS_LATCHED,
             "transient_local": QOS_LATCHED, "clock": QOS_CLOCK, "services_default": QOS_DEFAULT}
+
+
+#: rclpy's ``QoSPresetProfiles`` by short key (``ros2 topic pub --qos-profile``), the values of
+#: rmw/qos_profiles.h (``system_default``: every policy the middleware's default, depth 0)
+RMW_PRESETS = {
+    "default": QOS_DEFAULT,
+    "system_default": QoSProfile(depth=0, reliability="system_default", durability="system_default",
+                                 history="system_default", liveliness="system_default"),
+    "sensor_data": QOS_SENSOR_DATA,
+    "services_default": QOS_DEFAULT,
+    "parameters": QoSProfile(depth=1000),
+    "parameter_events": QoSProfile(depth=1000),
+    "action_status_default": QoSProfile(depth=1, durability="transient_local"),
+    "best_available": QoSProfile(depth=10, reliability="best_available", durability="best_available",
+                                 liveliness="best_available"),
+    "unknown": QoSProfile(depth=0, reliability="unknown", durability="unknown", history="unknown",
+                          liveliness="unknown"),
+}
+
+# what a publisher offers for a policy left to the middleware: rmw_zenoh's defaults (reliable,
+# volatile, keep-last) and, for best_available, the highest level of service (rmw's rule for
+# publishers: reliable, transient local)
+_OFFERED = {"reliability": {"system_default": "reliable", "best_available": "reliable"},
+            "durability": {"system_default": "volatile", "best_available": "transient_local"},
+            "history": {"system_default": "keep_last"},
+            "liveliness": {"system_default": "automatic", "best_available": "automatic"}}
+
+
+def offered_qos(q: QoSProfile, default_depth: int) -> QoSProfile:
+    """The concrete profile a publisher offers for ``q``: ``system_default`` / ``best_available``
+    policies resolved (table above), depth 0 -> ``default_depth`` (the middleware's); ValueError
+    for an ``unknown`` policy (nothing can be offered for it)."""
+    kw = {}
+    for attr, table in _OFFERED.items():
+        v = getattr(q, attr)
+        if v == "unknown":
+            raise ValueError(f"QoS {attr} 'unknown' cannot be offered by a publisher")
+        kw[attr] = table.get(v, v)
+    if q.depth == 0:
+        kw["depth"] = int(default_depth)
+    return qos_profile(replace(q, **kw))
 
 
 def _policy_name(v: Any) -> Any:

@@ -118,6 +118,14 @@ def _check_topic_args(a: argparse.Namespace) -> None:
     if getattr(a, "type", None):
         msgs.get(a.type)
     if a.cmd == "pub":
+        if a.stdin:
+            a.values = sys.stdin.read()
+        if a.max_wait_time_secs is not None and _pub_wait_count(a) == 0:
+            raise errors.UsageError("--max-wait-time-secs is only effective with --wait-matching-subscriptions, "
+                                    "--once or --times")
+        if a.qos_depth is not None and a.qos_depth < 0:
+            raise errors.UsageError(f"--qos-depth {a.qos_depth}: an integer >= 0")
+        a.qos = _pub_qos(a)          # an 'unknown' policy: ValueError
         try:
             fields = yaml.safe_load(a.values)
         except yaml.YAMLError as e:
@@ -125,9 +133,137 @@ def _check_topic_args(a: argparse.Namespace) -> None:
         if fields is not None and not isinstance(fields, dict):
             raise errors.UsageError(f"values {a.values!r}: a YAML mapping of the fields, e.g. \"{{data: hi}}\"")
         try:
-            msgs.from_dict(a.type, fields or {})
+            msgs.from_dict(a.type, msgs.stamp_fields(a.type, fields or {})[0])
         except (TypeError, ValueError) as e:
             raise errors.UsageError(f"values {a.values!r}: {errors.one_line(e)}") from None
+
+
+def _pub_times(a: argparse.Namespace) -> int:
+    """Messages to publish (0 = until Ctrl-C), as ros2 topic pub: --once = 1, else --times."""
+    return 1 if a.once else a.times
+
+
+def _pub_wait_count(a: argparse.Namespace) -> int:
+    """Matching subscriptions to wait for: -w, else 1 with --once/--times and 0 otherwise."""
+    return a.wait_matching_subscriptions if a.wait_matching_subscriptions is not None \
+        else int(_pub_times(a) != 0)
+
+
+def _pub_qos(a: argparse.Namespace):
+    """The publisher's QoS: the --qos-profile preset, the --qos-* overrides (ros2topic's
+    profile_configure_short_keys: depth 0 keeps the preset's), then what a publisher offers for
+    system_default / best_available policies (hri_runtime.qos.offered_qos)."""
+    from .qos import RMW_PRESETS, offered_qos
+    from .wire import RMW_ZENOH_DEFAULT_DEPTH
+
+    q = RMW_PRESETS[a.qos_profile]
+    over = {k: v for k, v in (("history", a.qos_history), ("durability", a.qos_durability),
+                              ("reliability", a.qos_reliability), ("liveliness", a.qos_liveliness)) if v}
+    if a.qos_liveliness_lease_duration_seconds is not None and a.qos_liveliness_lease_duration_seconds >= 0:
+        over["liveliness_lease_s"] = a.qos_liveliness_lease_duration_seconds
+    if a.qos_depth:
+        over["depth"] = a.qos_depth
+    q = dataclasses.replace(q, **over)
+    if q.durability == "transient_local" and q.depth == 0:
+        q = dataclasses.replace(q, depth=1)
+    return offered_qos(q, RMW_ZENOH_DEFAULT_DEPTH)
+
+
+def _add_pub_arguments(p: argparse.ArgumentParser) -> None:
+    """``ros2 topic pub``'s arguments (ros2topic/verb/pub.py): names, defaults and meaning."""
+    from .qos import DURABILITY, HISTORY, LIVELINESS, RELIABILITY, RMW_PRESETS
+
+    p.add_argument("topic", help="name of the topic to publish to (e.g. '/chatter')")
+    p.add_argument("type", help="type of the message (e.g. 'std_msgs/msg/String')")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("values", nargs="?", default="{}",
+                   help="values to fill the message with in YAML (e.g. \"{data: hello}\"), "
+                        "otherwise the message is published with default values")
+    g.add_argument("--stdin", action="store_true", help="read the values from standard input")
+    p.add_argument("-r", "--rate", metavar="N", type=errors.positive_float, default=1.0,
+                   help="publishing rate in Hz (default: 1)")
+    p.add_argument("-p", "--print", metavar="N", type=int, default=1,
+                   help="only print every N-th published message (default: 1; 0: none)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-1", "--once", action="store_true", help="publish one message and exit")
+    g.add_argument("-t", "--times", type=errors.nonnegative_int, default=0,
+                   help="publish this number of times and then exit (default: 0, until Ctrl-C)")
+    p.add_argument("-w", "--wait-matching-subscriptions", type=errors.nonnegative_int, default=None,
+                   help="wait until finding this number of matching subscriptions (default: 1 with "
+                        "-1/--once/--times, otherwise 0)")
+    p.add_argument("--max-wait-time-secs", type=errors.positive_float, default=None,
+                   help="give up waiting for the subscriptions after this many seconds (default: wait endlessly)")
+    p.add_argument("--keep-alive", metavar="N", type=errors.positive_float, default=0.1,
+                   help="keep the publisher alive for N seconds after the last message (default: 0.1)")
+    p.add_argument("-n", "--node-name", help="name of the publishing node")
+    names = lambda table: sorted(table, key=table.get)  # noqa: E731  (rmw enum order, as ros2cli)
+    p.add_argument("--qos-profile", choices=list(RMW_PRESETS), default="default",
+                   help="QoS preset profile to publish with (default: default)")
+    p.add_argument("--qos-depth", metavar="N", type=int,
+                   help="queue size to publish with (overrides the depth of --qos-profile)")
+    p.add_argument("--qos-history", choices=names(HISTORY),
+                   help="history to publish with (overrides --qos-profile's, default: keep_last)")
+    p.add_argument("--qos-reliability", choices=names(RELIABILITY),
+                   help="reliability to publish with (overrides --qos-profile's)")
+    p.add_argument("--qos-durability", choices=names(DURABILITY),
+                   help="durability to publish with (overrides --qos-profile's)")
+    p.add_argument("--qos-liveliness", choices=[k for k in names(LIVELINESS) if k != "manual_by_node"],
+                   help="liveliness to publish with (overrides --qos-profile's)")
+    p.add_argument("--qos-liveliness-lease-duration-seconds", type=float,
+                   help="liveliness lease duration to publish with (overrides --qos-profile's)")
+
+
+def _pub(sess: "CliSession", a: argparse.Namespace, topic: str) -> int:
+    """The publish loop of ``ros2 topic pub``: wait for ``-w`` matching subscriptions (a line
+    every ``pub_wait_log_period_s``), ``publisher: beginning loop``, then one message at once and
+    one every 1/rate s on the session's clock until ``times`` are out or Ctrl-C, each printed
+    ``publishing #N: <repr>`` (every ``--print``-th) followed by an empty line; then linger
+    ``--keep-alive`` s so the last one leaves before the session closes."""
+    from .geometry import time_from_seconds
+    from .service_cli import message_repr
+
+    cp = sess.params
+    values, stamps = msgs.stamp_fields(a.type, yaml.safe_load(a.values) or {})
+    msg = msgs.from_dict(a.type, values)
+    pub = sess.node.create_publisher(a.type, topic, qos=a.qos)
+    want, times = _pub_wait_count(a), _pub_times(a)
+    t0 = time.monotonic()
+    next_log = t0
+    while pub.get_subscription_count() < want and not sess.stop.is_set():
+        now = time.monotonic()
+        if now >= next_log:
+            print(f"Waiting for at least {want} matching subscription(s)...", flush=True)
+            next_log = now + cp.pub_wait_log_period_s
+        if a.max_wait_time_secs is not None and now - t0 >= a.max_wait_time_secs:
+            print(f"error: timed out waiting for subscribers: expected {want} but only got "
+                  f"{pub.get_subscription_count()}", file=sys.stderr)
+            return 1
+        sess.wait(cp.pub_wait_poll_s)
+    if sess.stop.is_set():
+        return 0
+    print("publisher: beginning loop", flush=True)
+    type_name = msgs.normalize(a.type)
+    period = 1.0 / a.rate
+    count = 0
+    next_t = time.monotonic()
+    while not sess.stop.is_set() and (times == 0 or count < times):
+        count += 1
+        if stamps:                               # `auto` / `now`: the node clock's time, each message
+            now = time_from_seconds(sess.node.get_clock().now_s())
+            for path in stamps:
+                obj = msg
+                for k in path[:-1]:
+                    obj = getattr(obj, k)
+                setattr(obj, path[-1], now)
+        if a.print and count % a.print == 0:
+            print(f"publishing #{count}: {message_repr(msg, type_name)}\n", flush=True)
+        pub.publish(msg)
+        if times and count >= times:
+            break
+        next_t += period
+        sess.wait(max(0.0, next_t - time.monotonic()))
+    sess.wait(a.keep_alive)
+    return 0
 
 
 def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
@@ -148,12 +284,8 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
                    help="instead of matching the publishers (ros2 topic echo's option)")
     p.add_argument("--qos-depth", type=errors.positive_int,
                    help="keep-last depth (default: runtime.cli.echo_queue_depth)")
-    p = sub.add_parser("pub", help="publish a message (once or at a rate)")
-    p.add_argument("topic")
-    p.add_argument("type")
-    p.add_argument("values", nargs="?", default="{}", help="YAML of the fields, e.g. \"{data: hi}\"")
-    p.add_argument("-r", "--rate", type=errors.positive_float, help="Hz (default: publish once)")
-    p.add_argument("-t", "--times", type=errors.positive_int, help="publish this many times")
+    _add_pub_arguments(sub.add_parser("pub", help="publish a message at a rate until Ctrl-C, or "
+                                                  "--once / --times (ros2 topic pub)"))
     p = sub.add_parser("hz", help="measure the rate of a topic")
     p.add_argument("topic")
     p.add_argument("type", nargs="?")
@@ -163,7 +295,7 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
         _check_topic_args(a)     # bad names, types and values: one line before connecting to anything
     except (ValueError, msgs.UnknownTypeError) as e:
         return errors.print_error("hri topic", e)
-    sess = CliSession.open("hri_topic", context)
+    sess = CliSession.open(getattr(a, "node_name", None) or "hri_topic", context)
     cp = sess.params
     try:
         if a.cmd == "list":
@@ -207,24 +339,7 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
                 return 1
             return 0
         if a.cmd == "pub":
-            try:
-                fields = yaml.safe_load(a.values) or {}
-                msg = msgs.from_dict(a.type, fields)
-            except (yaml.YAMLError, TypeError, ValueError, msgs.UnknownTypeError) as e:
-                print(f"error: {e}", file=sys.stderr)
-                return 2
-            pub = sess.node.create_publisher(a.type, topic, qos=10)
-            times = a.times if a.times is not None else (None if a.rate else 1)
-            k = 0
-            sess.wait(cp.discovery_wait_s, until=lambda: pub.get_subscription_count() > 0)
-            while not sess.stop.is_set() and (times is None or k < times):
-                pub.publish(msg)
-                k += 1
-                print(f"publishing #{k}: {msgs.to_dict(msg)}", flush=True)
-                if a.rate:
-                    sess.wait(1.0 / a.rate)
-            sess.wait(cp.pub_linger_s)   # let the last one go out before the session closes
-            return 0
+            return _pub(sess, a, topic)
         if a.cmd == "hz":
             t = _resolve_type(sess, topic, a.type, cp.discovery_wait_s)
             stamps: list[float] = []

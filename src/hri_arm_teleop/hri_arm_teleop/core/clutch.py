@@ -112,6 +112,7 @@ class ClutchTeleop:
         self._hand_entry: Optional[np.ndarray] = None
         self._robot_entry: Optional[np.ndarray] = None
         self._await_release = False   # after a safety release: engage only after the button is up
+        self._ignored_press = False   # the last update's pressed button was ignored (awaiting its release)
 
     # ------------------------------------------------------------------ mapping
     def mapped_target(self, base_T_hand: np.ndarray) -> np.ndarray:
@@ -137,6 +138,12 @@ class ClutchTeleop:
             return T_raw, False
         return rate_limit_pose(self.target, T_raw, dt, self.params.max_linear_speed_m_s,
                                self.params.max_angular_speed_rad_s)
+
+    @property
+    def awaiting_release(self) -> bool:
+        """After a safety release the clutch button is still held: the hand is ignored until the
+        operator lets go and engages again (the pipeline's ``REENGAGE``)."""
+        return self._await_release and self._ignored_press
 
     def safety_release(self, base_T_hold: np.ndarray) -> None:
         """A safety hold: disengage, hold ``base_T_hold`` (where the robot stops) as the target, and
@@ -165,6 +172,7 @@ class ClutchTeleop:
                 want = False
             else:
                 self._await_release = False
+        self._ignored_press = self._await_release and bool(clutch_pressed)
         if want and not self.engaged:
             entry = None
             if self.params.entry_pose == "target" and self.target is not None:

@@ -51,6 +51,9 @@ CARTESIAN_FLAGS = frozenset(("workspace", "ee_speed"))   # q cannot be clamped f
 SAFETY_HOLD = "SAFETY_HOLD"
 OUTPUTS = ("cartesian", "joint")
 SYSTEM_STOP = "STOP"          # the system stop (hri_safety): hold the current pose until released
+REENGAGE = "REENGAGE"         # after a stop / safety hold: the clutch is still held and ignored
+REENGAGE_REASON = "the clutch is still held: release it and engage again to move"
+MODE_CODES = {"TRACK": 1.0, "HOLD": 0.0, SAFETY_HOLD: -1.0, SYSTEM_STOP: -2.0, REENGAGE: -3.0}   # ControlSample.mode
 
 
 @dataclass
@@ -72,7 +75,7 @@ class ControlSample:
     ee_quat: np.ndarray       # measured EE orientation, x y z w
     q: np.ndarray
     q_des: np.ndarray         # nan for the cartesian output
-    mode: float               # 1 TRACK, 0 HOLD, -1 SAFETY_HOLD, -2 STOP
+    mode: float               # MODE_CODES: 1 TRACK, 0 HOLD, -1 SAFETY_HOLD, -2 STOP, -3 REENGAGE
     engaged: float
     latency_s: Optional[float]   # input stamp -> command out, once per new input stamp; else None
 
@@ -249,7 +252,8 @@ class ArmTeleopPipeline:
 
     def release(self) -> None:
         """The system stop was reset: stay in HOLD where the arm is; the clutch must be released
-        and engaged again (or a new absolute command sent) to move."""
+        and engaged again (or a new absolute command sent) to move. While the operator still
+        holds the clutch through the reset, ``mode`` reads ``REENGAGE`` (the hand is ignored)."""
         if self.system_stop is None:
             return
         self.system_stop = None
@@ -336,8 +340,7 @@ class ArmTeleopPipeline:
             ee_quat=np.asarray(se3.rot_to_quat(ee[:3, :3])) if ee is not None else np.full(4, np.nan),
             q=state.q.copy(),
             q_des=np.full(len(state.q), np.nan) if self.cartesian else np.asarray(cmd.q_des, float).copy(),
-            mode=(-2.0 if self.system_stop is not None else
-                  -1.0 if self.safety_hold is not None else (1.0 if ref is not None else 0.0)),
+            mode=MODE_CODES[self.mode] if self.mode != "TRACK" or ref is not None else MODE_CODES["HOLD"],
             engaged=1.0 if self.clutch.engaged else 0.0,
             latency_s=latency)
 
@@ -382,12 +385,23 @@ class ArmTeleopPipeline:
 
     @property
     def mode(self) -> str:
-        """``TRACK``, ``HOLD``, ``SAFETY_HOLD`` or ``STOP`` (system stop)."""
+        """What the arm does: ``STOP`` (system stop), ``SAFETY_HOLD``, ``REENGAGE`` (after a stop or
+        a safety hold the clutch is still held: the hand is ignored, the arm holds, until the
+        clutch is released and engaged again), else the bridge's ``TRACK`` / ``HOLD``."""
         if self.system_stop is not None:
             return SYSTEM_STOP
-        return SAFETY_HOLD if self.safety_hold is not None else self.bridge.mode.value
+        if self.safety_hold is not None:
+            return SAFETY_HOLD
+        if self.clutch.awaiting_release:
+            return REENGAGE
+        return self.bridge.mode.value
 
     @property
     def mode_reason(self) -> str:
-        """Why ``mode`` is ``STOP`` or ``SAFETY_HOLD``; "" otherwise."""
-        return self.system_stop if self.system_stop is not None else (self.safety_hold or "")
+        """Why ``mode`` is ``STOP``, ``SAFETY_HOLD`` or ``REENGAGE``; "" otherwise."""
+        mode = self.mode
+        if mode == SYSTEM_STOP:
+            return self.system_stop
+        if mode == SAFETY_HOLD:
+            return self.safety_hold
+        return REENGAGE_REASON if mode == REENGAGE else ""

@@ -46,6 +46,7 @@ from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import StopListener
 
 #: Config ``teleop`` typed from its declaration (the node's values after declare_config).
@@ -99,7 +100,7 @@ class ArmTeleopNode(Node):
         self.create_subscription("geometry_msgs/msg/PoseStamped", t.topics.ee_command, self.on_ee_command, qos=10)
         self.pub_js = self.create_publisher("sensor_msgs/msg/JointState", t.topics.joint_states, qos=10)
         self.pub_ee = self.create_publisher("geometry_msgs/msg/PoseStamped", t.topics.ee_pose, qos=10)
-        self.pub_mode = self.create_publisher("hri_interfaces/msg/TeleopMode", t.topics.mode, qos=10)
+        self.pub_mode = self.create_publisher("hri_interfaces/msg/TeleopMode", t.topics.mode, qos=QOS_LATCHED)
         self.rejected_commands = 0
         self._last_mode = None
         self.stop = StopListener(self, on_change=self.on_stop)
@@ -243,10 +244,10 @@ class ArmTeleopNode(Node):
         self._publish_mode()
 
     def _publish_mode(self) -> None:
-        mode = self.pipe.mode
-        if mode != self._last_mode:
-            self._last_mode = mode
-            self.pub_mode.publish(msgs.new("hri_interfaces/msg/TeleopMode", mode=mode, reason=self.pipe.mode_reason,
+        mode, reason = self.pipe.mode, self.pipe.mode_reason
+        if (mode, reason) != self._last_mode:
+            self._last_mode = (mode, reason)
+            self.pub_mode.publish(msgs.new("hri_interfaces/msg/TeleopMode", mode=mode, reason=reason,
                                            stamp=time_from_seconds(self.get_clock().now_s())))
 
 

@@ -28,6 +28,7 @@ from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config
+from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 
 from hri_atomic_motion.core import AtomicController, AtomicParams, LegReading, LegStateInput
@@ -94,7 +95,7 @@ class AtomicNode(Node):
         T = p.topics
         self.pub_twist = self.create_publisher("geometry_msgs/msg/Twist", T.cmd_vel, qos=10)
         self.pub_rpm = self.create_publisher("std_msgs/msg/Float64", T.leg_rpm, qos=10)
-        self.pub_state = self.create_publisher(STATE_MSG, T.atomic_state, qos=10)
+        self.pub_state = self.create_publisher(STATE_MSG, T.atomic_state, qos=QOS_LATCHED)   # + every tick
         self.diag = Updater(self, "tino", p.node.diagnostics_period_s)     # + at once on a fault change
         self.diag.add("leg/base controller", self._diagnose)
         if self.leg_input is None:

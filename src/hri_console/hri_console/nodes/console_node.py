@@ -50,6 +50,7 @@ from typing import Any, Optional
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config
+from hri_runtime.qos import QOS_LATCHED, QoSProfile
 
 from hri_console.core.protocol import PID_TRIGGERS, CommandGate, CommandRules, ConsoleParams, Rejected, check_bind
 from hri_console.core.state import ConsoleState
@@ -58,6 +59,8 @@ from hri_interaction.core.spd import ImpedanceGainLimits
 
 TUNE_SRV = "hri_interfaces/srv/Tune"
 STOP_EVENTS_KEPT = 64     # safe-stop times kept in ``ConsoleNode.stop_events`` (the last ones)
+#: the tuning progress: TRANSIENT_LOCAL (the last one at once) and a queue for its bursts
+PROGRESS_QOS = QoSProfile(depth=50, durability="transient_local")
 
 
 def state_dict(msg) -> dict:
@@ -116,18 +119,21 @@ class ConsoleNode(Node):
         self.create_subscription("sensor_msgs/msg/JointState", self.params.topics.joint_setpoints,
                                  self.on_setpoints, qos=10)
         self.create_subscription("geometry_msgs/msg/PoseStamped", tt["ee_pose"], self.on_ee_pose, qos=10)
+        # state topics are TRANSIENT_LOCAL depth 1 (docs/ros2-interop.md "State topics"): a console
+        # started late shows the current state at once
         self.create_subscription("hri_interfaces/msg/TeleopMode", tt["mode"],
-                                 lambda m: self.state.on_teleop_mode(m.mode), qos=10)
+                                 lambda m: self.state.on_teleop_mode(m.mode), qos=QOS_LATCHED)
         self.create_subscription("hri_interfaces/msg/InteractionState", it["state"],
-                                 lambda m: self.state.on_interaction_state(state_dict(m)), qos=10)
+                                 lambda m: self.state.on_interaction_state(state_dict(m)), qos=QOS_LATCHED)
         self.create_subscription("hri_interfaces/msg/AtomicState", at["atomic_state"],
-                                 lambda m: self.state.on_atomic_state(state_dict(m)), qos=10)
+                                 lambda m: self.state.on_atomic_state(state_dict(m)), qos=QOS_LATCHED)
         pid = self.params.pid_service.rstrip("/")
         self.create_subscription("hri_interfaces/msg/PidTuningStatus", f"{pid}/status",
-                                 lambda m: self.state.on_pid_status(state_dict(m)), qos=10)
+                                 lambda m: self.state.on_pid_status(state_dict(m)), qos=QOS_LATCHED)
         # the tuning node's progress (hri_interfaces/msg/TuningProgress): the console's progress bar
         self.create_subscription("hri_interfaces/msg/TuningProgress", f"{pid}/progress",
-                                 lambda m: self.state.on_pid_progress(m.phase, m.joint, m.fraction, m.detail), qos=50)
+                                 lambda m: self.state.on_pid_progress(m.phase, m.joint, m.fraction, m.detail),
+                                 qos=PROGRESS_QOS)
         # --- PID services (clients)
         self.cli = {n: self.create_client(TUNE_SRV, f"{pid}/{n}") for n in ("auto_tune", "apply", "evaluate")}
         for n in PID_TRIGGERS.values():

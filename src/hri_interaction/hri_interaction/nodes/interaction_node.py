@@ -51,6 +51,7 @@ from hri_runtime.diagnostics import OK, WARN, Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config
+from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import StopListener
 
 
@@ -105,7 +106,7 @@ class InteractionNode(Node):
             self.create_subscription("sensor_msgs/msg/JointState", t["joint_states"], self.on_joint_state, qos=10)
         self.tau_pub = self.create_publisher("std_msgs/msg/Float64MultiArray", t["torque"], qos=10)
         self.pose_pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t["modified_pose"], qos=10)
-        self.state_pub = self.create_publisher(STATE_MSG, t["state"], qos=10)
+        self.state_pub = self.create_publisher(STATE_MSG, t["state"], qos=QOS_LATCHED)    # + state_rate_hz
         # /diagnostics with every state message (publish_state forces it: the status of that state)
         self.diag = Updater(self, self.cfg["robot"]["model"], 1.0 / sec["node"]["state_rate_hz"],
                             topic=t["diagnostics"], prefix="")

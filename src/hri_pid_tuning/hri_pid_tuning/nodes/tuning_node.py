@@ -35,6 +35,7 @@ from hri_runtime.geometry import seconds_from_time, time_from_seconds
 from hri_runtime.lockstep import WorkerLockstep
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.qos import QOS_LATCHED
 
 from ..live import LiveParams, LiveRobot
 from ..report import json_ready
@@ -83,9 +84,9 @@ class PidTuningNode(Node):
         self.session = session
         self.server = PidTuningServer(session)
         self.server.reporter = self._progress
-        self.progress_pub = self.create_publisher(PROGRESS_MSG, self.live_params.progress_topic, qos=10)
+        self.progress_pub = self.create_publisher(PROGRESS_MSG, self.live_params.progress_topic, qos=QOS_LATCHED)
         self.configuration_path = nc.configuration_path
-        self.status_pub = self.create_publisher(STATUS_MSG, "~/status", qos=10)
+        self.status_pub = self.create_publisher(STATUS_MSG, "~/status", qos=QOS_LATCHED)
         # on a live robot the requests that move it or send it gains run as jobs (answered when done)
         jobs = {"auto_tune", "apply", "evaluate", "reset", "load"} if self.lockstep is not None else set()
         for srv_type, names in ((TUNE_SRV, ("auto_tune", "apply", "evaluate")),

@@ -34,6 +34,7 @@ from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config
+from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, stop_params
 
 from hri_pulse.carriers import UdpCarrier, ZmqCarrier
@@ -79,7 +80,7 @@ class VrInterfaceNode(Node):
         self._budget_left = self.budget
         T = p.topics
         self.pub_cmd = self.create_publisher("geometry_msgs/msg/Twist", T.base_cmd, qos=10)
-        self.pub_stop = self.create_publisher("std_msgs/msg/Bool", T.safe_stop, qos=10)
+        self.pub_stop = self.create_publisher("std_msgs/msg/Bool", T.safe_stop, qos=QOS_LATCHED)   # on change
         self.pub_stop_request = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
         self.pub_head = self.create_publisher("geometry_msgs/msg/Vector3", T.head_cmd, qos=10)
         self.pub_chead = self.create_publisher("geometry_msgs/msg/Vector3Stamped", T.command_head, qos=10)
