@@ -338,6 +338,9 @@ void put_prim_array(Out& o, const Op& op, PyObject* v, Py_ssize_t fixed_n, size_
   if (api.PyArray_Check_(v)) {
     const auto* a = py::detail::array_proxy(v);
     const auto* d = py::detail::array_descriptor_proxy(a->descr);
+    // numbers only, checked before any cast: complex, object, strings, dates are refused
+    if (d->kind != 'b' && d->kind != 'i' && d->kind != 'u' && d->kind != 'f')
+      fail("expected an array of numbers, got dtype " + std::string(py::str(py::handle(v).attr("dtype"))));
     constexpr int need = npy::NPY_ARRAY_C_CONTIGUOUS_ | npy::NPY_ARRAY_ALIGNED_;
     const bool same = d->type_num == op.dtype_num ||
                       (esize == 1 && kind != Kind::BOOL && (d->type_num == npy::NPY_BYTE_ || d->type_num == npy::NPY_UBYTE_));
