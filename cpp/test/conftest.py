@@ -48,7 +48,9 @@ def build_cpp_test(name: str, extra_flags: tuple[str, ...] = ()) -> Path:
         tmp = exe.with_suffix(".tmp")
         cmd = [cxx, "-std=c++17", "-O2", "-march=x86-64-v2", "-Wall", "-Werror", *extra_flags,
                f"-I{CPP / 'include'}", f"-I{eigen_include()}", str(src), "-o", str(tmp)]
-        res = subprocess.run(cmd, capture_output=True, text=True)
+        # the compiler itself runs without the libasan that `make asan` preloads into python
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        res = subprocess.run(cmd, capture_output=True, text=True, env=env)
         assert res.returncode == 0, res.stderr[-4000:]
         tmp.rename(exe)
         for old in out_dir.glob(f"{name}_*"):   # binaries of older sources
