@@ -14,7 +14,7 @@ PKGS := $(sort $(wildcard src/*/setup.py))
 RUN_ARGS ?=
 BENCHES := $(sort $(wildcard bench/*/run.py)) bench/transport/codec.py bench/teleop/bench_latency.py bench/console/stop_latency.py
 
-.PHONY: all run test venv core colcon ros2-test bench lock clean help
+.PHONY: all run test venv core colcon ros2-test bench lock clean help asan
 
 all: help
 
@@ -26,6 +26,7 @@ help:
 	@echo "make ros2-test  end-to-end tests on a real ROS 2 (rclpy); source ROS 2 + install/setup.bash first"
 	@echo "make bench    all benchmarks (slow; figures go to docs/benchmarks.md by hand)"
 	@echo "make lock     recompile requirements*.lock from requirements*.in (newest allowed versions), then make test"
+	@echo "make asan     the C++ core and the runtime's extension under AddressSanitizer + UBSan: their tests and fuzzers"
 
 # Third-party dependencies, exactly as locked (versions and hashes); redone when a lock changes.
 # requirements.in / requirements-assets.in hold the ranges; `make lock` recompiles the locks.
@@ -97,6 +98,28 @@ colcon: venv
 # is skipped and the reason is printed (-rs).
 ros2-test: venv
 	$(PY) -m pytest tests/ros2 -rs -p no:cacheprovider
+
+# Memory safety (docs/CONVENTIONS.md "C++ bindings"): hri_core._hri_core and hri_runtime._cdr built with
+# -fsanitize=address,undefined (asserts on) into build/asan/lib -- the .venv and its in-place builds
+# are untouched -- and imported instead of those by cpp/tools/asan/sitecustomize.py; the C++ unit
+# tests built the same way (cpp/test/conftest.py). The uninstrumented python needs libasan preloaded;
+# leak checking is off (CPython keeps its interned objects and arenas to the end); any ASan or UBSan
+# report aborts the run.
+ASAN := build/asan
+SANITIZE ?= address,undefined
+ASAN_TESTS ?= cpp/test src/hri_runtime/test/test_runtime_cdr_cpp.py src/hri_runtime/test/test_runtime_wire.py \
+  src/hri_runtime/test/test_runtime_delivery.py
+ASAN_ENV = HRI_SANITIZE=$(SANITIZE) HRI_ASAN_LIB=$(CURDIR)/$(ASAN)/lib PYTHONPATH=$(CURDIR)/cpp/tools/asan \
+  LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so) PYTHONMALLOC=malloc \
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+asan: venv
+	cd cpp && HRI_SANITIZE=$(SANITIZE) $(CURDIR)/$(PY) setup.py -q build_ext -b $(CURDIR)/$(ASAN)/lib -t $(CURDIR)/$(ASAN)/tmp/core
+	cd src/hri_runtime && HRI_SANITIZE=$(SANITIZE) $(CURDIR)/$(PY) setup.py -q build_ext -b $(CURDIR)/$(ASAN)/lib -t $(CURDIR)/$(ASAN)/tmp/runtime
+	$(ASAN_ENV) $(PY) -c "import hri_core._hri_core as c, hri_runtime._cdr as r; \
+	  assert all('/$(ASAN)/lib/' in m.__file__ for m in (c, r)), (c.__file__, r.__file__); print('asan builds:', c.__file__, r.__file__)"
+	$(ASAN_ENV) $(PY) -m pytest $(ASAN_TESTS)
 
 bench: venv
 	$(PIP) install -q -r requirements-bench.txt

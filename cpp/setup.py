@@ -60,6 +60,13 @@ MARCH = os.environ.get('HRI_CORE_MARCH', '').strip()
 if MARCH:
     compile_args.append(f'-march={MARCH}')
 link_args = ['-pthread']
+# HRI_SANITIZE=address,undefined: the sanitizer build of `make asan` (built into build/asan/, never
+# into the .venv): asserts on (Eigen's included), every report fatal.
+SANITIZE = os.environ.get('HRI_SANITIZE', '').strip()
+if SANITIZE:
+    compile_args = ['-O1', '-g', '-UNDEBUG', '-fno-omit-frame-pointer', f'-fsanitize={SANITIZE}',
+                    '-fno-sanitize-recover=all', '-pthread']
+    link_args += [f'-fsanitize={SANITIZE}']
 MUJOCO = mujoco_lib()
 if MUJOCO is not None:
     # link the wheel's libmujoco by its file name; rpath: the wheel found at build time, and

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "hri_core/interaction.hpp"
+#include "py_check.hpp"
 
 namespace py = pybind11;
 
@@ -56,7 +57,7 @@ class InteractionKernel {
     for (int i = 0; i < n; ++i) sink += tick(T, Vb, Jb, bias, Td, F, dt)(0);
     const auto t1 = std::chrono::steady_clock::now();
     adm_ = saved;
-    if (sink != sink) throw std::runtime_error("NaN in bench tick");
+    if (sink != sink) throw std::invalid_argument("bench_tick_ns: NaN torque (non-finite input)");
     return std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
   }
 
@@ -69,6 +70,16 @@ inline void check_dof(const MatJ& Jb, const VecN& bias) {
   if (Jb.cols() != bias.size())
     throw std::invalid_argument("body_jacobian columns (" + std::to_string(Jb.cols()) +
                                 ") != bias size (" + std::to_string(bias.size()) + ")");
+}
+
+// InteractionTick.tick / bench_tick_ns: every joint-sized input has params.n entries
+inline TickInput tick_input(const InteractionTick& k, const VecN& q, const VecN& dq, const Mat4& T, const Vec6& Vb,
+                            const MatJ& Jb, const VecN& g, const VecN& c) {
+  const int n = k.params().n;
+  if (q.size() != n || dq.size() != n || g.size() != n || c.size() != n || Jb.cols() != n)
+    throw std::invalid_argument("InteractionTick.tick: q, dq, gravity, coriolis need n entries, body_jacobian 6 x n (n = " +
+                                std::to_string(n) + ")");
+  return TickInput{&q, &dq, &T, &Vb, &Jb, &g, &c};
 }
 
 inline int index_of(const std::string& v, std::initializer_list<const char*> names, const char* what) {
@@ -84,51 +95,74 @@ inline int index_of(const std::string& v, std::initializer_list<const char*> nam
 
 void bind_interaction(py::module_& root) {
   namespace I = hri_core::interaction;
-  using hri_core::se3::Mat4;
-  using hri_core::se3::Mat6;
-  using hri_core::se3::Vec6;
+  namespace C = hri_core::py_check;
+  using C::checked;
+  // every Eigen argument is checked before it is converted (py_check.hpp); Fin: finite too
+  using Mat4 = C::Checked<hri_core::se3::Mat4>;
+  using Vec6 = C::Checked<hri_core::se3::Vec6>;
+  using Mat6 = C::Checked<hri_core::se3::Mat6>;
+  using MatJ = C::Checked<I::MatJ>;
+  using VecN = C::Checked<I::VecN>;
+  using FinMat6 = C::Finite<hri_core::se3::Mat6>;
+  using FinVec6 = C::Finite<hri_core::se3::Vec6>;
   py::module_ m = root.def_submodule(
       "interaction", "hri_interaction 1 kHz kernels: Lie-PD impedance torque, Lie admittance "
                      "(Chang 2026 app. H). Twist order (w, v), body frame.");
   m.def(
       "lie_impedance_torque",
-      [](const Mat4& T, const Vec6& Vb, const I::MatJ& Jb, const I::VecN& bias, const Mat4& Tref,
+      [](const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias, const Mat4& Tref,
          const Mat6& K, const Mat6& D, std::optional<Vec6> Vref) {
         I::check_dof(Jb, bias);
-        return I::lie_impedance_torque(T, Vb, Jb, bias, Tref, K, D, Vref ? &*Vref : nullptr);
+        const hri_core::se3::Vec6* vr = Vref ? &**Vref : nullptr;
+        return I::lie_impedance_torque(T, Vb, Jb, bias, Tref, K, D, vr);
       },
       py::arg("world_T_ee"), py::arg("body_twist"), py::arg("body_jacobian"), py::arg("bias"),
       py::arg("world_T_ref"), py::arg("K"), py::arg("D"), py::arg("ref_body_twist") = py::none(),
       "tau = J_b^T(-K e - D edot) + bias, e = Log(T_ref^-1 T) (body frame).");
   py::class_<I::LieAdmittance>(m, "LieAdmittance")
-      .def(py::init([](const Mat6& M, const Mat6& D, const Mat6& K) {
+      .def(py::init([](const FinMat6& M, const FinMat6& D, const FinMat6& K) {
              I::LieAdmittance a;
-             a.M = M;
-             a.D = D;
-             a.K = K;
+             a.M = *M;
+             a.D = *D;
+             a.K = *K;
              return a;
            }),
            py::arg("M"), py::arg("D"), py::arg("K"))
-      .def("step", &I::LieAdmittance::step, py::arg("wrench_body"), py::arg("dt"),
-           "one semi-implicit Euler step of app. H with this call's dt")
-      .def_readwrite("lam", &I::LieAdmittance::lam)
-      .def_readwrite("lam_dot", &I::LieAdmittance::lam_dot);
+      .def("step", [](I::LieAdmittance& a, const FinVec6& F, double dt) { a.step(F, dt); }, py::arg("wrench_body"),
+           py::arg("dt"), "one semi-implicit Euler step of app. H with this call's dt")
+      .def_property("lam", [](const I::LieAdmittance& a) { return a.lam; },
+                    [](I::LieAdmittance& a, const FinVec6& v) { a.lam = *v; })
+      .def_property("lam_dot", [](const I::LieAdmittance& a) { return a.lam_dot; },
+                    [](I::LieAdmittance& a, const FinVec6& v) { a.lam_dot = *v; });
   py::class_<I::InteractionKernel>(m, "InteractionKernel")
-      .def(py::init<const Mat6&, const Mat6&, const Mat6&, const Mat6&, const Mat6&>(),
+      .def(py::init([](const FinMat6& M, const FinMat6& Da, const FinMat6& Ka, const FinMat6& K, const FinMat6& D) {
+             return I::InteractionKernel(M, Da, Ka, K, D);
+           }),
            py::arg("M"), py::arg("D_adm"), py::arg("K_adm"), py::arg("K"), py::arg("D"))
       .def(
           "tick",
-          [](I::InteractionKernel& k, const Mat4& T, const Vec6& Vb, const I::MatJ& Jb,
-             const I::VecN& bias, const Mat4& Td, const Vec6& F, double dt) {
+          [](I::InteractionKernel& k, const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias,
+             const Mat4& Td, const FinVec6& F, double dt) {
             I::check_dof(Jb, bias);
             return k.tick(T, Vb, Jb, bias, Td, F, dt);
           },
           py::arg("world_T_ee"), py::arg("body_twist"), py::arg("body_jacobian"), py::arg("bias"),
           py::arg("world_T_d"), py::arg("wrench_body"), py::arg("dt"),
           "admittance step, T_mod = T_d exp(lambda), impedance torque towards T_mod")
-      .def("bench_tick_ns", &I::InteractionKernel::bench_tick_ns)
-      .def("reset", &I::InteractionKernel::reset)
-      .def("set_impedance", &I::InteractionKernel::set_impedance)
+      .def(
+          "bench_tick_ns",
+          [](I::InteractionKernel& k, const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias,
+             const Mat4& Td, const FinVec6& F, double dt, int n) {
+            I::check_dof(Jb, bias);
+            if (n < 1) throw std::invalid_argument("bench_tick_ns: n must be >= 1");
+            return k.bench_tick_ns(T, Vb, Jb, bias, Td, F, dt, n);
+          },
+          py::arg("world_T_ee"), py::arg("body_twist"), py::arg("body_jacobian"), py::arg("bias"),
+          py::arg("world_T_d"), py::arg("wrench_body"), py::arg("dt"), py::arg("n"))
+      .def("reset", [](I::InteractionKernel& k, const FinVec6& lam, const FinVec6& lam_dot) { k.reset(lam, lam_dot); },
+           py::arg("lam"), py::arg("lam_dot"))
+      .def("set_impedance", [](I::InteractionKernel& k, const FinMat6& K, const FinMat6& D) { k.set_impedance(K, D); },
+           py::arg("K"), py::arg("D"))
       .def_property_readonly("lam", &I::InteractionKernel::lam)
       .def_property_readonly("lam_dot", &I::InteractionKernel::lam_dot);
 
@@ -138,7 +172,7 @@ void bind_interaction(py::module_& root) {
     for (int i = 0; i < I::kNumTickFlags; ++i) d[I::kTickFlagNames[i]] = 1u << i;
     return d;
   }();
-  py::class_<I::TickParams>(
+  auto tick_params = py::class_<I::TickParams>(
       m, "TickParams",
       "The parameters of InteractionTick / rt.RtLoop as named fields (SI units, twist order (w, v); "
       "hri_interaction.core.controller.tick_params(InteractionParams, n, law) fills it from the config).")
@@ -160,13 +194,6 @@ void bind_interaction(py::module_& root) {
           "wrench filter: 'none' | 'passivity' (PO/PC) | 'tdpc' | 'wave'")
       .def_readwrite("gravity_compensation", &I::TickParams::gravity_compensation)
       .def_readwrite("coriolis_compensation", &I::TickParams::coriolis_compensation)
-      .def_readwrite("K", &I::TickParams::K, "6x6 impedance stiffness (initial)")
-      .def_readwrite("D", &I::TickParams::D, "6x6 impedance damping (initial)")
-      .def_readwrite("M_adm", &I::TickParams::M_adm)
-      .def_readwrite("D_adm", &I::TickParams::D_adm)
-      .def_readwrite("K_adm", &I::TickParams::K_adm)
-      .def_readwrite("compliant_axes", &I::TickParams::compliant_axes, "hybrid S (6 values in {0, 1})")
-      .def_readwrite("wave_damping", &I::TickParams::wave_damping)
       .def_readwrite("energy_floor_j", &I::TickParams::energy_floor_j)
       .def_readwrite("max_damping", &I::TickParams::max_damping, "PO/PC alpha cap (> 0; inf = uncapped)")
       .def_readwrite("settle_max_linear_m_s", &I::TickParams::settle_max_linear_m_s)
@@ -186,11 +213,18 @@ void bind_interaction(py::module_& root) {
             if (!p.has_torque_max) return std::nullopt;
             return p.torque_max_nm;
           },
-          [](I::TickParams& p, std::optional<I::VecN> v) {
+          [](I::TickParams& p, std::optional<VecN> v) {
             p.has_torque_max = v.has_value();
-            p.torque_max_nm = v ? *v : I::VecN::Zero(0);
+            p.torque_max_nm = v ? I::VecN(**v) : I::VecN(I::VecN::Zero(0));
           },
           "per-joint torque clip (N m) or None");
+  C::def_checked_readwrite(tick_params, "K", &I::TickParams::K, "6x6 impedance stiffness (initial)");
+  C::def_checked_readwrite(tick_params, "D", &I::TickParams::D, "6x6 impedance damping (initial)");
+  C::def_checked_readwrite(tick_params, "M_adm", &I::TickParams::M_adm);
+  C::def_checked_readwrite(tick_params, "D_adm", &I::TickParams::D_adm);
+  C::def_checked_readwrite(tick_params, "K_adm", &I::TickParams::K_adm);
+  C::def_checked_readwrite(tick_params, "compliant_axes", &I::TickParams::compliant_axes, "hybrid S (6 values in {0, 1})");
+  C::def_checked_readwrite(tick_params, "wave_damping", &I::TickParams::wave_damping);
   py::class_<I::InteractionTick>(
       m, "InteractionTick",
       "The whole gated 1 kHz tick of hri_interaction's InteractionController in one call: state "
@@ -208,13 +242,9 @@ void bind_interaction(py::module_& root) {
            py::keep_alive<1, 4>())
       .def(
           "tick",
-          [](I::InteractionTick& k, const I::VecN& q, const I::VecN& dq, const Mat4& T,
-             const Vec6& Vb, const I::MatJ& Jb, const I::VecN& g, const I::VecN& c, double dt) {
-            const int n = k.params().n;
-            if (q.size() != n || dq.size() != n || g.size() != n || c.size() != n || Jb.cols() != n)
-              throw std::invalid_argument("InteractionTick.tick: q, dq, gravity, coriolis need n entries, "
-                                          "body_jacobian 6 x n");
-            I::TickInput in{&q, &dq, &T, &Vb, &Jb, &g, &c};
+          [](I::InteractionTick& k, const VecN& q, const VecN& dq, const Mat4& T, const Vec6& Vb, const MatJ& Jb,
+             const VecN& g, const VecN& c, double dt) {
+            const I::TickInput in = I::tick_input(k, q, dq, T, Vb, Jb, g, c);
             I::TickOutput out;
             k.tick(in, dt, out);
             return py::make_tuple(out.tau, out.world_T_ref, out.flags, out.safety_flags, out.sigma_min);
@@ -224,10 +254,10 @@ void bind_interaction(py::module_& root) {
           "-> (tau, world_T_ref, flags (TICK_FLAGS bits), safety_flags (safety.FLAGS bits), sigma_min)")
       .def(
           "bench_tick_ns",
-          [](I::InteractionTick& k, const I::VecN& q, const I::VecN& dq, const Mat4& T,
-             const Vec6& Vb, const I::MatJ& Jb, const I::VecN& g, const I::VecN& c, double dt,
-             int n_ticks) {
-            I::TickInput in{&q, &dq, &T, &Vb, &Jb, &g, &c};
+          [](I::InteractionTick& k, const VecN& q, const VecN& dq, const Mat4& T, const Vec6& Vb, const MatJ& Jb,
+             const VecN& g, const VecN& c, double dt, int n_ticks) {
+            const I::TickInput in = I::tick_input(k, q, dq, T, Vb, Jb, g, c);
+            if (n_ticks < 1) throw std::invalid_argument("bench_tick_ns: n must be >= 1");
             I::TickOutput out;
             double sink = 0.0;
             const auto t0 = std::chrono::steady_clock::now();
@@ -236,45 +266,45 @@ void bind_interaction(py::module_& root) {
               sink += out.tau(0);
             }
             const auto t1 = std::chrono::steady_clock::now();
-            if (sink != sink) throw std::runtime_error("NaN in bench tick");
+            if (sink != sink) throw std::invalid_argument("bench_tick_ns: NaN torque (non-finite input)");
             return std::chrono::duration<double, std::nano>(t1 - t0).count() / n_ticks;
           },
           "Mean ns per tick of n ticks inside C++ (advances this object's state; bench only).")
-      .def("set_target", &I::InteractionTick::set_target, py::arg("world_T_target"))
-      .def("set_wrench", &I::InteractionTick::set_wrench, py::arg("wrench_body"), py::arg("ok"))
-      .def("set_gains", &I::InteractionTick::set_gains, py::arg("K"), py::arg("D"), py::arg("blend_s"))
-      .def("set_admittance", &I::InteractionTick::set_admittance, py::arg("M"), py::arg("D"), py::arg("K"))
+      .def("set_target", checked(&I::InteractionTick::set_target), py::arg("world_T_target"))
+      .def("set_wrench", checked(&I::InteractionTick::set_wrench), py::arg("wrench_body"), py::arg("ok"))
+      .def("set_gains", checked(&I::InteractionTick::set_gains), py::arg("K"), py::arg("D"), py::arg("blend_s"))
+      .def("set_admittance", checked(&I::InteractionTick::set_admittance), py::arg("M"), py::arg("D"), py::arg("K"))
       .def("set_mode", &I::InteractionTick::set_mode, py::arg("mode"), py::arg("settle_until_s"))
       .def("set_frozen", &I::InteractionTick::set_frozen, py::arg("frozen"))
-      .def("hold_at", &I::InteractionTick::hold_at, py::arg("world_T"),
+      .def("hold_at", checked(&I::InteractionTick::hold_at), py::arg("world_T"),
            "the stop input: reference and target := world_T, admittance zeroed, frozen")
-      .def_property_readonly("reference_twist", [](const I::InteractionTick& k) { return Vec6(k.reference_twist()); },
+      .def_property_readonly("reference_twist", [](const I::InteractionTick& k) { return hri_core::se3::Vec6(k.reference_twist()); },
                              "body twist of the governed reference on the last tick (feed-forward)")
       .def("reset_filter", &I::InteractionTick::reset_filter)
-      .def("set_filter_state", &I::InteractionTick::set_filter_state, py::arg("energy_j"),
+      .def("set_filter_state", checked(&I::InteractionTick::set_filter_state), py::arg("energy_j"),
            py::arg("dissipated_j"), py::arg("min_energy_j"), py::arg("violations"),
            py::arg("energy_dof_j"), py::arg("saturations") = 0)
-      .def("modified_pose", &I::InteractionTick::modified_pose, py::arg("world_T_d"))
+      .def("modified_pose", checked(&I::InteractionTick::modified_pose), py::arg("world_T_d"))
       .def("twist", &I::InteractionTick::twist)
       .def_property_readonly("time_s", &I::InteractionTick::time_s)
-      .def_property_readonly("world_T_d", [](const I::InteractionTick& k) { return Mat4(k.world_T_d()); })
-      .def_property_readonly("K", [](const I::InteractionTick& k) { return Mat6(k.K()); })
-      .def_property_readonly("D", [](const I::InteractionTick& k) { return Mat6(k.D()); })
+      .def_property_readonly("world_T_d", [](const I::InteractionTick& k) { return hri_core::se3::Mat4(k.world_T_d()); })
+      .def_property_readonly("K", [](const I::InteractionTick& k) { return hri_core::se3::Mat6(k.K()); })
+      .def_property_readonly("D", [](const I::InteractionTick& k) { return hri_core::se3::Mat6(k.D()); })
       .def_property_readonly("last_tau", [](const I::InteractionTick& k) { return I::VecN(k.last_tau()); })
-      .def_property_readonly("last_ref", [](const I::InteractionTick& k) { return Mat4(k.last_ref()); })
-      .def_property("lam", [](I::InteractionTick& k) { return Vec6(k.lam()); },
-                    [](I::InteractionTick& k, const Vec6& v) { k.lam() = v; })
-      .def_property("lam_dot", [](I::InteractionTick& k) { return Vec6(k.lam_dot()); },
-                    [](I::InteractionTick& k, const Vec6& v) { k.lam_dot() = v; })
+      .def_property_readonly("last_ref", [](const I::InteractionTick& k) { return hri_core::se3::Mat4(k.last_ref()); })
+      .def_property("lam", [](I::InteractionTick& k) { return hri_core::se3::Vec6(k.lam()); },
+                    [](I::InteractionTick& k, const Vec6& v) { k.lam() = *v; })
+      .def_property("lam_dot", [](I::InteractionTick& k) { return hri_core::se3::Vec6(k.lam_dot()); },
+                    [](I::InteractionTick& k, const Vec6& v) { k.lam_dot() = *v; })
       .def_property_readonly("energy_j", &I::InteractionTick::energy_j)
       .def_property_readonly("dissipated_j", &I::InteractionTick::dissipated_j)
       .def_property_readonly("min_energy_j", &I::InteractionTick::min_energy_j)
       .def_property_readonly("violations", &I::InteractionTick::violations)
       .def_property_readonly("saturations", &I::InteractionTick::saturations,
                              "ticks where the PO/PC (TDPC) alpha hit max_damping")
-      .def_property_readonly("last_alpha", [](const I::InteractionTick& k) { return Vec6(k.last_alpha()); },
+      .def_property_readonly("last_alpha", [](const I::InteractionTick& k) { return hri_core::se3::Vec6(k.last_alpha()); },
                              "alpha applied on the last filtered tick (PO/PC: entry 0; TDPC: per DoF)")
-      .def_property_readonly("energy_dof_j", [](const I::InteractionTick& k) { return Vec6(k.energy_dof_j()); })
+      .def_property_readonly("energy_dof_j", [](const I::InteractionTick& k) { return hri_core::se3::Vec6(k.energy_dof_j()); })
       .def_property_readonly("mode", &I::InteractionTick::mode)
       .def_property_readonly("frozen", &I::InteractionTick::frozen);
 }

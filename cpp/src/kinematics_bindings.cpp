@@ -30,14 +30,17 @@ K::Mat4 mat4(const Arr& a, const char* what) {
 }
 
 K::PoeModel make_model(const Arr& screws, const Arr& home) {
-  if (screws.ndim() != 2 || screws.shape(1) != 6 || screws.shape(0) < 1 || screws.shape(0) > K::kMaxDof)
-    throw py::value_error("PoeModel: screws must have shape (n, 6), 1 <= n <= 16 (rows (w, v)), got " +
-                          shape_str(screws));
+  static_assert(K::kMaxDof == hri_core::py_check::kMaxJoints);
+  if (screws.ndim() != 2 || screws.shape(1) != 6)
+    throw py::value_error("PoeModel: screws must have shape (n, 6) (rows (w, v)), got " + shape_str(screws));
+  hri_core::py_check::joints(screws.shape(0), "PoeModel: screws of shape " + shape_str(screws));
   const int n = static_cast<int>(screws.shape(0));
   K::Screws S(6, n);
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < 6; ++k) S(k, i) = screws.data()[i * 6 + k];
-  return K::PoeModel(S, mat4(home, "PoeModel: home"));
+  const K::Mat4 M = mat4(home, "PoeModel: home");
+  if (!S.allFinite() || !M.allFinite()) throw py::value_error("PoeModel: screws and home must be finite");
+  return K::PoeModel(S, M);
 }
 
 py::array_t<double> jac_out(const K::Jac& J) {

@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "numpy_c_api.hpp"
+#include "py_check.hpp"
 
 namespace hri_core::py_batch {
 
 namespace py = pybind11;
-using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
+/// A float64 C-contiguous aligned ndarray, loaded after the dtype gate of py_check.hpp.
+using Arr = py_check::Array;
 using ssize = py::ssize_t;
 
 template <int R, int C>

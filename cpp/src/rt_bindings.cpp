@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hri_core/rt.hpp"
+#include "py_check.hpp"
 #ifdef HRI_WITH_MUJOCO
 #include "hri_core/mujoco_robot.hpp"
 #endif
@@ -121,6 +122,12 @@ py::dict state_dict(R::RtLoop& L) {
 }  // namespace
 
 void bind_rt(py::module_& root) {
+  // every Eigen argument is checked before it is converted (py_check.hpp); the setters answer
+  // False to a non-finite value (their contract), so these are not Finite<>
+  using CMat4 = hri_core::py_check::Checked<Mat4>;
+  using CMat6 = hri_core::py_check::Checked<Mat6>;
+  using CVec6 = hri_core::py_check::Checked<Vec6>;
+  using CVec3 = hri_core::py_check::Checked<Vec3>;
   py::module_ m = root.def_submodule(
       "rt", "The 1 kHz real-time loop: read -> InteractionTick -> write on a C++ thread with absolute "
             "deadlines (docs/realtime.md).");
@@ -173,7 +180,7 @@ void bind_rt(py::module_& root) {
       "loop. start()/stop() run it on a real-time thread (absolute deadlines); step(n) runs n "
       "ticks in lockstep on the caller's thread. Setters are lock-free (applied at the next tick).")
       .def(py::init([](const I::TickParams& p, const R::LoopConfig& c, R::RobotInterface* robot,
-                       std::optional<Mat4> world_T_d, std::optional<Sf::SafetyChecker*> safety) {
+                       std::optional<CMat4> world_T_d, std::optional<Sf::SafetyChecker*> safety) {
              Sf::SafetyChecker* chk = safety ? *safety : nullptr;
              if (const char* e = I::params_error(p, chk)) throw std::invalid_argument(e);
              if (robot == nullptr) throw std::invalid_argument("RtLoop: robot is None");
@@ -189,10 +196,10 @@ void bind_rt(py::module_& root) {
                                              " s != 1 / rate_hz");
              }
 #endif
-             if (world_T_d && !world_T_d->allFinite())
+             if (world_T_d && !(**world_T_d).allFinite())
                throw std::invalid_argument("RtLoop: world_T_d must be finite");
              auto L = std::make_unique<PyRtLoop>();
-             L->loop = std::make_unique<R::RtLoop>(p, c, robot, world_T_d ? &*world_T_d : nullptr, chk);
+             L->loop = std::make_unique<R::RtLoop>(p, c, robot, world_T_d ? &**world_T_d : nullptr, chk);
              return L;
            }),
            py::arg("params"), py::arg("config"), py::arg("robot"), py::arg("world_T_d") = py::none(),
@@ -213,24 +220,24 @@ void bind_rt(py::module_& root) {
           py::arg("n") = 1, "n ticks in lockstep (no thread, no sleep); RuntimeError while running")
       .def(
           "set_target",
-          [](PyRtLoop& L, const Mat4& T) {
-            if (!T.allFinite()) return false;
+          [](PyRtLoop& L, const CMat4& T) {
+            if (!T->allFinite()) return false;
             L.loop->set_target(T);
             return true;
           },
           py::arg("world_T_target"))
       .def(
           "set_gains",
-          [](PyRtLoop& L, const Mat6& K, const Mat6& D, double blend_s) {
-            if (!K.allFinite() || !D.allFinite() || !std::isfinite(blend_s)) return false;
+          [](PyRtLoop& L, const CMat6& K, const CMat6& D, double blend_s) {
+            if (!K->allFinite() || !D->allFinite() || !std::isfinite(blend_s)) return false;
             L.loop->set_gains(K, D, blend_s);
             return true;
           },
           py::arg("K"), py::arg("D"), py::arg("blend_s"))
       .def(
           "set_admittance",
-          [](PyRtLoop& L, const Mat6& M, const Mat6& D, const Mat6& K) {
-            if (!M.allFinite() || !D.allFinite() || !K.allFinite()) return false;
+          [](PyRtLoop& L, const CMat6& M, const CMat6& D, const CMat6& K) {
+            if (!M->allFinite() || !D->allFinite() || !K->allFinite()) return false;
             L.loop->set_admittance(M, D, K);
             return true;
           },
@@ -249,16 +256,16 @@ void bind_rt(py::module_& root) {
            "re-anchored there, admittance zeroed, frozen); False = release (no jump back)")
       .def(
           "set_wrench",
-          [](PyRtLoop& L, const Vec6& w, bool ok) {
-            const bool fin = w.allFinite();
-            L.loop->set_wrench(fin ? w : Vec6::Zero(), ok && fin);
+          [](PyRtLoop& L, const CVec6& w, bool ok) {
+            const bool fin = w->allFinite();
+            L.loop->set_wrench(fin ? Vec6(*w) : Vec6(Vec6::Zero()), ok && fin);
             return fin;
           },
           py::arg("wrench_body"), py::arg("ok") = true)
       .def(
           "set_push",
-          [](PyRtLoop& L, const Vec3& f, const Vec3& t) {
-            if (!f.allFinite() || !t.allFinite()) return false;
+          [](PyRtLoop& L, const CVec3& f, const CVec3& t) {
+            if (!f->allFinite() || !t->allFinite()) return false;
             L.loop->set_push(f, t);
             return true;
           },

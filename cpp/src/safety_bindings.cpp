@@ -15,7 +15,9 @@ namespace Sf = hri_core::safety;
 
 namespace {
 
-std::vector<double> vec_of(const Arr& a, const char* name, py::ssize_t n) {
+// a (n,) vector; joint: n counts joints (more than kMaxDof: the one message naming the limit)
+std::vector<double> vec_of(const Arr& a, const char* name, py::ssize_t n, bool joint = true) {
+  if (joint && a.ndim() == 1) hri_core::py_check::joints(a.shape(0), std::string("SafetyLimits: ") + name);
   if (a.ndim() != 1 || (n >= 0 && a.shape(0) != n))
     throw py::value_error(std::string("SafetyLimits: ") + name + " must be a vector of length " +
                           (n >= 0 ? std::to_string(n) : std::string("n")));
@@ -25,14 +27,17 @@ std::vector<double> vec_of(const Arr& a, const char* name, py::ssize_t n) {
 Sf::SafetyLimits make_limits(const Arr& q_min, const Arr& q_max, const Arr& v_max, const Arr& a_max,
                              const Arr& tau_max, const Arr& tau_rate_max, const Arr& ws_min,
                              const Arr& ws_max, double ee_speed_max, double stale_after_s) {
+  static_assert(Sf::kMaxDof == hri_core::py_check::kMaxJoints);
   Sf::SafetyLimits L;
-  const auto qmin = vec_of(q_min, "q_min", -1);
-  const py::ssize_t n = static_cast<py::ssize_t>(qmin.size());
-  if (n < 1 || n > Sf::kMaxDof) throw py::value_error("SafetyLimits: 1..16 joints");
+  if (q_min.ndim() != 1) throw py::value_error("SafetyLimits: q_min must be a vector of length n");
+  hri_core::py_check::joints(q_min.shape(0), "SafetyLimits: q_min");
+  const py::ssize_t n = q_min.shape(0);
+  const auto qmin = vec_of(q_min, "q_min", n);
   L.n = static_cast<int>(n);
   const auto qmax = vec_of(q_max, "q_max", n), vm = vec_of(v_max, "v_max", n), am = vec_of(a_max, "a_max", n),
              tm = vec_of(tau_max, "tau_max", n), trm = vec_of(tau_rate_max, "tau_rate_max", n),
-             wmin = vec_of(ws_min, "workspace_min", 3), wmax = vec_of(ws_max, "workspace_max", 3);
+             wmin = vec_of(ws_min, "workspace_min", 3, false),
+             wmax = vec_of(ws_max, "workspace_max", 3, false);
   for (int j = 0; j < L.n; ++j) {
     L.q_min[j] = qmin[j];
     L.q_max[j] = qmax[j];

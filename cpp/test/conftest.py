@@ -3,6 +3,7 @@ directly (no test framework), cached under build/cpp_tests/ by the hash of its s
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -34,15 +35,22 @@ def build_cpp_test(name: str, extra_flags: tuple[str, ...] = ()) -> Path:
         pytest.fail("no C++ compiler (g++ is needed to build the workspace)")
     src = TEST_SRC / f"{name}.cpp"
     files = [src, *sorted(TEST_SRC.glob("*.hpp")), *sorted((CPP / "include" / "hri_core").glob("*.hpp"))]
-    h = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
-    out_dir = REPO / "build" / "cpp_tests"
+    # HRI_SANITIZE=address,undefined (`make asan`): built with the sanitizers, asserts on, into build/asan/
+    sanitize = os.environ.get("HRI_SANITIZE", "").strip()
+    if sanitize:
+        extra_flags = (*extra_flags, "-O1", "-g", "-UNDEBUG", "-fno-omit-frame-pointer", f"-fsanitize={sanitize}",
+                       "-fno-sanitize-recover=all")
+    h = hashlib.sha256(b"".join(f.read_bytes() for f in files) + " ".join(extra_flags).encode()).hexdigest()[:16]
+    out_dir = REPO / "build" / ("asan/cpp_tests" if sanitize else "cpp_tests")
     exe = out_dir / f"{name}_{h}"
     if not exe.exists():
         out_dir.mkdir(parents=True, exist_ok=True)
         tmp = exe.with_suffix(".tmp")
         cmd = [cxx, "-std=c++17", "-O2", "-march=x86-64-v2", "-Wall", "-Werror", *extra_flags,
                f"-I{CPP / 'include'}", f"-I{eigen_include()}", str(src), "-o", str(tmp)]
-        res = subprocess.run(cmd, capture_output=True, text=True)
+        # the compiler itself runs without the libasan that `make asan` preloads into python
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        res = subprocess.run(cmd, capture_output=True, text=True, env=env)
         assert res.returncode == 0, res.stderr[-4000:]
         tmp.rename(exe)
         for old in out_dir.glob(f"{name}_*"):   # binaries of older sources

@@ -17,12 +17,17 @@ ParallelCompile('NPY_NUM_BUILD_JOBS', default=2).install()
 # and the Zenoh backend's per-message path (src/zenoh_hot_path.cpp). Built by `pip install -e`,
 # `colcon build` and the Dockerfile alike; absolute paths: `colcon build --symlink-install` runs
 # this file from the build directory.
+# HRI_SANITIZE=address,undefined: the sanitizer build of `make asan` (built into build/asan/, never
+# into the .venv): asserts on, every report fatal.
+SANITIZE = os.environ.get('HRI_SANITIZE', '').strip()
 cdr_ext = Pybind11Extension(
     f'{package_name}._cdr',
     sorted(str(p) for p in (HERE / 'src').glob('*.cpp')),
     include_dirs=[numpy.get_include()],   # numpy's public C API (arrays of the codec)
     cxx_std=17,
-    extra_compile_args=['-O3', '-DNDEBUG'],
+    extra_compile_args=(['-O1', '-g', '-UNDEBUG', '-fno-omit-frame-pointer', f'-fsanitize={SANITIZE}',
+                         '-fno-sanitize-recover=all'] if SANITIZE else ['-O3', '-DNDEBUG']),
+    extra_link_args=[f'-fsanitize={SANITIZE}'] if SANITIZE else [],
 )
 
 

@@ -287,6 +287,8 @@ def _coerce(desc, value, where: str) -> Any:
     if kind in (Nodetype.ARRAY, Nodetype.SEQUENCE):
         sub = rest[0]
         if sub[0] == Nodetype.BASE and sub[1][0] in _NP_DTYPES:
+            if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":   # as the C++ codec
+                raise EncodeError(f"{where}: expected an array of numbers, got dtype {value.dtype}")
             arr = np.asarray(value, dtype=_NP_DTYPES[sub[1][0]])
             if arr.ndim != 1:
                 raise EncodeError(f"{where}: expected a 1-D array, got shape {arr.shape}")

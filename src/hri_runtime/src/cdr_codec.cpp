@@ -342,6 +342,10 @@ void put_prim_array(Out& o, const Op& op, PyObject* v, Py_ssize_t fixed_n, size_
   PyArrayObject* a = nullptr;
   if (PyArray_Check(v)) {
     auto* va = reinterpret_cast<PyArrayObject*>(v);
+    // numbers only, checked before any cast: complex, object, strings, dates are refused
+    const char k = PyArray_DESCR(va)->kind;
+    if (k != 'b' && k != 'i' && k != 'u' && k != 'f')
+      fail("expected an array of numbers, got dtype " + std::string(py::str(py::handle(v).attr("dtype"))));
     const int t = PyArray_TYPE(va);
     const bool same = t == op.dtype_num || (esize == 1 && kind != Kind::BOOL && (t == NPY_BYTE || t == NPY_UBYTE));
     if (PyArray_NDIM(va) == 1 && same && PyArray_IS_C_CONTIGUOUS(va) && PyArray_ISALIGNED(va) &&
