@@ -32,6 +32,23 @@ def _split_cli(argv: list[str]) -> tuple[list[str], dict[str, str]]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    # SIGINT/SIGTERM are taken over first: a Ctrl-C while the file is parsed or the launcher set
+    # up ends the launch cleanly too (nothing started yet, exit 0)
+    stop = threading.Event()
+
+    def on_signal(signum, _frame):
+        stop.set()
+
+    old = ({s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+           if threading.current_thread() is threading.main_thread() else {})
+    try:
+        return _main(argv, stop)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _main(argv: Optional[list[str]], stop: threading.Event) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     rest, largs = _split_cli(argv)
     ap = argparse.ArgumentParser(prog="hri launch", description="Run a ROS 2 YAML launch file without ROS "
@@ -76,12 +93,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.show:
         for n in desc.nodes:
             print(f"{n.name}: {shlex.join(n.cmd)}")
-    stop = threading.Event()
-
-    def on_signal(signum, _frame):
-        stop.set()
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    if stop.is_set():
+        return 0
     try:
         try:
             launcher.start()
@@ -101,8 +114,6 @@ def main(argv: Optional[list[str]] = None) -> int:
             launcher._say("all processes have exited")
         return launcher.exit_code()
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
         if launcher.router_session is not None:
             launcher.router_session.close()
 

@@ -1,9 +1,11 @@
 """rclpy backend of hri_runtime: the same node code on a real ROS 2 install (Humble, Jazzy, ...).
 
-rclpy is neither on PyPI nor in Debian: without ROS only its lazy import and its refusal are
-tested (``tests/runtime/test_runtime_zenoh_backends.py``); on a ROS 2 machine ``make ros2-test``
-runs the backend-independent end-to-end tests on it (``tests/ros2/``). What was verified on a
-real ROS 2 is in docs/ros2-interop.md.
+Without ROS only its lazy import and its refusal are tested
+(``tests/runtime/test_runtime_zenoh_backends.py``); ``make ros2-ci`` (CI) runs the end-to-end
+tests ``tests/ros2/`` on it with ROS 2 Jazzy from PyPI's ros-jazzy-* wheels (rclpy,
+rmw_fastrtps_cpp), ``make ros2-test`` on a sourced ROS 2. It needs rclpy and the generated
+Python packages of the message types only (no rosidl_runtime_py: ``interface_class``).
+docs/ros2-interop.md says what is proven where.
 
 Design: the backend only moves CDR bytes, so hri_runtime.msgs (rosbags) is the one codec on every
 backend and rclpy's generated message classes are used only to tell rmw the type:
@@ -27,6 +29,7 @@ process' ``--ros-args`` (they would be applied twice).
 from __future__ import annotations
 
 import atexit
+import importlib
 import logging
 import threading
 import time
@@ -38,7 +41,7 @@ from .qos import QoSProfile, qos_profile
 
 log = logging.getLogger("hri.runtime.rclpy")
 
-__all__ = ["RclpyContext"]
+__all__ = ["RclpyContext", "get_message", "get_service", "interface_class"]
 
 
 def _import_rclpy():
@@ -49,12 +52,41 @@ def _import_rclpy():
         import rclpy.qos
         import rclpy.serialization
         from rclpy.callback_groups import ReentrantCallbackGroup
-        from rosidl_runtime_py.utilities import get_message, get_service
     except ImportError as e:
         raise TransportUnavailableError(
             "HRI_TRANSPORT=rclpy needs a ROS 2 installation (source /opt/ros/<distro>/setup.bash); "
             f"rclpy is not importable here ({e}). Use HRI_TRANSPORT=zenoh without ROS.") from e
     return rclpy, get_message, get_service, ReentrantCallbackGroup
+
+
+def interface_class(type_name: str, kind: str):
+    """The rosidl-generated Python class of ``<pkg>/<kind>/<Name>`` (or ``<pkg>/<Name>``), kind
+    ``msg`` or ``srv``: what rosidl_runtime_py.utilities' get_message/get_service look up
+    (rosidl_runtime_py is not needed for this, nor installed by every ROS 2 distribution of rclpy)."""
+    parts = type_name.split("/")
+    if len(parts) == 3 and parts[1] == kind:
+        pkg, name = parts[0], parts[2]
+    elif len(parts) == 2:
+        pkg, name = parts
+    else:
+        raise ValueError(f"invalid {kind} type name '{type_name}' (expected <pkg>/{kind}/<Name>)")
+    try:
+        module = importlib.import_module(f"{pkg}.{kind}")
+    except ModuleNotFoundError as e:
+        raise ValueError(f"{kind} type '{type_name}': package '{pkg}' has no generated Python {kind} "
+                         f"module ({e}); is it built and on the path?") from e
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise ValueError(f"{kind} type '{type_name}': '{pkg}.{kind}' has no '{name}'")
+    return cls
+
+
+def get_message(type_name: str):
+    return interface_class(type_name, "msg")
+
+
+def get_service(type_name: str):
+    return interface_class(type_name, "srv")
 
 
 def _rclpy_qos(rclpy, qos: QoSProfile):
