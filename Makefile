@@ -94,6 +94,7 @@ ROS2_SRC := $(shell find src cpp -path '*/test' -prune -o -type f \( -name '*.py
   -o -name '*.hpp' -o -name '*.yaml' -o -name 'package.xml' -o -name 'setup.cfg' \) -print 2>/dev/null)
 ROS2_IFACES := $(wildcard src/hri_interfaces/CMakeLists.txt src/hri_interfaces/package.xml \
   src/hri_interfaces/msg/*.msg src/hri_interfaces/srv/*.srv)
+ROS2_PYTEST_ARGS ?=
 ROS2_ASSETS := franky-sim==1.0.4 robosuite==1.5.2
 
 $(ROS2_VENV)/.deps: requirements-ros2.lock tools/ros2_wheels_fixup.py
@@ -124,7 +125,7 @@ $(ROS2_VENV)/.pkgs: $(ROS2_VENV)/.deps $(ROS2_SRC)
 	@touch $@
 
 ros2-ci: $(ROS2_VENV)/.interfaces $(ROS2_VENV)/.pkgs
-	$(ROS2_ENV) $(ROS2_PY) -m pytest tests/ros2 -rs -p no:cacheprovider -m "not ros2_launch"
+	$(ROS2_ENV) $(ROS2_PY) -m pytest tests/ros2 -rs -p no:cacheprovider -m "not ros2_launch" $(ROS2_PYTEST_ARGS)
 
 # Refresh requirements-ros2.lock from requirements-ros2.in (uv in a throw-away venv), then test.
 ros2-lock:

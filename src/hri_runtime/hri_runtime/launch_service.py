@@ -269,7 +269,7 @@ class Launcher:
                     pass
 
     def _interrupt_all(self, timeout_s: float) -> bool:
-        """SIGINT to every child (its process group) as soon as it can take it: a node still
+        """SIGINT to every child process as soon as it can take it: a node still
         starting ignores SIGINT until its handler is in place (_node_child), so it gets the SIGINT
         then rather than losing it. True when every child has exited within timeout_s."""
         end = time.monotonic() + timeout_s
@@ -280,8 +280,8 @@ class Launcher:
                 return True
             for po in alive:
                 if po.pid not in sent and not signals.sigint_ignored(po.pid):
-                    try:
-                        os.killpg(po.pid, signal.SIGINT)
+                    try:    # the node only, as ros2 launch does: a helper it runs (e.g. glfw's
+                        os.kill(po.pid, signal.SIGINT)    # library probe at import) is its to stop
                     except ProcessLookupError:
                         pass
                     sent.add(po.pid)
@@ -301,7 +301,7 @@ class Launcher:
         return True
 
     def shutdown(self) -> None:
-        """SIGINT to every child (process group), SIGTERM after sigterm_timeout_s, SIGKILL after
+        """SIGINT to every child, SIGTERM to its process group after sigterm_timeout_s, SIGKILL after
         sigkill_timeout_s more; then the router. Idempotent."""
         if not self._stopping.is_set():
             self._stopping.set()

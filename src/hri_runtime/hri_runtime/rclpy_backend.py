@@ -14,12 +14,16 @@ backend and rclpy's generated message classes are used only to tell rmw the type
   ``bytes`` argument as a serialized message, rclpy/publisher.py ``publish_raw``);
 * subscription: ``create_subscription(..., raw=True)``: the callback gets the serialized bytes
   (with the 4-byte CDR header, as hri_runtime.msgs expects) and only queues them (``deliver``);
-* service: rclpy has no raw services, so a request is serialized with
-  ``rclpy.serialization.serialize_message`` and handed to the node's executor; the rclpy callback
-  (in a reentrant group of a MultiThreadedExecutor) waits for the response bytes, deserializes
-  them into the response class and returns it;
-* client: request bytes -> ``deserialize_message`` -> ``call_async``; the result is serialized
-  back to bytes for the node layer.
+* service: rclpy has no raw services, so a request (an rclpy message) is turned into our CDR
+  (``_cdr_of``: its fields, then hri_runtime.msgs) and handed to the node's executor; the rclpy
+  callback (in a reentrant group of a MultiThreadedExecutor) waits for the response bytes,
+  deserializes them into the response class and returns it;
+* client: request bytes -> ``deserialize_message`` -> ``call_async``; the result goes back to
+  bytes for the node layer the same way.
+
+``rclpy.serialization.serialize_message`` is not used for that: on rmw_fastrtps_cpp its buffer
+is as long as Fast CDR's size estimate (up to 8 bytes past the message), which our decoder
+refuses as trailing bytes; walking the fields gives the exact CDR on every rmw.
 
 Threads: rclpy's executor spins on a background thread and only hands bytes over; the node's
 callbacks run on the one executor thread of ``ThreadedContext`` (as on the Zenoh backend).
@@ -100,6 +104,24 @@ def _rclpy_qos(rclpy, qos: QoSProfile):
                     else q.DurabilityPolicy.VOLATILE))
 
 
+def _plain(value):
+    """An rclpy message as plain data (dicts, lists, numbers, strings) for msgs.from_dict."""
+    if hasattr(value, "get_fields_and_field_types"):
+        return {k: _plain(getattr(value, k)) for k in value.get_fields_and_field_types()}
+    if isinstance(value, (bytes, bytearray)):
+        return list(value)
+    if isinstance(value, (list, tuple)) or type(value).__name__ in ("ndarray", "array"):
+        return [_plain(x) for x in value]
+    return value
+
+
+def _cdr_of(rclpy_msg, type_name: str) -> bytes:
+    """Our CDR bytes of an rclpy message of ``type_name`` (exact on every rmw; module docstring)."""
+    from . import msgs
+
+    return msgs.serialize(msgs.from_dict(type_name, _plain(rclpy_msg)), type_name)
+
+
 class _Handle:
     def __init__(self, ctx: "RclpyContext", rcl_node, entity, destroy: Callable):
         self.ctx, self.rcl_node, self.entity, self._destroy = ctx, rcl_node, entity, destroy
@@ -120,9 +142,10 @@ class _RawPublisher(_Handle):
 
 
 class _RawClient(_Handle):
-    def __init__(self, ctx, rcl_node, entity, srv_class):
+    def __init__(self, ctx, rcl_node, entity, srv_class, srv_type: str):
         super().__init__(ctx, rcl_node, entity, rcl_node.destroy_client)
         self.srv_class = srv_class
+        self.response_type = f"{srv_type}_Response"
 
     def call(self, data: bytes, on_response, on_error) -> None:
         ser = self.ctx._rclpy.serialization
@@ -138,7 +161,12 @@ class _RawClient(_Handle):
             if exc is not None:
                 on_error(exc)
             else:
-                on_response(bytes(ser.serialize_message(f.result())))
+                try:
+                    data = _cdr_of(f.result(), self.response_type)
+                except Exception as e:  # noqa: BLE001
+                    on_error(e)
+                    return
+                on_response(data)
 
         fut.add_done_callback(done)
 
@@ -224,8 +252,14 @@ class RclpyContext(ThreadedContext):
                 box["data"] = data
                 ev.set()
 
-            on_request(bytes(ser.serialize_message(request)), respond)
-            if not ev.wait(self.service_timeout_s) or "data" not in box:
+            on_request(_cdr_of(request, f"{srv_type}_Request"), respond)
+            # the node answers, or drops a request it cannot take: bounded by service_timeout_s and
+            # by the context's life (a waiting callback must not hold up the shutdown)
+            end = None if self.service_timeout_s is None else time.monotonic() + self.service_timeout_s
+            while not ev.wait(self.max_wait_s):
+                if not self.ok() or (end is not None and time.monotonic() >= end):
+                    break
+            if "data" not in box:
                 log.warning("service %s: no response from the node; returning the default", name)
                 return response
             return ser.deserialize_message(box["data"], srv_class.Response)
@@ -239,7 +273,7 @@ class RclpyContext(ThreadedContext):
         srv_class = self._get_service(srv_type)
         cli = n.create_client(srv_class, name, qos_profile=_rclpy_qos(self._rclpy, qos_profile(qos)),
                               callback_group=self._group)
-        return _RawClient(self, n, cli, srv_class)
+        return _RawClient(self, n, cli, srv_class, srv_type)
 
     # ---- graph / clock / life cycle
     def now_s(self) -> float:
