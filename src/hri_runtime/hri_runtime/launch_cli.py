@@ -3,6 +3,7 @@ and ``hri run`` (``ros2 run``)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shlex
 import signal
@@ -14,7 +15,7 @@ from typing import Optional
 from . import errors
 from .launch_description import LaunchError
 from .launch_frontend import parse_launch_file
-from .launch_service import Launcher
+from .launch_service import LaunchParams, Launcher
 from .packages import find_executable
 
 __all__ = ["main", "run_main"]
@@ -78,6 +79,16 @@ def _main(argv: Optional[list[str]], stop: threading.Event) -> int:
     if len(a.file) != 1:
         print("error: give one launch file (several only with --check)", file=sys.stderr)
         return 2
+    # as ros2 launch's launch configurations of the same names: the shutdown escalation times
+    # (runtime.launch.sigterm_timeout_s / sigkill_timeout_s otherwise)
+    try:
+        params = dataclasses.replace(LaunchParams.defaults(), **{
+            f"{k}_s": float(largs.pop(k)) for k in ("sigterm_timeout", "sigkill_timeout") if k in largs})
+    except Exception as e:  # noqa: BLE001  (not a number, or out of the declared range)
+        if not errors.is_input_error(e):
+            raise
+        print(f"hri launch: error: {errors.one_line(e)}", file=sys.stderr)
+        return 2
     try:
         desc = parse_launch_file(a.file[0], largs)
     except LaunchError as e:
@@ -86,7 +97,7 @@ def _main(argv: Optional[list[str]], stop: threading.Event) -> int:
     if a.transport:
         os.environ["HRI_TRANSPORT"] = a.transport
     try:
-        launcher = Launcher(desc, router=a.router)
+        launcher = Launcher(desc, params=params, router=a.router)
     except Exception as e:  # noqa: BLE001  (bad HRI_TRANSPORT)
         print(f"hri launch: error: {errors.one_line(e)}", file=sys.stderr)
         return 2

@@ -415,12 +415,18 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
 
     def on_signal(signum, _frame):
         # installed before anything else (the context's import of rclpy/zenoh takes a while): a
-        # Ctrl-C during start-up is a clean stop too (hri_runtime.signals)
+        # Ctrl-C during start-up is a clean stop too (hri_runtime.signals). The first signal lets
+        # a node under construction finish (then it stops); a second one (a launcher's SIGTERM
+        # after its timeout) aborts the construction: exit 0 all the same, never a traceback
+        again = "signal" in holder
         holder.setdefault("signal", signum)
         n, c = holder.get("node"), holder.get("ctx")
         (n.get_logger().info if n is not None else log.info)(f"signal {signum}: shutting down")
         if c is not None:
             c.shutdown()
+        if again and holder.get("building"):
+            holder["building"] = False
+            raise KeyboardInterrupt
 
     old = {}
     if threading.current_thread() is threading.main_thread():
@@ -431,9 +437,14 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
 
     def restore() -> None:
         # A node executable is exiting: a second Ctrl-C (a terminal's, plus the one `ros2 launch`
-        # forwards) must not raise KeyboardInterrupt in interpreter-exit joins, so its handler
-        # stays. In-process callers (tests, `hri` subcommands) get their handlers back.
+        # forwards) or a launcher's SIGTERM must neither raise KeyboardInterrupt in interpreter-exit
+        # joins nor kill it there (Python resets its own handlers to the default while it
+        # finalizes, not an ignored signal): it is stopping already. In-process callers (tests,
+        # `hri` subcommands) get their handlers back.
         if as_process:
+            if threading.current_thread() is threading.main_thread():
+                for s in old:
+                    signal.signal(s, signal.SIG_IGN)
             return
         for s, h in old.items():
             signal.signal(s, h)
@@ -471,8 +482,11 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         restore()
         return 0
     try:
+        holder["building"] = True
         node = node_class(context=ctx)
+        holder["building"] = False
     except BaseException as e:  # noqa: BLE001 - every start-up failure closes the context
+        holder["building"] = False
         try:
             close_context()
         except Exception:  # noqa: BLE001
