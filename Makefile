@@ -14,7 +14,7 @@ PKGS := $(sort $(wildcard src/*/setup.py))
 RUN_ARGS ?=
 BENCHES := $(sort $(wildcard bench/*/run.py)) bench/transport/codec.py bench/teleop/bench_latency.py bench/console/stop_latency.py
 
-.PHONY: all run test venv core colcon ros2-test bench lock clean help asan
+.PHONY: all run test venv core colcon ros2-test ros2-ci ros2-lock bench lock clean help asan
 
 all: help
 
@@ -24,6 +24,7 @@ help:
 	@echo "make test-pythons  build + smoke tests on CPython $(PYTHON_VERSIONS) (each in .venv-3.X)"
 	@echo "make colcon   colcon build + colcon test of the workspace (as CI does)"
 	@echo "make ros2-test  end-to-end tests on a real ROS 2 (rclpy); source ROS 2 + install/setup.bash first"
+	@echo "make ros2-ci  tests/ros2 on a real ROS 2 Jazzy from PyPI wheels (own venv .venv-ros2; as CI does)"
 	@echo "make bench    all benchmarks (slow; figures go to docs/benchmarks.md by hand)"
 	@echo "make lock     recompile requirements*.lock from requirements*.in (newest allowed versions), then make test"
 	@echo "make asan     the C++ core and the runtime's extension under AddressSanitizer + UBSan: their tests and fuzzers"
@@ -121,6 +122,61 @@ asan: venv
 	  assert all('/$(ASAN)/lib/' in m.__file__ for m in (c, r)), (c.__file__, r.__file__); print('asan builds:', c.__file__, r.__file__)"
 	$(ASAN_ENV) $(PY) -m pytest $(ASAN_TESTS)
 
+# A real ROS 2 Jazzy for CI, without root or a source build: the ros-jazzy-* wheels of PyPI
+# (cp311, pinned with hashes in requirements-ros2.lock, the workspace's own dependencies included)
+# in their own venv; their CMake exports fixed to this venv's headers (tools/ros2_wheels_fixup.py);
+# src/hri_interfaces built with rosidl against the venv as prefix and installed into it; the
+# workspace packages installed into it; then tests/ros2 on rclpy + rmw_fastrtps_cpp with the
+# nodes started by `hri launch` (ros2 launch is not a wheel: its tests are deselected, the rest
+# must not skip: HRI_REQUIRE_ROS2=1 turns a skip into a failure). docs/ros2-interop.md.
+ROS2_PYTHON ?= python3.11
+ROS2_VENV := .venv-ros2
+ROS2_PY := $(ROS2_VENV)/bin/python
+ROS2_PREFIX = $(CURDIR)/$(ROS2_VENV)
+ROS2_ENV = AMENT_PREFIX_PATH=$(ROS2_PREFIX) RMW_IMPLEMENTATION=rmw_fastrtps_cpp \
+  ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST HRI_TRANSPORT=rclpy HRI_REQUIRE_ROS2=1
+ROS2_SRC := $(shell find src cpp -path '*/test' -prune -o -type f \( -name '*.py' -o -name '*.cpp' \
+  -o -name '*.hpp' -o -name '*.yaml' -o -name 'package.xml' -o -name 'setup.cfg' \) -print 2>/dev/null)
+ROS2_IFACES := $(wildcard src/hri_interfaces/CMakeLists.txt src/hri_interfaces/package.xml \
+  src/hri_interfaces/msg/*.msg src/hri_interfaces/srv/*.srv)
+ROS2_PYTEST_ARGS ?=
+
+$(ROS2_VENV)/.deps: requirements-ros2.lock requirements-assets.lock tools/ros2_wheels_fixup.py
+	@test -x $(ROS2_PY) || $(ROS2_PYTHON) -m venv $(ROS2_VENV)
+	$(ROS2_PY) -m pip install -q --require-hashes -r requirements-ros2.lock
+	# MJCF assets only (as in .deps above), never imported
+	$(ROS2_PY) -m pip install -q --require-hashes --no-deps -r requirements-assets.lock
+	$(ROS2_PY) tools/ros2_wheels_fixup.py $(ROS2_VENV)
+	@touch $@
+
+$(ROS2_VENV)/.interfaces: $(ROS2_VENV)/.deps $(ROS2_IFACES)
+	rm -rf build/ros2/hri_interfaces
+	@mkdir -p build/ros2
+	@echo "rosidl: building src/hri_interfaces against $(ROS2_VENV) (log: build/ros2/hri_interfaces.log)"
+	@( $(ROS2_ENV) PATH=$(ROS2_PREFIX)/bin:$$PATH cmake -S src/hri_interfaces -B build/ros2/hri_interfaces \
+	    -DCMAKE_PREFIX_PATH=$(ROS2_PREFIX) -DCMAKE_INSTALL_PREFIX=$(ROS2_PREFIX) \
+	    -DPython3_EXECUTABLE=$(ROS2_PREFIX)/bin/python -DBUILD_TESTING=OFF \
+	  && cmake --build build/ros2/hri_interfaces -j2 && cmake --install build/ros2/hri_interfaces ) \
+	  > build/ros2/hri_interfaces.log 2>&1 || { tail -40 build/ros2/hri_interfaces.log; exit 1; }
+	@touch $@
+
+# Installed (not editable): the C++ extensions are built for this venv, apart from .venv's; each
+# package's setuptools build directory goes under build/ros2/pkgs (DIST_EXTRA_CONFIG), not into src/.
+$(ROS2_VENV)/.pkgs: $(ROS2_VENV)/.deps $(ROS2_SRC)
+	@for p in $(dir $(PKGS)) cpp/; do b=$(CURDIR)/build/ros2/pkgs/$$(basename $$p); mkdir -p $$b; \
+	  printf '[build]\nbuild_base = %s\n' $$b > $$b.cfg; echo "install $$p into $(ROS2_VENV)"; \
+	  DIST_EXTRA_CONFIG=$$b.cfg $(ROS2_PY) -m pip install -q --no-deps --no-build-isolation ./$$p || exit 1; done
+	@touch $@
+
+ros2-ci: $(ROS2_VENV)/.interfaces $(ROS2_VENV)/.pkgs
+	$(ROS2_ENV) $(ROS2_PY) -m pytest tests/ros2 -rs -p no:cacheprovider -m "not ros2_launch" $(ROS2_PYTEST_ARGS)
+
+# Refresh requirements-ros2.lock from requirements-ros2.in (the locked uv of .venv), then test.
+ros2-lock: $(VENV)/.deps
+	$(VENV)/bin/uv pip compile -q --generate-hashes --custom-compile-command "make ros2-lock" --python-version 3.11 \
+	  --python-platform x86_64-manylinux_2_28 requirements-ros2.in -o requirements-ros2.lock
+	$(MAKE) ros2-ci
+
 bench: venv
 	$(PIP) install -q -r requirements-bench.txt
 	@for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || exit 1; done
@@ -134,4 +190,4 @@ lock: $(VENV)/.deps
 	$(MAKE) test
 
 clean:
-	rm -rf $(VENV) build install log
+	rm -rf $(VENV) $(ROS2_VENV) build install log

@@ -23,8 +23,8 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'arm_teleop = hri_arm_teleop.nodes.arm_teleop_node:main',
-            'keyboard_teleop = hri_arm_teleop.nodes.keyboard_node:main',
+            'arm_teleop = hri_arm_teleop.nodes:arm_teleop',
+            'keyboard_teleop = hri_arm_teleop.nodes:keyboard_teleop',
         ],
         'hri.commands': [
             'teleop-demo = hri_arm_teleop.demo:main',

@@ -23,7 +23,7 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'atomic_node = hri_atomic_motion.nodes.atomic_node:main',
+            'atomic_node = hri_atomic_motion.nodes:atomic_node',
         ],
         'hri.commands': [
             'atomic = hri_atomic_motion.cli:main',

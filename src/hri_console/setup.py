@@ -25,8 +25,8 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'console_node = hri_console.nodes.console_node:main',
-            'foxglove_node = hri_console.nodes.foxglove_node:main',
+            'console_node = hri_console.nodes:console_node',
+            'foxglove_node = hri_console.nodes:foxglove_node',
         ],
         'hri.commands': [
             'console = hri_console.cli:main',

@@ -23,7 +23,7 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'interaction = hri_interaction.nodes.interaction_node:main',
+            'interaction = hri_interaction.nodes:interaction',
         ],
     },
 )

@@ -23,7 +23,7 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'pid_tuning_node = hri_pid_tuning.nodes.tuning_node:main',
+            'pid_tuning_node = hri_pid_tuning.nodes:pid_tuning_node',
         ],
         'hri.commands': [
             'tune = hri_pid_tuning.cli:main',

@@ -23,8 +23,8 @@ setup(
     extras_require={'test': ['pytest', 'hypothesis'], 'evdev': ['evdev']},
     entry_points={
         'console_scripts': [
-            'vr_interface_node = hri_pulse.nodes.vr_interface_node:main',
-            'gamepad_node = hri_pulse.nodes.gamepad_node:main',
+            'vr_interface_node = hri_pulse.nodes:vr_interface_node',
+            'gamepad_node = hri_pulse.nodes:gamepad_node',
         ],
         'hri.commands': [
             'vr-emulate = hri_pulse.emulator:main',

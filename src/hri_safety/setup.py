@@ -20,7 +20,7 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'stop_supervisor = hri_safety.nodes.stop_supervisor_node:main',
+            'stop_supervisor = hri_safety.nodes:stop_supervisor',
         ],
     },
 )

@@ -25,8 +25,8 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'tino_sim = hri_sim.tino_node:main',
-            'joint_robot_node = hri_sim.nodes.joint_robot_node:main',
+            'tino_sim = hri_sim.nodes:tino_sim',
+            'joint_robot_node = hri_sim.nodes:joint_robot_node',
         ],
         'hri.commands': [
             'sim = hri_sim.cli:main',

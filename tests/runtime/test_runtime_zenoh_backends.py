@@ -1,6 +1,6 @@
 """Backend selection for the network backends: HRI_TRANSPORT=zenoh builds a ZenohContext from
 the config (router from HRI_ZENOH_CONNECT); the rclpy backend is imported lazily and refuses
-clearly where rclpy does not exist (it cannot run here: no rclpy on PyPI or Debian)."""
+clearly where rclpy does not exist (as in `make test`'s .venv; `make ros2-ci` runs it on rclpy)."""
 import importlib.util
 import socket
 import sys

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-from importlib.metadata import entry_points
 
 BUILTIN = {
     "config": "hri_runtime.config_cli:main",
@@ -48,6 +47,8 @@ SUMMARIES = {
 
 
 def _commands() -> dict[str, str]:
+    from importlib.metadata import entry_points
+
     found = dict(BUILTIN)
     for ep in entry_points(group="hri.commands"):
         found.setdefault(ep.name, ep.value)
@@ -66,20 +67,16 @@ def _usage(commands: dict[str, str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     as_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = _commands()
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(_usage(commands))
-        return 0
-    name, rest = argv[0], argv[1:]
-    target = commands.get(name)
-    if target is None:
-        import difflib
+    from hri_runtime import signals
 
-        close = difflib.get_close_matches(name, commands, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        print(f"hri: error: unknown command '{name}'{hint} (see hri --help)", file=sys.stderr)
-        return 2
-    rc = _call(name, target, rest)
+    # Ctrl-C while the command is found and loaded (entry points, its imports): a clean stop,
+    # nothing started (hri_runtime.signals); the command's own run handles it as it wants
+    with signals.deferred() as got:
+        rc, func = _load(argv)
+    if got:
+        return 0
+    if func is not None:
+        rc = _call(argv[0], func, argv[1:])
     if as_process and rc != 0:
         from hri_runtime.errors import exit_process
 
@@ -87,17 +84,41 @@ def main(argv: list[str] | None = None) -> int:
     return rc
 
 
-def _call(name: str, target: str, rest: list[str]) -> int:
-    """Run one subcommand; a bad argument, config error, busy port or missing file becomes one
-    line on stderr and exit code 2 (hri_runtime.errors), whatever the subcommand."""
+def _load(argv: list[str]):
+    """(exit code, None) when there is nothing to run, else (0, the subcommand's function)."""
     import importlib
 
     from hri_runtime import errors
 
+    commands = _commands()
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage(commands))
+        return 0, None
+    name = argv[0]
+    target = commands.get(name)
+    if target is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, commands, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        print(f"hri: error: unknown command '{name}'{hint} (see hri --help)", file=sys.stderr)
+        return 2, None
     errors.one_line_argparse()
     module_name, func_name = target.split(":")
     try:
-        func = getattr(importlib.import_module(module_name), func_name)
+        return 0, getattr(importlib.import_module(module_name), func_name)
+    except Exception as exc:  # noqa: BLE001
+        if not errors.is_input_error(exc) or os.environ.get("HRI_TRACEBACK"):
+            raise
+        return errors.print_error(f"hri {name}", exc), None
+
+
+def _call(name: str, func, rest: list[str]) -> int:
+    """Run one subcommand; a bad argument, config error, busy port or missing file becomes one
+    line on stderr and exit code 2 (hri_runtime.errors), whatever the subcommand."""
+    from hri_runtime import errors
+
+    try:
         return int(func(rest) or 0)
     except KeyboardInterrupt:
         return 130

@@ -3,6 +3,7 @@ and ``hri run`` (``ros2 run``)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shlex
 import signal
@@ -14,7 +15,7 @@ from typing import Optional
 from . import errors
 from .launch_description import LaunchError
 from .launch_frontend import parse_launch_file
-from .launch_service import Launcher
+from .launch_service import LaunchParams, Launcher
 from .packages import find_executable
 
 __all__ = ["main", "run_main"]
@@ -32,6 +33,23 @@ def _split_cli(argv: list[str]) -> tuple[list[str], dict[str, str]]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    # SIGINT/SIGTERM are taken over first: a Ctrl-C while the file is parsed or the launcher set
+    # up ends the launch cleanly too (nothing started yet, exit 0)
+    stop = threading.Event()
+
+    def on_signal(signum, _frame):
+        stop.set()
+
+    old = ({s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+           if threading.current_thread() is threading.main_thread() else {})
+    try:
+        return _main(argv, stop)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _main(argv: Optional[list[str]], stop: threading.Event) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     rest, largs = _split_cli(argv)
     ap = argparse.ArgumentParser(prog="hri launch", description="Run a ROS 2 YAML launch file without ROS "
@@ -61,6 +79,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     if len(a.file) != 1:
         print("error: give one launch file (several only with --check)", file=sys.stderr)
         return 2
+    # as ros2 launch's launch configurations of the same names: the shutdown escalation times
+    # (runtime.launch.sigterm_timeout_s / sigkill_timeout_s otherwise)
+    try:
+        params = dataclasses.replace(LaunchParams.defaults(), **{
+            f"{k}_s": float(largs.pop(k)) for k in ("sigterm_timeout", "sigkill_timeout") if k in largs})
+    except Exception as e:  # noqa: BLE001  (not a number, or out of the declared range)
+        if not errors.is_input_error(e):
+            raise
+        print(f"hri launch: error: {errors.one_line(e)}", file=sys.stderr)
+        return 2
     try:
         desc = parse_launch_file(a.file[0], largs)
     except LaunchError as e:
@@ -69,19 +97,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.transport:
         os.environ["HRI_TRANSPORT"] = a.transport
     try:
-        launcher = Launcher(desc, router=a.router)
+        launcher = Launcher(desc, params=params, router=a.router)
     except Exception as e:  # noqa: BLE001  (bad HRI_TRANSPORT)
         print(f"hri launch: error: {errors.one_line(e)}", file=sys.stderr)
         return 2
     if a.show:
         for n in desc.nodes:
             print(f"{n.name}: {shlex.join(n.cmd)}")
-    stop = threading.Event()
-
-    def on_signal(signum, _frame):
-        stop.set()
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    if stop.is_set():
+        return 0
     try:
         try:
             launcher.start()
@@ -101,8 +125,6 @@ def main(argv: Optional[list[str]] = None) -> int:
             launcher._say("all processes have exited")
         return launcher.exit_code()
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
         if launcher.router_session is not None:
             launcher.router_session.close()
 

@@ -25,7 +25,7 @@ import time
 from collections import deque
 from typing import Optional
 
-from . import errors
+from . import errors, signals
 from .launch_description import LaunchDescription, NodeSpec
 from .parameters import params_type
 
@@ -42,6 +42,18 @@ def _pdeathsig() -> None:  # runs in the child between fork and exec
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG: die with the launcher
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _node_child() -> None:
+    """A ROS node starts with SIGINT ignored until it installs its own handler (ours:
+    hri_runtime.signals, first thing; rclpy's and rclcpp's: at init), so a Ctrl-C in the
+    interpreter's start-up is never a KeyboardInterrupt traceback; shutdown() delivers the
+    SIGINT once the node has a handler."""
+    _pdeathsig()
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     except Exception:  # noqa: BLE001
         pass
 
@@ -161,7 +173,7 @@ class Launcher:
             p.popen = subprocess.Popen(
                 p.spec.cmd, env=self._env(p.spec), stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=_pdeathsig)
+                preexec_fn=_node_child if p.spec.pkg else _pdeathsig)
         except OSError as e:
             p.state = "exited"
             p.exit_codes.append(-1)
@@ -257,6 +269,27 @@ class Launcher:
                 except ProcessLookupError:
                     pass
 
+    def _interrupt_all(self, timeout_s: float) -> bool:
+        """SIGINT to every child process as soon as it can take it: a node still
+        starting ignores SIGINT until its handler is in place (_node_child), so it gets the SIGINT
+        then rather than losing it. True when every child has exited within timeout_s."""
+        end = time.monotonic() + timeout_s
+        sent: set[int] = set()
+        while True:
+            alive = [p.popen for p in self.procs if p.popen is not None and p.popen.poll() is None]
+            if not alive:
+                return True
+            for po in alive:
+                if po.pid not in sent and not signals.sigint_ignored(po.pid):
+                    try:    # the node only, as ros2 launch does: a helper it runs (e.g. glfw's
+                        os.kill(po.pid, signal.SIGINT)    # library probe at import) is its to stop
+                    except ProcessLookupError:
+                        pass
+                    sent.add(po.pid)
+            if time.monotonic() >= end:
+                return False
+            time.sleep(self.params.poll_period_s)
+
     def _wait_all(self, timeout_s: float) -> bool:
         end = time.monotonic() + timeout_s
         for p in self.procs:
@@ -269,13 +302,12 @@ class Launcher:
         return True
 
     def shutdown(self) -> None:
-        """SIGINT to every child (process group), SIGTERM after sigterm_timeout_s, SIGKILL after
+        """SIGINT to every child, SIGTERM to its process group after sigterm_timeout_s, SIGKILL after
         sigkill_timeout_s more; then the router. Idempotent."""
         if not self._stopping.is_set():
             self._stopping.set()
             self._say("shutting down: SIGINT to all nodes")
-        self._signal_all(signal.SIGINT)
-        if not self._wait_all(self.params.sigterm_timeout_s):
+        if not self._interrupt_all(self.params.sigterm_timeout_s):
             self._say("nodes still running: SIGTERM")
             self._signal_all(signal.SIGTERM)
             if not self._wait_all(self.params.sigkill_timeout_s):

@@ -37,7 +37,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from . import errors, msgs
+from . import errors, msgs, signals
 from .client import Client
 from .clock import Clock, SimClock, Time
 from .context import Context, get_default_context
@@ -418,41 +418,64 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
     parameters or names, with one clear line on stderr instead of a traceback)."""
     as_process = argv is None  # the node executable's main: the exit code ends the process
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = parse_ros_args(argv)
-    except ValueError as e:
-        print(f"error: {errors.one_line(e)}", file=sys.stderr)
-        return _process_exit(errors.EXIT_USAGE, as_process)
-    _setup_logging(args.log_level)
-    try:
-        ctx = context if context is not None else get_default_context()
-    except Exception as e:
-        if not errors.is_input_error(e):
-            raise
-        print(f"error: {errors.one_line(e)}", file=sys.stderr)
-        return _process_exit(errors.EXIT_USAGE, as_process)
-    ctx.ros_args = args
     holder: dict = {}
 
     def on_signal(signum, _frame):
-        # installed before the node is built: a Ctrl-C during start-up is a clean stop too
-        n = holder.get("node")
+        # installed before anything else (the context's import of rclpy/zenoh takes a while): a
+        # Ctrl-C during start-up is a clean stop too (hri_runtime.signals). The first signal lets
+        # a node under construction finish (then it stops); a second one (a launcher's SIGTERM
+        # after its timeout) aborts the construction: exit 0 all the same, never a traceback
+        again = "signal" in holder
+        holder.setdefault("signal", signum)
+        n, c = holder.get("node"), holder.get("ctx")
         (n.get_logger().info if n is not None else log.info)(f"signal {signum}: shutting down")
-        ctx.shutdown()
+        if c is not None:
+            c.shutdown()
+        if again and holder.get("building"):
+            holder["building"] = False
+            raise KeyboardInterrupt
 
     old = {}
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGINT, signal.SIGTERM):
             old[s] = signal.signal(s, on_signal)
+    if as_process and signals.requested():
+        holder["signal"] = signals.requested()      # caught by signals.node_main while importing
 
     def restore() -> None:
         # A node executable is exiting: a second Ctrl-C (a terminal's, plus the one `ros2 launch`
-        # forwards) must not raise KeyboardInterrupt in interpreter-exit joins, so its handler
-        # stays. In-process callers (tests, `hri` subcommands) get their handlers back.
+        # forwards) or a launcher's SIGTERM must neither raise KeyboardInterrupt in interpreter-exit
+        # joins nor kill it there (Python resets its own handlers to the default while it
+        # finalizes, not an ignored signal): it is stopping already. In-process callers (tests,
+        # `hri` subcommands) get their handlers back.
         if as_process:
+            if threading.current_thread() is threading.main_thread():
+                for s in old:
+                    signal.signal(s, signal.SIG_IGN)
             return
         for s, h in old.items():
             signal.signal(s, h)
+
+    try:
+        args = parse_ros_args(argv)
+    except ValueError as e:
+        restore()
+        print(f"error: {errors.one_line(e)}", file=sys.stderr)
+        return _process_exit(errors.EXIT_USAGE, as_process)
+    _setup_logging(args.log_level)
+    if "signal" in holder:
+        restore()
+        return 0
+    try:
+        ctx = context if context is not None else get_default_context()
+    except Exception as e:
+        restore()
+        if not errors.is_input_error(e):
+            raise
+        print(f"error: {errors.one_line(e)}", file=sys.stderr)
+        return _process_exit(errors.EXIT_USAGE, as_process)
+    ctx.ros_args = args
+    holder["ctx"] = ctx
 
     def close_context() -> None:
         # on_signal stays installed while the context closes: a signal only repeats the shutdown
@@ -461,16 +484,23 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         finally:
             ctx.close()
 
+    if "signal" in holder:      # stopped while the context was being made: nothing to build
+        close_context()
+        restore()
+        return 0
     try:
+        holder["building"] = True
         node = node_class(context=ctx)
+        holder["building"] = False
     except BaseException as e:  # noqa: BLE001 - every start-up failure closes the context
+        holder["building"] = False
         try:
             close_context()
         except Exception:  # noqa: BLE001
             log.debug("closing the context after a failed start-up", exc_info=True)
         restore()
-        if isinstance(e, KeyboardInterrupt):
-            return 0
+        if isinstance(e, KeyboardInterrupt) or "signal" in holder:
+            return 0        # stopped during start-up (the context shut down under the node's constructor)
         if not isinstance(e, Exception):
             raise
         if errors.is_input_error(e):

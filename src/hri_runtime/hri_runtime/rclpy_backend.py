@@ -1,9 +1,11 @@
 """rclpy backend of hri_runtime: the same node code on a real ROS 2 install (run on Jazzy).
 
-rclpy is neither on PyPI nor in Debian: without ROS only its lazy import and its refusal are
-tested (``tests/runtime/test_runtime_zenoh_backends.py``); on a ROS 2 machine ``make ros2-test``
-runs the backend-independent end-to-end tests on it (``tests/ros2/``). What was verified on a
-real ROS 2 is in docs/ros2-interop.md.
+Without ROS only its lazy import and its refusal are tested
+(``tests/runtime/test_runtime_zenoh_backends.py``); ``make ros2-ci`` (CI) runs the end-to-end
+tests ``tests/ros2/`` on it with ROS 2 Jazzy from PyPI's ros-jazzy-* wheels (rclpy,
+rmw_fastrtps_cpp), ``make ros2-test`` on a sourced ROS 2. It needs rclpy and the generated
+Python packages of the message types only (no rosidl_runtime_py: ``interface_class``).
+docs/ros2-interop.md says what is proven where.
 
 Design: the backend only moves CDR bytes, so hri_runtime.msgs (rosbags) is the one codec on every
 backend and rclpy's generated message classes are used only to tell rmw the type:
@@ -12,12 +14,16 @@ backend and rclpy's generated message classes are used only to tell rmw the type
   ``bytes`` argument as a serialized message, rclpy/publisher.py ``publish_raw``);
 * subscription: ``create_subscription(..., raw=True)``: the callback gets the serialized bytes
   (with the 4-byte CDR header, as hri_runtime.msgs expects) and only queues them (``deliver``);
-* service: rclpy has no raw services, so a request is serialized with
-  ``rclpy.serialization.serialize_message`` and handed to the node's executor; the rclpy callback
-  (in a reentrant group of a MultiThreadedExecutor) waits for the response bytes, deserializes
-  them into the response class and returns it;
-* client: request bytes -> ``deserialize_message`` -> ``call_async``; the result is serialized
-  back to bytes for the node layer.
+* service: rclpy has no raw services, so a request (an rclpy message) is turned into our CDR
+  (``_cdr_of``: its fields, then hri_runtime.msgs) and handed to the node's executor; the rclpy
+  callback (in a reentrant group of a MultiThreadedExecutor) waits for the response bytes,
+  deserializes them into the response class and returns it;
+* client: request bytes -> ``deserialize_message`` -> ``call_async``; the result goes back to
+  bytes for the node layer the same way.
+
+``rclpy.serialization.serialize_message`` is not used for that: on rmw_fastrtps_cpp its buffer
+is as long as Fast CDR's size estimate (up to 8 bytes past the message), which our decoder
+refuses as trailing bytes; walking the fields gives the exact CDR on every rmw.
 
 Threads: rclpy's executor spins on a background thread and only hands bytes over; the node's
 callbacks run on the one executor thread of ``ThreadedContext`` (as on the Zenoh backend).
@@ -27,6 +33,7 @@ process' ``--ros-args`` (they would be applied twice).
 from __future__ import annotations
 
 import atexit
+import importlib
 import logging
 import threading
 import time
@@ -38,7 +45,7 @@ from .qos import QoSProfile, qos_profile
 
 log = logging.getLogger("hri.runtime.rclpy")
 
-__all__ = ["RclpyContext"]
+__all__ = ["RclpyContext", "get_message", "get_service", "interface_class"]
 
 
 def _import_rclpy():
@@ -49,12 +56,41 @@ def _import_rclpy():
         import rclpy.qos
         import rclpy.serialization
         from rclpy.callback_groups import ReentrantCallbackGroup
-        from rosidl_runtime_py.utilities import get_message, get_service
     except ImportError as e:
         raise TransportUnavailableError(
             "HRI_TRANSPORT=rclpy needs a ROS 2 installation (source /opt/ros/<distro>/setup.bash); "
             f"rclpy is not importable here ({e}). Use HRI_TRANSPORT=zenoh without ROS.") from e
     return rclpy, get_message, get_service, ReentrantCallbackGroup
+
+
+def interface_class(type_name: str, kind: str):
+    """The rosidl-generated Python class of ``<pkg>/<kind>/<Name>`` (or ``<pkg>/<Name>``), kind
+    ``msg`` or ``srv``: what rosidl_runtime_py.utilities' get_message/get_service look up
+    (rosidl_runtime_py is not needed for this, nor installed by every ROS 2 distribution of rclpy)."""
+    parts = type_name.split("/")
+    if len(parts) == 3 and parts[1] == kind:
+        pkg, name = parts[0], parts[2]
+    elif len(parts) == 2:
+        pkg, name = parts
+    else:
+        raise ValueError(f"invalid {kind} type name '{type_name}' (expected <pkg>/{kind}/<Name>)")
+    try:
+        module = importlib.import_module(f"{pkg}.{kind}")
+    except ModuleNotFoundError as e:
+        raise ValueError(f"{kind} type '{type_name}': package '{pkg}' has no generated Python {kind} "
+                         f"module ({e}); is it built and on the path?") from e
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise ValueError(f"{kind} type '{type_name}': '{pkg}.{kind}' has no '{name}'")
+    return cls
+
+
+def get_message(type_name: str):
+    return interface_class(type_name, "msg")
+
+
+def get_service(type_name: str):
+    return interface_class(type_name, "srv")
 
 
 def _rclpy_qos(rclpy, qos: QoSProfile):
@@ -66,6 +102,24 @@ def _rclpy_qos(rclpy, qos: QoSProfile):
                      else q.ReliabilityPolicy.RELIABLE),
         durability=(q.DurabilityPolicy.TRANSIENT_LOCAL if qos.durability == "transient_local"
                     else q.DurabilityPolicy.VOLATILE))
+
+
+def _plain(value):
+    """An rclpy message as plain data (dicts, lists, numbers, strings) for msgs.from_dict."""
+    if hasattr(value, "get_fields_and_field_types"):
+        return {k: _plain(getattr(value, k)) for k in value.get_fields_and_field_types()}
+    if isinstance(value, (bytes, bytearray)):
+        return list(value)
+    if isinstance(value, (list, tuple)) or type(value).__name__ in ("ndarray", "array"):
+        return [_plain(x) for x in value]
+    return value
+
+
+def _cdr_of(rclpy_msg, type_name: str) -> bytes:
+    """Our CDR bytes of an rclpy message of ``type_name`` (exact on every rmw; module docstring)."""
+    from . import msgs
+
+    return msgs.serialize(msgs.from_dict(type_name, _plain(rclpy_msg)), type_name)
 
 
 class _Handle:
@@ -88,9 +142,10 @@ class _RawPublisher(_Handle):
 
 
 class _RawClient(_Handle):
-    def __init__(self, ctx, rcl_node, entity, srv_class):
+    def __init__(self, ctx, rcl_node, entity, srv_class, srv_type: str):
         super().__init__(ctx, rcl_node, entity, rcl_node.destroy_client)
         self.srv_class = srv_class
+        self.response_type = f"{srv_type}_Response"
 
     def call(self, data: bytes, on_response, on_error) -> None:
         ser = self.ctx._rclpy.serialization
@@ -106,7 +161,12 @@ class _RawClient(_Handle):
             if exc is not None:
                 on_error(exc)
             else:
-                on_response(bytes(ser.serialize_message(f.result())))
+                try:
+                    data = _cdr_of(f.result(), self.response_type)
+                except Exception as e:  # noqa: BLE001
+                    on_error(e)
+                    return
+                on_response(data)
 
         fut.add_done_callback(done)
 
@@ -192,8 +252,14 @@ class RclpyContext(ThreadedContext):
                 box["data"] = data
                 ev.set()
 
-            on_request(bytes(ser.serialize_message(request)), respond)
-            if not ev.wait(self.service_timeout_s) or "data" not in box:
+            on_request(_cdr_of(request, f"{srv_type}_Request"), respond)
+            # the node answers, or drops a request it cannot take: bounded by service_timeout_s and
+            # by the context's life (a waiting callback must not hold up the shutdown)
+            end = None if self.service_timeout_s is None else time.monotonic() + self.service_timeout_s
+            while not ev.wait(self.max_wait_s):
+                if not self.ok() or (end is not None and time.monotonic() >= end):
+                    break
+            if "data" not in box:
                 log.warning("service %s: no response from the node; returning the default", name)
                 return response
             return ser.deserialize_message(box["data"], srv_class.Response)
@@ -207,7 +273,7 @@ class RclpyContext(ThreadedContext):
         srv_class = self._get_service(srv_type)
         cli = n.create_client(srv_class, name, qos_profile=_rclpy_qos(self._rclpy, qos_profile(qos)),
                               callback_group=self._group)
-        return _RawClient(self, n, cli, srv_class)
+        return _RawClient(self, n, cli, srv_class, srv_type)
 
     # ---- graph / clock / life cycle
     def now_s(self) -> float:

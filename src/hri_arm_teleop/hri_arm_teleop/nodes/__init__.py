@@ -1,1 +1,8 @@
 """Thin nodes wiring the core to topics, services and timers through hri_runtime."""
+
+# The node executables (console scripts): Ctrl-C is caught before the node module and its
+# heavy imports load, so a stop during start-up is clean (hri_runtime.signals).
+from hri_runtime.signals import node_main
+
+arm_teleop = node_main("hri_arm_teleop.nodes.arm_teleop_node")
+keyboard_teleop = node_main("hri_arm_teleop.nodes.keyboard_node")

@@ -1,0 +1,7 @@
+"""Thin nodes wiring the core to topics, services and timers through hri_runtime."""
+
+# The node executables (console scripts): Ctrl-C is caught before the node module and its
+# heavy imports load, so a stop during start-up is clean (hri_runtime.signals).
+from hri_runtime.signals import node_main
+
+stop_supervisor = node_main("hri_safety.nodes.stop_supervisor_node")
