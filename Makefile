@@ -12,9 +12,9 @@ PIP := $(VENV)/bin/pip
 HRI := $(VENV)/bin/hri
 PKGS := $(sort $(wildcard src/*/setup.py))
 RUN_ARGS ?=
-BENCHES := $(sort $(wildcard bench/*/run.py)) bench/transport/codec.py bench/teleop/bench_latency.py bench/console/stop_latency.py
+BENCHES := $(sort $(filter-out bench/soak/run.py,$(wildcard bench/*/run.py))) bench/transport/codec.py bench/teleop/bench_latency.py bench/console/stop_latency.py
 
-.PHONY: all run test venv core colcon ros2-test ros2-ci ros2-lock bench lock clean help asan
+.PHONY: all run test venv core colcon ros2-test ros2-ci ros2-lock bench soak lock clean help asan
 
 all: help
 
@@ -26,6 +26,7 @@ help:
 	@echo "make ros2-test  end-to-end tests on a real ROS 2 (rclpy); source ROS 2 + install/setup.bash first"
 	@echo "make ros2-ci  tests/ros2 on a real ROS 2 Jazzy from PyPI wheels (own venv .venv-ros2; as CI does)"
 	@echo "make bench    all benchmarks (slow; figures go to docs/benchmarks.md by hand)"
+	@echo "make soak     each robot's launch file for 30 min with its operator looping (memory, deadlines, drops)"
 	@echo "make lock     recompile requirements*.lock from requirements*.in (newest allowed versions), then make test"
 	@echo "make asan     the C++ core and the runtime's extension under AddressSanitizer + UBSan: their tests and fuzzers"
 
@@ -188,6 +189,11 @@ lock: $(VENV)/.deps
 	$(UV_COMPILE) --universal --python-version 3.10 --upgrade requirements.in -o requirements.lock
 	$(UV_COMPILE) --no-deps --upgrade requirements-assets.in -o requirements-assets.lock
 	$(MAKE) test
+
+# The soak benchmark (hours): every robot's launch file, SOAK_ARGS passed on (e.g. --minutes 5).
+SOAK_ARGS ?=
+soak: venv
+	@for r in fr3 ur5e iiwa14 tino; do $(PY) bench/soak/run.py --robot $$r $(SOAK_ARGS) || exit 1; done
 
 clean:
 	rm -rf $(VENV) $(ROS2_VENV) build install log

@@ -8,6 +8,7 @@ import numpy as np
 from hri_runtime.config import load_robot_config
 from hri_arm_teleop.core.pipeline import MODE_CODES, REENGAGE, REENGAGE_REASON
 from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
+from hri_arm_teleop.recording import Trace
 
 HAND0 = np.array([0.0, 1.2, 0.4])   # Unity frame
 Q_ID = np.array([0.0, 0.0, 0.0, 1.0])
@@ -17,6 +18,7 @@ RATE_HZ = 50.0
 def test_reset_with_the_clutch_still_held_reads_reengage_until_released_and_engaged_again():
     pipe, robot, _ = build_sim_pipeline(load_robot_config("fr3"))
     ls = sim_lockstep(pipe, robot)
+    trace = Trace.attach(pipe)
     hand = {"p": HAND0.copy(), "clutch": False}
     next_t = [0.0]
 
@@ -42,7 +44,7 @@ def test_reset_with_the_clutch_still_held_reads_reengage_until_released_and_enga
     run(1.0)
     assert pipe.mode == REENGAGE and not pipe.clutch.engaged
     assert np.linalg.norm(robot.sim.ee_pose()[:3, 3] - p_hold) < 1e-3
-    a = pipe.trace.arrays()
+    a = trace.arrays()
     assert a["mode"][-1] == MODE_CODES[REENGAGE]
     hand["clutch"] = False                          # let go: the arm holds (nothing commanded)
     run(0.2)
@@ -58,6 +60,7 @@ def test_reset_with_the_clutch_still_held_reads_reengage_until_released_and_enga
 def test_a_reset_after_the_clutch_was_let_go_goes_straight_to_hold():
     pipe, robot, _ = build_sim_pipeline(load_robot_config("fr3"))
     ls = sim_lockstep(pipe, robot)
+    trace = Trace.attach(pipe)
     clutch = [True]
     next_t = [0.0]
 
@@ -73,7 +76,7 @@ def test_a_reset_after_the_clutch_was_let_go_goes_straight_to_hold():
     pipe.release()
     ls.run_until(1.5, operator)
     assert pipe.mode in ("TRACK", "HOLD") and not pipe.clutch.awaiting_release
-    assert REENGAGE not in {k for k, v in MODE_CODES.items() if v in set(pipe.trace.arrays()["mode"])}
+    assert REENGAGE not in {k for k, v in MODE_CODES.items() if v in set(trace.arrays()["mode"])}
 
 
 def test_the_mode_topic_reads_reengage_after_the_reset_through_the_nodes():

@@ -34,7 +34,7 @@ class Trace:
     ee_quat: list = field(default_factory=list)      # measured EE orientation, x y z w
     q: list = field(default_factory=list)
     q_des: list = field(default_factory=list)
-    mode: list = field(default_factory=list)         # 1 TRACK, 0 HOLD, -1 SAFETY_HOLD, -2 STOP
+    mode: list = field(default_factory=list)         # MODE_CODES: 1 TRACK, 0 HOLD, -1 SAFETY_HOLD, -2 STOP, -3 REENGAGE
     engaged: list = field(default_factory=list)
     latency_s: list = field(default_factory=list)    # input stamp -> joint command out
 
