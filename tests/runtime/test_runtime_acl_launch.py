@@ -27,7 +27,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("zenoh")
 
 from hri_runtime import access, msgs  # noqa: E402
 from hri_runtime.geometry import time_from_seconds  # noqa: E402
