@@ -245,8 +245,8 @@ class Stack:
             same, seen[0] = now == seen[0], now
             time.sleep(1.0)
             return same and all(("service", f"{n}/set_parameters") in now for n in nodes) and \
-                any(k == "topic" for k, _ in now)
-        assert wait_until(settled, 60.0)
+                all(("topic", t) in now for t in LAUNCHES[robot])    # a node declares them late (its sim first)
+        assert wait_until(settled, 90.0), f"{robot}: inputs {sorted(self.inputs())}"
         if self.arm:
             assert wait_until(lambda: self.local.last_ee() is not None)
 
