@@ -104,7 +104,9 @@ ros2-test: venv
 # Memory safety (docs/CONVENTIONS.md "C++ bindings"): hri_core._hri_core and hri_runtime._cdr built with
 # -fsanitize=address,undefined (asserts on) into build/asan/lib -- the .venv and its in-place builds
 # are untouched -- and imported instead of those by cpp/tools/asan/sitecustomize.py; the C++ unit
-# tests built the same way (cpp/test/conftest.py). The uninstrumented python needs libasan preloaded;
+# tests built the same way (cpp/test/conftest.py). The uninstrumented python needs libasan preloaded
+# (and libstdc++, or ASan cannot intercept the C++ throws of the extensions); reports go to
+# build/asan/report.<pid> (pytest would swallow them with the aborted process's output) and fail the run;
 # leak checking is off (CPython keeps its interned objects and arenas to the end); any ASan or UBSan
 # report aborts the run.
 ASAN := build/asan
@@ -112,16 +114,19 @@ SANITIZE ?= address,undefined
 ASAN_TESTS ?= cpp/test src/hri_runtime/test/test_runtime_cdr_cpp.py src/hri_runtime/test/test_runtime_wire.py \
   src/hri_runtime/test/test_runtime_delivery.py
 ASAN_ENV = HRI_SANITIZE=$(SANITIZE) HRI_ASAN_LIB=$(CURDIR)/$(ASAN)/lib PYTHONPATH=$(CURDIR)/cpp/tools/asan \
-  LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so) PYTHONMALLOC=malloc \
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
-  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so):$$($(CXX) -print-file-name=libstdc++.so) PYTHONMALLOC=malloc \
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:check_initialization_order=1:log_path=$(CURDIR)/$(ASAN)/report \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(CURDIR)/$(ASAN)/report
 
 asan: venv
 	cd cpp && HRI_SANITIZE=$(SANITIZE) $(CURDIR)/$(PY) setup.py -q build_ext -b $(CURDIR)/$(ASAN)/lib -t $(CURDIR)/$(ASAN)/tmp/core
 	cd src/hri_runtime && HRI_SANITIZE=$(SANITIZE) $(CURDIR)/$(PY) setup.py -q build_ext -b $(CURDIR)/$(ASAN)/lib -t $(CURDIR)/$(ASAN)/tmp/runtime
 	$(ASAN_ENV) $(PY) -c "import hri_core._hri_core as c, hri_runtime._cdr as r; \
 	  assert all('/$(ASAN)/lib/' in m.__file__ for m in (c, r)), (c.__file__, r.__file__); print('asan builds:', c.__file__, r.__file__)"
-	$(ASAN_ENV) $(PY) -m pytest $(ASAN_TESTS)
+	rm -f $(ASAN)/report.*
+	$(ASAN_ENV) $(PY) -m pytest $(ASAN_TESTS) || { cat $(ASAN)/report.* 2>/dev/null; exit 1; }
+	@if ls $(ASAN)/report.* >/dev/null 2>&1; then cat $(ASAN)/report.*; echo "sanitizer reports above"; exit 1; fi
+	@echo "asan: 0 sanitizer reports"
 
 # A real ROS 2 Jazzy for CI, without root or a source build: the ros-jazzy-* wheels of PyPI
 # (cp311, pinned with hashes in requirements-ros2.lock, the workspace's own dependencies included)
