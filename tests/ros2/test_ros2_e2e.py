@@ -501,14 +501,13 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
         after = ee()[n_req:]
         assert len(ee()) - n_stop > 10, "no /ee_pose while the operator kept streaming"
         # the arm brakes to rest, then holds: every later sample within 1 mm of where it came to
-        # rest, while the hand went on moving (the stroke runs at 5 cm/s)
+        # rest while the hand went on moving (the stroke runs at 5 cm/s); how far it went before
+        # the stop took effect depends on the latency, which is not asserted here
         rest = after[-1]
         i = next(k for k, q in enumerate(after) if math.dist(q, rest) < 0.0005)
         assert i < len(after) - 10, "the EE never came to rest while the operator streamed"
         dev = max(math.dist(q, rest) for q in after[i:])
         assert dev < 0.001, f"the EE moved {dev * 1000:.2f} mm while held"
-        braking = max(math.dist(q, rest) for q in after)
-        assert braking < 0.005, f"{braking * 1000:.1f} mm from the stop request to rest"
 
         # /safety/reset from an rclpy client; the next clutch stroke moves the arm again
         r = p.call(Trigger, "/safety/reset", Trigger.Request())
