@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
+from . import msgs
 from .context import Graph, GraphEndpoint
 from .qos import QoSProfile
 
@@ -152,3 +153,17 @@ def param_file_items(path: str, node_fqn: str) -> list[tuple[str, Any]]:
             raise ValueError(f"{path}: {k}: expected a 'ros__parameters' mapping")
         flat("", sec)
     return items
+
+
+def message_repr(msg, type_name: str) -> str:
+    """rclpy's repr: ``std_srvs.srv.SetBool_Request(data=True)``."""
+    def val(v: Any) -> str:
+        if hasattr(v, "__dataclass_fields__"):
+            return message_repr(v, msgs.type_name_of(v))
+        if hasattr(v, "tolist"):
+            v = v.tolist()
+        return repr(v)
+
+    fields = ", ".join(f"{k}={val(getattr(msg, k))}" for k in msg.__dataclass_fields__
+                       if not k.startswith("__") and k != "structure_needs_at_least_one_member")
+    return f"{type_name.replace('/', '.')}({fields})"

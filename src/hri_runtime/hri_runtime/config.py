@@ -523,7 +523,7 @@ def _check_declaration(node: Any, path: tuple, file: Path, top: bool = True) -> 
         if unknown:
             raise ConfigError(file, _dotted(path), sorted(unknown), f"declaration keys among {sorted(_SPEC_KEYS)}")
         if "access" in node:          # a topic / service name's access class (hri_runtime.access)
-            from .access import check_access_declaration
+            from .access_classes import check_access_declaration
 
             wanted = check_access_declaration(node["access"])
             if wanted:

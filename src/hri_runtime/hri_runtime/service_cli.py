@@ -17,25 +17,12 @@ from typing import Any, Optional
 import yaml
 
 from . import msgs
+from .cli_format import message_repr  # noqa: F401 (re-exported)
 from .topic_cli import CliSession, graph_parser
 
 __all__ = ["service_main", "interface_main", "message_repr"]
 
 _TYPE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*/(srv/)?[A-Za-z][A-Za-z0-9_]*$")
-
-
-def message_repr(msg, type_name: str) -> str:
-    """rclpy's repr: ``std_srvs.srv.SetBool_Request(data=True)``."""
-    def val(v: Any) -> str:
-        if hasattr(v, "__dataclass_fields__"):
-            return message_repr(v, msgs.type_name_of(v))
-        if hasattr(v, "tolist"):
-            v = v.tolist()
-        return repr(v)
-
-    fields = ", ".join(f"{k}={val(getattr(msg, k))}" for k in msg.__dataclass_fields__
-                       if not k.startswith("__") and k != "structure_needs_at_least_one_member")
-    return f"{type_name.replace('/', '.')}({fields})"
 
 
 def service_main(argv: Optional[list[str]] = None, context=None) -> int:

@@ -220,7 +220,7 @@ def _pub(sess: "CliSession", a: argparse.Namespace, topic: str) -> int:
     ``publishing #N: <repr>`` (every ``--print``-th) followed by an empty line; then linger
     ``--keep-alive`` s so the last one leaves before the session closes."""
     from .geometry import time_from_seconds
-    from .service_cli import message_repr
+    from .cli_format import message_repr
 
     cp = sess.params
     values, stamps = msgs.stamp_fields(a.type, yaml.safe_load(a.values) or {})
