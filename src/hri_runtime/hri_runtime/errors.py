@@ -131,26 +131,24 @@ def probability(text: str) -> float:
     return value
 
 
-def positive_int(text: str) -> int:
-    """An integer >= 1."""
+def _int_at_least(text: str, low: int) -> int:
     try:
         value = int(text, 10)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"invalid value {value} (an integer >= 1)")
+    if value < low:
+        raise argparse.ArgumentTypeError(f"invalid value {value} (an integer >= {low})")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    return _int_at_least(text, 1)
 
 
 def nonnegative_int(text: str) -> int:
     """An integer >= 0."""
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"invalid value {value} (an integer >= 0)")
-    return value
+    return _int_at_least(text, 0)
 
 
 def robot(text: str) -> str:
