@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import zenoh  # noqa: F401  (required: a missing install fails here)
 
