@@ -31,12 +31,17 @@ help:
 	@echo "make asan     the C++ core and the runtime's extension under AddressSanitizer + UBSan: their tests and fuzzers"
 
 # Third-party dependencies, exactly as locked (versions and hashes); redone when a lock changes.
+# The lock holds every transitive dependency, so nothing is resolved at install time (--no-deps;
+# `pip check` then proves the set consistent; the model assets come after it, their own
+# dependencies deliberately absent) -- which also spares the venv's own pip (23.0 on
+# CPython 3.10) its hash-mode bug with extras such as mujoco's etils[epath].
 # requirements.in / requirements-assets.in hold the ranges; `make lock` recompiles the locks.
 # The model assets (requirements-assets.lock) install without their dependencies: the FR3 MJCF +
 # meshes ship in franky-sim, the UR5e / iiwa14 MJCFs in robosuite's wheel; we read their files.
 $(VENV)/.deps: requirements.lock requirements-assets.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --require-hashes -r requirements.lock
+	$(PIP) install -q --require-hashes --no-deps -r requirements.lock
+	$(PIP) check
 	$(PIP) install -q --require-hashes --no-deps -r requirements-assets.lock
 	@touch $@
 
