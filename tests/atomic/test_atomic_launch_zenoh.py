@@ -43,6 +43,20 @@ class Watch(Node):
         self.create_subscription("std_msgs/msg/Float64", T["leg_rpm"], lambda m: self.rpm.append(m.data), qos=1000)
         self.create_subscription("geometry_msgs/msg/Twist", T["cmd_vel"],
                                  lambda m: self.twist.append((m.linear.x, m.angular.z)), qos=1000)
+        self.atomic_diag: dict = {}                    # values of atomic's last /diagnostics status
+        self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", self._diag, qos=100)
+
+    def _diag(self, arr):
+        for st in arr.status:
+            if st.name.startswith("atomic:"):
+                self.atomic_diag = {v.key: v.value for v in st.values}
+
+    def ready(self) -> bool:
+        """atomic has heard the stop supervisor (its state's ``system_stop`` is '') and gets
+        vr_interface's pulses and tino_sim's leg states (its diagnostics): a press now is not lost."""
+        d = self.atomic_diag
+        return bool(self.states) and self.states[-1]["system_stop"] == "" and self.states[-1]["fault"] == "" \
+            and int(d.get("pulses_received", 0)) > 0 and int(d.get("leg_states_received", 0)) > 0
 
     def movements(self):
         out, prev = [], 0
@@ -83,7 +97,7 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
         w = Watch(T, context=ctx)
         ctx.spin_in_background()
         wait(lambda: w.states and w.base_cmd and w.legs and w.odom, "atomic, vr_interface and tino_sim")
-        time.sleep(0.5)      # let atomic see a few leg states (not an assertion)
+        wait(w.ready, "atomic hearing the stop supervisor, vr_interface's pulses and tino_sim's leg states")
         plan = emulator.plan({"duration_s": 5.0, "actions": [{"at_s": 0.3, "state": 3, "angular": 1},
                                                              {"at_s": 2.6, "state": 1}],
                               "impairments": {"duplicate": 0.2, "stop_at_s": 4.6}},

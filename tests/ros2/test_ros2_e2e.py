@@ -386,6 +386,7 @@ def test_every_node_of_the_launch_file_runs_on_rclpy_and_is_in_the_graph(probe, 
 
 # ------------------------------------------------------------------------------ Tino
 def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, domain_env):
+    from diagnostic_msgs.msg import DiagnosticArray
     from hri_interfaces.msg import AtomicState, SafetyStop
     from nav_msgs.msg import Odometry
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
@@ -400,6 +401,12 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
     states = p.subscribe(AtomicState, T["atomic_state"], qos=10000)
     odom = p.subscribe(Odometry, T["odom"], qos=100)
     stops = p.subscribe(SafetyStop, "/safety/stop", qos=latched())
+    p.subscribe(DiagnosticArray, "/diagnostics", qos=100)
+
+    def atomic_diag() -> dict:
+        """The values of atomic's last /diagnostics status ({} before the first)."""
+        st = [s for a in p.messages("/diagnostics") for s in a.status if s.name.startswith("atomic:")]
+        return {v.key: v.value for v in st[-1].values} if st else {}
 
     def movements() -> list[int]:
         out, prev = [], 0
@@ -413,8 +420,14 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
     try:
         wait_for(lambda: proc.poll() is None and states and odom and stops, "atomic, tino_sim and the stop supervisor")
         assert not p.messages("/safety/stop")[-1].stopped
-        # atomic holds until it has the supervisor's heartbeat (no heartbeat = stop): its fault clears
-        wait_for(lambda: p.messages(T["atomic_state"])[-1].fault == "", "atomic without a fault")
+        # atomic refuses presses until it has heard the supervisor (no heartbeat = stop); its
+        # state says so, and its diagnostics say that vr_interface's pulses and tino_sim's leg
+        # states reach it: pressing before all three would lose the press (counted, logged)
+        wait_for(lambda: (s := p.messages(T["atomic_state"])[-1]).system_stop == "" and s.fault == "",
+                 "atomic hearing the stop supervisor")
+        wait_for(lambda: int(atomic_diag().get("pulses_received", 0)) > 0
+                 and int(atomic_diag().get("leg_states_received", 0)) > 0, "vr_interface's pulses and "
+                 "tino_sim's leg states at atomic")
         plan = emulator.plan({"duration_s": 5.0, "actions": [{"at_s": 0.3, "state": 3, "angular": 1},
                                                              {"at_s": 2.6, "state": 1}],
                               "impairments": {"stop_at_s": 4.6}}, cfg["pulse"]["emulator"], seed=3)
