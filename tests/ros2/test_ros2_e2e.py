@@ -417,6 +417,7 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
         return out
 
     proc = launch("tino", domain_env, f"vr_port:={udp}")
+    text = None
     try:
         wait_for(lambda: proc.poll() is None and states and odom and stops, "atomic, tino_sim and the stop supervisor")
         assert not p.messages("/safety/stop")[-1].stopped
@@ -436,7 +437,10 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
         wait_for(lambda: (s := p.messages("/safety/stop")) and s[-1].stopped, "the latched stop after the link loss")
         assert {"link_loss", "link_safe_stop"} & set(p.messages("/safety/stop")[-1].sources), \
             p.messages("/safety/stop")[-1]
-        wait_for(lambda: p.messages(T["atomic_state"])[-1].fault == "link_safe_stop", "atomic's link_safe_stop fault")
+        # the link loss reaches atomic twice: directly (/link/safe_stop: fault link_safe_stop) and
+        # through the supervisor (/safety/stop: fault system_stop); the first to arrive latches
+        wait_for(lambda: p.messages(T["atomic_state"])[-1].fault in ("link_safe_stop", "system_stop"),
+                 "atomic's fault latched by the link loss")
         assert movements() == [3, 1]                        # two presses, one movement each
         q = p.messages(T["odom"])[-1].pose.pose.orientation
         assert abs(2 * math.atan2(q.z, q.w)) > 0.1          # the base turned
@@ -463,9 +467,16 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
         got = p.call(GetParameters, "/vr_interface/get_parameters",
                      GetParameters.Request(names=["pulse.link.kernel_flood_filter", "pulse.udp.port"]))
         assert got.values[0].bool_value is False and got.values[1].integer_value == udp
-    finally:
+    except AssertionError as e:                 # with what the nodes said
         text = stop_launcher(proc)
+        raise AssertionError(f"{e}\nlaunch output:\n{text[-6000:]}") from None
+    finally:
+        if text is None:
+            text = stop_launcher(proc)
     assert_clean_exit(proc, text)
+    assert "pulse rejected_system_stop" not in text, "a press reached atomic before it was ready"
+    assert re.search(r"fault latched: (link_safe_stop|system_stop \(system stop: link_(safe_stop|loss):)", text), \
+        text[-4000:]
 
 
 # ------------------------------------------------------------------------------ FR3 stack
