@@ -1,9 +1,11 @@
 """`hri launch launch/tino.launch.yaml` on the real Zenoh transport (router in-process on a free
 port, three node processes) driven by `hri vr-emulate`'s sender over real UDP: two pulses give two
-movements, the dead link latches link_safe_stop and the robot stops. Wall clock: waits are bounded,
+movements, the dead link latches a fault (link_safe_stop, or system_stop when the supervisor's
+stop arrives first) and the robot stops. Wall clock: waits are bounded,
 no duration is asserted (the deterministic version is test_atomic_e2e.py)."""
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -43,6 +45,20 @@ class Watch(Node):
         self.create_subscription("std_msgs/msg/Float64", T["leg_rpm"], lambda m: self.rpm.append(m.data), qos=1000)
         self.create_subscription("geometry_msgs/msg/Twist", T["cmd_vel"],
                                  lambda m: self.twist.append((m.linear.x, m.angular.z)), qos=1000)
+        self.atomic_diag: dict = {}                    # values of atomic's last /diagnostics status
+        self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", self._diag, qos=100)
+
+    def _diag(self, arr):
+        for st in arr.status:
+            if st.name.startswith("atomic:"):
+                self.atomic_diag = {v.key: v.value for v in st.values}
+
+    def ready(self) -> bool:
+        """atomic has heard the stop supervisor (its state's ``system_stop`` is '') and gets
+        vr_interface's pulses and tino_sim's leg states (its diagnostics): a press now is not lost."""
+        d = self.atomic_diag
+        return bool(self.states) and self.states[-1]["system_stop"] == "" and self.states[-1]["fault"] == "" \
+            and int(d.get("pulses_received", 0)) > 0 and int(d.get("leg_states_received", 0)) > 0
 
     def movements(self):
         out, prev = [], 0
@@ -83,7 +99,7 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
         w = Watch(T, context=ctx)
         ctx.spin_in_background()
         wait(lambda: w.states and w.base_cmd and w.legs and w.odom, "atomic, vr_interface and tino_sim")
-        time.sleep(0.5)      # let atomic see a few leg states (not an assertion)
+        wait(w.ready, "atomic hearing the stop supervisor, vr_interface's pulses and tino_sim's leg states")
         plan = emulator.plan({"duration_s": 5.0, "actions": [{"at_s": 0.3, "state": 3, "angular": 1},
                                                              {"at_s": 2.6, "state": 1}],
                               "impairments": {"duplicate": 0.2, "stop_at_s": 4.6}},
@@ -94,7 +110,10 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
             emulator.seal_plan(plan, Sealer.from_params(AuthParams.from_config(cfg["pulse"]["auth"])))
         with open(os.devnull, "w") as devnull:
             emulator.send_plan(plan, "127.0.0.1", udp, out=devnull)
-        wait(lambda: w.states and w.states[-1]["fault"] == "link_safe_stop", "the link_safe_stop fault")
+        # the link loss reaches atomic directly (/link/safe_stop: link_safe_stop) and through the
+        # stop supervisor (/safety/stop: system_stop); the first to arrive latches
+        wait(lambda: w.states and w.states[-1]["fault"] in ("link_safe_stop", "system_stop"),
+             "the fault latched by the link loss")
         assert w.movements() == [3, 1]
         n_rpm, n_tw = len(w.rpm), len(w.twist)
         wait(lambda: len(w.rpm) > n_rpm + 20 and len(w.twist) > n_tw + 20, "commands after the fault")
@@ -109,4 +128,5 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
         launcher.send_signal(signal.SIGINT)
         text, _ = launcher.communicate(timeout=WAIT_S)
     assert launcher.returncode == 0, text
-    assert "fault latched: link_safe_stop" in text
+    assert re.search(r"fault latched: (link_safe_stop|system_stop \(system stop: link_(safe_stop|loss):)", text), text
+    assert "pulse rejected_system_stop" not in text, "a press reached atomic before it was ready"

@@ -132,3 +132,39 @@ def test_malformed_leg_state_is_rejected(cfg):
     pub.pulse(ctx, 3, 0)
     ctx.spin_for(0.2)
     assert pub.twists[-1].linear.x == 0.0      # no leg state: nothing moves
+
+
+def test_a_press_before_the_supervisor_is_heard_is_refused_counted_logged_once_and_the_state_says_why(cfg):
+    """Before the stop supervisor's first heartbeat atomic holds: its AtomicState says so
+    (``system_stop`` = no_stop_heartbeat), each press is refused and counted once (its repeated
+    messages are repeats, the idle stream only counted), the first refusal is one warning line
+    on /rosout; once the supervisor is heard ``system_stop`` is '' and the next press moves."""
+    from hri_safety.core.stop import NO_HEARTBEAT
+
+    ctx = InprocContext()
+    ctx.rosout_enabled = True                          # the node's log lines on /rosout
+    node = AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "sim"})
+    op = Operator(cfg["atomic"]["topics"], context=ctx)
+    logs = []
+    op.create_subscription("rcl_interfaces/msg/Log", "/rosout",
+                           lambda m: logs.append(m.msg) if m.name == "atomic" else None, qos=1000)
+    ctx.spin_for(0.2)
+    assert op.states[-1].system_stop == NO_HEARTBEAT and op.states[-1].fault == ""
+    op.pulse(ctx, 3, 1)
+    ctx.spin_for(0.6)                                  # past the re-arm: the next press is a new one
+    op.pulse(ctx, 2)
+    ctx.spin_for(0.2)
+    c = node.ctrl.counts
+    assert (c["rejected_system_stop"], c["repeat"] >= 4, c["idle_during_stop"] >= 1) == (2, True, True)
+    refused = [line for line in logs if "rejected_system_stop" in line]
+    assert len(refused) == 1 and NO_HEARTBEAT in refused[0] and "state 3.0" in refused[0], logs
+    assert not node.ctrl.started and op.twists[-1].linear.x == 0.0 and op.twists[-1].angular.z == 0.0
+    assert (op.states[-1].state, op.states[-1].locked, op.states[-1].system_stop) == (0, False, NO_HEARTBEAT)
+
+    StopSupervisorNode(context=ctx)                    # the supervisor comes up: heard, nothing latched
+    ctx.spin_for(0.2)
+    assert (op.states[-1].system_stop, op.states[-1].fault) == ("", "")
+    op.pulse(ctx, 3, 1)
+    ctx.spin_for(0.1)
+    assert [(m.state, m.direction) for m in node.ctrl.started] == [(3, 1)] and op.states[-1].locked
+    assert len([line for line in logs if "rejected_system_stop" in line]) == 1

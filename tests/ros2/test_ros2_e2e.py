@@ -386,6 +386,7 @@ def test_every_node_of_the_launch_file_runs_on_rclpy_and_is_in_the_graph(probe, 
 
 # ------------------------------------------------------------------------------ Tino
 def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, domain_env):
+    from diagnostic_msgs.msg import DiagnosticArray
     from hri_interfaces.msg import AtomicState, SafetyStop
     from nav_msgs.msg import Odometry
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
@@ -400,6 +401,12 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
     states = p.subscribe(AtomicState, T["atomic_state"], qos=10000)
     odom = p.subscribe(Odometry, T["odom"], qos=100)
     stops = p.subscribe(SafetyStop, "/safety/stop", qos=latched())
+    p.subscribe(DiagnosticArray, "/diagnostics", qos=100)
+
+    def atomic_diag() -> dict:
+        """The values of atomic's last /diagnostics status ({} before the first)."""
+        st = [s for a in p.messages("/diagnostics") for s in a.status if s.name.startswith("atomic:")]
+        return {v.key: v.value for v in st[-1].values} if st else {}
 
     def movements() -> list[int]:
         out, prev = [], 0
@@ -410,11 +417,18 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
         return out
 
     proc = launch("tino", domain_env, f"vr_port:={udp}")
+    text = None
     try:
         wait_for(lambda: proc.poll() is None and states and odom and stops, "atomic, tino_sim and the stop supervisor")
         assert not p.messages("/safety/stop")[-1].stopped
-        # atomic holds until it has the supervisor's heartbeat (no heartbeat = stop): its fault clears
-        wait_for(lambda: p.messages(T["atomic_state"])[-1].fault == "", "atomic without a fault")
+        # atomic refuses presses until it has heard the supervisor (no heartbeat = stop); its
+        # state says so, and its diagnostics say that vr_interface's pulses and tino_sim's leg
+        # states reach it: pressing before all three would lose the press (counted, logged)
+        wait_for(lambda: (s := p.messages(T["atomic_state"])[-1]).system_stop == "" and s.fault == "",
+                 "atomic hearing the stop supervisor")
+        wait_for(lambda: int(atomic_diag().get("pulses_received", 0)) > 0
+                 and int(atomic_diag().get("leg_states_received", 0)) > 0, "vr_interface's pulses and "
+                 "tino_sim's leg states at atomic")
         plan = emulator.plan({"duration_s": 5.0, "actions": [{"at_s": 0.3, "state": 3, "angular": 1},
                                                              {"at_s": 2.6, "state": 1}],
                               "impairments": {"stop_at_s": 4.6}}, cfg["pulse"]["emulator"], seed=3)
@@ -423,7 +437,10 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
         wait_for(lambda: (s := p.messages("/safety/stop")) and s[-1].stopped, "the latched stop after the link loss")
         assert {"link_loss", "link_safe_stop"} & set(p.messages("/safety/stop")[-1].sources), \
             p.messages("/safety/stop")[-1]
-        wait_for(lambda: p.messages(T["atomic_state"])[-1].fault == "link_safe_stop", "atomic's link_safe_stop fault")
+        # the link loss reaches atomic twice: directly (/link/safe_stop: fault link_safe_stop) and
+        # through the supervisor (/safety/stop: fault system_stop); the first to arrive latches
+        wait_for(lambda: p.messages(T["atomic_state"])[-1].fault in ("link_safe_stop", "system_stop"),
+                 "atomic's fault latched by the link loss")
         assert movements() == [3, 1]                        # two presses, one movement each
         q = p.messages(T["odom"])[-1].pose.pose.orientation
         assert abs(2 * math.atan2(q.z, q.w)) > 0.1          # the base turned
@@ -450,9 +467,16 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
         got = p.call(GetParameters, "/vr_interface/get_parameters",
                      GetParameters.Request(names=["pulse.link.kernel_flood_filter", "pulse.udp.port"]))
         assert got.values[0].bool_value is False and got.values[1].integer_value == udp
-    finally:
+    except AssertionError as e:                 # with what the nodes said
         text = stop_launcher(proc)
+        raise AssertionError(f"{e}\nlaunch output:\n{text[-6000:]}") from None
+    finally:
+        if text is None:
+            text = stop_launcher(proc)
     assert_clean_exit(proc, text)
+    assert "pulse rejected_system_stop" not in text, "a press reached atomic before it was ready"
+    assert re.search(r"fault latched: (link_safe_stop|system_stop \(system stop: link_(safe_stop|loss):)", text), \
+        text[-4000:]
 
 
 # ------------------------------------------------------------------------------ FR3 stack

@@ -89,6 +89,31 @@ def test_atomic_state_locked_means_a_movement_runs_and_fault_means_refused():
     assert [c.state for c in node.ctrl.started] == [2]
 
 
+def test_atomic_state_system_stop_is_the_stop_the_node_obeys_with_the_documented_reasons():
+    """AtomicState.msg: ``system_stop`` = the system stop's reason ('' = none): no_stop_heartbeat
+    before the supervisor's first heartbeat latching nothing; '' once it is heard;
+    stop_heartbeat_timeout after its silence, latching the fault system_stop."""
+    from hri_atomic_motion.nodes.atomic_node import AtomicNode
+    from hri_safety.core.stop import HEARTBEAT_TIMEOUT, NO_HEARTBEAT
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
+    fields, _ = field_docs("AtomicState")
+    assert {NO_HEARTBEAT, HEARTBEAT_TIMEOUT, "system_stop"} <= words(fields["system_stop"])
+    assert "latches nothing" in fields["system_stop"] and "'' = none" in fields["system_stop"]
+    cfg = load_robot_config("tino")
+    ctx = InprocContext()
+    AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "sim"})
+    op = Operator(cfg["atomic"]["topics"], context=ctx)
+    ctx.spin_for(0.1)
+    assert (op.states[-1].system_stop, op.states[-1].fault) == (NO_HEARTBEAT, "")
+    sup = StopSupervisorNode(context=ctx)
+    ctx.spin_for(0.2)
+    assert (op.states[-1].system_stop, op.states[-1].fault) == ("", "")
+    sup.destroy_node()                                     # silence = stop
+    ctx.spin_for(2.0)
+    assert (op.states[-1].system_stop, op.states[-1].fault) == (HEARTBEAT_TIMEOUT, "system_stop")
+
+
 def test_teleop_mode_constants_are_the_modes_the_pipeline_reports():
     from hri_arm_teleop.core.pipeline import MODE_CODES, REENGAGE_REASON
 

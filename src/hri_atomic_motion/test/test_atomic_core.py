@@ -332,6 +332,10 @@ def test_node_policy_system_stop_device_fault_and_missing_leg_state(params):
     a stop with one latches until its release; a device fault latches once; no leg state is zero."""
     ctrl = AtomicController(params)
     assert ctrl.on_pulse(1.0, 0.0, 0.0, system_stopped=True) == "rejected_system_stop"
+    assert ctrl.on_pulse(1.0, 0.0, 0.04, system_stopped=True) == "repeat"        # one pulse, one refusal
+    assert ctrl.on_pulse(0.0, 0.0, 0.12, system_stopped=True) == "idle_during_stop"
+    assert ctrl.on_pulse(7.0, 0.0, 0.13, system_stopped=True) == "rejected_state"  # bad input stays bad input
+    assert ctrl.counts["rejected_system_stop"] == 1 and not ctrl.started
     assert ctrl.control(0.0, LegReading(0, True), stopped=True).leg_rpm == 0.0 and ctrl.fault is None
     assert ctrl.control(0.001, None).leg_rpm == 0.0 and ctrl.counts["no_leg_state"] == 1
     assert ctrl.diagnostics(waiting_for_leg=True)[0] == 1

@@ -127,6 +127,7 @@ class _Handle:
         self.ctx, self.rcl_node, self.entity, self._destroy = ctx, rcl_node, entity, destroy
 
     def destroy(self) -> None:
+        self.ctx._rcl_quiesce()
         try:
             self._destroy(self.entity)
         except Exception:  # noqa: BLE001 - node already destroyed
@@ -198,8 +199,22 @@ class RclpyContext(ThreadedContext):
         atexit.register(_close_at_exit, weakref.ref(self))
 
     def _rcl_spin(self) -> None:
+        from rclpy.exceptions import InvalidHandle
+
         while self._rclpy.ok(context=self._rcl_ctx) and self.ok():
-            self._rcl_exec.spin_once(timeout_sec=self.max_wait_s)
+            try:
+                self._rcl_exec.spin_once(timeout_sec=self.max_wait_s)
+            except InvalidHandle:
+                # an entity destroyed while this wait set was being built (rclpy's executor
+                # handles that when taking, not when adding a QoS event handler): the next
+                # spin_once builds the wait set without it
+                continue
+
+    def _rcl_quiesce(self) -> None:
+        """After shutdown(): wait until the spin thread has left rclpy's executor, so destroying an
+        entity never races a wait set being built (a traceback in that thread at Ctrl-C)."""
+        if not self.ok() and self._rcl_thread is not threading.current_thread():
+            self._rcl_thread.join(timeout=2.0)
 
     def _rcl_node(self, node):
         with self._lock:
@@ -221,6 +236,7 @@ class RclpyContext(ThreadedContext):
         with self._lock:
             n = self._rcl_nodes.pop(id(node), None)
         if n is not None:
+            self._rcl_quiesce()
             self._rcl_exec.remove_node(n)
             n.destroy_node()
 

@@ -1,8 +1,9 @@
 """hri_interfaces: the no-ROS runtime reads src/hri_interfaces/*.msg|srv and computes the same
 RIHS01 type hashes as rosidl. GOLDEN: recorded from `share/hri_interfaces/<kind>/<X>.json` of a
 colcon build of hri_interfaces on ROS 2 Jazzy (rosidl_generator_type_description; see
-docs/ros2-interop.md "Verified on a real ROS 2"). A changed or new .msg/.srv needs its value
-re-recorded from such a build (tests/ros2/ compares them live on a ROS 2 machine)."""
+docs/ros2-interop.md "Verified on a real ROS 2") or of `make ros2-ci`'s rosidl build against the
+Jazzy wheels (`.venv-ros2/share/hri_interfaces/...`). A changed or new .msg/.srv needs its value
+re-recorded from such a build (tests/ros2/ compares them live on ROS 2)."""
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ PKG = Path(__file__).resolve().parents[2] / "hri_interfaces"
 
 GOLDEN = {
     "hri_interfaces/msg/AtomicState":
-        "RIHS01_228b34c917f8301d5bc342c9174dabe792f048a2db16d80f7aa23ce41ce1d055",
+        "RIHS01_ef34a6de7f96c57b44d5e020091f883b6853c4a8b122f98bd7526c016b6a72f0",
     "hri_interfaces/msg/Count":
         "RIHS01_ad6d5310f98cf908fc95995c65e166b8722338de57ded299967b38f11c337ff5",
     "hri_interfaces/msg/InteractionState":

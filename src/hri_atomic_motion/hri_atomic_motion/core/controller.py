@@ -5,7 +5,10 @@ Command handling (:meth:`AtomicController.on_pulse`), in order:
 
 1. invalid (state not an integer 0..3, direction not -1/0/1, non-finite): rejected, counted;
 2. a repeated message of the same pulse (:class:`PulseGate`): ignored, counted;
-3. a latched fault: rejected, counted (only :meth:`reset` clears the fault);
+3. a latched fault: rejected, counted (only :meth:`reset` clears the fault); the system stop
+   without a latched fault (before the stop supervisor's first heartbeat): a state 1..3 is
+   rejected, counted once per pulse (``rejected_system_stop``; the node logs the first of each
+   stop), a state 0 only counted (``idle_during_stop``);
 4. state 0 while a movement runs: ignored (the movement ends in the ready state anyway; this is
    the pulse's own return-to-idle message); state 0 while idle: base full stop + flags reset,
    leg back to the neutral rest;
@@ -66,9 +69,8 @@ class AtomicController:
     # ------------------------------------------------------------------ inputs
     def on_pulse(self, state: float, direction: float, t_s: float, system_stopped: bool = False) -> str:
         """One pulse message (``linear.x``, ``angular.z`` of hri_pulse's Twist). Returns what happened.
-        ``system_stopped``: the system stop holds without a latched fault (no heartbeat yet): refused."""
-        if system_stopped and not self.faults.active:
-            return self._count("rejected_system_stop", None)
+        ``system_stopped``: the system stop holds without a latched fault (no heartbeat yet): refused,
+        after the repeat check (one pulse = one refusal; its later messages are repeats)."""
         if not (math.isfinite(state) and math.isfinite(direction) and math.isfinite(t_s)):
             return self._count("rejected_non_finite", f"state={state} direction={direction}")
         s, d = round(state), round(direction)
@@ -78,6 +80,8 @@ class AtomicController:
             return self._count("rejected_direction", f"direction={direction} is not -1/0/1")
         if not self.gate.accept(s, d, t_s):
             return self._count("repeat", None)
+        if system_stopped and not self.faults.active:   # a press refused; an idle (0) has nothing to do
+            return self._count("rejected_system_stop" if s else "idle_during_stop", None)
         if self.faults.active:
             return self._count("rejected_fault", f"fault {self.faults.fault.value} latched; reset first")
         cmd = Command(s, d, t_s)

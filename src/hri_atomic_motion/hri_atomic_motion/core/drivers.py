@@ -36,6 +36,7 @@ class LegStateInput:
         self.last: LegReading | None = None
         self.last_t: float | None = None
         self.rejected = 0
+        self.received = 0                      # well-formed readings
 
     @property
     def ever(self) -> bool:
@@ -46,6 +47,7 @@ class LegStateInput:
         if reading is None:
             self.rejected += 1
             return False
+        self.received += 1
         self.last, self.last_t = reading, t_s
         return True
 

@@ -7,11 +7,15 @@ Inputs (names from ``atomic.topics``; docs/interfaces.md "Atomic motion"):
   ``leg_home_switch`` position = 0/1).
 System stop: ``hri_safety`` StopListener on ``/safety/stop`` (docs/safety.md): while the system is
   stopped (also before the first heartbeat and once it is older than ``safety.stop.timeout_s``)
-  every output is motor 0 / twist 0 and pulses are refused; a stop latches the fault
-  ``system_stop``, which the supervisor's reset (``/safety/reset``) clears.
+  every output is motor 0 / twist 0 and pulses are refused (counted, the first press of each stop
+  logged); a stop latches the fault ``system_stop``, which the supervisor's reset
+  (``/safety/reset``) clears. AtomicState's ``system_stop`` is the stop's reason ("" = none): a
+  client waits for "" (the supervisor heard) before its first press.
 Outputs: cmd_vel (Twist), leg_rpm (std_msgs/Float64, driver ``topic``), atomic_state
   (hri_interfaces/AtomicState),
-  /diagnostics (diagnostic_msgs/DiagnosticArray; ERROR while a fault is latched).
+  /diagnostics (diagnostic_msgs/DiagnosticArray; ERROR while a fault is latched; its values
+  include the controller's counts, ``system_stop``, ``pulses_received`` and, driver ``topic``,
+  ``leg_states_received``: whether the pulse and leg-state paths reach the node).
 
 Parameters: ``robot`` (config name, default tino) and every key of ``atomic`` and
 ``safety.stop`` by its dotted path, the robot config's value as default (e.g.
@@ -36,11 +40,13 @@ from hri_atomic_motion.core import AtomicController, AtomicParams, LegReading, L
 STATE_MSG = "hri_interfaces/msg/AtomicState"
 
 
-def atomic_state_msg(t_s: float, st: dict):
-    """``hri_interfaces/msg/AtomicState`` of ``AtomicController.status()`` at time ``t_s``."""
+def atomic_state_msg(t_s: float, st: dict, system_stop: str = ""):
+    """``hri_interfaces/msg/AtomicState`` of ``AtomicController.status()`` at time ``t_s``;
+    ``system_stop``: the reason of the system stop the node obeys ("" = none)."""
     return msgs.new(STATE_MSG, stamp=time_from_seconds(t_s), state=int(st["state"]),
                     direction=int(st.get("direction", 0)),
-                    locked=bool(st["locked"]), fault=st["fault"] or "", leg_phase=str(st.get("leg_phase", "")),
+                    locked=bool(st["locked"]), fault=st["fault"] or "", system_stop=system_stop,
+                    leg_phase=str(st.get("leg_phase", "")),
                     base_phase=str(st.get("base_phase", "")), queue=int(st.get("queue", 0)))
 
 
@@ -106,6 +112,8 @@ class AtomicNode(Node):
         self.create_subscription("std_msgs/msg/Bool", T.safe_stop, self.on_safe_stop, qos=10)
         self.create_subscription("std_msgs/msg/Bool", T.reset, self.on_reset, qos=10)
         self.stop = StopListener(self, on_change=self.on_system_stop)
+        self._stop_refusal_logged = False             # the first press refused by this system stop
+        self.pulses_received = 0                      # pulse messages, whatever became of them
         self._last_fault = None
         self.create_timer(p.node.period_s, self.tick)
         self.get_logger().info(f"atomic node: robot {self.cfg['robot']['model']}, driver {self.driver}, "
@@ -122,6 +130,8 @@ class AtomicNode(Node):
     def on_system_stop(self, stopped: bool, reason: str) -> None:
         if self.ctrl.on_system_stop(self.now(), stopped, self.stop.cause):
             self.get_logger().info("system stop reset: fault cleared")
+        if not stopped:
+            self._stop_refusal_logged = False
         if stopped:
             self._output_zero()                      # at once, not at the next tick
 
@@ -133,8 +143,15 @@ class AtomicNode(Node):
         self.pub_twist.publish(msgs.new("geometry_msgs/msg/Twist"))
 
     def on_pulse(self, msg) -> None:
+        self.pulses_received += 1
         res = self.ctrl.on_pulse(float(msg.linear.x), float(msg.angular.z), self.now(), self.stop.stopped)
-        if res.startswith(("rejected", "dropped")) and res != "rejected_system_stop":
+        if res == "rejected_system_stop":             # one line per stop, every one counted
+            if not self._stop_refusal_logged:
+                self._stop_refusal_logged = True
+                self.get_logger().warning(
+                    f"pulse rejected_system_stop: state {msg.linear.x} direction {msg.angular.z} refused, "
+                    f"the system stop holds ({self.stop.reason}); further refusals are counted until it releases")
+        elif res.startswith(("rejected", "dropped")):
             self.get_logger().warning(f"pulse {res}: state {msg.linear.x} direction {msg.angular.z}")
 
     def on_safe_stop(self, msg) -> None:
@@ -192,7 +209,7 @@ class AtomicNode(Node):
                                         linear=msgs.new("geometry_msgs/msg/Vector3", x=float(out.linear_m_s)),
                                         angular=msgs.new("geometry_msgs/msg/Vector3", z=float(out.angular_rad_s))))
         st = self.ctrl.status()
-        self.pub_state.publish(atomic_state_msg(t, st))
+        self.pub_state.publish(atomic_state_msg(t, st, self.stop.reason))
         fault = self.ctrl.fault
         if fault != self._last_fault:
             self.diag.force_update()
@@ -205,7 +222,10 @@ class AtomicNode(Node):
     def _diagnose(self, stat) -> None:
         level, message, values = self.ctrl.diagnostics(self.leg_input is not None and not self.leg_input.ever)
         stat.summary(level, message)
-        values.update(driver=self.driver, rejected_leg_state=self.rejected_leg_state)
+        values.update(driver=self.driver, system_stop=self.stop.reason, pulses_received=self.pulses_received,
+                      rejected_leg_state=self.rejected_leg_state)
+        if self.leg_input is not None:
+            values.update(leg_states_received=self.leg_input.received)
         if self.link is not None:
             values.update(self.link.status())
         for k, v in values.items():
