@@ -110,28 +110,37 @@ ros2-test: venv
 # -fsanitize=address,undefined (asserts on) into build/asan/lib -- the .venv and its in-place builds
 # are untouched -- and imported instead of those by cpp/tools/asan/sitecustomize.py; the C++ unit
 # tests built the same way (cpp/test/conftest.py). The uninstrumented python needs libasan preloaded
-# (and libstdc++, or ASan cannot intercept the C++ throws of the extensions); reports go to
-# build/asan/report.<pid> (pytest would swallow them with the aborted process's output) and fail the run;
-# leak checking is off (CPython keeps its interned objects and arenas to the end); any ASan or UBSan
-# report aborts the run.
+# (and libstdc++, or ASan cannot intercept the C++ throws of the extensions); ASan reports go to
+# build/asan/report.<pid> (pytest would swallow them with the aborted process's output), UBSan's to
+# stderr (GCC's combined runtime ignores log_path for them: pytest runs with --capture=sys and its
+# stderr is kept in build/asan/pytest.stderr); both are counted and any one fails the run, as does
+# any failed test. Leak checking is off (CPython keeps its interned objects and arenas to the end).
+# cpp/test/test_sanitizer_live.py proves the sanitizers are live (instrumented extensions loaded,
+# a deliberately faulty canary reported). The extensions are rebuilt (every unit) when a source changes.
 ASAN := build/asan
 SANITIZE ?= address,undefined
-ASAN_TESTS ?= cpp/test src/hri_runtime/test/test_runtime_cdr_cpp.py src/hri_runtime/test/test_runtime_wire.py \
-  src/hri_runtime/test/test_runtime_delivery.py
+ASAN_TESTS ?= cpp/test src/hri_runtime/test/test_runtime_cdr_cpp.py src/hri_runtime/test/test_runtime_cdr_args_fuzz.py \
+  src/hri_runtime/test/test_runtime_wire.py src/hri_runtime/test/test_runtime_delivery.py
 ASAN_ENV = HRI_SANITIZE=$(SANITIZE) HRI_ASAN_LIB=$(CURDIR)/$(ASAN)/lib PYTHONPATH=$(CURDIR)/cpp/tools/asan \
   LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so):$$($(CXX) -print-file-name=libstdc++.so) PYTHONMALLOC=malloc \
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:check_initialization_order=1:log_path=$(CURDIR)/$(ASAN)/report \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(CURDIR)/$(ASAN)/report
+ASAN_SRC := $(wildcard cpp/setup.py cpp/src/*.cpp cpp/src/*.hpp cpp/include/hri_core/*.hpp \
+  src/hri_runtime/setup.py src/hri_runtime/src/*.cpp src/hri_runtime/src/*.hpp)
 
-asan: venv
-	cd cpp && HRI_SANITIZE=$(SANITIZE) $(CURDIR)/$(PY) setup.py -q build_ext -b $(CURDIR)/$(ASAN)/lib -t $(CURDIR)/$(ASAN)/tmp/core
-	cd src/hri_runtime && HRI_SANITIZE=$(SANITIZE) $(CURDIR)/$(PY) setup.py -q build_ext -b $(CURDIR)/$(ASAN)/lib -t $(CURDIR)/$(ASAN)/tmp/runtime
+$(ASAN)/.ext: $(VENV)/.pkgs $(ASAN_SRC)
+	cd cpp && HRI_SANITIZE=$(SANITIZE) $(CURDIR)/$(PY) setup.py -q build_ext --force -b $(CURDIR)/$(ASAN)/lib -t $(CURDIR)/$(ASAN)/tmp/core
+	cd src/hri_runtime && HRI_SANITIZE=$(SANITIZE) $(CURDIR)/$(PY) setup.py -q build_ext --force -b $(CURDIR)/$(ASAN)/lib -t $(CURDIR)/$(ASAN)/tmp/runtime
+	@touch $@
+
+asan: $(ASAN)/.ext
 	$(ASAN_ENV) $(PY) -c "import hri_core._hri_core as c, hri_runtime._cdr as r; \
 	  assert all('/$(ASAN)/lib/' in m.__file__ for m in (c, r)), (c.__file__, r.__file__); print('asan builds:', c.__file__, r.__file__)"
-	rm -f $(ASAN)/report.*
-	$(ASAN_ENV) $(PY) -m pytest $(ASAN_TESTS) || { cat $(ASAN)/report.* 2>/dev/null; exit 1; }
-	@if ls $(ASAN)/report.* >/dev/null 2>&1; then cat $(ASAN)/report.*; echo "sanitizer reports above"; exit 1; fi
-	@echo "asan: 0 sanitizer reports"
+	@rm -f $(ASAN)/report.* $(ASAN)/pytest.stderr
+	@$(ASAN_ENV) $(PY) -m pytest --capture=sys $(ASAN_TESTS) 2>$(ASAN)/pytest.stderr; rc=$$?; \
+	  cat $(ASAN)/pytest.stderr >&2; cat $(ASAN)/report.* 2>/dev/null; \
+	  n=$$(cat $(ASAN)/report.* $(ASAN)/pytest.stderr 2>/dev/null | grep -c -e 'ERROR: AddressSanitizer' -e ': runtime error: '); \
+	  echo "asan: $$n sanitizer reports, pytest exit status $$rc"; test $$rc = 0 && test $$n = 0
 
 # A real ROS 2 Jazzy for CI, without root or a source build: the ros-jazzy-* wheels of PyPI
 # (cp311, pinned with hashes in requirements-ros2.lock, the workspace's own dependencies included)

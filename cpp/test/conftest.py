@@ -27,9 +27,10 @@ def eigen_include() -> Path:
     pytest.fail("Eigen headers not found (cmeel-eigen is a required dependency: make venv)")
 
 
-def build_cpp_test(name: str, extra_flags: tuple[str, ...] = ()) -> Path:
+def build_cpp_test(name: str, extra_flags: tuple[str, ...] = (), shared: bool = False) -> Path:
     """Compile cpp/test/cpp/<name>.cpp (rebuilt only when it, a test header or an hri_core
-    header changed; older binaries of the same test are removed) and return the executable."""
+    header changed; older binaries of the same test are removed) and return the executable
+    (shared=True: a shared library lib<name>_<hash>.so instead)."""
     cxx = shutil.which("g++") or shutil.which("c++")
     if cxx is None:
         pytest.fail("no C++ compiler (g++ is needed to build the workspace)")
@@ -40,9 +41,12 @@ def build_cpp_test(name: str, extra_flags: tuple[str, ...] = ()) -> Path:
     if sanitize:
         extra_flags = (*extra_flags, "-O1", "-g", "-UNDEBUG", "-fno-omit-frame-pointer", f"-fsanitize={sanitize}",
                        "-fno-sanitize-recover=all")
+    if shared:
+        extra_flags = (*extra_flags, "-shared", "-fPIC")
     h = hashlib.sha256(b"".join(f.read_bytes() for f in files) + " ".join(extra_flags).encode()).hexdigest()[:16]
     out_dir = REPO / "build" / ("asan/cpp_tests" if sanitize else "cpp_tests")
-    exe = out_dir / f"{name}_{h}"
+    stem, ext = (f"lib{name}", ".so") if shared else (name, "")
+    exe = out_dir / f"{stem}_{h}{ext}"
     if not exe.exists():
         out_dir.mkdir(parents=True, exist_ok=True)
         tmp = exe.with_suffix(".tmp")
@@ -53,7 +57,7 @@ def build_cpp_test(name: str, extra_flags: tuple[str, ...] = ()) -> Path:
         res = subprocess.run(cmd, capture_output=True, text=True, env=env)
         assert res.returncode == 0, res.stderr[-4000:]
         tmp.rename(exe)
-        for old in out_dir.glob(f"{name}_*"):   # binaries of older sources
+        for old in out_dir.glob(f"{stem}_*{ext}"):   # binaries of older sources
             if old != exe:
                 old.unlink(missing_ok=True)
     return exe
