@@ -421,6 +421,8 @@ def main(argv=None):
     ap.add_argument("--zenoh-only", action="store_true", help="only the Zenoh (+ flood) latency section")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"# pulse bench  {platform.node()}  python {platform.python_version()}  cpus {os.cpu_count()}")
     rows = [] if a.zenoh_only else [summary("ours inproc (event drain)", lat_ours_inproc(a.samples))]
     if not a.skip_zenoh:
