@@ -75,6 +75,8 @@ if MUJOCO is not None:
     include_dirs.append(str(inc))
     compile_args.append('-DHRI_WITH_MUJOCO')
     link_args += [f'-L{libdir}', f'-l:{libname}', f'-Wl,-rpath,{libdir}', '-Wl,-rpath,$ORIGIN/../mujoco']
+# what the extension reports as its build (hri_core._hri_core.BUILD_FLAGS, hri_runtime.provenance)
+build_flags = ' '.join(['-std=c++17'] + compile_args)
 ext = Pybind11Extension(
     'hri_core._hri_core',
     sources,
@@ -82,6 +84,7 @@ ext = Pybind11Extension(
     cxx_std=17,
     extra_compile_args=compile_args,
     extra_link_args=link_args,
+    define_macros=[('HRI_BUILD_FLAGS', '"' + build_flags + '"')],
 )
 
 setup(

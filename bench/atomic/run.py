@@ -205,6 +205,8 @@ def main(argv=None):
     node = [bench_node(cfg, 2.0) for _ in range(a.repeats)]
     sim = [bench_sim(cfg, 2000) for _ in range(a.repeats)]
     load = os.getloadavg()[0]
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"# atomic bench: {platform.machine()}, Python {platform.python_version()}, load average {load:.1f}, "
           f"{len(steps)} updates x {a.repeats} repeats, sequence {SEQUENCE}")
     print(f"ours: {moves} movements, fault {fault}; naive: {naive_moves} movements")

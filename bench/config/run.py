@@ -82,6 +82,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--old-cap-s", type=float, default=30.0)
     a = ap.parse_args()
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"# load: {os.getloadavg()}  python {sys.version.split()[0]}  cpus {os.cpu_count()}")
     with tempfile.TemporaryDirectory() as d:
         tree = Path(d) / "config"

@@ -100,6 +100,8 @@ def main(argv=None) -> int:
             print(f"kill {k + 1}/{args.kills}: " + ", ".join(f"{n} {v[-1]:.0f}" for n, v in kill.items() if v),
                   file=sys.stderr)
 
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"machine: {machine()}")
     print(f"{load_before} (start), {load()} (end)")
     print(f"stack: launch/fr3.launch.yaml output {args.arm_output} + Tino vr_interface/atomic (sim) + console, "

@@ -312,6 +312,8 @@ def main() -> None:
     ap.add_argument("--only", choices=["single", "batch", "kinematics", "safety", "cpp"],
                     help="run one section only")
     a = ap.parse_args()
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     if a.only:

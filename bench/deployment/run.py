@@ -127,6 +127,8 @@ def main() -> int:
             order = order[1:] + order[:1]
         for t in tops.values():
             t.close()
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"machine: {platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
           f"python {platform.python_version()}")
     print(f"command: {' '.join(sys.argv)}  (rounds {a.rounds}, block {a.block})")

@@ -387,6 +387,8 @@ def main(argv=None):
         loop_comparison(cfg, args.loop_seconds)
         print(f"load after: {load_line()}")
         return
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"# interaction benchmark  ({platform.machine()}, Python {sys.version.split()[0]}, "
           f"{args.calls} calls ({args.naive_calls} naive) x 5 repeats, loop {args.loop_seconds:.0f} s each)\n")
     try:

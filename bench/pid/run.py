@@ -206,8 +206,10 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"# PID tuning benchmark  ({machine()})")
-    out = {"machine": machine()}
+    out = {"machine": machine(), "provenance": provenance.provenance("hri_pid_tuning")}
     if "metrics" in a.only:
         out["metrics"] = bench_metrics()
     if "relay" in a.only:

@@ -5,8 +5,11 @@ naive (naive) baseline, measured side by side in one run.
     .venv/bin/python bench/pulse/run.py                  # all sections (~40 s)
     .venv/bin/python bench/pulse/run.py --skip-zenoh     # without the Zenoh section
 
-Latency = wall time from ``sendto`` of a command packet on a real UDP socket to the moment a
-subscriber holds the first /base_cmd message of its pulse:
+Latency = wall time from ``sendto`` of the last packet of a headset pulse (``pulse.check.messages``
+packets; the pulse is checked whole before it commands, docs/protocols.md "Pulse consistency") on
+a real UDP socket to the moment a subscriber holds the first /base_cmd message of its pulse (the
+first packet of the pulse went out (messages - 1) packet periods earlier: add 80 ms at 25 Hz for
+first packet -> command):
 * ours/inproc: vr_interface_node on InprocContext; the receive path is run as the node's waker
   does on threaded backends (socket readable -> drain -> pulse published), subscriber in-process.
 * ours/zenoh: vr_interface_node on ZenohContext (router in this process on a free loopback port),
@@ -84,19 +87,22 @@ def lat_ours_inproc(n):
     tx.bind(("127.0.0.1", 0))
     dst = ("127.0.0.1", node.port)
     seq, out = 0, []
+    m, period = CFG["check"]["messages"], 1.0 / CFG["emulator"]["rate_hz"]
     for i in range(n + 5):
         state = 1 + i % 3
-        for v in (0, state):                      # release, then press (rising edge)
-            sink.t_first, sink.want = None, state if v else None
-            ctx.spin_for(0.25 if v == 0 else 0.0)  # simulated time between presses (> debounce)
+        # release, then the pulse: m packets one period apart (simulated); the last one is timed
+        for k, v in enumerate([0] + [state] * m):
+            last = k == m
+            sink.t_first, sink.want = None, state if last else None
+            ctx.spin_for(0.25 if k == 0 else period)   # simulated time between presses (> debounce)
             t0 = time.perf_counter()
             tx.sendto(FMT.pack(0, 0, 0, v, 0, 50.0, 0.0, seq), dst)
             seq += 1
             select.select([node.udp.sock], [], [], 0.1)
             node._drain_event()                   # what the waker posts when the socket is readable
-            while sink.t_first is None and ctx.spin_once():
+            while last and sink.t_first is None and ctx.spin_once():
                 pass
-            if v and i >= 5:
+            if last and i >= 5:
                 out.append(sink.t_first - t0)
     node.destroy_node()
     tx.close()
@@ -172,7 +178,7 @@ def lat_ours_zenoh(n, flood_pps=0.0, sink_process=True):
     flood = None
     if flood_pps:
         fq = spawn.Queue()
-        est_s = (n + 3) * (CFG["pulse"]["debounce_s"] + 2 * period) + 1.0
+        est_s = (n + 3) * (CFG["pulse"]["debounce_s"] + (1 + CFG["check"]["messages"]) * period) + 1.0
         flood = spawn.Process(target=_flooder, args=(node.port, est_s, flood_pps, fq))
         flood.start()
         time.sleep(0.3)
@@ -182,7 +188,11 @@ def lat_ours_zenoh(n, flood_pps=0.0, sink_process=True):
         tx.sendto(FMT.pack(0, 0, 0, 0, 0, 50.0, 0.0, seq), dst)
         seq += 1
         time.sleep(CFG["pulse"]["debounce_s"] + period)
-        t0 = time.perf_counter()
+        for _ in range(CFG["check"]["messages"] - 1):      # the pulse's first messages
+            tx.sendto(FMT.pack(0, 0, 0, state, 0, 50.0, 0.0, seq), dst)
+            seq += 1
+            time.sleep(period)
+        t0 = time.perf_counter()                           # its last message: timed
         tx.sendto(FMT.pack(0, 0, 0, state, 0, 50.0, 0.0, seq), dst)
         seq += 1
         if i >= 3:
@@ -411,6 +421,8 @@ def main(argv=None):
     ap.add_argument("--zenoh-only", action="store_true", help="only the Zenoh (+ flood) latency section")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"# pulse bench  {platform.node()}  python {platform.python_version()}  cpus {os.cpu_count()}")
     rows = [] if a.zenoh_only else [summary("ours inproc (event drain)", lat_ours_inproc(a.samples))]
     if not a.skip_zenoh:
@@ -424,10 +436,14 @@ def main(argv=None):
             print(f"zenoh section skipped: {exc!r}")
             flood_rows = []
     rows.append(summary("naive (25 Hz timer)", lat_naive(a.naive_samples)))
-    print("\n## packet-in -> first pulse message out (ms)")
-    print(f"{'path':34s} {'n':>5s} {'p50':>8s} {'p99':>8s} {'max':>8s}")
+    lag_ms = 1e3 * (CFG["check"]["messages"] - 1) / CFG["emulator"]["rate_hz"]
+    print("\n## packet-in -> first pulse message out (ms); ours: from the pulse's last packet (checked "
+          f"whole; its first packet went {lag_ms:g} ms earlier), naive: from its first packet")
+    print(f"{'path':34s} {'n':>5s} {'p50':>8s} {'p99':>8s} {'max':>8s} {'p50 from first packet':>22s}")
     for r in rows:
-        print(f"{r['name']:34s} {r['n']:5d} {r['p50_ms']:8.3f} {r['p99_ms']:8.3f} {r['max_ms']:8.3f}")
+        lag = 0.0 if r["name"].startswith("naive") else lag_ms
+        print(f"{r['name']:34s} {r['n']:5d} {r['p50_ms']:8.3f} {r['p99_ms']:8.3f} {r['max_ms']:8.3f} "
+              f"{r['p50_ms'] + lag:22.3f}")
     nv = rows[-1]
     for r in rows[:-1]:
         print(f"ratio naive/{r['name'].split(' (')[0]}: p50 x{nv['p50_ms'] / r['p50_ms']:.1f}, "

@@ -42,6 +42,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--rate-hz", type=float, default=500.0)
     a = ap.parse_args()
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"# load {os.getloadavg()}  python {sys.version.split()[0]}  cpus {os.cpu_count()}")
     variants = {"flush every 1 s (crash safe)": 1.0, "flush when a chunk is full only": 1e12}
     with tempfile.TemporaryDirectory() as d:

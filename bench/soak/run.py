@@ -306,6 +306,8 @@ def main(argv=None) -> int:
     out_dir = args.logs or Path(tempfile.mkdtemp(prefix="soak_"))
     out_dir.mkdir(parents=True, exist_ok=True)
     robots = args.robot or list(ROBOTS)
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"machine: {machine()}")
     print(f"{load()} (start); {args.minutes:g} min per robot, warm-up {args.warmup_s:g} s, RSS every "
           f"{args.sample_s:g} s; logs in {out_dir}")

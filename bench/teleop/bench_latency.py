@@ -344,6 +344,8 @@ def main(argv=None) -> int:
     ap.add_argument("--zenoh-only", action="store_true", help="only the Zenoh runtime rows")
     ap.add_argument("--stack-only", action="store_true", help="only the cartesian stack rows")
     args = ap.parse_args(argv)
+    from hri_runtime import provenance  # commit, version, build flags
+    print(f"# provenance: {provenance.line()}")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; load average at start {_load()}")
     base = [f"teleop.ik.solver={args.solver}", "teleop.output=joint"]

@@ -139,6 +139,8 @@ def main(argv=None) -> int:
     endpoint = f"tcp/127.0.0.1:{B.free_port()}"
     router = start_router([endpoint])
     try:
+        from hri_runtime import provenance  # commit, version, build flags
+        print(f"# provenance: {provenance.line()}")
         print(f"machine: {os.uname().machine}, {os.cpu_count()} cores, load average "
               f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; reps {args.reps}")
         for label, type_name in B.MESSAGES.items():

@@ -63,7 +63,7 @@ import time
 
 import zenoh
 
-from hri_runtime import msgs
+from hri_runtime import msgs, provenance
 from hri_runtime.qos import QoSProfile
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
@@ -579,8 +579,9 @@ def main(argv=None) -> int:
         report_paired(results, kinds, args)
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({label: {k: [1e6 * x for x in v] for k, v in res["rtt"].items()}
-                           for label, res in results.items()}, f)
+                json.dump({**{label: {k: [1e6 * x for x in v] for k, v in res["rtt"].items()}
+                              for label, res in results.items()},
+                           "provenance": provenance.provenance()}, f)
         return 0
     results = {}        # (label, kind) -> list of per-repetition results
     try:
@@ -607,6 +608,7 @@ def main(argv=None) -> int:
 
     med = statistics.median
     print()
+    print(f"# provenance: {provenance.line()}")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"eclipse-zenoh {importlib.metadata.version('eclipse-zenoh')}, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
@@ -643,7 +645,8 @@ def main(argv=None) -> int:
         print(f"| {label} | " + " | ".join(cells) + " |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({f"{k[0]}|{k[1]}": v for k, v in results.items()}, f, indent=1)
+            json.dump({**{f"{k[0]}|{k[1]}": v for k, v in results.items()},
+                       "provenance": provenance.provenance()}, f, indent=1)
     return 0
 
 

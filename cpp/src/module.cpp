@@ -1,10 +1,26 @@
 // Module init of hri_core._hri_core: one submodule per area.
 #include <pybind11/pybind11.h>
 
+#include <Eigen/Core>
+
 #define HRI_CORE_IMPORT_NUMPY
 #include "numpy_c_api.hpp"
 
 namespace py = pybind11;
+
+// The build of this extension (hri_runtime.provenance): cpp/setup.py passes its compile flags.
+#ifndef HRI_BUILD_FLAGS
+#define HRI_BUILD_FLAGS "unknown (built without cpp/setup.py)"
+#endif
+#define HRI_STR2(x) #x
+#define HRI_STR(x) HRI_STR2(x)
+#if defined(__clang__)
+#define HRI_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define HRI_COMPILER "gcc " __VERSION__
+#else
+#define HRI_COMPILER "unknown compiler"
+#endif
 
 void bind_se3(py::module_& m);
 void bind_kinematics(py::module_& m);
@@ -21,4 +37,7 @@ PYBIND11_MODULE(_hri_core, m) {
   bind_safety(m);
   bind_interaction(m);
   bind_rt(m);
+  m.attr("BUILD_FLAGS") = HRI_BUILD_FLAGS;
+  m.attr("COMPILER") = HRI_COMPILER;
+  m.attr("EIGEN_VERSION") = HRI_STR(EIGEN_WORLD_VERSION) "." HRI_STR(EIGEN_MAJOR_VERSION) "." HRI_STR(EIGEN_MINOR_VERSION);
 }

@@ -15,6 +15,8 @@ def test_teleop_demo_runs_the_whole_chain_and_writes_its_artefacts(tmp_path, cap
     assert "tracking error" in text and "latency" in text and "link: connected" in text
     s = json.loads((out / "summary.json").read_text())
     assert s["engagements"] == 3
+    from hri_runtime import provenance
+    assert s["provenance"] == provenance.provenance("hri_arm_teleop")      # commit, version, build
     assert s["link"]["accepted"] == s["packets_sent"] > 1000   # every UDP packet made it
     assert s["link"]["rejected"] == {} and s["link"]["gaps"] == 0
     assert s["tracking_rms_error_m"] < 0.0015 and s["path_max_error_m"] < 0.003

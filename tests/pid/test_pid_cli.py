@@ -34,6 +34,14 @@ def test_tune_one_joint_writes_run_folder(tmp_path, capsys):
     assert mc["hand"][k]["measured_deg"] == step["data"][k]["entry"]["measured"]
     assert isinstance(mc["hand"][k]["effort"], float)
     assert (out / "dance" / "test.mcap").is_file()
+    # every result file carries the provenance of the build (hri_runtime.provenance)
+    from hri_runtime import provenance
+    from mcap.reader import make_reader
+    prov = provenance.provenance("hri_pid_tuning")
+    assert run["provenance"] == step["provenance"] == tuning["provenance"] == prov
+    with open(out / "step_hand" / "test.mcap", "rb") as fh:
+        assert {m.name: dict(m.metadata) for m in make_reader(fh).iter_metadata()} == {
+            "provenance": provenance.metadata("hri_pid_tuning")}
     printed = capsys.readouterr().out
     assert "step_hand" in printed and "RUN" in printed
     assert main(["report", str(out)]) == 0

@@ -7,22 +7,25 @@ from hri_pulse.core.feedback import decode_pose, decode_skeleton
 
 
 
-def expected_sequence(plan):
-    ids = plan.delivered_actions()
+def expected_sequence(plan, messages=3):
+    """The actions the robot commands: those whose whole pulse arrived (pulse.check.messages)."""
+    ids = plan.executed_actions(messages)
     return [(plan.actions[i].state, plan.actions[i].angular) for i in ids], ids
 
 
-def test_loss_dup_reorder_every_delivered_action_exactly_once(rig, pulse_cfg, send_plan):
+def test_loss_dup_reorder_every_complete_pulse_exactly_once(rig, pulse_cfg, send_plan):
     ctx, node, rec, hs = rig
     sc = {"duration_s": 24.0, "every_s": 0.6,
           "impairments": {"loss": 0.3, "duplicate": 0.1, "reorder": 0.1, "jitter_s": 0.01, "garbage": 0.05}}
     plan = emulator.plan(sc, pulse_cfg["emulator"], seed=7)
     send_plan(ctx, node, hs, plan, 25.0)
-    exp, ids = expected_sequence(plan)
+    exp, ids = expected_sequence(plan, pulse_cfg["check"]["messages"])
     pulses = rec.pulses()
     assert len(plan.actions) >= 35
-    assert len(ids) < len(plan.actions)                # the impairments did remove some actions
-    assert [(s, d) for _, s, d, _ in pulses] == exp    # each delivered action once, in order
+    assert 5 <= len(ids) < len(plan.delivered_actions()) < len(plan.actions)   # impairments removed some
+    assert [(s, d) for _, s, d, _ in pulses] == exp    # each complete pulse once, in order
+    chk = node.core.check                              # the others: rejected, none commanded
+    assert chk.accepted == len(ids) and chk.rejected["incomplete"] >= len(plan.delivered_actions()) - len(ids)
     assert all(n == 3 for *_, n in pulses)             # exactly three messages per action
     lr = node.core.link
     assert lr.rejected["duplicate"] > 0 and lr.rejected["stale"] > 0 and lr.rejected["bad_size"] > 0
@@ -151,22 +154,27 @@ def test_forged_forward_jump_never_commands_and_the_real_stream_loses_nothing(ri
     lr = node.core.link
     assert lr.rejected["jump_pending"] == 1 and lr.tracker.c.lost == 0
     assert lr.accepted == 80
-    _stream(ctx, node, hs, [_unity(80, state=1, angular=1)] + [_unity(s) for s in range(81, 120)])
+    _stream(ctx, node, hs, [_unity(s, state=1, angular=1) for s in range(80, 83)] + [_unity(s) for s in range(83, 120)])
     assert rec.pulses() and [p[1:] for p in rec.pulses()] == [(1, 1, 3)]
 
 
 def test_genuine_forward_jump_resumes_within_confirm_packets(rig, pulse_cfg):
     """A headset whose counter really jumped (long outage below the disconnect timeout): the
     first packets after the jump are held back, the N-th consecutive one is accepted, then
-    commands flow again."""
+    commands flow again. A pulse caught in the held-back packets is incomplete: rejected."""
     ctx, node, rec, hs = rig
     n = pulse_cfg["sequence"]["restart_confirm_packets"]
+    m = pulse_cfg["check"]["messages"]
     _stream(ctx, node, hs, [_unity(s) for s in range(20)])
     base = 500000
     _stream(ctx, node, hs, [_unity(base + k, state=3, angular=-1) for k in range(n)])
     assert node.core.link.rejected["jump_pending"] == n - 1
-    assert [p[1:3] for p in rec.pulses()] == [(3, -1)]         # resumed on the N-th packet
-    _stream(ctx, node, hs, [_unity(base + n + k) for k in range(40)])
+    assert node.core.link.accepted == 20 + 1                   # resumed on the N-th packet
+    _stream(ctx, node, hs, [_unity(base + n + k) for k in range(10)])
+    assert rec.pulses() == [] and node.core.check.rejected["incomplete"] == 1
+    _stream(ctx, node, hs, [_unity(base + n + 10 + k, state=3, angular=-1) for k in range(m)]
+            + [_unity(base + n + 10 + m + k) for k in range(30 - m)])
+    assert [p[1:] for p in rec.pulses()] == [(3, -1, 3)]
     assert node.core.link.accepted == 20 + 1 + 40 and node.core.link.tracker.c.gaps_major == 1
 
 

@@ -148,13 +148,23 @@ def test_pulses_reach_vr_interface_once_each_and_feedback_is_decoded(driver):
                 ans = driver(f"feedback {ctx.now_s():.6f}")
                 feedback.extend(x.strip() for x in ans.split("|")[1:])
 
+        # a repeated press (3, -1) is a new command; a 1-frame tap (2, 0) is still a whole pulse
         script = [(0, 0, 10), (1, 0, 5), (0, 0, 10), (2, 1, 8), (0, 0, 10), (3, -1, 5), (0, 0, 10),
-                  (3, -1, 5), (0, 0, 10)]            # a repeated press (3, -1) is a new command
+                  (3, -1, 5), (0, 0, 10), (2, 0, 1), (0, 0, 10)]
         for state, ang, n in script:
-            driver(f"press {state} {ang}" if state else "release")
+            assert driver(f"press {state} {ang}" if state else "release") == "ok"
             frames(n)
-        assert rec.pulses() == [(1, 0, 3), (2, 1, 3), (3, -1, 3), (3, -1, 3)]   # each press exactly once
+        assert rec.pulses() == [(1, 0, 3), (2, 1, 3), (3, -1, 3), (3, -1, 3), (2, 0, 3)]   # each press once
         assert node.core.link.rejected_total == 0
+        # every press was a consistent pulse: accepted whole, none rejected, none held on
+        assert node.core.check.accepted == 5 and node.core.check.rejected_total == 0
+        assert node.core.check.held == 0
+        # a second press while a pulse runs is refused by the client (never a split pulse)
+        assert driver("press 1 0") == "ok"
+        frames(1)
+        assert driver("press 3 1") == "refused"
+        frames(10)
+        assert rec.pulses()[-1] == (1, 0, 3) and node.core.check.rejected_total == 0
         poses = [f.split() for f in feedback if f.startswith("pose")]
         assert len(poses) >= 10 and [int(p[1]) for p in poses] == sorted(int(p[1]) for p in poses)
         last = poses[-1]

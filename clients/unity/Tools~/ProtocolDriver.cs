@@ -8,7 +8,7 @@
 //   auth <hex key> <key id> [session]     -> seal pulse packets from now on (default: a new session)
 //   arm-auth <hex key> <key id> [session] -> seal arm pose packets from now on
 //   seal <hex key> <key id> <session> <state> <angular> <seq> <pitch> <pan> <tilt> <volume> <orientation>
-//   press <state> <angular> | release
+//   press <state> <angular> | release  -> press: ok, or refused while a pulse runs
 //   tick [n]                        -> send n pulse packets (n frames)
 //   arm <stamp> <x> <y> <z> <qx> <qy> <qz> <qw> <clutch 0|1>  -> send one arm pose packet
 //   arm-resend                      -> send the last arm datagram again (a replay)
@@ -118,8 +118,7 @@ public static class ProtocolDriver
                         break;
                     }
                     case "press":
-                        pulse.Press(int.Parse(a[1]), int.Parse(a[2]));
-                        answer = "ok";
+                        answer = pulse.Press(int.Parse(a[1]), int.Parse(a[2])) ? "ok" : "refused";
                         break;
                     case "release":
                         pulse.Release();

@@ -27,6 +27,7 @@ from typing import Optional
 
 import numpy as np
 
+from hri_runtime import provenance
 from hri_runtime.errors import add_robot_argument, port as port_arg
 
 log = logging.getLogger("hri_arm_teleop.demo")
@@ -166,6 +167,7 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     summary["out_dir"] = str(out_dir)
     summary["files"] = [str(out_dir / n) for n in ("path.png", "teleop.mcap", "trace.npz", "summary.json", "teleop.log")
                         if n != "path.png" or plot]
+    summary["provenance"] = provenance.provenance("hri_arm_teleop")     # commit, version, build flags
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
     return summary
 
@@ -264,6 +266,7 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
                                                    "teleop_interaction.mcap", "trace.npz", "summary.json",
                                                    "teleop.log")
                         if plot or not n.endswith(".png")]
+    summary["provenance"] = provenance.provenance("hri_arm_teleop")     # commit, version, build flags
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
     return summary
 

@@ -114,9 +114,10 @@ def _demo_chain(cfg, a, seq, out_dir: Path) -> int:
         png = plot_series(load_series(mcap, cfg["atomic"]["topics"]), out_dir / "timeline.png", cfg["atomic"]["leg"],
                           title=f"simulated Tino via vr_interface: {a.sequence}")
         x, y, yaw = r["base_pose"]
+        v, w = (round(c, 3) + 0.0 for c in r["base_twist"])    # + 0.0: a still base never prints -0.000
         print(f"pulses {r['pulses']}, movements {len(r['movements'])} {r['started']}, fault {r['fault']}, "
               f"final ticks {r['leg_ticks']}, base x {x:.3f} m y {y:.3f} m yaw {yaw:.3f} rad, "
-              f"motor {r['leg_rpm_cmd']:.0f} RPM, base twist {r['base_twist'][0]:.3f} m/s {r['base_twist'][1]:.3f} rad/s")
+              f"motor {r['leg_rpm_cmd']:.0f} RPM, base twist {v:.3f} m/s {w:.3f} rad/s")
         print(f"wrote {mcap}, {png}")
     finally:
         hri_log.setLevel(level)             # a caller in the same process keeps its logging

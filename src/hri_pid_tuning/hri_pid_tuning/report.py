@@ -86,6 +86,12 @@ def json_ready(x: Any) -> Any:
 
 
 def write_json(path: Path, data: Any) -> None:
+    """A result file; a JSON object gets the ``provenance`` of this build (hri_runtime.provenance:
+    commit, version, build flags)."""
+    from hri_runtime import provenance
+
+    if isinstance(data, Mapping):
+        data = {**data, "provenance": provenance.provenance("hri_pid_tuning")}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(json_ready(data), indent=2))
 
@@ -134,6 +140,9 @@ def write_motion_mcap(m: MotionResult, path: Path, start_ns: int | None = None) 
     with open(path, "wb") as f:
         w = Writer(f, compression=CompressionType.NONE)
         w.start(profile="", library="hri_pid_tuning")
+        from hri_runtime import provenance
+
+        w.add_metadata("provenance", provenance.metadata("hri_pid_tuning"))
         sid = w.register_schema("hri_pid_tuning/PidSample", "jsonschema", json.dumps(PID_SAMPLE_SCHEMA).encode())
         for j, s in m.samples.items():
             cid = w.register_channel(f"/pid/{j}", "json", sid, {"animation": m.motion})

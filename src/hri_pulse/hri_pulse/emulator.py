@@ -15,6 +15,7 @@ Scenario YAML (every key optional)::
     press_packets: 3
     actions:                      # or "every_s: 0.6" to generate states 1..3 cyclically
       - {at_s: 1.0, state: 2, angular: 1, head_deg: [0, 10, 0]}
+      - {at_s: 2.0, state: 1, packets: 2}   # this press only 2 packets (an incomplete pulse)
     impairments:
       loss: 0.3                   # probability a stream packet is lost
       duplicate: 0.1              # probability a packet is sent twice
@@ -60,6 +61,8 @@ class Action:
     head_deg: Tuple[float, float, float] = (0.0, 0.0, 0.0)
     seqs: List[int] = field(default_factory=list)         # message_order of its packets (stream)
     epoch: int = 0                                         # app instance (restart count)
+    corrupted: set = field(default_factory=set)            # packet indices altered by Plan.corrupt
+    packets: int = 0                                       # packets of this press (0: press_packets)
 
 
 @dataclass(order=True)
@@ -72,6 +75,7 @@ class Datagram:
     epoch: int = field(compare=False, default=0)
     action: Optional[int] = field(compare=False, default=None)
     source: Optional[str] = field(compare=False, default=None)   # None = the headset socket
+    renumbered: bool = field(compare=False, default=False)       # message_order altered (Plan.corrupt)
 
 
 @dataclass
@@ -81,21 +85,56 @@ class Plan:
     duration_s: float
     rate_hz: float
 
-    def delivered_actions(self) -> List[int]:
-        """Actions the receiver can see: at least one of their packets sent and not overtaken
-        (its message_order above every earlier-sent packet of the same app instance), i.e.
-        accepted by the sequence rule that drops stale packets (the Tino VR design)."""
-        seen = set()
-        best = {}
+    def _accepted(self):
+        """(epoch, message_order) of the headset packets the sequence rule accepts: sent and not
+        overtaken (above every earlier-sent packet of the same app instance; duplicates and
+        stale packets are dropped, the Tino VR design). A packet whose number was corrupted
+        counts as lost here (the receiver may in addition drop a few packets after it as stale)."""
+        best, out = {}, []
         for d in self.datagrams:
-            if d.kind not in ("stream", "duplicate") or d.source is not None:
+            if d.kind not in ("stream", "duplicate") or d.source is not None or d.renumbered:
                 continue
             b = best.get(d.epoch, -1)
             if d.seq > b:
                 best[d.epoch] = d.seq
-                if d.action is not None:
-                    seen.add(d.action)
-        return sorted(seen)
+                out.append(d)
+        return out
+
+    def delivered_actions(self) -> List[int]:
+        """Actions the receiver can see: at least one of their packets accepted by the
+        sequence rule (see :meth:`executed_actions` for what becomes a command)."""
+        return sorted({d.action for d in self._accepted() if d.action is not None})
+
+    def executed_actions(self, messages: int) -> List[int]:
+        """Actions whose pulse the receiver turns into a command (``pulse.check``, docs/protocols.md
+        "Pulse consistency"): the action's first ``messages`` packets were all sent, none
+        corrupted (:meth:`corrupt`), and each is accepted by the sequence rule."""
+        got = {(d.epoch, d.seq) for d in self._accepted()}
+        out = []
+        for a in self.actions:
+            if len(a.seqs) >= messages and not (a.corrupted & set(range(messages))) and all(
+                    (a.epoch, s) in got for s in a.seqs[:messages]):
+                out.append(a.index)
+        return out
+
+    def corrupt(self, action: int, message: int, **fields) -> None:
+        """Alter the ``message``-th packet (0-based) of an action and its duplicates, as a bit
+        error that the packet's own checks cannot see: ``base_state``, ``base_angular`` or
+        ``message_order`` set to the given values (before :func:`seal_plan`)."""
+        act = self.actions[action]
+        seq = act.seqs[message]
+        names = ("head_pitch", "head_pan", "head_tilt", "base_state", "base_angular", "audio_volume",
+                 "audio_orientation", "message_order")
+        bad = set(fields) - set(names)
+        if bad:
+            raise ValueError(f"unknown packet fields {sorted(bad)}")
+        for d in self.datagrams:
+            if d.action == action and d.seq == seq and d.epoch == act.epoch and d.source is None:
+                vals = dict(zip(names, struct.unpack(UNITY_FORMAT, d.data)))
+                vals.update(fields)
+                d.data = _PACK(*(vals[n] for n in names))
+                d.renumbered = d.renumbered or "message_order" in fields
+        act.corrupted.add(message)
 
 
 def load_scenario(path_or_dict) -> dict:
@@ -139,7 +178,8 @@ def plan(scenario: dict, defaults: dict, seed: int = 0) -> Plan:
     else:
         for i, a in enumerate(acts_cfg or []):
             actions.append(Action(i, float(a["at_s"]), int(a["state"]), int(a.get("angular", 0)),
-                                  tuple(float(x) for x in a.get("head_deg", (0, 0, 0)))))
+                                  tuple(float(x) for x in a.get("head_deg", (0, 0, 0))),
+                                  packets=int(a.get("packets", 0))))
 
     out: List[Datagram] = []
     order = 0
@@ -157,7 +197,7 @@ def plan(scenario: dict, defaults: dict, seed: int = 0) -> Plan:
             continue
         act = None
         for a in actions:
-            if a.at_s <= t + 1e-9 and len(a.seqs) < press and (a.seqs == [] or a.epoch == epoch):
+            if a.at_s <= t + 1e-9 and len(a.seqs) < (a.packets or press) and (a.seqs == [] or a.epoch == epoch):
                 act = a
                 break
         state, ang, head = (act.state, act.angular, act.head_deg) if act else (0, 0, (0.0, 0.0, 0.0))
@@ -305,7 +345,7 @@ def main(argv=None) -> int:
         "burst loss, app restarts, floods); feedback packets from the robot are counted."))
     errors.add_robot_argument(ap, "tino")
     ap.add_argument("--scenario", help="scenario YAML, every key optional: duration_s, rate_hz, press_packets, "
-                    "actions [{at_s, state, angular, head_deg}] or every_s, impairments {loss, duplicate, "
+                    "actions [{at_s, state, angular, head_deg, packets}] or every_s, impairments {loss, duplicate, "
                     "reorder, delay_s, jitter_s, burst_loss, restart_at_s, restart_gap_s, garbage, stop_at_s, "
                     "flood} (example: docs/atomic.md)")
     ap.add_argument("--host", help="robot address (default pulse.udp.bind_address)")
@@ -370,7 +410,8 @@ def main(argv=None) -> int:
     print(f"vr-emulate: {len(p.actions)} actions, {len(p.datagrams)} datagrams {kinds}, "
           f"{p.duration_s:g} s at {p.rate_hz:g} Hz -> {'zmq ' + cfg['zmq']['sub_endpoint'] if a.zmq else f'udp {host}:{port}'}",
           flush=True)
-    print(f"vr-emulate: actions the robot can see: {len(p.delivered_actions())}/{len(p.actions)}", flush=True)
+    print(f"vr-emulate: actions the robot can see: {len(p.delivered_actions())}/{len(p.actions)}, "
+          f"with a complete pulse (executed): {len(p.executed_actions(cfg['check']['messages']))}", flush=True)
     if a.dry_run:
         return 0
     if auth is not None:                      # pulse.auth.mode required: what the Unity app sends

@@ -161,14 +161,16 @@ def test_a_replayed_recording_never_commands_even_after_a_disconnection(pulse_se
 
 
 def test_a_restarted_sender_is_a_new_session_accepted_at_once(pulse_section, tmp_path):
-    """The same key, a later session: its first packet (number 0 again) is accepted and commands
-    at once -- no restart confirmation needed, the tag proves it is the headset."""
+    """The same key, a later session: its first packet (number 0 again) is accepted at once -- no
+    restart confirmation needed, the tag proves it is the headset -- and its pulse commands."""
     core, t = core_with(pulse_section, tmp_path)
     for s in range(30):
         core.on_datagram(Sealer(KEY, 1, SESSION).seal(pkt(s)), A, t[0])
         t[0] += 0.04
     new = Sealer(KEY, 1, SESSION + 5000)
-    assert core.on_datagram(new.seal(pkt(0, 1)), A, t[0]) is not None
+    for s in range(pulse_section["check"]["messages"]):      # one pulse of the new session
+        assert core.on_datagram(new.seal(pkt(s, 1)), A, t[0]) is not None
+        t[0] += 0.04
     assert core.commands == 1 and core.link.rejected["restart_pending"] == 0
     assert core.on_datagram(Sealer(KEY, 1, SESSION).seal(pkt(31)), A, t[0]) is None   # the old one: over
     assert core.link.rejected["replayed"] == 1

@@ -85,3 +85,21 @@ def test_send_plan_over_real_udp_and_count_feedback(pulse_section):
     rx.close()
     assert got == [d.data for d in p.datagrams]
     assert fb.counts.get("TNPO") == len(p.datagrams)
+
+
+def test_executed_actions_need_every_packet_of_the_pulse(pulse_section):
+    """Ground truth of the pulse check: an action commands only when its first
+    pulse.check.messages packets are all accepted (none lost, overtaken or corrupted)."""
+    n = pulse_section["check"]["messages"]
+    sc = {"duration_s": 3.0, "actions": [{"at_s": 0.2, "state": 1}, {"at_s": 1.0, "state": 2},
+                                         {"at_s": 2.0, "state": 3, "angular": 1}]}
+    p = emulator.plan(sc, pulse_section["emulator"], seed=0)
+    assert p.executed_actions(n) == [0, 1, 2]
+    lost = p.actions[1].seqs[1]
+    p.datagrams = [d for d in p.datagrams if d.seq != lost]          # action 1 loses its middle packet
+    p.corrupt(2, n - 1, base_state=1)                               # action 2: its last packet altered
+    assert p.delivered_actions() == [0, 1, 2] and p.executed_actions(n) == [0]
+    last = [unpack(d) for d in p.datagrams if d.action == 2]
+    assert [v[3] for v in last] == [3] * (n - 1) + [1] and [v[7] for v in last] == p.actions[2].seqs
+    short = emulator.plan(dict(sc, press_packets=n - 1), pulse_section["emulator"], seed=0)
+    assert short.executed_actions(n) == [] and short.delivered_actions() == [0, 1, 2]

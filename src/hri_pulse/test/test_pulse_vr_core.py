@@ -41,24 +41,30 @@ class Rig:
 def test_held_vr_button_is_one_pulse_with_head_captured(pulse_section, clock):
     rig = Rig(pulse_section, clock)
     rig.stream([0] * 5)
-    rig.send(2, 1, head=(10.0, -20.0, 5.0))
-    t_cmd = clock()
-    rig.stream([(2, 1)] * 30 + [0] * 10)
+    n = pulse_section["check"]["messages"]
+    t_cmd = clock() + (n - 1) * 0.04           # decided at the pulse's last message (80 ms later)
+    rig.stream([((2, 1, (10.0, -20.0, 5.0)))] + [(2, 1)] * 30 + [0] * 10)
     pulse = [e for e in rig.out if e.state]
     assert [(e.state, e.direction) for e in pulse] == [(2, 1)] * 3
     assert [round(e.t_s - t_cmd, 6) for e in pulse] == [0.0, 0.04, 0.08]
+    # the head angles of the pulse's first message
     assert pulse[0].command.head_rad == pytest.approx((0.17453, -0.34907, 0.08727), abs=1e-4)
+    assert rig.core.check.held == 30 + 1 - n
 
 
 def test_duplicate_and_stale_packets_never_command(pulse_section, clock):
     rig = Rig(pulse_section, clock)
     rig.stream([0] * 3)                        # seq 0..2
-    rig.core.on_datagram(raw(5, 3, 0), PEER)   # command at seq 5
+    rig.core.on_datagram(raw(5, 3, 0), PEER)   # a pulse at seq 5..7
     rig.core.on_datagram(raw(5, 3, 0), PEER)   # duplicate
     rig.core.on_datagram(raw(4, 1, 0), PEER)   # stale command: dropped
+    rig.core.on_datagram(raw(6, 3, 0), PEER)
+    rig.core.on_datagram(raw(6, 2, 0), PEER)   # duplicate number, other state: dropped
+    rig.core.on_datagram(raw(7, 3, 0), PEER)
     for _ in range(100):
         rig.step()
     assert [e.state for e in rig.out if e.state] == [3, 3, 3]
+    assert rig.core.check.accepted == 1 and rig.core.check.rejected_total == 0
 
 
 def test_link_loss_safe_stop_within_timeout_plus_one_period(pulse_section, clock):
@@ -93,8 +99,10 @@ def test_restart_mid_session_accepts_new_app(pulse_section, clock):
 
 
 def test_gamepad_and_vr_give_identical_messages(pulse_section, clock):
-    """Same press sequence through the gamepad mapper and the VR stream -> same emissions."""
-    presses = [set(), {"x"}, {"x"}, set(), set(), set(), set(), set(), {"b", "rb"}, {"b", "rb"}, set()] + [set()] * 10
+    """Same press sequence through the gamepad mapper and the VR stream -> the same messages, the
+    VR ones (messages - 1) packet periods later: the headset pulse is checked whole first."""
+    presses = ([set(), {"x"}, {"x"}, {"x"}, set(), set(), set(), set(), set(), {"b", "rb"}, {"b", "rb"},
+                {"b", "rb"}, set()] + [set()] * 10)
     gm = GamepadMapper(GamepadParams.from_config(pulse_section["gamepad"]))
     gen = PulseGenerator(PulseParams.from_config(pulse_section["pulse"]), start_s=clock())
     vr = Rig(pulse_section, clock.__class__(clock()))
@@ -112,6 +120,7 @@ def test_gamepad_and_vr_give_identical_messages(pulse_section, clock):
         vr.clock.set_ns(clock.now_ns())
         vr.send(st, ang)
         vr.out += vr.core.tick().emissions
-    strip = lambda em: [(round(e.t_s, 6), e.state, e.direction) for e in em if e.state]
-    assert strip(pad_out) == strip(vr.out)
+    lag = (pulse_section["check"]["messages"] - 1) * 0.04
+    strip = lambda em, dt=0.0: [(round(e.t_s + dt, 6), e.state, e.direction) for e in em if e.state]
+    assert strip(pad_out, lag) == strip(vr.out)
     assert [s for _, s, _ in strip(pad_out)] == [1, 1, 1, 3, 3, 3]

@@ -37,7 +37,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from . import errors, msgs, signals
+from . import errors, msgs, provenance, signals
 from .client import Client
 from .clock import Clock, SimClock, Time
 from .context import Context, get_default_context
@@ -411,6 +411,11 @@ def _process_exit(rc: int, as_process: bool) -> int:
     return rc
 
 
+def _package_of(node_class) -> str:
+    """The workspace package a node class comes from (its module's top level, e.g. hri_pulse)."""
+    return (getattr(node_class, "__module__", "") or "hri_runtime").split(".")[0]
+
+
 def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
              context: Optional[Context] = None) -> int:
     """Parse the ``--ros-args`` subset, build the node on the default context (HRI_TRANSPORT),
@@ -513,6 +518,8 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
     holder["node"] = node
     rosout_handler = RosoutHandler(node)
     logging.getLogger().addHandler(rosout_handler)
+    # the start-up line of every node process: what runs (hri_runtime.provenance)
+    node.get_logger().info("started: " + provenance.line(_package_of(node_class)))
     try:
         if ctx.ok():
             ctx.spin()

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from . import errors, msgs
+from . import errors, msgs, provenance
 from .parameters import params_type
 
 __all__ = ["McapWriter", "McapReader", "RecordedMessage", "Recorder", "Player", "RecordingParams",
@@ -157,11 +157,17 @@ class McapWriter:
         self.params = params or RecordingParams.defaults()
         comp = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4,
                 "none": CompressionType.NONE}[self.params.compression]
+        # commit, version, build flags of what writes it (hri_runtime.provenance; the package is the
+        # library name's first word: "hri_atomic_motion"; "hri record" -> hri_runtime), computed
+        # before the file exists so that it is a complete MCAP from its first moment
+        words = library.split()
+        meta = provenance.metadata(words[0] if words and words[0].startswith("hri_") else "hri_runtime")
         self.path = Path(path)
         self._fh = _CrashSafeFile(self.path)
         self._clock = clock
         self._w = Writer(self._fh, chunk_size=int(self.params.chunk_size_bytes), compression=comp)
         self._w.start(profile="ros2", library=library)
+        self._w.add_metadata("provenance", meta)
         self._fh.persist()                   # a valid (empty) MCAP from the first moment
         self._last_flush = clock()
         self._unflushed = 0
@@ -321,6 +327,13 @@ class McapReader:
             self._counts = {summary.channels[c].topic: n for c, n in (st.channel_message_counts.items() if st else [])}
             self.start_ns = st.message_start_time if st else None
             self.end_ns = st.message_end_time if st else None
+
+    def metadata(self) -> dict[str, dict[str, str]]:
+        """The file's metadata records by name (ours: ``provenance``, hri_runtime.provenance)."""
+        from mcap.reader import make_reader
+
+        with open(self.path, "rb") as fh:
+            return {m.name: dict(m.metadata) for m in make_reader(fh).iter_metadata()}
 
     def _scan(self) -> None:
         self._topics, self._counts = {}, {}

@@ -4,19 +4,40 @@ using System;
 
 namespace HriTeleop.Protocol
 {
-    /// <summary>Pulse commands: send the current (state, angular) every frame at
-    /// pulse.health.expected_receive_rate_hz (25 Hz); the robot turns each change to a non-zero
-    /// value into exactly one command (edge-triggered, debounced), so a button is simply "held"
-    /// for a few frames and released.</summary>
+    /// <summary>Pulse commands: one packet every frame at pulse.health.expected_receive_rate_hz
+    /// (25 Hz). A press is a pulse: exactly PulseMessages (3) consecutive packets carrying its
+    /// (state, angular), then idle, however long or short the button is held (the Tino VR design,
+    /// "Pulse-Based Command Architecture"). The robot executes a pulse only when all its messages
+    /// arrive and agree (docs/protocols.md "Pulse consistency"), so the sender never cuts or
+    /// changes a running pulse: a press while one runs, or before an idle packet followed it, is
+    /// refused (Press returns false; the robot would debounce it anyway).</summary>
     public sealed class PulseSender
     {
         public readonly SequenceCounter Sequence = new SequenceCounter();
         public PacketAuth Auth;   // null: plain 32-byte packets (pulse.auth.mode: off)
         public float HeadPitchDeg, HeadPanDeg, HeadTiltDeg, AudioVolume, AudioOrientationDeg;
-        public int BaseState, BaseAngular;
+        public int PulseMessages = 3;   // pulse.check.messages
+        public int BaseState { get; private set; }
+        public int BaseAngular { get; private set; }
+        private int pulseLeft;          // packets of the running pulse still to send
+        private bool idleSent = true;   // an idle packet went out since the last pulse
 
-        public void Press(int state, int angular) { BaseState = state; BaseAngular = angular; }
-        public void Release() { BaseState = 0; BaseAngular = 0; }
+        /// <summary>True while a pulse is being sent.</summary>
+        public bool Pulsing { get { return pulseLeft > 0; } }
+
+        /// <summary>Start a pulse of (state 1..3, angular -1/0/+1); state 0 is idle (nothing to
+        /// send). False when refused (a pulse is running or has just ended).</summary>
+        public bool Press(int state, int angular)
+        {
+            if (state == 0 || pulseLeft > 0 || !idleSent) return false;
+            BaseState = state; BaseAngular = angular;
+            pulseLeft = Math.Max(1, PulseMessages);
+            idleSent = false;
+            return true;
+        }
+
+        /// <summary>The button went up: nothing to do (a running pulse completes).</summary>
+        public void Release() { }
 
         public PulsePacket NextPacket()
         {
@@ -24,8 +45,16 @@ namespace HriTeleop.Protocol
             p.HeadPitchDeg = Clamp(HeadPitchDeg, PulsePacket.HeadAbsMaxDeg);
             p.HeadPanDeg = Clamp(HeadPanDeg, PulsePacket.HeadAbsMaxDeg);
             p.HeadTiltDeg = Clamp(HeadTiltDeg, PulsePacket.HeadAbsMaxDeg);
-            p.BaseState = BaseState;
-            p.BaseAngular = BaseAngular;
+            if (pulseLeft > 0)
+            {
+                p.BaseState = BaseState;
+                p.BaseAngular = BaseAngular;
+                pulseLeft--;
+            }
+            else
+            {
+                idleSent = true;
+            }
             p.AudioVolume = Math.Max(0f, Math.Min(PulsePacket.AudioVolumeMax, AudioVolume));
             p.AudioOrientationDeg = Clamp(AudioOrientationDeg, PulsePacket.AudioOrientationAbsMaxDeg);
             p.MessageOrder = Sequence.Next();

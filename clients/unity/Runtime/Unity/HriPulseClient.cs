@@ -42,8 +42,9 @@ namespace HriTeleop.Unity
             udp = null;
         }
 
-        /// <summary>Hold a pulse button: state 1..3, angular -1/0/+1 (one command per press).</summary>
-        public void Press(int state, int angular) { Sender.Press(state, angular); }
+        /// <summary>A pulse button went down: state 1..3, angular -1/0/+1. Sends one whole pulse
+        /// (PulseSender.PulseMessages packets), one command per press; false while a pulse runs.</summary>
+        public bool Press(int state, int angular) { return Sender.Press(state, angular); }
         public void Release() { Sender.Release(); }
 
         void Update()

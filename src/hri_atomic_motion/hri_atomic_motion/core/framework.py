@@ -5,8 +5,10 @@
   ``[(name, duration_ms), ...]`` places phase *i* on ``[start_i, start_i + duration_i)``;
   at ``elapsed_ms >= sum(durations)`` the table is done.
 * :class:`PulseGate`: one movement per pulse. hri_pulse repeats a command three times (40 ms apart)
-  and then sends state 0. A message starts a new pulse when its ``(state, direction)`` differs
-  from the previous message's, or when it comes after ``pulse_rearm_s`` of silence.
+  and then sends state 0 -- only for a headset pulse whose three packets agree and arrived whole
+  (``hri_pulse.core.pulse_check``; a corrupted or incomplete one never reaches this topic). A
+  message starts a new pulse when its ``(state, direction)`` differs from the previous message's,
+  or when it comes after ``pulse_rearm_s`` of silence.
 * :class:`CommandQueue`: bounded FIFO (depth from config). ``drop_newest``: a full queue refuses
   the new command; ``replace_newest``: the new command replaces the last queued one.
   Every refused command is counted.

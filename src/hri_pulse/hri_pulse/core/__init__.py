@@ -11,6 +11,7 @@ from hri_pulse.core.gamepad import GamepadCore, GamepadMapper, GamepadParams
 from hri_pulse.core.health import HealthMonitor, HealthParams, HealthReport, RateWindow
 from hri_pulse.core.link import LinkParams, LinkReceiver
 from hri_pulse.core.pulse import IDLE, Command, Emission, PulseGenerator, PulseParams, RisingEdge
+from hri_pulse.core.pulse_check import Decision, PulseCheck, PulseCheckParams
 from hri_pulse.core.sequence import ACCEPTED, SequenceParams, SequenceTracker
 from hri_pulse.core.vr import PulseConfig, TickResult, VrCommandCore
 

@@ -1,8 +1,11 @@
 """``VrCommandCore``: the whole VR path without I/O, shared by the node, the tests and the bench.
 
 datagram -> ``LinkReceiver`` (validation, sequence, peer policy, health) -> head pass-through
-(degrees -> radians) + ``RisingEdge`` on (base_state, base_angular) -> ``PulseGenerator``.
-``tick(now)`` runs the timeout (disconnection: pulse cancelled, edge reset, ``safe_stop`` set)
+(degrees -> radians) + ``PulseCheck`` on (base_state, base_angular, message_order): a headset pulse
+becomes a command only when its messages are complete and agree (decided at its last message;
+a rejected pulse is counted by cause and logged once) -> ``PulseGenerator``.
+``tick(now)`` runs the timeout (disconnection: pulse cancelled, an open headset pulse rejected,
+``safe_stop`` set) and the pulse check's window
 and returns the pulse/idle messages due, the safe-stop value to publish when it changed and
 whether a stop request is due (every ``stop_request_period_s`` while the link is lost).
 ``flood_check(now)`` (once per node tick) runs the kernel flood filter (:mod:`.flood`);
@@ -22,7 +25,9 @@ from hri_pulse.core.codec import UnityCodec, UnityPacket
 from hri_pulse.core.flood import FloodFilter
 from hri_pulse.core.health import LEVEL_NAMES, HealthReport
 from hri_pulse.core.link import LinkReceiver
-from hri_pulse.core.pulse import Command, Emission, PulseGenerator, RisingEdge
+from hri_pulse.core.pulse import Command, Emission, PulseGenerator
+from hri_pulse.core.pulse_check import CAUSES as PULSE_CAUSES
+from hri_pulse.core.pulse_check import Decision, PulseCheck
 
 _DEG = math.pi / 180.0
 
@@ -53,7 +58,7 @@ class VrCommandCore:
         self.auth = Authenticator.from_params(cfg.auth, UnityCodec.size)
         self.link = LinkReceiver(UnityCodec(cfg.packet), clock, cfg.sequence, cfg.health, cfg.link,
                                  logger=logger, name="vr", auth=self.auth)
-        self.edge = RisingEdge()
+        self.check = PulseCheck(cfg.check, cfg.sequence.modulus)
         self.pulse = PulseGenerator(cfg.pulse, start_s=clock())
         self.flood = FloodFilter(cfg.link.flood_filter_min_pps, cfg.link.flood_filter_hold_s,
                                  cfg.link.kernel_flood_filter and cfg.link.peer_lock, host_filter,
@@ -81,12 +86,24 @@ class VrCommandCore:
             self.link.last_event = None
             self.safe_stop = False
         st = pkt.base_state
-        if st == 0 and self.edge.prev[0] == 0:   # fast path: idle stream, nothing to trigger
+        if st == 0 and self.check.quiet:         # fast path: idle stream, no pulse open
             return pkt
-        if self.edge.update(st, pkt.base_angular):
-            if self.pulse.request(Command(pkt.base_state, pkt.base_angular, self.head_rad(pkt)), now_s):
-                self.commands += 1
+        d = self.check.on_message(st, pkt.base_angular, pkt.message_order, now_s, pkt)
+        if d is not None:
+            self._decided(d, now_s)
         return pkt
+
+    def _decided(self, d: Decision, now_s: float) -> None:
+        """A headset pulse closed: a consistent one is a command (head angles of its first
+        message), a rejected one is logged once (and at most once per reject_log_period_s per cause)."""
+        if d.accepted:
+            if self.pulse.request(Command(d.state, d.direction, self.head_rad(d.payload)), now_s):
+                self.commands += 1
+            return
+        if self.link._limited("pulse_" + d.cause, now_s):
+            self.link.log.warning(f"{self.link.name}: pulse rejected ({d.cause}): state {d.state} direction "
+                                  f"{d.direction}: {d.detail}; no command "
+                                  f"[{self.check.rejected[d.cause]} so far]")
 
     def tick(self, now_s: Optional[float] = None) -> TickResult:
         if now_s is None:
@@ -95,7 +112,11 @@ class VrCommandCore:
         if ev == "disconnected":
             self.safe_stop = True
             self.pulse.cancel(now_s)
-            self.edge.reset()
+            d = self.check.abort("the link was lost")
+        else:
+            d = self.check.expire(now_s)
+        if d is not None:
+            self._decided(d, now_s)
         res = TickResult(self.pulse.due(now_s), ev)
         if not self.link.health.ever_connected:
             return res
@@ -140,7 +161,9 @@ class VrCommandCore:
         counts = lr.counter_values()
         vals = {"connected": rep.connected, "peer": lr.owner, "received": counts.pop("received"),
                 "accepted": counts.pop("accepted"), "commands": self.commands, "debounced": self.pulse.debounced,
-                "safe_stop": self.safe_stop, "stop_requests": self.stop_requests}
+                "safe_stop": self.safe_stop, "stop_requests": self.stop_requests,
+                "pulses_accepted": self.check.accepted, "pulses_held": self.check.held}
+        vals.update({f"pulses_rejected_{c}": self.check.rejected[c] for c in PULSE_CAUSES})
         for st in rep.streams.values():
             vals[f"{st.name}_rate_hz"] = f"{st.rate_hz:.2f}"
             vals[f"{st.name}_level"] = LEVEL_NAMES[st.level]
