@@ -7,6 +7,12 @@ from hri_pulse import emulator
 
 BAD, GOOD = (2, 1), (3, -1)
 
+
+def _drop(plan, message):
+    """The ``message``-th packet of action 0 lost in transit (every copy of it)."""
+    seq = plan.actions[0].seqs[message]
+    plan.datagrams = [d for d in plan.datagrams if not (d.action == 0 and d.seq == seq)]
+
 # name -> (Plan edit on action 0, per-action packets, expected cause)
 CASES = {
     "middle state corrupted": (lambda p: p.corrupt(0, 1, base_state=3), 0, "state_mismatch"),
@@ -17,12 +23,8 @@ CASES = {
     # a message_order 4 ahead is a minor gap the link accepts; the real last message is then stale
     "middle message_order corrupted": (lambda p: p.corrupt(0, 1, message_order=p.actions[0].seqs[1] + 4),
                                        0, "incomplete"),
-    # a message_order far ahead is held back by the link (jump_pending): the last slot stays empty
-    "last message_order corrupted": (lambda p: p.corrupt(0, 2, message_order=p.actions[0].seqs[2] + 100000),
-                                     0, "incomplete"),
-    "middle lost": (lambda p: setattr(p, "datagrams", [d for d in p.datagrams
-                                                        if not (d.action == 0 and d.seq == p.actions[0].seqs[1])]),
-                    0, "incomplete"),
+    "opening lost": (lambda p: _drop(p, 0), 0, "incomplete"),
+    "middle and last lost": (lambda p: (_drop(p, 1), _drop(p, 2)), 0, "incomplete"),
     "1 of 3 sent": (None, 1, "incomplete"),
     "2 of 3 sent": (None, 2, "incomplete"),
 }
@@ -51,6 +53,32 @@ def test_bad_pulse_rejected_counted_logged_once_then_good_pulse_runs(rig, pulse_
     assert vals["commands"] == "1"
     lines = [r.getMessage() for r in caplog.records if "pulse rejected" in r.getMessage()]
     assert len(lines) == 1 and f"({cause})" in lines[0] and "state 2 direction 1" in lines[0]
+
+
+# One transmission of the three lost (or made unreadable): the two that agree still deliver the
+# command (the Tino VR design: "the remaining cycles ensure command delivery"; pulse.check.min_messages).
+LOSSY = {
+    "middle lost": lambda p: _drop(p, 1),
+    "last lost": lambda p: _drop(p, 2),
+    # a message_order far ahead is held back by the link (jump_pending): the last slot stays empty
+    "last message_order corrupted": lambda p: p.corrupt(0, 2, message_order=p.actions[0].seqs[2] + 100000),
+}
+
+
+@pytest.mark.parametrize("case", list(LOSSY))
+def test_a_pulse_with_one_message_lost_is_still_one_command(rig, pulse_cfg, send_plan, caplog, case):
+    ctx, node, rec, hs = rig
+    n = pulse_cfg["check"]["messages"]
+    sc = {"duration_s": 2.5, "actions": [{"at_s": 0.5, "state": BAD[0], "angular": BAD[1]},
+                                         {"at_s": 1.5, "state": GOOD[0], "angular": GOOD[1]}]}
+    plan = emulator.plan(sc, pulse_cfg["emulator"], seed=11)
+    LOSSY[case](plan)
+    with caplog.at_level("INFO"):
+        send_plan(ctx, node, hs, plan, 3.0)
+    assert [p[1:] for p in rec.pulses()] == [(*BAD, n), (*GOOD, n)]  # each one command of n messages
+    chk = node.core.check
+    assert chk.accepted == 2 and chk.rejected_total == 0
+    assert not [r for r in caplog.records if "pulse rejected" in r.getMessage()]
 
 
 def test_a_good_pulse_waits_for_its_last_message(rig, pulse_cfg, send_plan):

@@ -7,9 +7,9 @@ from hri_pulse.core.feedback import decode_pose, decode_skeleton
 
 
 
-def expected_sequence(plan, messages=3):
-    """The actions the robot commands: those whose whole pulse arrived (pulse.check.messages)."""
-    ids = plan.executed_actions(messages)
+def expected_sequence(plan, check):
+    """The actions the robot commands: those whose pulse arrived whole enough (pulse.check)."""
+    ids = plan.executed_actions(check["messages"], check["min_messages"])
     return [(plan.actions[i].state, plan.actions[i].angular) for i in ids], ids
 
 
@@ -19,7 +19,7 @@ def test_loss_dup_reorder_every_complete_pulse_exactly_once(rig, pulse_cfg, send
           "impairments": {"loss": 0.3, "duplicate": 0.1, "reorder": 0.1, "jitter_s": 0.01, "garbage": 0.05}}
     plan = emulator.plan(sc, pulse_cfg["emulator"], seed=7)
     send_plan(ctx, node, hs, plan, 25.0)
-    exp, ids = expected_sequence(plan, pulse_cfg["check"]["messages"])
+    exp, ids = expected_sequence(plan, pulse_cfg["check"])
     pulses = rec.pulses()
     assert len(plan.actions) >= 35
     assert 5 <= len(ids) < len(plan.delivered_actions()) < len(plan.actions)   # impairments removed some
@@ -42,7 +42,7 @@ def test_unity_restart_mid_session(rig, pulse_cfg, send_plan):
     sc = {"duration_s": 10.0, "every_s": 0.7, "impairments": {"restart_at_s": [5.0], "restart_gap_s": 0.3}}
     plan = emulator.plan(sc, pulse_cfg["emulator"], seed=1)
     send_plan(ctx, node, hs, plan, 10.5)
-    exp, ids = expected_sequence(plan)
+    exp, ids = expected_sequence(plan, pulse_cfg["check"])
     assert [(s, d) for _, s, d, _ in rec.pulses()] == exp
     assert any(plan.actions[i].epoch == 1 for i in ids)     # actions after the restart executed
     assert node.core.link.tracker.c.restarts == 1
@@ -84,7 +84,7 @@ def test_flood_from_another_host_does_not_block_pulses(rig, pulse_cfg, send_plan
     plan = emulator.plan(sc, pulse_cfg["emulator"], seed=4)
     n_flood = sum(d.kind == "flood" for d in plan.datagrams)
     send_plan(ctx, node, hs, plan, 4.5)
-    exp, _ = expected_sequence(plan)
+    exp, _ = expected_sequence(plan, pulse_cfg["check"])
     pulses = rec.pulses()
     assert [(s, d) for _, s, d, _ in pulses] == exp and all(n == 3 for *_, n in pulses)
     lr = node.core.link

@@ -55,7 +55,7 @@ def test_zmq_carrier_same_validation_sequence_and_pulses(zrig, pulse_cfg):
             time.sleep(0.0005)                # wait for TCP delivery before the node drains
         ctx.spin_for(step_s)
     exp = [(plan.actions[k].state, plan.actions[k].angular)
-           for k in plan.executed_actions(pulse_cfg["check"]["messages"])]   # whole pulses only
+           for k in plan.executed_actions(pulse_cfg["check"]["messages"], pulse_cfg["check"]["min_messages"])]   # whole pulses only
     pulses = rec.pulses()
     assert [(s, d) for _, s, d, _ in pulses] == exp and all(n == 3 for *_, n in pulses)
     lr = node.core.link

@@ -105,16 +105,28 @@ class Plan:
         sequence rule (see :meth:`executed_actions` for what becomes a command)."""
         return sorted({d.action for d in self._accepted() if d.action is not None})
 
-    def executed_actions(self, messages: int) -> List[int]:
+    def executed_actions(self, messages: int, min_messages: int | None = None) -> List[int]:
         """Actions whose pulse the receiver turns into a command (``pulse.check``, docs/protocols.md
-        "Pulse consistency"): the action's first ``messages`` packets were all sent, none
-        corrupted (:meth:`corrupt`), and each is accepted by the sequence rule."""
-        got = {(d.epoch, d.seq) for d in self._accepted()}
+        "Pulse consistency"): the action's first ``messages`` packets were all sent and none
+        corrupted (:meth:`corrupt`); the pulse opens at the first of them the sequence rule
+        accepts (the others are lost), at least ``min_messages`` (default: all) of them are
+        accepted, and no accepted packet after them lies within the ``messages`` slots from the
+        opening one (an idle packet there reads as a pulse that stopped early)."""
+        need = messages if min_messages is None else min_messages
+        acc = self._accepted()
+        got = {(d.epoch, d.seq) for d in acc}
         out = []
         for a in self.actions:
-            if len(a.seqs) >= messages and not (a.corrupted & set(range(messages))) and all(
-                    (a.epoch, s) in got for s in a.seqs[:messages]):
-                out.append(a.index)
+            if len(a.seqs) < messages or (a.corrupted & set(range(messages))):
+                continue
+            mine = a.seqs[:messages]
+            arrived = [s for s in mine if (a.epoch, s) in got]
+            if len(arrived) < max(need, 1):
+                continue
+            last_slot = arrived[0] + messages - 1
+            if any(d.epoch == a.epoch and mine[-1] < d.seq <= last_slot for d in acc):
+                continue
+            out.append(a.index)
         return out
 
     def corrupt(self, action: int, message: int, **fields) -> None:
@@ -411,7 +423,7 @@ def main(argv=None) -> int:
           f"{p.duration_s:g} s at {p.rate_hz:g} Hz -> {'zmq ' + cfg['zmq']['sub_endpoint'] if a.zmq else f'udp {host}:{port}'}",
           flush=True)
     print(f"vr-emulate: actions the robot can see: {len(p.delivered_actions())}/{len(p.actions)}, "
-          f"with a complete pulse (executed): {len(p.executed_actions(cfg['check']['messages']))}", flush=True)
+          f"with a pulse whole enough (executed): {len(p.executed_actions(cfg['check']['messages'], cfg['check']['min_messages']))}", flush=True)
     if a.dry_run:
         return 0
     if auth is not None:                      # pulse.auth.mode required: what the Unity app sends

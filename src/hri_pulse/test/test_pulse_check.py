@@ -50,8 +50,8 @@ def test_holding_the_value_after_the_pulse_is_nothing_new(chk):
     ([(0, 0), (1, 0), (0, 0), (1, 0), (0, 0)], "incomplete"),              # middle turned idle
     ([(0, 0), (1, 0), (1, 0), (0, 0), (0, 0)], "incomplete"),              # 2 of 3 sent
     ([(0, 0), (1, 0), (0, 0), (0, 0), (0, 0)], "incomplete"),              # 1 of 3 sent
-    ([(0, 0), (1, 0), None, (1, 0), (0, 0)], "incomplete"),                # middle lost
-    ([(0, 0), (1, 0), (1, 0), None, (0, 0)], "incomplete"),                # last lost
+    ([(0, 0), (1, 0), None, None, (0, 0)], "incomplete"),                  # middle and last lost
+    ([(0, 0), None, (1, 0), (1, 0), (0, 0)], "incomplete"),                # opening lost: the 2nd opens, the idle end ends it
 ])
 def test_a_bad_pulse_is_rejected_once_with_its_cause(chk, packets, cause):
     ds = feed(chk, packets)
@@ -61,6 +61,39 @@ def test_a_bad_pulse_is_rejected_once_with_its_cause(chk, packets, cause):
     # a good pulse right after the bad one is a command
     ds = feed(chk, [(0, 0), (2, 1), (2, 1), (2, 1), (0, 0)], seq0=200, t0=20.0)
     assert [(d.accepted, d.state, d.direction) for d in ds] == [(True, 2, 1)]
+
+
+@pytest.mark.parametrize("packets,decided_at", [
+    ([(0, 0), (2, 1), None, (2, 1), (0, 0)], 3),           # middle lost: decided at the last message
+    ([(0, 0), (2, 1), (2, 1), None, (0, 0)], 4),           # last lost: at the next packet past the pulse
+])
+def test_one_lost_message_still_delivers_the_command(chk, packets, decided_at):
+    """The design: "if one of the three 40ms transmissions fails due to network interruption,
+    the remaining cycles ensure command delivery" -- two agreeing messages (min_messages)."""
+    assert CFG["check"]["min_messages"] == 2
+    out = []
+    for k, v in enumerate(packets):
+        if v is not None:
+            d = chk.on_message(v[0], v[1], 100 + k, 10.0 + k * T, payload=k)
+            if d is not None:
+                out.append((k, d))
+    assert [(k, d.accepted, d.state, d.direction, d.payload) for k, d in out] == [(decided_at, True, 2, 1, 1)]
+    assert chk.accepted == 1 and chk.rejected_total == 0
+
+
+def test_a_pulse_whose_last_message_is_lost_is_decided_when_the_window_ends(chk):
+    feed(chk, [(0, 0), (2, 0), (2, 0)])                    # then the link goes quiet
+    w = CFG["check"]["window_s"]
+    assert chk.expire(10.0 + T + w - 1e-3) is None
+    d = chk.expire(10.0 + T + w + 1e-3)
+    assert d is not None and d.accepted and (d.state, d.direction) == (2, 0)
+
+
+def test_min_messages_is_capped_at_messages():
+    one = dict(CFG["check"], messages=1)               # a 1-message pulse: min_messages 2 means 1
+    chk = PulseCheck(PulseCheckParams.from_config(one), CFG["sequence"]["modulus"])
+    d = chk.on_message(2, 1, 5, 1.0)
+    assert d is not None and d.accepted
 
 
 def test_a_corrupted_message_order_breaks_the_run(chk):
@@ -74,7 +107,7 @@ def test_a_corrupted_message_order_breaks_the_run(chk):
 
 
 def test_a_pulse_that_stops_is_rejected_when_its_window_ends(chk):
-    feed(chk, [(0, 0), (2, 0), (2, 0)])                    # then the link goes quiet
+    feed(chk, [(0, 0), (2, 0)])                            # one message, then the link goes quiet
     w = CFG["check"]["window_s"]
     assert chk.expire(10.0 + T + w - 1e-3) is None
     d = chk.expire(10.0 + T + w + 1e-3)

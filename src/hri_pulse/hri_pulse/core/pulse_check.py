@@ -9,17 +9,24 @@ policy, sequence rules of :class:`~hri_pulse.core.link.LinkReceiver`), in order:
   packet's (a rising edge; the same value held on is nothing new, as before);
 * **its slots** are the ``messages`` consecutive ``message_order`` numbers from the opening one
   (the sequence run): every packet numbered inside them belongs to the pulse;
-* **it is consistent** when every slot holds a packet, each with the opening packet's state and
-  direction, and the last one arrived at most ``window_s`` after the first. Then (and only then,
-  at the last message) it is one command.
+* **it is consistent** when at least ``min_messages`` (2) of its slots hold a packet, the opening
+  one among them, every packet carries the opening packet's state and direction, and the last
+  one arrived at most ``window_s`` after the first. Then it is one command: at its last message,
+  or -- when that message was lost in transit -- at the next packet numbered past the pulse (or
+  when the window ends). The design's "if one of the three 40ms transmissions fails ..., the
+  remaining cycles ensure command delivery": a lost middle or last message costs nothing. A lost
+  *opening* message usually loses the pulse: the second then opens it, and the idle packet after
+  the pulse falls in its last slot, a message that stopped early (docs/protocols.md "Pulse
+  consistency").
 
 Otherwise it is rejected, once, with the first cause found:
 
 * ``state_mismatch`` / ``direction_mismatch``: a packet in a slot carries another non-idle state
   / another direction (a corrupted middle or last message);
-* ``incomplete``: a slot holds an idle packet (the sender stopped early), a slot number never
-  arrived (lost or its number corrupted: the next accepted packet lies past it), the window ran
-  out (:meth:`expire`), or the link was lost or restarted mid-pulse (:meth:`abort`).
+* ``incomplete``: a slot holds an idle packet (the sender stopped early), fewer than
+  ``min_messages`` of the slots arrived (lost, or a number corrupted so that the next accepted
+  packet lies past them), a message came after the window, or the link was lost or restarted
+  mid-pulse (:meth:`abort`).
 
 A rejected pulse never commands, and the packets still inside its slots are part of it (one
 rejection per pulse, however many of its messages are bad). After a pulse closes, further packets
@@ -52,11 +59,12 @@ class Decision(NamedTuple):
 
 
 class _Open:
-    __slots__ = ("value", "first_seq", "t0", "got", "cause", "detail", "payload")
+    __slots__ = ("value", "first_seq", "t0", "got", "arrived", "cause", "detail", "payload")
 
     def __init__(self, value: Tuple[int, int], seq: int, t0: float, payload: Any):
         self.value, self.first_seq, self.t0, self.payload = value, seq, t0, payload
-        self.got = 1
+        self.got = 1                 # slots passed (the highest arrived slot + 1)
+        self.arrived = 1             # slots that hold a packet
         self.cause: Optional[str] = None
         self.detail = ""
 
@@ -68,6 +76,7 @@ class _Open:
 class PulseCheck:
     def __init__(self, params: PulseCheckParams, modulus: int = 1 << 31):
         self.n = int(params.messages)
+        self.min_n = min(int(params.min_messages), self.n)   # capped: a 1-message pulse needs 1
         self.window_s = float(params.window_s)
         self.modulus = modulus
         self._open: Optional[_Open] = None
@@ -105,11 +114,9 @@ class PulseCheck:
         out: Optional[Decision] = None
         if op is not None:
             offset = (seq - op.first_seq) % self.modulus
-            if offset >= self.n:                     # past the pulse's slots: it ended short
-                op.fail("incomplete", f"{op.got} of {self.n} messages (message_order "
-                                      f"{op.first_seq}..{(op.first_seq + self.n - 1) % self.modulus}, "
-                                      f"next received {seq})")
-                out = self._close()
+            if offset >= self.n:                     # past the pulse's slots: it is over
+                out = self._close(f"(message_order {op.first_seq}.."
+                                  f"{(op.first_seq + self.n - 1) % self.modulus}, next received {seq})")
             else:
                 self._slot(op, offset, value, seq, now_s)
                 self._prev = value
@@ -128,10 +135,8 @@ class PulseCheck:
 
     def _slot(self, op: _Open, offset: int, value: Tuple[int, int], seq: int, now_s: float) -> None:
         k = offset + 1                               # 1-based message number in the pulse
-        if offset != op.got:                          # numbers between got and offset never came
-            op.fail("incomplete", f"message {op.got + 1} of {self.n} missing (message_order "
-                                  f"{(op.first_seq + op.got) % self.modulus} not received)")
-        op.got = offset + 1
+        op.got = max(op.got, offset + 1)             # a number between never came: lost (counted at close)
+        op.arrived += 1
         if value[0] == 0:
             op.fail("incomplete", f"message {k} of {self.n} is idle (message_order {seq}): "
                                   f"the pulse stopped early")
@@ -146,13 +151,12 @@ class PulseCheck:
                                   f"first (window {self.window_s:g} s)")
 
     def expire(self, now_s: float) -> Optional[Decision]:
-        """Call periodically: an open pulse whose window ran out is rejected (incomplete)."""
+        """Call periodically: an open pulse whose window ran out is decided (its missing messages
+        are lost): a command when enough arrived, else rejected (incomplete)."""
         op = self._open
         if op is None or now_s - op.t0 <= self.window_s + _EPS_S:
             return None
-        op.fail("incomplete", f"{op.got} of {self.n} messages within {self.window_s:g} s "
-                              f"(message_order from {op.first_seq})")
-        return self._close()
+        return self._close(f"within {self.window_s:g} s (message_order from {op.first_seq})")
 
     def abort(self, why: str) -> Optional[Decision]:
         """The stream broke (disconnection, sender restart): an open pulse is rejected
@@ -165,12 +169,13 @@ class PulseCheck:
         return self._close()
 
     # ------------------------------------------------------------------ internals
-    def _close(self) -> Decision:
+    def _close(self, where: str = "") -> Decision:
         op, self._open = self._open, None
-        if op.cause is None and op.got == self.n:
+        if op.cause is None and op.arrived >= self.min_n:
             self.accepted += 1
             return Decision(True, op.value[0], op.value[1], op.first_seq, None, "", op.payload)
-        if op.cause is None:                          # cannot happen: a short pulse always failed
-            op.fail("incomplete", f"{op.got} of {self.n} messages")
+        if op.cause is None:
+            op.fail("incomplete", f"{op.arrived} of {self.n} messages{' ' + where if where else ''}; "
+                                  f"at least {self.min_n} must arrive")
         self.rejected[op.cause] += 1
         return Decision(False, op.value[0], op.value[1], op.first_seq, op.cause, op.detail, op.payload)
