@@ -48,8 +48,11 @@ class FoxgloveNode(Node):
                                      assets=mesh_asset)
         self.forwarded: dict[str, int] = {t: 0 for t in topics}
         for topic, type_name in topics.items():
-            self.create_subscription(type_name, topic, self._forwarder(topic), raw=True,
-                                     qos=QOS_LATCHED if topic in latched else 10)
+            try:
+                self.create_subscription(type_name, topic, self._forwarder(topic), raw=True,
+                                         qos=QOS_LATCHED if topic in latched else 10)
+            except ValueError as exc:   # rclpy without the type's package (e.g. tf2_msgs): a silent channel
+                self.get_logger().warning(f"{topic} not forwarded: {exc}")
         self.get_logger().info(f"foxglove bridge ws://{fg.host}:{self.bridge.port}/ "
                                f"({len(topics)} channels)")
 

@@ -14,7 +14,8 @@ loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model) and
   ``robot_state.frames.reference`` / ``.admittance`` under the message's frame (a bad pose is
   rejected and counted).
 
-Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description").
+Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description and TF"). On
+rclpy without the tf2_msgs package the node says so once and publishes only the description.
 """
 from __future__ import annotations
 
@@ -77,14 +78,20 @@ class RobotStateNode(Node):
         self.rejected: Counter = Counter()
         t = sec["topics"]
         self.desc_pub = self.create_publisher("std_msgs/msg/String", t["robot_description"], qos=QOS_LATCHED)
-        self.static_pub = self.create_publisher("tf2_msgs/msg/TFMessage", t["tf_static"], qos=QOS_LATCHED)
-        self.tf_pub = self.create_publisher("tf2_msgs/msg/TFMessage", t["tf"], qos=int(sec["tf_queue_depth"]))
+        try:
+            self.static_pub = self.create_publisher("tf2_msgs/msg/TFMessage", t["tf_static"], qos=QOS_LATCHED)
+            self.tf_pub = self.create_publisher("tf2_msgs/msg/TFMessage", t["tf"], qos=int(sec["tf_queue_depth"]))
+        except ValueError as exc:      # rclpy without tf2_msgs (e.g. the PyPI Jazzy of make ros2-ci)
+            self.static_pub = self.tf_pub = None
+            self.get_logger().warning(f"no /tf and /tf_static (install ROS 2's tf2_msgs): {exc}")
         self.create_subscription("sensor_msgs/msg/JointState", t["joint_states"], self.on_joint_state, qos=10)
         for topic, frame in ((t["reference"], sec["frames"]["reference"]),
                              (t["modified_pose"], sec["frames"]["admittance"])):
             self.create_subscription("geometry_msgs/msg/PoseStamped", topic,
                                      lambda msg, f=frame: self.on_pose(msg, f), qos=10)
         self.desc_pub.publish(msgs.new("std_msgs/msg/String", data=self.urdf))
+        if self.tf_pub is None:
+            return
         stamp = time_from_seconds(self.get_clock().now_s())
         self.static_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
             transform_stamped(p, c, tr, stamp) for p, c, tr in self.tree.static_transforms()]))
@@ -101,6 +108,8 @@ class RobotStateNode(Node):
         if not positions:
             self.rejected["unknown_joints"] += 1
             return
+        if self.tf_pub is None:
+            return
         self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
             transform_stamped(p, c, tr, msg.header.stamp) for p, c, tr in self.tree.moving_transforms(positions)]))
 
@@ -108,6 +117,8 @@ class RobotStateNode(Node):
         t = matrix_from_pose(msg)
         if t is None or not msg.header.frame_id:
             self.rejected["bad_pose"] += 1
+            return
+        if self.tf_pub is None:
             return
         self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
             transform_stamped(msg.header.frame_id, child, t, msg.header.stamp)]))
