@@ -1,8 +1,74 @@
+import importlib.util
+import os
+import sys
 from glob import glob
 
 from setuptools import find_packages, setup
+try:
+    from setuptools.command.install_data import install_data
+except ImportError:   # older setuptools: distutils' (setuptools ships it as a shim)
+    from distutils.command.install_data import install_data
 
 package_name = 'hri_sim'
+
+# The arms' meshes for package://hri_sim/meshes/<robot>/... URIs in /robot_description
+# (hri_sim.nodes.robot_state_node): copied at install time (colcon build) from the model wheels
+# the simulation loads them from (franky-sim, robosuite; never imported, never committed here).
+# Not for pip's editable install (the venv): there the Foxglove bridge serves the same URIs from
+# the wheels (fetchAsset, hri_sim.models.mesh_file_for_uri).
+MESH_SOURCES = {'fr3': ('franky_sim', 'assets', 'fr3.xml'),
+                'ur5e': ('robosuite', 'models/assets/robots/ur5e', 'robot.xml'),
+                'iiwa14': ('robosuite', 'models/assets/robots/iiwa', 'robot.xml')}
+
+
+def _mjcf_mesh_files(root, xml_name):
+    """The mesh files an MJCF names (compiler meshdir, else the folder; franky-sim's fr3.xml says
+    meshdir="assets" but ships them in meshes/, as hri_sim.models handles)."""
+    import xml.etree.ElementTree as ET
+
+    doc = ET.parse(os.path.join(root, xml_name)).getroot()
+    meshdir = next((c.get('meshdir') for c in doc.iter('compiler') if c.get('meshdir')), '')
+    out = set()
+    for mesh in doc.iter('mesh'):
+        name = mesh.get('file')
+        if not name:
+            continue
+        for cand in (os.path.join(root, meshdir, name), os.path.join(root, name), os.path.join(root, 'meshes', name)):
+            if os.path.isfile(cand):
+                out.add(os.path.normpath(cand))
+                break
+    return sorted(out)
+
+
+def mesh_data_files():
+    if 'editable_wheel' in sys.argv:
+        return []
+    out = {}
+    for robot, (module, sub, xml_name) in MESH_SOURCES.items():
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = os.path.join(list(spec.submodule_search_locations)[0], sub)
+        if not os.path.isfile(os.path.join(root, xml_name)):
+            continue
+        for f in _mjcf_mesh_files(root, xml_name):
+            rel = os.path.relpath(os.path.dirname(f), root)
+            out.setdefault(os.path.normpath(os.path.join('share', package_name, 'meshes', robot, rel)), []).append(f)
+    return sorted(out.items())
+
+
+class InstallDataWithMeshes(install_data):
+    """install_data plus the meshes (setuptools refuses data_files outside the package folder)."""
+
+    def run(self):
+        super().run()
+        for dest, files in mesh_data_files():
+            folder = os.path.join(self.install_dir, dest)
+            self.mkpath(folder)
+            for f in files:
+                out, _ = self.copy_file(f, folder)
+                self.outfiles.append(out)
+
 
 setup(
     name=package_name,
@@ -16,6 +82,7 @@ setup(
         ('share/' + package_name + '/launch', glob('launch/*.launch.yaml')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
     ],
+    cmdclass={'install_data': InstallDataWithMeshes},
     install_requires=['setuptools'],
     zip_safe=True,
     maintainer='hri_teleop team',
@@ -27,6 +94,7 @@ setup(
         'console_scripts': [
             'tino_sim = hri_sim.nodes:tino_sim',
             'joint_robot_node = hri_sim.nodes:joint_robot_node',
+            'robot_state = hri_sim.nodes:robot_state',
         ],
         'hri.commands': [
             'sim = hri_sim.cli:main',

@@ -30,6 +30,23 @@ def _sourced(install: Path, command: str) -> list[str]:
     return ["bash", "-c", f". '{install}/setup.sh' && {command}"]
 
 
+def _assert_urdf_meshes_installed(share: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    from hri_sim.core.urdf import urdf_from_mujoco
+    from hri_sim.models import arm_asset_root, load_arm
+    from hri_sim.nodes.robot_state_node import mesh_uri_function
+
+    for robot in ("fr3", "ur5e", "iiwa14"):
+        text = urdf_from_mujoco(load_arm(robot, actuation="torque"), robot_name=robot, root_link="b",
+                                ee_site="attachment_site", ee_link="e", movable={},
+                                mesh_uri=mesh_uri_function(robot, "package", arm_asset_root(robot)))
+        uris = {m.get("filename") for m in ET.fromstring(text).iter("mesh")}
+        assert uris and all(u.startswith("package://hri_sim/") for u in uris)
+        missing = [u for u in uris if not (share / u[len("package://"):]).is_file()]
+        assert missing == [], f"{robot}: meshes not installed: {missing[:3]}"
+
+
 def test_colcon_install_runs_a_node_from_install(tmp_path):
     build, install, log = tmp_path / "build", tmp_path / "install", tmp_path / "log"
     r = subprocess.run([COLCON, "--log-base", str(log), "build", "--base-paths", str(REPO / "src"),
@@ -44,6 +61,8 @@ def test_colcon_install_runs_a_node_from_install(tmp_path):
         assert (install / package / "share" / package / "parameters.yaml").is_file(), package
     site = next((install / "hri_sim" / "lib").glob("python3*/site-packages"))
     assert (site / "hri_sim" / "mjcf" / "tino.xml").is_file(), "hri_sim must install its MJCF"
+    # every package:// mesh URI of each arm's /robot_description resolves in the install space
+    _assert_urdf_meshes_installed(install / "hri_sim" / "share")
     assert (share / "interfaces" / "hri_interfaces" / "msg" / "AtomicState.msg").is_file()
     # `hri` on PATH once the workspace is sourced (colcon's PATH hook for <prefix>/bin)
     env = {k: v for k, v in os.environ.items() if k not in ("HRI_CONFIG_ROOT", "AMENT_PREFIX_PATH", "PYTHONPATH")}

@@ -176,6 +176,36 @@ def load_robosuite_arm(robot: str, actuation: str = "torque", gravity_compensati
     return _compile(spec, gravity_compensation, timestep_s)
 
 
+def arm_asset_root(robot: str) -> Path:
+    """The folder of an arm's MJCF, under which its meshes lie (the root of package:// mesh URIs)."""
+    if robot == "fr3":
+        return fr3_xml_path().parent
+    if robot in ROBOSUITE_ARMS:
+        return robosuite_xml_path(robot).parent
+    raise ModelNotFoundError(
+        f"no MuJoCo model wired for arm '{robot}' (known: fr3, {', '.join(ROBOSUITE_ARMS)})")
+
+
+MESH_URI_PREFIX = "package://hri_sim/meshes/"
+
+
+def mesh_file_for_uri(uri: str) -> Path | None:
+    """The file of a ``package://hri_sim/meshes/<robot>/<path>`` URI (the URDF's meshes, see
+    ``hri_sim.nodes.robot_state_node``) in the model wheel; None for any other URI, a path that
+    leaves the robot's model folder, or a file that does not exist."""
+    if not uri.startswith(MESH_URI_PREFIX):
+        return None
+    robot, _, rel = uri[len(MESH_URI_PREFIX):].partition("/")
+    try:
+        root = arm_asset_root(robot).resolve()
+    except (ModelNotFoundError, KeyError):
+        return None
+    path = (root / rel).resolve()
+    if root not in path.parents or not path.is_file():
+        return None
+    return path
+
+
 def load_arm(robot: str, actuation: str = "position", **kw):
     """The MuJoCo model of an arm by config name; raises ModelNotFoundError with the way out."""
     if robot == "fr3":

@@ -8,7 +8,10 @@ never as garbage in Foxglove.
 
 Parameters: ``robot``, ``robot_id`` and every key of ``console.foxglove`` (declared in
 hri_console's parameters.yaml, the robot config's value as default): ``console.foxglove.host``,
-``console.foxglove.port`` (0 = any free port), …
+``console.foxglove.port`` (0 = any free port), … Topics in ``console.foxglove.latched_topics``
+(``/robot_description``, ``/tf_static``) are subscribed TRANSIENT_LOCAL and re-sent to each new
+Foxglove subscription; Foxglove's fetchAsset requests for the URDF's meshes are answered from the
+model wheels (:func:`mesh_asset`).
 """
 from __future__ import annotations
 
@@ -17,11 +20,21 @@ from typing import Optional
 
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.qos import QOS_LATCHED
 
 from hri_console.foxglove_bridge import FoxgloveBridge
 
 #: ``console.foxglove`` (declared in parameters.yaml)
 FoxgloveParams = params_type("console.foxglove")
+
+
+def mesh_asset(uri: str) -> Optional[bytes]:
+    """Foxglove's fetchAsset: the URDF's ``package://hri_sim/meshes/...`` files from the model
+    wheels (``hri_sim.models.mesh_file_for_uri``), so the 3D panel shows the robot without ROS."""
+    from hri_sim.models import mesh_file_for_uri
+
+    path = mesh_file_for_uri(uri)
+    return path.read_bytes() if path is not None else None
 
 
 class FoxgloveNode(Node):
@@ -30,10 +43,16 @@ class FoxgloveNode(Node):
         self.cfg = declare_config(self, ("console.foxglove",), cfg=cfg)
         fg = FoxgloveParams.from_config(self.cfg["console"]["foxglove"])
         topics = {self.resolve_topic_name(t): ty for t, ty in fg.topics.items()}
-        self.bridge = FoxgloveBridge(topics.items(), host=fg.host, port=fg.port)
+        latched = {self.resolve_topic_name(t) for t in fg.latched_topics}
+        self.bridge = FoxgloveBridge(topics.items(), host=fg.host, port=fg.port, latched=latched,
+                                     assets=mesh_asset)
         self.forwarded: dict[str, int] = {t: 0 for t in topics}
         for topic, type_name in topics.items():
-            self.create_subscription(type_name, topic, self._forwarder(topic), qos=10, raw=True)
+            try:
+                self.create_subscription(type_name, topic, self._forwarder(topic), raw=True,
+                                         qos=QOS_LATCHED if topic in latched else 10)
+            except ValueError as exc:   # rclpy without the type's package (e.g. tf2_msgs): a silent channel
+                self.get_logger().warning(f"{topic} not forwarded: {exc}")
         self.get_logger().info(f"foxglove bridge ws://{fg.host}:{self.bridge.port}/ "
                                f"({len(topics)} channels)")
 

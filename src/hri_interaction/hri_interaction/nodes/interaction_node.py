@@ -16,8 +16,9 @@ Drivers (``interaction.node.driver``):
   and publishes its state at ``node.state_rate_hz``. On a simulated clock (in-process runtime,
   ``use_sim_time``) or with ``engine: python`` this node's 1 ms timer steps the python engine
   (lockstep with the node clock, deterministic). An external push on the EE is taken from
-  ``topics.sim_push`` (world frame). Publishes ``topics.sim_joint_states`` and the measured EE
-  pose on ``teleop.topics.ee_pose``.
+  ``topics.sim_push`` (world frame). Publishes ``topics.sim_joint_states`` (at the state rate),
+  ``topics.joint_states`` (``/joint_states`` at ``node.joint_state_rate_hz``: the simulation owns
+  the robot) and the measured EE pose on ``teleop.topics.ee_pose``.
 - ``topic``: joint states from ``topics.joint_states``; the MuJoCo model is used as the robot model
   (forward kinematics, body Jacobian, gravity) at the received q, q̇ – never stepped.
 
@@ -101,6 +102,8 @@ class InteractionNode(Node):
             self.js_pub = self.create_publisher("sensor_msgs/msg/JointState", t["sim_joint_states"], qos=10)
             self.ee_pub = self.create_publisher("geometry_msgs/msg/PoseStamped",
                                                 self.cfg["teleop"]["topics"]["ee_pose"], qos=10)
+            # /joint_states: the simulation owns the robot (robot_state turns it into /tf)
+            self.robot_js_pub = self.create_publisher("sensor_msgs/msg/JointState", t["joint_states"], qos=10)
         else:
             self.create_subscription("geometry_msgs/msg/WrenchStamped", t["wrench"], self.on_wrench, qos=10)
             self.create_subscription("sensor_msgs/msg/JointState", t["joint_states"], self.on_joint_state, qos=10)
@@ -120,6 +123,8 @@ class InteractionNode(Node):
         else:
             self.create_timer(self.dt, self.tick)
         self.create_timer(1.0 / sec["node"]["state_rate_hz"], self.publish_state)
+        if self.driver == "sim":
+            self.create_timer(1.0 / sec["node"]["joint_state_rate_hz"], self.publish_joint_states)
 
     def destroy_node(self):
         self.engine.stop()
@@ -166,15 +171,22 @@ class InteractionNode(Node):
     def ticks(self) -> int:
         return self.engine.ticks if self.engine.kind == "python" else int(self.engine.state()["ticks"])
 
+    def _joint_state_msg(self, now: float, s: dict):
+        hdr = msgs.new("std_msgs/msg/Header", frame_id=self.base_frame, stamp=time_from_seconds(now))
+        return msgs.new("sensor_msgs/msg/JointState", header=hdr, name=self.joint_names,
+                        position=np.asarray(s["q"], float).tolist(),
+                        velocity=np.asarray(s["dq"], float).tolist(),
+                        effort=np.asarray(s["tau"], float).tolist())
+
+    def publish_joint_states(self) -> None:
+        """``topics.joint_states`` (driver sim) at ``node.joint_state_rate_hz``."""
+        self.robot_js_pub.publish(self._joint_state_msg(self.get_clock().now_s(), self.engine.state()))
+
     def publish_state(self) -> None:
         now = self.get_clock().now_s()
         s = self.engine.state()
         if self.driver == "sim":
-            hdr = msgs.new("std_msgs/msg/Header", frame_id=self.base_frame, stamp=time_from_seconds(now))
-            self.js_pub.publish(msgs.new("sensor_msgs/msg/JointState", header=hdr, name=self.joint_names,
-                                         position=np.asarray(s["q"], float).tolist(),
-                                         velocity=np.asarray(s["dq"], float).tolist(),
-                                         effort=np.asarray(s["tau"], float).tolist()))
+            self.js_pub.publish(self._joint_state_msg(now, s))
             self.ee_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ee"]), now, self.base_frame))
         if self.engine.kind == "rt":     # the loop thread's torque, at the state rate
             self.tau_pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(s["tau"], float).tolist()))

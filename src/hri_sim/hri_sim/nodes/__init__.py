@@ -6,3 +6,4 @@ from hri_runtime.signals import node_main
 
 tino_sim = node_main("hri_sim.tino_node")
 joint_robot_node = node_main("hri_sim.nodes.joint_robot_node")
+robot_state = node_main("hri_sim.nodes.robot_state_node")

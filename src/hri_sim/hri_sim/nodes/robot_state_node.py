@@ -1,0 +1,132 @@
+"""``robot_state``: /robot_description, /tf_static and /tf of an arm, as robot_state_publisher does.
+
+Wiring only; the logic is :mod:`hri_sim.core.urdf` (URDF of the MuJoCo model the simulation
+loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model) and
+:mod:`hri_sim.core.robot_state` (URDF -> transforms).
+
+- out ``topics.robot_description`` (std_msgs/String, the URDF; reliable, TRANSIENT_LOCAL depth 1);
+- out ``topics.tf_static`` (tf2_msgs/TFMessage, every fixed joint incl. the EE frame
+  ``frames.ee``, one message; TRANSIENT_LOCAL depth 1, as robot_state_publisher);
+- in ``topics.joint_states`` -> out ``topics.tf``: the movable joints named in the message, stamped
+  with its stamp; a message with mismatched lengths, a NaN position or no known joint is rejected
+  and counted (``rejected``), never published;
+- in ``topics.reference`` / ``topics.modified_pose`` (PoseStamped) -> ``/tf`` frames
+  ``robot_state.frames.reference`` / ``.admittance`` under the message's frame (a bad pose is
+  rejected and counted).
+
+Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description and TF"). On
+rclpy without the tf2_msgs package the node says so once and publishes only the description.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from hri_runtime import msgs
+from hri_runtime.geometry import matrix_from_pose, time_from_seconds
+from hri_runtime.node import Node, run_node
+from hri_runtime.parameters import declare_config
+from hri_runtime.qos import QOS_LATCHED
+
+from ..core.robot_state import UrdfTree, transform_tuple
+from ..core.urdf import urdf_from_mujoco
+
+MESH_PACKAGE = "hri_sim"      # package://hri_sim/meshes/<robot>/<path under the model's asset root>
+
+
+def mesh_uri_function(robot: str, mode: str, asset_root: Path):
+    """absolute mesh path -> URI for ``robot_state.mesh_uri`` (package | file)."""
+    root = asset_root.resolve()
+    if mode == "package":
+        return lambda p: f"package://{MESH_PACKAGE}/meshes/{robot}/{Path(p).resolve().relative_to(root).as_posix()}"
+    return lambda p: Path(p).resolve().as_uri()
+
+
+def transform_stamped(parent: str, child: str, t: np.ndarray, stamp):
+    (x, y, z), (qx, qy, qz, qw) = transform_tuple(t)
+    return msgs.new("geometry_msgs/msg/TransformStamped",
+                    header=msgs.new("std_msgs/msg/Header", frame_id=parent, stamp=stamp), child_frame_id=child,
+                    transform=msgs.new("geometry_msgs/msg/Transform",
+                                       translation=msgs.new("geometry_msgs/msg/Vector3", x=x, y=y, z=z),
+                                       rotation=msgs.new("geometry_msgs/msg/Quaternion", x=qx, y=qy, z=qz, w=qw)))
+
+
+class RobotStateNode(Node):
+    def __init__(self, cfg: Optional[dict] = None, **kw):
+        super().__init__("robot_state", **kw)
+        from ..models import arm_asset_root, load_arm
+
+        self.cfg = declare_config(self, ("robot_state", "frames", "joints.names", "joints.velocity_max_deg_s",
+                                         "joints.torque_max_nm"), cfg=cfg)
+        sec = self.cfg["robot_state"]
+        robot = self.cfg["robot"]["model"]
+        if self.cfg["robot"].get("kind") != "arm":
+            raise ValueError(f"robot_state: {robot} is not an arm (robot.kind); no URDF is generated for it")
+        j = self.cfg["joints"]
+        movable = {n: (math.radians(v), float(e)) for n, v, e in
+                   zip(j["names"], j["velocity_max_deg_s"], j["torque_max_nm"])}
+        model = load_arm(robot, actuation="torque")
+        self.urdf = urdf_from_mujoco(model, robot_name=robot, root_link=self.cfg["frames"]["base"],
+                                     ee_site=sec["ee_site"], ee_link=self.cfg["frames"]["ee"], movable=movable,
+                                     mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)))
+        self.tree = UrdfTree.parse(self.urdf)
+        self.known = {jt.name for jt in self.tree.movable}
+        self.rejected: Counter = Counter()
+        t = sec["topics"]
+        self.desc_pub = self.create_publisher("std_msgs/msg/String", t["robot_description"], qos=QOS_LATCHED)
+        try:
+            self.static_pub = self.create_publisher("tf2_msgs/msg/TFMessage", t["tf_static"], qos=QOS_LATCHED)
+            self.tf_pub = self.create_publisher("tf2_msgs/msg/TFMessage", t["tf"], qos=int(sec["tf_queue_depth"]))
+        except ValueError as exc:      # rclpy without tf2_msgs (e.g. the PyPI Jazzy of make ros2-ci)
+            self.static_pub = self.tf_pub = None
+            self.get_logger().warning(f"no /tf and /tf_static (install ROS 2's tf2_msgs): {exc}")
+        self.create_subscription("sensor_msgs/msg/JointState", t["joint_states"], self.on_joint_state, qos=10)
+        for topic, frame in ((t["reference"], sec["frames"]["reference"]),
+                             (t["modified_pose"], sec["frames"]["admittance"])):
+            self.create_subscription("geometry_msgs/msg/PoseStamped", topic,
+                                     lambda msg, f=frame: self.on_pose(msg, f), qos=10)
+        self.desc_pub.publish(msgs.new("std_msgs/msg/String", data=self.urdf))
+        if self.tf_pub is None:
+            return
+        stamp = time_from_seconds(self.get_clock().now_s())
+        self.static_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
+            transform_stamped(p, c, tr, stamp) for p, c, tr in self.tree.static_transforms()]))
+
+    def on_joint_state(self, msg) -> None:
+        names, pos = list(msg.name), np.asarray(msg.position, float)
+        if len(names) != len(pos):
+            self.rejected["length_mismatch"] += 1
+            return
+        if not np.all(np.isfinite(pos)):
+            self.rejected["not_finite"] += 1
+            return
+        positions = {n: float(q) for n, q in zip(names, pos) if n in self.known}
+        if not positions:
+            self.rejected["unknown_joints"] += 1
+            return
+        if self.tf_pub is None:
+            return
+        self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
+            transform_stamped(p, c, tr, msg.header.stamp) for p, c, tr in self.tree.moving_transforms(positions)]))
+
+    def on_pose(self, msg, child: str) -> None:
+        t = matrix_from_pose(msg)
+        if t is None or not msg.header.frame_id:
+            self.rejected["bad_pose"] += 1
+            return
+        if self.tf_pub is None:
+            return
+        self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
+            transform_stamped(msg.header.frame_id, child, t, msg.header.stamp)]))
+
+
+def main(argv=None):
+    run_node(RobotStateNode, argv)
+
+
+if __name__ == "__main__":
+    main()
