@@ -32,17 +32,19 @@ help:
 
 # Third-party dependencies, exactly as locked (versions and hashes); redone when a lock changes.
 # The lock holds every transitive dependency, so nothing is resolved at install time (--no-deps;
-# `pip check` then proves the set consistent; the model assets come after it, their own
-# dependencies deliberately absent) -- which also spares the venv's own pip (23.0 on
+# `pip check` then proves the set consistent, except for the model assets, whose own
+# dependencies are deliberately absent) -- which also spares the venv's own pip (23.0 on
 # CPython 3.10) its hash-mode bug with extras such as mujoco's etils[epath].
 # requirements.in / requirements-assets.in hold the ranges; `make lock` recompiles the locks.
 # The model assets (requirements-assets.lock) install without their dependencies: the FR3 MJCF +
 # meshes ship in franky-sim, the UR5e / iiwa14 MJCFs in robosuite's wheel; we read their files.
+ASSET_PKGS := $(subst $() ,|,$(strip $(shell sed -n 's/^\([A-Za-z0-9_.-]*\).*/\1/p' requirements-assets.in)))
 $(VENV)/.deps: requirements.lock requirements-assets.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --require-hashes --no-deps -r requirements.lock
-	$(PIP) check
 	$(PIP) install -q --require-hashes --no-deps -r requirements-assets.lock
+	@out="$$($(PIP) check 2>&1)" || { bad="$$(echo "$$out" | grep -v -i -E '^($(ASSET_PKGS)) ')"; \
+	  test -z "$$bad" || { echo "$$bad"; echo "pip check: the lock is inconsistent (make lock)"; exit 1; }; }
 	@touch $@
 
 # The workspace packages (editable) and the C++ core; redone when a package's metadata or
@@ -198,7 +200,6 @@ ros2-lock: $(VENV)/.deps
 	$(MAKE) ros2-ci
 
 bench: venv
-	$(PIP) install -q -r requirements-bench.txt
 	@for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || exit 1; done
 
 # A deliberate refresh of the locks: the newest versions the ranges allow, for every CPython from

@@ -131,7 +131,7 @@ def bench_single(quick: bool) -> None:
         row("log", "pin.log6(4x4 ndarray)", per_call_us(lambda: pin.log6(T), n))
         row("compose", "pin SE3 * SE3", per_call_us(lambda: M_pin * M2_pin, n))
     except ImportError:
-        print("  (pin not installed: pip install -r requirements-bench.txt)")
+        print("  (pin missing: it is in requirements.lock; run make venv)")
     try:
         from spatialmath.base import trexp, trlog
         s_xi = np.r_[xi[3:], xi[:3]]           # spatialmath twist: (v, w)
