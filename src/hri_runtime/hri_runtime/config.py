@@ -1027,26 +1027,21 @@ class ArmLimits:
 def arm_limits(cfg: dict) -> ArmLimits:
     import numpy as np
 
-    from .parameters import params_type
-    from .parameters_gen import JointsParams, RobotParams
-
-    kind = RobotParams.from_tree(cfg).kind
-    if kind != "arm":
-        raise ConfigError(None, "robot.kind", kind, "'arm' for arm limits")
-    joints = JointsParams.from_tree(cfg)
-    safety = params_type("safety").from_tree(cfg)      # declared by hri_safety (which depends on us)
+    joints, safety = cfg["joints"], cfg["safety"]
+    if cfg["robot"]["kind"] != "arm":
+        raise ConfigError(None, "robot.kind", cfg["robot"]["kind"], "'arm' for arm limits")
     return ArmLimits(
-        joint_names=tuple(joints.names),
-        q_min=np.radians(joints.position_min_deg),
-        q_max=np.radians(joints.position_max_deg),
-        v_max=np.radians(joints.velocity_max_deg_s),
-        a_max=np.radians(joints.acceleration_max_deg_s2),
-        tau_max=np.asarray(joints.torque_max_nm, dtype=float),
-        tau_rate_max=np.asarray(joints.torque_rate_max_nm_s, dtype=float),
-        workspace_min=np.asarray(safety.workspace_min_m, dtype=float),
-        workspace_max=np.asarray(safety.workspace_max_m, dtype=float),
-        ee_speed_max=safety.ee_speed_max_m_s,
-        stale_after_s=safety.command_stale_after_s,
+        joint_names=tuple(joints["names"]),
+        q_min=np.radians(joints["position_min_deg"]),
+        q_max=np.radians(joints["position_max_deg"]),
+        v_max=np.radians(joints["velocity_max_deg_s"]),
+        a_max=np.radians(joints["acceleration_max_deg_s2"]),
+        tau_max=np.asarray(joints["torque_max_nm"], dtype=float),
+        tau_rate_max=np.asarray(joints["torque_rate_max_nm_s"], dtype=float),
+        workspace_min=np.asarray(safety["workspace_min_m"], dtype=float),
+        workspace_max=np.asarray(safety["workspace_max_m"], dtype=float),
+        ee_speed_max=float(safety["ee_speed_max_m_s"]),
+        stale_after_s=float(safety["command_stale_after_s"]),
     )
 
 
@@ -1054,9 +1049,7 @@ def named_position(cfg: dict, name: str):
     """A named joint position (``home``, ``hri_home``, ``zero``) in rad."""
     import numpy as np
 
-    from .parameters_gen import JointsParams
-
-    positions = JointsParams.from_tree(cfg).named_positions_deg
+    positions = cfg["joints"]["named_positions_deg"]
     if name not in positions:
         raise ConfigError(None, f"joints.named_positions_deg.{name}", None,
                           f"one of {sorted(positions)}")

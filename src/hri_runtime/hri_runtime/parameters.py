@@ -4,9 +4,11 @@ Every config key is declared once, in the ``parameters.yaml`` of the package tha
 section (type, default, unit, bounds, description, source, read_only; docs/configuration.md).
 From that one declaration come:
 
-* ``params_type("teleop.clutch")``: a frozen dataclass type whose fields are the declared keys
-  of the section (a sub-section is a field holding its own params type), with
-  ``from_config(section)`` (checked against the declaration) and ``defaults()``;
+* the typed parameter classes: :class:`Params` is the base of the classes ``make params`` writes
+  into each package's ``parameters_gen.py`` (``TeleopClutchParams``: a frozen dataclass whose
+  fields are the declared keys of ``teleop.clutch``; a sub-section is a field holding its own
+  class) with ``from_config(section)`` / ``from_tree(cfg)`` (checked against the declaration) and
+  ``defaults()``; ``params_type("teleop.clutch")`` builds the same at run time;
 * ``declare_config(node, sections, cfg)``: every key of the sections declared as a node
   parameter named by its dotted path (``teleop.vr.port``), the robot config's value as default
   and a launch / ``-p`` override winning; returns the config tree with the node's values.
