@@ -28,6 +28,7 @@ help:
 	@echo "make bench    all benchmarks (slow; figures go to docs/benchmarks.md by hand)"
 	@echo "make soak     each robot's launch file for 30 min with its operator looping (memory, deadlines, drops)"
 	@echo "make lock     recompile requirements*.lock from requirements*.in (newest allowed versions), then make test"
+	@echo "make params   regenerate the typed parameter classes from the parameters.yaml files"
 	@echo "make asan     the C++ core and the runtime's extension under AddressSanitizer + UBSan: their tests and fuzzers"
 
 # Third-party dependencies, exactly as locked (versions and hashes); redone when a lock changes.
@@ -201,6 +202,12 @@ ros2-lock: $(VENV)/.deps
 
 bench: venv
 	@for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# The typed parameter classes (src/<pkg>/<pkg>/parameters_gen.py, cpp/hri_core/parameters_gen.py)
+# regenerated from the packages' parameters.yaml; committed, a test compares.
+.PHONY: params
+params: venv
+	$(HRI) config params
 
 # A deliberate refresh of the locks: the newest versions the ranges allow, for every CPython from
 # 3.10 up (one universal lock, a marker per version where they differ), then the full test run.

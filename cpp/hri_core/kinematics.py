@@ -19,31 +19,17 @@ from typing import Any
 import numpy as np
 
 from ._hri_core.kinematics import IkResult, _PoeModel
+from .parameters_gen import KinematicsIkParams
 
 __all__ = ["IkParams", "IkResult", "PoeModel"]
 
 
 @dataclass(frozen=True)
-class IkParams:
-    """DLS IK parameters (config section ``kinematics.ik``; defaults = Chang 2026 table B.1)."""
-
-    eps_w_rad: float          # rad, rotation tolerance
-    eps_v_m: float            # m, translation tolerance
-    damping: float            # lambda of the damped least squares
-    max_iterations: int
-    nullspace_gain: float     # k_null of the posture task (n > 6)
-    step_max_rad: float       # max |dq|_inf per iteration (<= 0: unlimited)
-    lm_increase: float        # adaptive damping: mu *= this after a rejected step (> 1)
-    lm_decrease: float        # mu *= this after an accepted step (0 < . <= 1)
-
-    @classmethod
-    def from_config(cls, section: dict) -> "IkParams":
-        """``section`` = ``cfg["kinematics"]["ik"]``."""
-        return cls(eps_w_rad=float(section["eps_w_rad"]), eps_v_m=float(section["eps_v_m"]),
-                   damping=float(section["damping"]), max_iterations=int(section["max_iterations"]),
-                   nullspace_gain=float(section["nullspace_gain"]),
-                   step_max_rad=float(section["step_max_rad"]),
-                   lm_increase=float(section["lm_increase"]), lm_decrease=float(section["lm_decrease"]))
+class IkParams(KinematicsIkParams):
+    """DLS IK parameters: the keys of ``kinematics.ik`` (defaults = Chang 2026 table B.1 in the
+    declaration; fields, types and ``from_config`` generated into ``hri_core.parameters_gen``).
+    step_max_rad <= 0: unlimited; lm_increase > 1 / lm_decrease in (0, 1]: the adaptive damping
+    after a rejected / accepted step."""
 
 
 class PoeModel(_PoeModel):

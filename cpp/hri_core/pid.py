@@ -41,6 +41,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
+from .parameters_gen import PidTuningPidParams
+
 _log = logging.getLogger(__name__)
 
 ANTI_WINDUP_MODES = ("clamp", "back_calculation", "none")
@@ -101,21 +103,16 @@ class PIDGains:
 
 
 @dataclass(frozen=True)
-class PIDParams:
-    """Everything but the gains. ``from_config`` reads ``pid_tuning.pid``.
+class PIDParams(PidTuningPidParams):
+    """Everything but the gains: the keys of ``pid_tuning.pid`` (fields, types and
+    ``from_config`` generated from the declaration into ``hri_core.parameters_gen``).
 
     derivative_filter_tau_s: Tf in s (takes precedence); else derivative_filter_n: Tf = Td/N;
-    both None → unfiltered difference quotient. No field defaults: the numbers live in config/
-    (``pid_tuning.pid``); overrides with ``dataclasses.replace`` or ``PID(gains, params, **overrides)``.
+    both None → unfiltered difference quotient; output_min/max None = unbounded; tracking_time_s
+    None = sqrt(Ti·Td) or Ti; dt_max_s: a larger gap re-initialises the derivative, caps h (None =
+    no cap). No field defaults: the numbers live in config/; overrides with
+    ``dataclasses.replace`` or ``PID(gains, params, **overrides)``.
     """
-
-    output_min: float | None          # None = unbounded
-    output_max: float | None          # None = unbounded
-    anti_windup: str
-    tracking_time_s: float | None     # None = sqrt(Ti·Td) or Ti
-    derivative_filter_tau_s: float | None
-    derivative_filter_n: float | None
-    dt_max_s: float | None            # a larger gap re-initialises the derivative, caps h; None = no cap
 
     def __post_init__(self) -> None:
         if self.anti_windup not in ANTI_WINDUP_MODES:
@@ -128,11 +125,6 @@ class PIDParams:
                 raise ValueError(f"{name} must be > 0 or None, got {v!r}")
         if self.derivative_filter_tau_s is not None and self.derivative_filter_tau_s < 0:
             raise ValueError("derivative_filter_tau_s must be >= 0")
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> "PIDParams":
-        """``section`` = ``cfg['pid_tuning']['pid']`` (every dataclass field is a key)."""
-        return cls(**{k: section[k] for k in cls.__dataclass_fields__})
 
 
 @dataclass

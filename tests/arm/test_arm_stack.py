@@ -18,7 +18,7 @@ def _run(robot: str, jitter: bool, overrides=()):
     sc = cfg["teleop"]["scenario"]
     from hri_arm_teleop.core.scenario import SquareScenario
 
-    person = ScriptedPerson.from_config(sc, SquareScenario.from_config(cfg["teleop"]["demo"]), cfg["interaction"])
+    person = ScriptedPerson.from_tree(cfg, SquareScenario.from_tree(cfg))
     run = ScenarioRun(stack, person)
     try:
         run.run(person.t_end)

@@ -28,7 +28,11 @@ from typing import Optional
 import numpy as np
 
 from hri_runtime import provenance
+from hri_arm_teleop.parameters_gen import TeleopClutchParams, TeleopParams
+from hri_interaction.parameters_gen import InteractionParams, InteractionTopicsParams
 from hri_runtime.errors import add_robot_argument, port as port_arg
+from hri_runtime.parameters_gen import FramesParams, RobotParams
+from hri_sim.parameters_gen import SimArmParams
 
 log = logging.getLogger("hri_arm_teleop.demo")
 
@@ -80,16 +84,16 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     from hri_arm_teleop.vr_link import ArmVrReceiver
     from hri_runtime.lockstep import Lockstep
 
-    t = cfg["teleop"]
+    t = TeleopParams.from_tree(cfg)
     pipe, robot, clock = build_sim_pipeline(cfg)
     trace = Trace.attach(pipe)      # this run's recording (the pipeline keeps no history)
-    scenario = SquareScenario.from_config(t["demo"])
+    scenario = SquareScenario.from_tree(cfg)
     rx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    rx_sock.bind((t["vr"]["bind_address"], t["vr"]["port"] if port is None else port))
+    rx_sock.bind((t.vr.bind_address, t.vr.port if port is None else port))
     address = rx_sock.getsockname()
     tx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     receiver = ArmVrReceiver(rx_sock, clock, cfg)
-    operator = ScriptedOperator(scenario, tx_sock, address, t["demo"]["packet_rate_hz"], auth=sealer(cfg))
+    operator = ScriptedOperator(scenario, tx_sock, address, scenario.packet_rate_hz, auth=sealer(cfg))
     ee_start = robot.sim.ee_pose()
     view = open_viewer(robot.sim) if viewer else None
     wall_latency: list[float] = []
@@ -140,8 +144,8 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     wl = np.asarray(wall_latency)
     health = receiver.health()
     summary = {
-        "robot": cfg["robot"]["model"], "ik_solver": t["ik"]["solver"],
-        "actuation": cfg["sim"]["arm"]["actuation"],
+        "robot": RobotParams.from_tree(cfg).model, "ik_solver": t.ik.solver,
+        "actuation": SimArmParams.from_tree(cfg).actuation,
         "simulated_s": robot.sim.time_s, "wall_s": wall_s,
         "square_side_m": scenario.side_m, "speed_m_s": scenario.speed_m_s, "strokes": scenario.strokes,
         "engagements": pipe.clutch.counters.engagements,
@@ -184,12 +188,12 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
                                       scenario_config, tracking_mask)
 
     cfg = scenario_config(cfg)
-    t = cfg["teleop"]
-    sc = t["scenario"]
+    t = TeleopParams.from_tree(cfg)
+    sc = t.scenario
     stack = build_stack(cfg, engine=engine, jitter=jitter)
-    square = SquareScenario.from_config(t["demo"])
-    person = ScriptedPerson.from_config(sc, square, cfg["interaction"])
-    run = ScenarioRun(stack, person, port=t["vr"]["port"] if port is None else port,
+    square = SquareScenario.from_tree(cfg)
+    person = ScriptedPerson.from_tree(cfg, square)
+    run = ScenarioRun(stack, person, port=t.vr.port if port is None else port,
                       recv_timeout_s=recv_timeout_s)
     drv, receiver, operator = run.driver, run.receiver, run.operator
     ee_start = stack.engine.ee_pose()
@@ -212,22 +216,23 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
     wall_s = time.perf_counter() - wall0
     a = drv.trace.arrays()
     st = stack.engine.state()
-    rt_stats = realtime_window(stack.engine, sc["realtime_s"])
-    imp, adm = cfg["interaction"]["impedance"], cfg["interaction"]["admittance"]
-    mask = tracking_mask(a, person, sc["settle_max_s"])
+    rt_stats = realtime_window(stack.engine, sc.realtime_s)
+    it = InteractionParams.from_tree(cfg)
+    imp, adm = it.impedance, it.admittance
+    mask = tracking_mask(a, person, sc.settle_max_s)
     err = np.linalg.norm(a["ee_p"] - a["target_p"], axis=1)[mask]
     corners = square_corners(cfg, square, ee_start)
     cross = path_error_to_polyline(a["ee_p"][mask], corners) if mask.any() else np.zeros(1)
-    pm = push_metrics(a, person, imp["stiffness_diag"][3], adm["stiffness_diag"][3],
-                      sc["settle_tol_m"], sc["settle_max_s"])
+    pm = push_metrics(a, person, imp.stiffness_diag[3], adm.stiffness_diag[3],
+                      sc.settle_tol_m, sc.settle_max_s)
     lat = np.array([t1 - t0 for t0, t1 in drv.first_torque_change])
     wl = np.array([tw - operator.sent_wall[src] for src, tw in drv.first_torque_wall.items()
                    if src in operator.sent_wall])
     link_lat = np.asarray(stack.link.latency_s)
     health = receiver.health()
     summary = {
-        "robot": cfg["robot"]["model"], "output": "cartesian", "engine": stack.engine.kind,
-        "passivity_filter": cfg["interaction"]["passivity"]["filter"],
+        "robot": RobotParams.from_tree(cfg).model, "output": "cartesian", "engine": stack.engine.kind,
+        "passivity_filter": it.passivity.filter,
         "jitter": stack.link.jitter is not None,
         "simulated_s": float(a["t"][-1]), "wall_s": wall_s,
         "square_side_m": square.side_m, "speed_m_s": square.speed_m_s, "strokes": square.strokes,
@@ -303,17 +308,17 @@ def write_stack_mcap(path: Path, trace, a: dict, cfg: dict) -> Path:
 
     write_mcap(path, trace, cfg)
     side = Path(str(path).replace(".mcap", "_interaction.mcap"))
-    it = cfg["interaction"]["topics"]
-    base = cfg["frames"]["base"]
+    it = InteractionTopicsParams.from_tree(cfg)
+    base = FramesParams.from_tree(cfg).base
     with McapWriter(side, library="hri_arm_teleop") as w:
         for i, tt in enumerate(a["t"]):
             tt = float(tt)
             hdr = msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(tt), frame_id=base)
-            w.write(it["reference"], pose_stamped_from_parts(a["target_p"][i], a["target_q"][i], tt, base), t_s=tt)
-            w.write(it["torque"], msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(a["tau"][i], float)),
+            w.write(it.reference, pose_stamped_from_parts(a["target_p"][i], a["target_q"][i], tt, base), t_s=tt)
+            w.write(it.torque, msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(a["tau"][i], float)),
                     t_s=tt)
             f = a["push_n"][i]
-            w.write(it["sim_push"], msgs.new(
+            w.write(it.sim_push, msgs.new(
                 "geometry_msgs/msg/WrenchStamped", header=hdr, wrench=msgs.new(
                     "geometry_msgs/msg/Wrench", force=msgs.new("geometry_msgs/msg/Vector3", x=f[0], y=f[1], z=f[2]))),
                 t_s=tt)
@@ -341,7 +346,7 @@ def square_corners(cfg: dict, square, ee_start: np.ndarray) -> np.ndarray:
     axes) scaled by ``teleop.clutch.position_scale`` around the start EE position."""
     from hri_arm_teleop.core.frames import UNITY_TO_ROS
 
-    scale = cfg["teleop"]["clutch"]["position_scale"]
+    scale = TeleopClutchParams.from_tree(cfg).position_scale
     return np.array([ee_start[:3, 3] + scale * (UNITY_TO_ROS @ [x, y, 0.0]) for x, y in square.corners_xy()])
 
 
@@ -557,7 +562,7 @@ def main(argv: Optional[list] = None) -> int:
     out = args.out or Path("runs") / _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out.mkdir(parents=True, exist_ok=True)
     handlers = _setup_logging(out / "teleop.log", verbose=args.verbose)
-    chain = ("clutch -> 1 kHz interaction (torque)" if cfg["teleop"]["output"] == "cartesian"
+    chain = ("clutch -> 1 kHz interaction (torque)" if TeleopParams.from_tree(cfg).output == "cartesian"
              else "clutch -> IK -> joint impedance")
     print(f"hri teleop-demo: {args.robot}, scripted VR operator over UDP -> {chain} -> MuJoCo "
           f"(log: {out / 'teleop.log'})", flush=True)
@@ -571,7 +576,7 @@ def main(argv: Optional[list] = None) -> int:
 
 def _run(args, cfg: dict, out: Path) -> int:
     try:
-        if cfg["teleop"]["output"] == "cartesian":
+        if TeleopParams.from_tree(cfg).output == "cartesian":
             summary = run_stack_demo(cfg, out, port=args.port, plot=not args.no_plot,
                                      progress=not args.quiet and sys.stderr.isatty())
         else:

@@ -17,6 +17,7 @@ from typing import Optional
 
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.core.scenario import SquareScenario
+from hri_arm_teleop.parameters_gen import TeleopVrParams
 from hri_pulse.core.auth import AuthParams, Sealer, new_session
 from hri_runtime.errors import add_robot_argument, port as port_arg, positive_float
 
@@ -76,7 +77,7 @@ class ScriptedOperator:
 def sealer(cfg: dict) -> Optional[Sealer]:
     """The sealer of the robot config's ``pulse.auth`` (None when off; ValueError when the key
     file cannot be read or has no key ``pulse.auth.key_id``)."""
-    return Sealer.from_params(AuthParams.from_config(cfg["pulse"]["auth"]))
+    return Sealer.from_params(AuthParams.from_tree(cfg))
 
 
 def main(argv: Optional[list] = None) -> int:
@@ -100,22 +101,22 @@ def main(argv: Optional[list] = None) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
-    t = cfg["teleop"]
-    scenario = SquareScenario.from_config(t["demo"])
-    addr = (args.host or t["vr"]["bind_address"], args.port or t["vr"]["port"])
+    vr = TeleopVrParams.from_tree(cfg)
+    scenario = SquareScenario.from_tree(cfg)
+    addr = (args.host or vr.bind_address, args.port or vr.port)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    op = ScriptedOperator(scenario, sock, addr, t["demo"]["packet_rate_hz"], auth=auth, loop=args.loop,
+    op = ScriptedOperator(scenario, sock, addr, scenario.packet_rate_hz, auth=auth, loop=args.loop,
                           keep_send_times=False)
     sealed = f", authenticated: key {auth.key_id}, session {auth.session}" if auth else ""
     if args.loop:
         t_end = float("inf") if args.seconds is None else args.seconds
         what = "until Ctrl-C" if args.seconds is None else f"for {t_end:.1f} s"
         print(f"streaming '{args.scenario}' to {addr[0]}:{addr[1]} in a loop (one square every "
-              f"{scenario.duration_s:.1f} s) {what} ({t['demo']['packet_rate_hz']:.0f} Hz{sealed})", flush=True)
+              f"{scenario.duration_s:.1f} s) {what} ({scenario.packet_rate_hz:.0f} Hz{sealed})", flush=True)
     else:
         t_end = scenario.duration_s if args.seconds is None else min(args.seconds, scenario.duration_s)
         print(f"streaming '{args.scenario}' to {addr[0]}:{addr[1]} for {t_end:.1f} s of "
-              f"{scenario.duration_s:.1f} s ({t['demo']['packet_rate_hz']:.0f} Hz{sealed})", flush=True)
+              f"{scenario.duration_s:.1f} s ({scenario.packet_rate_hz:.0f} Hz{sealed})", flush=True)
     t0 = time.monotonic()
     try:
         while not op.done and time.monotonic() - t0 < t_end:

@@ -26,7 +26,7 @@ def run_keyboard(cfg: dict, keys: Optional[list] = None, seconds: float = 60.0, 
 
     pipe, robot, clock = build_sim_pipeline(cfg)
     ls = sim_lockstep(pipe, robot)
-    kb = KeyboardTeleop(KeyboardParams.from_config(cfg["teleop"]["keyboard"]), robot.sim.ee_pose())
+    kb = KeyboardTeleop(KeyboardParams.from_tree(cfg), robot.sim.ee_pose())
     pub_period = 1.0 / kb.params.publish_rate_hz
     interactive = keys is None
     tty = None
@@ -98,7 +98,9 @@ def main(argv: Optional[list] = None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     keys = None if args.keys is None else [k.strip() for k in args.keys.split(",") if k.strip()]
-    rate = cfg["teleop"]["keyboard"]["publish_rate_hz"]
+    from hri_arm_teleop.core.keyboard import KeyboardParams
+
+    rate = KeyboardParams.from_tree(cfg).publish_rate_hz
     seconds = args.seconds or (600.0 if keys is None else len(keys) / rate + 2.0)
     try:
         r = run_keyboard(cfg, keys, seconds)

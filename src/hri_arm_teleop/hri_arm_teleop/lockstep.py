@@ -16,9 +16,11 @@ from hri_arm_teleop.core.ik import IKParams, make_ik
 from hri_arm_teleop.core.loop import LoopParams
 from hri_arm_teleop.core.pipeline import ArmTeleopPipeline
 from hri_arm_teleop.core.safety import SafetyGate
+from hri_arm_teleop.parameters_gen import TeleopParams
 from hri_arm_teleop.robot_mujoco import MujocoRobot, start_position
 from hri_runtime.clock import SimClock
 from hri_runtime.lockstep import Lockstep
+from hri_runtime.parameters_gen import JointsParams, KinematicsIkParams, RobotParams
 
 
 def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = None,
@@ -30,17 +32,17 @@ def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = N
     from hri_runtime.config import arm_limits
     from hri_sim.models import load_arm
 
-    output = output or cfg["teleop"]["output"]
-    period = LoopParams.from_config(cfg["teleop"]["loop"]).controller_period_s
+    output = output or TeleopParams.from_tree(cfg).output
+    period = LoopParams.from_tree(cfg).controller_period_s
     if output == "cartesian":
         return ArmTeleopPipeline(cfg, robot, None, clock, safety=SafetyGate(cfg, None, period),
                                  logger=logger, output=output)
     lim = arm_limits(cfg)
     q0 = start_position(cfg)
-    ik_model = load_arm(cfg["robot"]["model"], actuation="position")
-    ik = make_ik(IKParams.from_config(cfg["teleop"]["ik"]), ik_model, cfg["joints"]["names"],
+    ik_model = load_arm(RobotParams.from_tree(cfg).model, actuation="position")
+    ik = make_ik(IKParams.from_tree(cfg), ik_model, JointsParams.from_tree(cfg).names,
                  lim.q_min if q_min is None else q_min, lim.q_max if q_max is None else q_max, q0,
-                 kinematics_ik=cfg["kinematics"]["ik"])
+                 kinematics_ik=KinematicsIkParams.from_tree(cfg))
     return ArmTeleopPipeline(cfg, robot, ik, clock, safety=SafetyGate(cfg, ik.fk, period), logger=logger,
                              output=output)
 

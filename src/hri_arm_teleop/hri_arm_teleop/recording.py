@@ -15,6 +15,7 @@ import numpy as np
 
 from hri_runtime import msgs
 from hri_runtime.geometry import pose_stamped_from_parts, time_from_seconds
+from hri_runtime.parameters_gen import FramesParams, JointsParams
 from hri_runtime.recording import McapWriter
 
 from hri_arm_teleop.core.pipeline import MODE_CODES
@@ -56,8 +57,8 @@ class Trace:
 
 
 def write_mcap(path: Path, trace, cfg: dict) -> Path:
-    base = cfg["frames"]["base"]
-    names = list(cfg["joints"]["names"])
+    base = FramesParams.from_tree(cfg).base
+    names = list(JointsParams.from_tree(cfg).names)
     a = trace.arrays()
 
     def js(t, q):

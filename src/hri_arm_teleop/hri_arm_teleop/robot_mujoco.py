@@ -5,6 +5,8 @@ import numpy as np
 
 from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.types import JointCommand, RobotState
+from hri_arm_teleop.parameters_gen import TeleopIkParams, TeleopRobotParams
+from hri_runtime.parameters_gen import JointsParams, RobotParams
 from hri_sim.arm_sim import ArmSim, ArmSimParams
 
 
@@ -12,10 +14,10 @@ def start_position(cfg: dict) -> np.ndarray:
     """``teleop.robot.start_q_deg`` when set, else the named ``teleop.robot.start_pose`` [rad]."""
     from hri_runtime.config import named_position
 
-    r = cfg["teleop"]["robot"]
-    if r.get("start_q_deg") is not None:
-        return np.radians(np.asarray(r["start_q_deg"], dtype=float))
-    return named_position(cfg, r["start_pose"])
+    r = TeleopRobotParams.from_tree(cfg)
+    if r.start_q_deg is not None:
+        return np.radians(np.asarray(r.start_q_deg, dtype=float))
+    return named_position(cfg, r.start_pose)
 
 
 class MujocoRobot(RobotInterface):
@@ -30,11 +32,11 @@ class MujocoRobot(RobotInterface):
         controller period of the teleop loop."""
         from hri_arm_teleop.core.loop import LoopParams
 
-        interpolation_s = LoopParams.from_config(cfg["teleop"]["loop"]).controller_period_s
-        params = ArmSimParams.from_config(cfg["sim"]["arm"])
+        interpolation_s = LoopParams.from_tree(cfg).controller_period_s
+        params = ArmSimParams.from_tree(cfg)
         q0 = start_position(cfg)
-        sim = ArmSim(cfg["robot"]["model"], cfg["joints"]["names"], params, q0,
-                     ee_site=cfg["teleop"]["ik"]["ee_site"], interpolation_s=interpolation_s)
+        sim = ArmSim(RobotParams.from_tree(cfg).model, JointsParams.from_tree(cfg).names, params, q0,
+                     ee_site=TeleopIkParams.from_tree(cfg).ee_site, interpolation_s=interpolation_s)
         return cls(sim)
 
     def get_state(self) -> RobotState:

@@ -30,10 +30,13 @@ import numpy as np
 from hri_arm_teleop.core.pipeline import ArmTeleopPipeline
 from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.types import JointCommand, PoseCommand, RobotState
+from hri_arm_teleop.parameters_gen import TeleopScenarioParams, TeleopVrParams
 from hri_arm_teleop.recording import Trace
 from hri_core import se3
 from hri_runtime.clock import SimClock
 from hri_runtime.lockstep import Lockstep
+from hri_runtime.parameters_gen import JointsParams
+from hri_interaction.parameters_gen import InteractionParams, InteractionValidationParams
 
 log = logging.getLogger("hri_arm_teleop.stack")
 
@@ -137,7 +140,7 @@ def scenario_config(cfg: dict) -> dict:
     import copy
 
     out = copy.deepcopy(cfg)
-    out["interaction"]["passivity"]["filter"] = cfg["teleop"]["scenario"]["passivity_filter"]
+    out["interaction"]["passivity"]["filter"] = TeleopScenarioParams.from_tree(cfg).passivity_filter
     return out
 
 
@@ -150,17 +153,17 @@ def build_stack(cfg: dict, engine: Optional[str] = None, jitter: Optional[bool] 
     from hri_interaction.core.passivity import DelayJitter
     from hri_interaction.engine import make_engine
 
-    sc = cfg["teleop"]["scenario"]
+    sc = TeleopScenarioParams.from_tree(cfg)
     eng = make_engine(cfg, start_position(cfg), engine=engine)
     clock = SimClock()
-    use_jitter = sc["jitter"] if jitter is None else jitter
+    use_jitter = sc.jitter if jitter is None else jitter
     dj = None
     if use_jitter:
-        v = cfg["interaction"]["validation"]
-        dj = DelayJitter(v["jitter_mean_s"], v["jitter_std_s"],
-                         np.random.default_rng(sc["seed"] if seed is None else seed))
+        v = InteractionValidationParams.from_tree(cfg)
+        dj = DelayJitter(v.jitter_mean_s, v.jitter_std_s,
+                         np.random.default_rng(sc.seed if seed is None else seed))
     link = ReferenceLink(eng, dj)
-    robot = EngineRobot(eng, cfg["joints"]["names"], link, clock)
+    robot = EngineRobot(eng, JointsParams.from_tree(cfg).names, link, clock)
     pipe = build_pipeline(cfg, robot, clock, logger, output="cartesian")
     return Stack(cfg, pipe, eng, robot, link, clock)
 
@@ -283,16 +286,22 @@ class ScriptedPerson:
     lead_s: float              # mode settles before / after the sine push
 
     @classmethod
-    def from_config(cls, sc: dict, square, interaction: dict) -> "ScriptedPerson":
-        d = np.asarray(sc["push_direction"], float)
+    def from_config(cls, sc: TeleopScenarioParams, square, interaction: InteractionParams) -> "ScriptedPerson":
+        """From ``teleop.scenario``, the square and the ``interaction`` section (typed params)."""
+        d = np.asarray(sc.push_direction, float)
         d = d / np.linalg.norm(d)
-        mid = (square.settle_s + sc["push_stroke"] * square.stroke_s + square.press_lead_s
+        mid = (square.settle_s + sc.push_stroke * square.stroke_s + square.press_lead_s
                + 0.5 * square.move_s)
-        lead = interaction["switch"]["settle_s"] + interaction["blend_s"]
-        return cls(force_n=sc["push_force_n"], duration_s=sc["push_duration_s"], direction=d,
-                   t_push=mid - 0.5 * sc["push_duration_s"], t_adm=square.duration_s,
-                   adm_force_n=sc["admittance_push_force_n"], adm_freq_hz=sc["admittance_push_freq_hz"],
-                   adm_periods=int(sc["admittance_push_periods"]), lead_s=lead)
+        lead = interaction.switch.settle_s + interaction.blend_s
+        return cls(force_n=sc.push_force_n, duration_s=sc.push_duration_s, direction=d,
+                   t_push=mid - 0.5 * sc.push_duration_s, t_adm=square.duration_s,
+                   adm_force_n=sc.admittance_push_force_n, adm_freq_hz=sc.admittance_push_freq_hz,
+                   adm_periods=sc.admittance_push_periods, lead_s=lead)
+
+    @classmethod
+    def from_tree(cls, cfg: dict, square) -> "ScriptedPerson":
+        """From a whole config tree (``teleop.scenario`` and ``interaction``)."""
+        return cls.from_config(TeleopScenarioParams.from_tree(cfg), square, InteractionParams.from_tree(cfg))
 
     @property
     def t_sine(self) -> float:
@@ -395,15 +404,14 @@ class ScenarioRun:
         from hri_arm_teleop.emulate import ScriptedOperator, sealer
         from hri_arm_teleop.vr_link import ArmVrReceiver
 
-        t = stack.cfg["teleop"]
         self.stack = stack
-        self.square = SquareScenario.from_config(t["demo"])
+        self.square = SquareScenario.from_tree(stack.cfg)
         self.person = person
         self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.rx.bind((t["vr"]["bind_address"], port))
+        self.rx.bind((TeleopVrParams.from_tree(stack.cfg).bind_address, port))
         self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.receiver = ArmVrReceiver(self.rx, stack.clock, stack.cfg)
-        self.operator = ScriptedOperator(self.square, self.tx, self.rx.getsockname(), t["demo"]["packet_rate_hz"],
+        self.operator = ScriptedOperator(self.square, self.tx, self.rx.getsockname(), self.square.packet_rate_hz,
                                          auth=sealer(stack.cfg))
         self.driver = StackDriver(stack, self.receiver, record=record)
         self.recv_timeout_s = recv_timeout_s

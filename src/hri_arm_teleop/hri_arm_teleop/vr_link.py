@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from hri_arm_teleop.core import vr_packet as vp
+from hri_arm_teleop.parameters_gen import TeleopVrParams
 from hri_pulse.carriers import UdpCarrier
 from hri_pulse.core.auth import Authenticator, AuthParams
 from hri_pulse.core.health import LEVEL_NAMES, HealthParams
 from hri_pulse.core.link import LinkParams, LinkReceiver
 from hri_pulse.core.sequence import SequenceParams
+from hri_pulse.parameters_gen import PulseUdpParams
 
 log = logging.getLogger(__name__)
 
@@ -47,17 +49,16 @@ class ArmVrReceiver:
                  logger: Optional[logging.Logger] = None):
         """``sock``: a bound UDP socket; ``cfg``: the merged robot config (``pulse.auth`` required:
         the keys are read from its key file, ValueError when they cannot be)."""
-        pulse, vr = cfg["pulse"], cfg["teleop"]["vr"]
-        health = dataclasses.replace(HealthParams.from_config(pulse["health"]),
-                                     expected_receive_rate_hz=float(vr["expected_rate_hz"]),
-                                     disconnect_timeout_s=float(vr["disconnect_timeout_s"]))
-        self.carrier = UdpCarrier(sock, int(pulse["udp"]["max_packets_per_cycle"]),
-                                  int(pulse["udp"]["max_datagram_bytes"]))
+        vr, udp = TeleopVrParams.from_tree(cfg), PulseUdpParams.from_tree(cfg)
+        health = dataclasses.replace(HealthParams.from_tree(cfg),
+                                     expected_receive_rate_hz=vr.expected_rate_hz,
+                                     disconnect_timeout_s=vr.disconnect_timeout_s)
+        self.carrier = UdpCarrier(sock, udp.max_packets_per_cycle, udp.max_datagram_bytes)
         self.clock = clock
-        self.auth = Authenticator.from_params(AuthParams.from_config(pulse["auth"]), vp.SIZE)
+        self.auth = Authenticator.from_params(AuthParams.from_tree(cfg), vp.SIZE)
         self.link = LinkReceiver(vp.ControllerPoseCodec(), clock,
-                                 SequenceParams.from_config(pulse["sequence"]), health,
-                                 LinkParams.from_config(pulse["link"]), logger=logger or log,
+                                 SequenceParams.from_tree(cfg), health,
+                                 LinkParams.from_tree(cfg), logger=logger or log,
                                  name="vr_controller", reject_exceptions=(vp.PacketError,), auth=self.auth)
 
     @property

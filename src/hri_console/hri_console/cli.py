@@ -11,6 +11,7 @@ PID window through the hri_pid_tuning services.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import sys
 
@@ -25,12 +26,8 @@ def params_from_args(args) -> tuple[ConsoleParams, dict]:
     from hri_runtime.config import load_robot_config
 
     cfg = load_robot_config(args.robot)
-    sec = dict(cfg["console"])
-    if args.host is not None:
-        sec["bind_host"] = args.host
-    if args.port is not None:
-        sec["port"] = args.port
-    return ConsoleParams.from_config(sec), cfg
+    overrides = {k: v for k, v in (("bind_host", args.host), ("port", args.port)) if v is not None}
+    return dataclasses.replace(ConsoleParams.from_tree(cfg), **overrides), cfg     # checked again
 
 
 def main(argv: list[str] | None = None) -> int:

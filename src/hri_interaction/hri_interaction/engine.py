@@ -32,6 +32,8 @@ import numpy as np
 
 from hri_interaction.core.controller import MODES, STOP_PREFIX, InteractionParams, reference_fault
 from hri_interaction.core.spd import GainError, gains_from_vector, validate_impedance_gains
+from hri_interaction import parameters_gen
+from hri_runtime.parameters_gen import JointsParams, RobotParams
 
 log = logging.getLogger("hri_interaction.engine")
 ENGINES = ("rt", "python")
@@ -91,13 +93,14 @@ class PythonEngine:
 
         if driver not in ("sim", "topic"):
             raise ValueError(f"driver must be sim or topic, got {driver!r}")
-        sec = cfg["interaction"]
-        self.params = params or InteractionParams.from_config(sec)
-        self.joint_names = list(cfg["joints"]["names"])
+        self.params = params or InteractionParams.from_tree(cfg)
+        joints = JointsParams.from_tree(cfg)
+        self.joint_names = list(joints.names)
         self.driver = driver
-        self.loop = LockstepLoop(self.params, q0, sec["ee_site"], safety=safety, robot=cfg["robot"]["model"],
+        self.loop = LockstepLoop(self.params, q0, self.params.ee_site, safety=safety,
+                                 robot=RobotParams.from_tree(cfg).model,
                                  joint_names=self.joint_names, logger=log, step_arm=driver == "sim",
-                                 torque_max_nm=cfg["joints"]["torque_max_nm"],
+                                 torque_max_nm=joints.torque_max_nm,
                                  wrench_source="applied" if driver == "sim" else "input")
         self.sim, self.ctrl, self.dt = self.loop.sim, self.loop.ctrl, self.loop.dt
         self.model = self.sim.model
@@ -244,10 +247,10 @@ class RtEngine:
         from hri_interaction.core.controller import loop_config, tick_params
         from hri_sim.models import load_arm
 
-        sec = cfg["interaction"]
-        self.params = params or InteractionParams.from_config(sec)
-        self.joint_names = list(cfg["joints"]["names"])
-        robot = cfg["robot"]["model"]
+        self.params = params or InteractionParams.from_tree(cfg)
+        joints = JointsParams.from_tree(cfg)
+        self.joint_names = list(joints.names)
+        robot = RobotParams.from_tree(cfg).model
         kw = {"add_ft_sensor": True} if robot == "fr3" else {}
         self.model = load_arm(robot, actuation="torque", timestep_s=1.0 / self.params.rate_hz, **kw)
         self.data = mujoco.MjData(self.model)
@@ -255,9 +258,9 @@ class RtEngine:
         self.data.qpos[[self.model.jnt_qposadr[j] for j in jids]] = np.asarray(q0, float)
         mujoco.mj_forward(self.model, self.data)
         self.robot = rt.MujocoRobot(self.model, self.data, joint_names=self.joint_names,
-                                    ee_site=sec["ee_site"])
+                                    ee_site=self.params.ee_site)
         self.loop = rt.RtLoop(tick_params(self.params, len(self.joint_names),
-                                          torque_max_nm=cfg["joints"]["torque_max_nm"]),
+                                          torque_max_nm=joints.torque_max_nm),
                               loop_config(self.params),
                               self.robot, world_T_d=None, safety=safety)
         self.dt = 1.0 / self.params.rate_hz
@@ -340,7 +343,7 @@ def make_engine(cfg: dict, q0: Sequence[float], engine: Optional[str] = None, sa
     """The configured engine (``interaction.engine``, or ``engine``); ``safety="config"``: an
     ``hri_core.safety.SafetyChecker`` with the config limits (None: only the torque clamp).
     ``driver="topic"`` is the python engine's (the rt loop steps its simulated arm itself)."""
-    kind = engine or cfg["interaction"]["engine"]
+    kind = engine or parameters_gen.InteractionParams.from_tree(cfg).engine
     if kind not in ENGINES:
         raise ValueError(f"interaction.engine must be one of {ENGINES}, got {kind!r}")
     if safety == "config":

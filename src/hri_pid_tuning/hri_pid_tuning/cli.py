@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ValueError, FileNotFoundError) as exc:
         print(f"hri tune: {exc}", file=sys.stderr)
         return 2
-    pt = model.cfg["pid_tuning"]
+    pt = model.params
     heuristic = a.heuristic or model.autotuner.tuning_heuristic
     if heuristic not in model.heuristics.names:
         print(f"hri tune: unknown heuristic {heuristic!r}; known: {', '.join(model.heuristics.names)}", file=sys.stderr)
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"hri tune: unknown joint(s) {unknown}; {a.robot} has {model.plant.joint_names}", file=sys.stderr)
         return 2
-    bar = ProgressBar(enabled=pt["output"]["progress"] and not a.quiet)
+    bar = ProgressBar(enabled=pt.output.progress and not a.quiet)
 
     def progress(phase: str, joint: str, fraction: float, detail: str = "") -> None:
         bar.show(f"{joint} {phase}".strip(), fraction)
@@ -119,8 +119,8 @@ def _tune(s, joints, a, out: Path, bar: ProgressBar) -> int:
     step-test every heuristic, optionally optimise; the test motions only when every relay passed."""
     from .core.heuristics import DISPLAY_NAMES
 
-    pt = s.cfg["pid_tuning"]
-    plots = pt["output"]["plots"] and not a.no_plots
+    pt = s.params
+    plots = pt.output.plots and not a.no_plots
     tuning_json, failed = {}, {}
     for j in joints:
         data = s.autotuner.tune_single_joint(j)
@@ -167,7 +167,7 @@ def _tune(s, joints, a, out: Path, bar: ProgressBar) -> int:
         return 1
     motions = [s.dance_motion()] + [s.step_motion(j) for j in joints]
     bar.label = "test motions"
-    run = s.runner.run_test(motions, pt["time_stretch"], bar)
+    run = s.runner.run_test(motions, pt.time_stretch, bar)
     export_run(run, out, tuning_json, plots)
     return 0
 

@@ -42,7 +42,7 @@ def evaluate_gains(session: TuningSession, gains: Mapping[str, PIDGains], name: 
         if not session.storage.apply(j, g):
             raise RuntimeError(f"gain update for {j} not acknowledged")
     motions = [session.dance_motion()] + session.step_motions()
-    stretch = session.cfg["pid_tuning"]["time_stretch"]
+    stretch = session.params.time_stretch
     run = session.runner.run_test(motions, stretch, progress)
     dance = run.motions[0]
     steps = [m.joint_evaluations[m.motion[len("step_"):]] for m in run.motions[1:]]

@@ -28,15 +28,15 @@ import numpy as np
 from hri_runtime import msgs
 from hri_runtime.geometry import seconds_from_time, time_from_seconds
 from hri_runtime.lockstep import WorkerLockstep
-from hri_runtime.parameters import params_type
 from hri_sim.pid_plants import PlantJoint
 
 from .service_api import TUNE_SRV
+from hri_pid_tuning.parameters_gen import PidTuningLiveParams
 
 _log = logging.getLogger(__name__)
 
 #: the live path (``pid_tuning.live``, declared in parameters.yaml)
-LiveParams = params_type("pid_tuning.live")
+LiveParams = PidTuningLiveParams
 
 
 class LiveRobotError(RuntimeError):

@@ -154,10 +154,10 @@ class PidTuningServer:
         if s.runner.busy:
             return self.reject("busy", "a test is already running")
         motions = [s.step_motion(joint)] if joint else s.step_motions()
-        if s.per_robot.get("dance") is not None and not joint:
+        if s.per_robot.dance is not None and not joint:
             motions = [s.dance_motion()] + motions
         say = (lambda f: self.reporter("evaluate", joint, f, "")) if self.reporter else None
-        run = s.runner.run_test(motions, s.cfg["pid_tuning"]["time_stretch"], say)
+        run = s.runner.run_test(motions, s.params.time_stretch, say)
         aborted = [m.motion for m in run.motions if m.aborted]
         result = {"configuration": run.configuration, "evaluation": run.evaluation.to_json(),
                   "motions": {m.motion: {"evaluation": m.evaluation.to_json(), "aborted": m.aborted,

@@ -18,26 +18,27 @@ from .core.optimiser import JointCostFunction, OptimiserParams, optimise
 from hri_core.pid import PIDGains, PIDParams
 from .core.posture import SafeTuningParams
 from .core.relay import RelayParams
+from .parameters_gen import PidTuningHumanoidArmParams, PidTuningParams
 from .core.services import PidConfigurationStorage, TestRunner
 
 from hri_sim.pid_plants_mujoco import ARM_ROBOT, load_pid_config
 
 
-def per_robot_config(cfg: Mapping[str, Any], robot: str) -> dict:
+def per_robot_config(cfg: Mapping[str, Any], robot: str) -> PidTuningHumanoidArmParams | PidTuningParams:
     """The per-robot items of ``pid_tuning`` (joint order, initial gains, dance, step test,
     default heuristic): ``pid_tuning.humanoid_arm`` for the humanoid arm, else ``pid_tuning``."""
-    pt = cfg["pid_tuning"]
-    return pt["humanoid_arm"] if robot == ARM_ROBOT else pt
+    pt = PidTuningParams.from_tree(cfg)
+    return pt.humanoid_arm if robot == ARM_ROBOT else pt
 
 
 def initial_gains(cfg: Mapping[str, Any], robot: str, names: list[str]) -> dict[str, PIDGains]:
     """Joint -> initial (hold) gains of ``robot`` (ValueError: not set, or not one per joint)."""
-    ig = per_robot_config(cfg, robot)["initial_gains"]
+    ig = per_robot_config(cfg, robot).initial_gains
     if ig is None:
         raise ValueError(f"pid_tuning.initial_gains is not set for {robot} (config/robots/{robot}.yaml)")
-    if len(ig["kp"]) != len(names):
-        raise ValueError(f"pid_tuning.initial_gains has {len(ig['kp'])} joints, {robot} has {len(names)}")
-    return {j: PIDGains(kp, ki, kd) for j, kp, ki, kd in zip(names, ig["kp"], ig["ki"], ig["kd"])}
+    if len(ig.kp) != len(names):
+        raise ValueError(f"pid_tuning.initial_gains has {len(ig.kp)} joints, {robot} has {len(names)}")
+    return {j: PIDGains(kp, ki, kd) for j, kp, ki, kd in zip(names, ig.kp, ig.ki, ig.kd)}
 
 
 @dataclass
@@ -55,7 +56,8 @@ class TuningSession:
     heuristics: HeuristicsParams
     optimiser_params: OptimiserParams
     base_pose_deg: dict[str, float] = field(default_factory=dict)
-    per_robot: dict = field(default_factory=dict)   # pid_tuning.humanoid_arm or pid_tuning (per-robot items)
+    per_robot: Any = None       # pid_tuning.humanoid_arm or pid_tuning (per-robot items; typed params)
+    params: PidTuningParams | None = None           # the pid_tuning section
 
     @classmethod
     def create(cls, robot: str = ARM_ROBOT, setup: str | None = "s2", config_root=None, overrides=None,
@@ -70,61 +72,61 @@ class TuningSession:
         ``robot`` with ``overrides``)."""
         if cfg is None:
             cfg = load_pid_config(robot, config_root, overrides)
-        pt = cfg["pid_tuning"]
+        pt = PidTuningParams.from_tree(cfg)
         relay_amp = None
         from hri_sim.pid_plants_mujoco import (HUMANOID_ARM_JOINTS, ArmSetup, SelfCollisionCheck,
                                                build_pid_robot)
 
         model = build_pid_robot(robot, setup, cfg)     # ValueError: unknown robot / setup
         if robot == ARM_ROBOT:
-            arm_setup = ArmSetup.from_config(setup, pt["setups"][setup])
+            arm_setup = ArmSetup.from_config(setup, pt.setups[setup])
             if arm_setup.relay_amplitude_nm is not None:
                 relay_amp = dict(zip(HUMANOID_ARM_JOINTS, arm_setup.relay_amplitude_nm))
         else:
             setup = None
-        collides = SelfCollisionCheck(model, pt["safe_tuning"]["collision_clearance_m"])
+        collides = SelfCollisionCheck(model, pt.safe_tuning.collision_clearance_m)
         if plant is None:
             plant = model
         elif not hasattr(plant, "joint_names"):      # a factory: plant(model, collides)
             plant = plant(model, collides)
         names = plant.joint_names
-        per_robot = per_robot_config(cfg, robot)
-        pid_params = PIDParams.from_config(pt["pid"])
-        eval_params = EvaluationParams.from_config(pt["evaluation"])
+        per_robot = pt.humanoid_arm if robot == ARM_ROBOT else pt
+        pid_params = PIDParams.from_config(pt.pid)
+        eval_params = pt.evaluation
         storage = PidConfigurationStorage(names, PIDGains(0.0), transport=transport, clock=clock)
         for j, g in initial_gains(cfg, robot, names).items():
             storage.set(j, g)
         storage.transmit_all()
-        runner = TestRunner(plant, storage, pid_params, eval_params, pt["sample_interval_s"], clock)
+        runner = TestRunner(plant, storage, pid_params, eval_params, pt.sample_interval_s, clock)
         base = {j: math.degrees(q) for j, q in zip(names, plant.base_pose_rad)}
-        relay = RelayParams.from_config(pt["relay"])
-        heur = HeuristicsParams.from_config(pt["heuristics"])
-        order = [j for j in (per_robot["joint_order"] or []) if j in names] or list(names)
+        relay = pt.relay
+        heur = HeuristicsParams.from_tree(cfg)
+        order = [j for j in (per_robot.joint_order or []) if j in names] or list(names)
         auto = AutoTuningService(lambda j, holds: plant.joint(j, holds, pid_params), storage, relay, heur,
-                                 per_robot["heuristics"]["default"], base, order, relay_amp,
-                                 safe=SafeTuningParams.from_config(pt["safe_tuning"]), pid_params=pid_params,
+                                 per_robot.heuristics.default, base, order, relay_amp,
+                                 safe=pt.safe_tuning, pid_params=pid_params,
                                  collides=collides, reporter=reporter)
         return cls(robot, setup, cfg, plant, storage, runner, auto, pid_params, eval_params, relay, heur,
-                   OptimiserParams.from_config(pt["optimiser"]), base, per_robot)
+                   pt.optimiser, base, per_robot, pt)
 
     # --- motions ---------------------------------------------------------------------------------
     def step_motion(self, joint: str) -> StepTestMotion:
-        st = self.per_robot["step_test"]
-        return StepTestMotion(joint, st["pause_s"], st["hold_s"], st["repeats"], step_deg=st["step_deg"])
+        st = self.per_robot.step_test
+        return StepTestMotion(joint, st.pause_s, st.hold_s, st.repeats, step_deg=st.step_deg)
 
     def flip_motion(self, joint: str) -> SignFlipMotion:
         """The thesis's step-test button: the joint's base angle flips sign and back."""
-        st = self.per_robot["step_test"]
-        return SignFlipMotion(joint, st["pause_s"], st["hold_s"], st["repeats"])
+        st = self.per_robot.step_test
+        return SignFlipMotion(joint, st.pause_s, st.hold_s, st.repeats)
 
     def dance_motion(self) -> DanceMotion:
-        d = self.per_robot["dance"]
+        d = self.per_robot.dance
         if d is None:
             raise ValueError(f"pid_tuning.dance is not set for {self.robot}")
         n = len(self.plant.joint_names)
-        amp = list(d["amplitude_deg"])[:n] + [0.0] * max(0, n - len(d["amplitude_deg"]))
-        fr = list(d["frequency_hz"])[:n] + [0.0] * max(0, n - len(d["frequency_hz"]))
-        return DanceMotion(amp, fr, d["duration_s"])
+        amp = list(d.amplitude_deg)[:n] + [0.0] * max(0, n - len(d.amplitude_deg))
+        fr = list(d.frequency_hz)[:n] + [0.0] * max(0, n - len(d.frequency_hz))
+        return DanceMotion(amp, fr, d.duration_s)
 
     def step_motions(self) -> list[StepTestMotion]:
         return [self.step_motion(j) for j in self.plant.joint_names]

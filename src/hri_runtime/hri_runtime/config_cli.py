@@ -41,6 +41,9 @@ def main(argv: list[str]) -> int:
                                        "of docs/deployment.md")
     docs.add_argument("--doc", type=Path, default=None, help="default: <config root>/../docs/configuration.md")
     docs.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
+    params = sub.add_parser("params", help="regenerate the typed parameter classes (<pkg>/parameters_gen.py) "
+                                           "from the packages' parameters.yaml (as `make params`)")
+    params.add_argument("--check", action="store_true", help="exit 1 if a generated file is out of date")
     args = parser.parse_args(argv)
     try:
         root = args.config_root or find_config_root()
@@ -48,6 +51,10 @@ def main(argv: list[str]) -> int:
             for name in list_robots(root):
                 print(name)
             return 0
+        if args.verb == "params":
+            from hri_runtime.parameters_codegen import main as params_main
+
+            return params_main(root, check=args.check)
         if args.verb == "docs":
             doc_path = args.doc or root.parent / "docs" / "configuration.md"
             outputs = {doc_path: docs_main(root, doc_path)}

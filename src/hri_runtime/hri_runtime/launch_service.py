@@ -27,7 +27,7 @@ from typing import Optional
 
 from . import errors, signals
 from .launch_description import LaunchDescription, NodeSpec
-from .parameters import params_type
+from .parameters_gen import RuntimeLaunchParams
 
 __all__ = ["Launcher", "LaunchParams"]
 
@@ -35,7 +35,7 @@ log = logging.getLogger("hri.launch")
 EVENTS_KEPT = 1000   # lines kept in ``Launcher.events`` (the last ones)
 
 
-LaunchParams = params_type("runtime.launch")   # declared in hri_runtime's parameters.yaml
+LaunchParams = RuntimeLaunchParams   # declared in hri_runtime's parameters.yaml
 
 
 def _pdeathsig() -> None:  # runs in the child between fork and exec

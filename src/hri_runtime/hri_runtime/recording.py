@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
 from . import errors, msgs, provenance
-from .parameters import params_type
+from .parameters_gen import RuntimeRecordingParams
 
 __all__ = ["McapWriter", "McapReader", "RecordedMessage", "Recorder", "Player", "RecordingParams",
            "record_main", "play_main"]
 
 
-RecordingParams = params_type("runtime.recording")   # declared in hri_runtime's parameters.yaml
+RecordingParams = RuntimeRecordingParams   # declared in hri_runtime's parameters.yaml
 
 
 def _duration_yaml(v: Optional[float]) -> str:

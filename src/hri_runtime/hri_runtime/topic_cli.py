@@ -18,12 +18,12 @@ from typing import Optional
 import yaml
 
 from . import errors, msgs
-from .parameters import params_type
+from .parameters_gen import RuntimeCliParams
 
 __all__ = ["topic_main", "node_main", "param_main", "CliParams", "CliSession", "graph_parser"]
 
 
-CliParams = params_type("runtime.cli")   # declared in hri_runtime's parameters.yaml
+CliParams = RuntimeCliParams   # declared in hri_runtime's parameters.yaml
 
 
 class CliSession:

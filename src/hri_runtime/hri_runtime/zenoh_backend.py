@@ -55,8 +55,8 @@ from typing import Any, Callable
 from . import _cdr, wire
 from . import config as cfgmod
 from .context import Graph, GraphEndpoint, ThreadedContext, TransportUnavailableError
-from .parameters import params_type
 from .qos import QoSProfile, qos_profile
+from .parameters_gen import RuntimeZenohParams
 
 log = logging.getLogger("hri.runtime.zenoh")
 
@@ -94,7 +94,7 @@ def endpoint_list(value) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class ZenohParams(params_type("runtime.zenoh")):
+class ZenohParams(RuntimeZenohParams):
     """``runtime.zenoh`` and ``runtime.domain_id``, typed from their declaration in
     ``src/hri_runtime/parameters.yaml`` and checked against it (mode, bounds, lists, the TLS and
     access-control sub-sections); endpoint lists also take one comma-separated string."""
@@ -109,7 +109,7 @@ class ZenohParams(params_type("runtime.zenoh")):
 
     @classmethod
     def from_config(cls, cfg: dict) -> "ZenohParams":
-        """From a whole robot config (``cfg["runtime"]``) or the ``runtime`` section itself."""
+        """From a whole robot config (its ``runtime`` section) or the ``runtime`` section itself."""
         sec = cfg.get("runtime", cfg)
         zen = {k: list(endpoint_list(v)) if k in ENDPOINT_KEYS else v for k, v in sec["zenoh"].items()}
         return replace(super().from_config(zen), domain_id=sec["domain_id"])

@@ -23,12 +23,12 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from hri_runtime.parameters import params_type
 from hri_sim.models import load_arm
+from hri_sim.parameters_gen import SimArmParams
 
 
 #: Config ``sim.arm``, typed from its declaration (hri_sim/parameters.yaml).
-ArmSimParams = params_type("sim.arm")
+ArmSimParams = SimArmParams
 
 
 class SimulationUnstable(RuntimeError):

@@ -8,6 +8,7 @@ import numpy as np
 
 from hri_runtime.config import ConfigError, load_robot_config, named_position
 from hri_runtime.errors import add_robot_argument, positive_float
+from hri_runtime.parameters_gen import JointsParams, RobotParams
 from hri_sim.models import ModelNotFoundError, load_arm
 
 
@@ -16,10 +17,10 @@ def step_arm(robot: str, seconds: float, pose: str) -> dict:
     import mujoco
 
     cfg = load_robot_config(robot)
-    model = load_arm(cfg["robot"]["model"], actuation="position")
+    model = load_arm(RobotParams.from_tree(cfg).model, actuation="position")
     data = mujoco.MjData(model)
     q_target = named_position(cfg, pose)
-    joint_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in cfg["joints"]["names"]]
+    joint_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in JointsParams.from_tree(cfg).names]
     qpos_adr = [model.jnt_qposadr[j] for j in joint_ids]
     data.qpos[qpos_adr] = q_target
     if model.nu >= len(joint_ids):

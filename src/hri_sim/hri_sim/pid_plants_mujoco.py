@@ -21,7 +21,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameters import params_type   # pid_tuning.*: hri_pid_tuning's (it depends on us)
+from hri_runtime.parameters_gen import JointsParams
 
 from hri_sim.pid_plants import PlantJoint
 
@@ -300,13 +301,14 @@ class SelfCollisionCheck:
 def build_pid_robot(robot: str, setup: str | None, cfg: Mapping[str, Any]) -> MujocoMultiJointPlant:
     """The tunable robot of a merged config (``pid_tuning`` section): ``humanoid_arm`` in setup
     ``setup`` (S1–S4) or ``fr3`` (torque motors, base pose ``hri_home``). Raises ValueError."""
-    pt = cfg["pid_tuning"]
     if robot == "humanoid_arm":
-        if setup not in pt["setups"]:
-            raise ValueError(f"unknown setup {setup!r}; known: {sorted(pt['setups'])}")
-        return build_humanoid_arm(ArmSetup.from_config(setup, pt["setups"][setup]))
+        setups = params_type("pid_tuning").from_tree(cfg).setups
+        if setup not in setups:
+            raise ValueError(f"unknown setup {setup!r}; known: {sorted(setups)}")
+        return build_humanoid_arm(ArmSetup.from_config(setup, setups[setup]))
     if robot == "fr3":
-        pl = pt.get("plant") or {}
-        return build_fr3(cfg["joints"]["torque_max_nm"], cfg["joints"]["named_positions_deg"]["hri_home"],
-                         control_period_s=pl["control_period_s"], measurement_delay_s=pl["measurement_delay_s"])
+        pl = params_type("pid_tuning.plant").from_tree(cfg)
+        joints = JointsParams.from_tree(cfg)
+        return build_fr3(joints.torque_max_nm, joints.named_positions_deg["hri_home"],
+                         control_period_s=pl.control_period_s, measurement_delay_s=pl.measurement_delay_s)
     raise ValueError(f"no PID plant for robot {robot!r} (humanoid_arm, fr3)")

@@ -46,6 +46,11 @@ class TinoSimParams:
         """``atomic`` = ``cfg['atomic']``."""
         return cls(SimParams.from_config(atomic["sim"]), LegParams.from_config(atomic["leg"]))
 
+    @classmethod
+    def from_tree(cls, cfg: Mapping[str, Any]) -> "TinoSimParams":
+        """From a whole config tree (its ``atomic.sim`` and ``atomic.leg``)."""
+        return cls(SimParams.from_tree(cfg), LegParams.from_tree(cfg))
+
 
 class TinoSim:
     def __init__(self, params: TinoSimParams):

@@ -16,7 +16,8 @@ from typing import Optional
 import numpy as np
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameters import declare_config, params_type   # atomic.*: hri_atomic_motion's (it depends on us)
+from hri_runtime.parameters_gen import FramesParams
 from hri_runtime.geometry import time_from_seconds
 
 from hri_sim.tino import TINO_XML, TinoSim, TinoSimParams
@@ -27,18 +28,18 @@ class TinoSimNode(Node):
         super().__init__("tino_sim", **kw)
         self.cfg = declare_config(self, ("atomic.sim", "atomic.topics", "atomic.node.period_s", "frames.base"), cfg=cfg,
                                   robot="tino")
-        a = self.cfg["atomic"]
-        T = self.topics = a["topics"]
-        self.base_frame = self.cfg["frames"]["base"]
-        self.sim = TinoSim(TinoSimParams.from_config(a))
+        T = self.topics = params_type("atomic.topics").from_tree(self.cfg)
+        period_s = params_type("atomic.node").from_tree(self.cfg).period_s
+        self.base_frame = FramesParams.from_tree(self.cfg).base
+        self.sim = TinoSim(TinoSimParams.from_tree(self.cfg))
         self._offset = self.get_clock().now_s() - self.sim.t_s
-        self.pub_leg = self.create_publisher("sensor_msgs/msg/JointState", T["leg_state"], qos=10)
-        self.pub_odom = self.create_publisher("nav_msgs/msg/Odometry", T["odom"], qos=10)
-        self.create_subscription("std_msgs/msg/Float64", T["leg_rpm"], self.on_rpm, qos=10)
-        self.create_subscription("geometry_msgs/msg/Twist", T["cmd_vel"], self.on_twist, qos=10)
-        self.create_subscription("geometry_msgs/msg/Vector3", T["head"], self.on_head, qos=10)
-        self.create_timer(a["node"]["period_s"], self.tick)
-        self.get_logger().info(f"simulating {TINO_XML} every {a['node']['period_s']} s")
+        self.pub_leg = self.create_publisher("sensor_msgs/msg/JointState", T.leg_state, qos=10)
+        self.pub_odom = self.create_publisher("nav_msgs/msg/Odometry", T.odom, qos=10)
+        self.create_subscription("std_msgs/msg/Float64", T.leg_rpm, self.on_rpm, qos=10)
+        self.create_subscription("geometry_msgs/msg/Twist", T.cmd_vel, self.on_twist, qos=10)
+        self.create_subscription("geometry_msgs/msg/Vector3", T.head, self.on_head, qos=10)
+        self.create_timer(period_s, self.tick)
+        self.get_logger().info(f"simulating {TINO_XML} every {period_s} s")
 
     def _ok(self, topic: str, *vals) -> bool:
         """Finite values; else counted in the node's ``rejected[(topic, "non_finite")]`` and logged
@@ -49,15 +50,15 @@ class TinoSimNode(Node):
         return False
 
     def on_rpm(self, msg) -> None:
-        if self._ok(self.topics["leg_rpm"], msg.data):
+        if self._ok(self.topics.leg_rpm, msg.data):
             self.sim.set_leg_rpm(float(msg.data))
 
     def on_twist(self, msg) -> None:
-        if self._ok(self.topics["cmd_vel"], msg.linear.x, msg.angular.z):
+        if self._ok(self.topics.cmd_vel, msg.linear.x, msg.angular.z):
             self.sim.set_twist(float(msg.linear.x), float(msg.angular.z))
 
     def on_head(self, msg) -> None:
-        if self._ok(self.topics["head"], msg.x, msg.y, msg.z):
+        if self._ok(self.topics.head, msg.x, msg.y, msg.z):
             self.sim.set_head(float(msg.y), float(msg.z), float(msg.x))
 
     def tick(self) -> None:

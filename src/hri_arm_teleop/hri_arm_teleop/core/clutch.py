@@ -37,13 +37,13 @@ from typing import Callable, Optional
 import numpy as np
 
 from hri_core import se3
-from hri_runtime.parameters import params_type
+from hri_arm_teleop.parameters_gen import TeleopClutchParams
 
 WorkspaceClamp = Callable[[np.ndarray], "tuple[np.ndarray, bool]"]
 
 
 #: Config ``teleop.clutch``, typed from its declaration (hri_arm_teleop/parameters.yaml).
-ClutchParams = params_type("teleop.clutch")
+ClutchParams = TeleopClutchParams
 
 
 @dataclass

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from hri_core import se3
-from hri_runtime.parameters import params_type
+from hri_arm_teleop.parameters_gen import TeleopTrackingParams
 
 UNITY_TO_ROS = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 
@@ -67,7 +67,7 @@ def rpy_matrix(rpy_rad) -> np.ndarray:
 
 #: Where the VR tracking space sits relative to the robot base: config ``teleop.tracking``, typed
 #: from its declaration (hri_arm_teleop/parameters.yaml).
-TrackingParams = params_type("teleop.tracking")
+TrackingParams = TeleopTrackingParams
 
 
 class TrackingFrame:

@@ -10,13 +10,13 @@ Back/Start = -/+, right stick click = reset).
 from __future__ import annotations
 
 from typing import Sequence
+from hri_arm_teleop.parameters_gen import TeleopGamepadParams
 
-from hri_runtime.parameters import params_type
 
 
 #: Config ``teleop.gamepad`` (``button_keys``: index = Joy button, "" = unbound; ``axis_keys``:
 #: index = Joy axis, "positive_key/negative_key" or ""), typed from its declaration.
-GamepadParams = params_type("teleop.gamepad")
+GamepadParams = TeleopGamepadParams
 
 
 class GamepadKeys:

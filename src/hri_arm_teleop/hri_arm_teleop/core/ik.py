@@ -22,11 +22,11 @@ from typing import Optional, Sequence
 import numpy as np
 
 from hri_core import se3
-from hri_runtime.parameters import params_type
+from hri_arm_teleop.parameters_gen import TeleopIkParams
 
 
 #: Config ``teleop.ik``, typed from its declaration (hri_arm_teleop/parameters.yaml).
-IKParams = params_type("teleop.ik")
+IKParams = TeleopIkParams
 
 
 @dataclass

@@ -27,7 +27,7 @@ from typing import Optional
 import numpy as np
 
 from hri_core import se3
-from hri_runtime.parameters import params_type
+from hri_arm_teleop.parameters_gen import TeleopKeyboardParams
 
 HELP = __doc__.split("Keys", 1)[1].split("Rotations", 1)[0].strip()
 
@@ -41,7 +41,7 @@ _ESCAPES = {b"\x1b[A": "up", b"\x1b[B": "down", b"\x1b[C": "right", b"\x1b[D": "
 
 
 #: Config ``teleop.keyboard``, typed from its declaration (hri_arm_teleop/parameters.yaml).
-KeyboardParams = params_type("teleop.keyboard")
+KeyboardParams = TeleopKeyboardParams
 
 
 def parse_keys(data: bytes) -> list[str]:

@@ -39,12 +39,12 @@ import numpy as np
 from hri_arm_teleop.core.types import (CartesianTarget, JointCommand, LatestValue, PoseCommand,
                                        RefMode, RobotState, TaskSpaceReference)
 from hri_core import se3
-from hri_runtime.parameters import params_type
+from hri_arm_teleop.parameters_gen import TeleopLoopParams
 
 TRANSITIONS_KEPT = 64   # TRACK/HOLD changes kept in ``Bridge.transitions`` (the last ones)
 
 
-class LoopParams(params_type("teleop.loop")):
+class LoopParams(TeleopLoopParams):
     """Config ``teleop.loop`` (declared in hri_arm_teleop/parameters.yaml) and its derived periods."""
 
     @property

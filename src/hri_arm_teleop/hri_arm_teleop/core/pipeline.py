@@ -46,6 +46,8 @@ from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, JointShaper, LoopP
 from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.safety import SafetyGate
 from hri_arm_teleop.core.types import JointCommand, LatestValue
+from hri_arm_teleop.parameters_gen import TeleopParams
+from hri_runtime.parameters_gen import FramesParams
 
 CARTESIAN_FLAGS = frozenset(("workspace", "ee_speed"))   # q cannot be clamped for these: hold
 SAFETY_HOLD = "SAFETY_HOLD"
@@ -86,19 +88,19 @@ class ArmTeleopPipeline:
                  output: Optional[str] = None):
         """``output``: ``joint`` | ``cartesian`` (default: config ``teleop.output``); cartesian
         needs no IK (``ik`` None) and a robot with ``send_pose(PoseCommand)``."""
-        t = cfg["teleop"]
+        t = TeleopParams.from_tree(cfg)
         self.log = logger or logging.getLogger("hri_arm_teleop")
         self.clock = clock
         self.robot = robot
-        self.params = LoopParams.from_config(t["loop"])
-        self.tracking = TrackingFrame(TrackingParams.from_config(t["tracking"]))
+        self.params = LoopParams.from_tree(cfg)
+        self.tracking = TrackingFrame(t.tracking)
         self.gate = safety
-        self.clutch = ClutchTeleop(ClutchParams.from_config(t["clutch"]), clock,
+        self.clutch = ClutchTeleop(t.clutch, clock,
                                    workspace_clamp=self._clamp_target if safety is not None else None,
                                    logger=self.log)
-        self.planner = CommandPlanner(self.params, clock, link_name=t["ik"]["ee_site"],
-                                      in_frame=cfg["frames"]["base"])
-        self.output = output or t["output"]
+        self.planner = CommandPlanner(self.params, clock, link_name=t.ik.ee_site,
+                                      in_frame=FramesParams.from_tree(cfg).base)
+        self.output = output or t.output
         if self.output not in OUTPUTS:
             raise ValueError(f"teleop.output must be one of {OUTPUTS}, got {self.output!r}")
         self.cartesian = self.output == "cartesian"

@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from hri_arm_teleop.parameters_gen import TeleopDemoParams
 
-from hri_runtime.parameters import params_type
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class HandSample:
     arc_m: float              # arc length of the square drawn so far
 
 
-class SquareScenario(params_type("teleop.demo")):
+class SquareScenario(TeleopDemoParams):
     """Config ``teleop.demo`` (declared in hri_arm_teleop/parameters.yaml) and the hand's path."""
 
     # ------------------------------------------------------------------ geometry

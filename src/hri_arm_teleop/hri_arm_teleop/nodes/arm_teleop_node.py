@@ -37,6 +37,7 @@ from typing import Optional
 import numpy as np
 
 from hri_arm_teleop.lockstep import build_pipeline, sim_lockstep
+from hri_arm_teleop.parameters_gen import TeleopParams
 from hri_arm_teleop.vr_link import ArmVrReceiver
 from hri_pulse.core.auth import AuthParams, check_receiver_bind
 from hri_runtime import msgs
@@ -45,12 +46,10 @@ from hri_runtime.config import ConfigError
 from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameters import declare_config
 from hri_runtime.qos import QOS_LATCHED
+from hri_runtime.parameters_gen import FramesParams, JointsParams, RobotParams
 from hri_safety.nodes.stop_listener import StopListener
-
-#: Config ``teleop`` typed from its declaration (the node's values after declare_config).
-TeleopParams = params_type("teleop")
 
 
 class ArmTeleopNode(Node):
@@ -59,9 +58,10 @@ class ArmTeleopNode(Node):
         self.cfg = declare_config(self, ("teleop", "pulse.auth", "frames.base", "joints.names", "interaction.topics"),
                                   cfg=cfg,
                                   on_set={"teleop.vr.enabled": self._on_vr_enabled})
-        t = self.params = TeleopParams.from_config(self.cfg["teleop"])
+        t = self.params = TeleopParams.from_tree(self.cfg)     # the node's values
         self.log = logging.getLogger("hri_arm_teleop.arm_teleop")
-        self.base_frame = self.cfg["frames"]["base"]
+        self.base_frame = FramesParams.from_tree(self.cfg).base
+        self.joint_names = list(JointsParams.from_tree(self.cfg).names)
         self.clock = lambda: self.get_clock().now_s()
         self.output = t.output
         self.lockstep = None                # the simulated arm (joint output, interface mujoco)
@@ -84,7 +84,7 @@ class ArmTeleopNode(Node):
         else:
             from hri_arm_teleop.nodes.ros2_robot import Ros2Robot
 
-            self.robot = Ros2Robot(self, self.cfg["joints"]["names"], t.robot.ros2)
+            self.robot = Ros2Robot(self, self.joint_names, t.robot.ros2)
             self.pipe = build_pipeline(self.cfg, self.robot, self.clock, self.log, output="joint")
             self.robot.fk = self.pipe.controller.ik.fk
         self.receiver: Optional[ArmVrReceiver] = None
@@ -92,7 +92,7 @@ class ArmTeleopNode(Node):
         self._reader: Optional[threading.Thread] = None
         self._reader_stop = threading.Event()
         # /diagnostics "hri_arm_teleop: vr link": link health and every counter (dropped packets by cause)
-        self.diag = Updater(self, str(self.cfg["robot"]["model"]), t.vr.diagnostics_period_s, timer=True,
+        self.diag = Updater(self, RobotParams.from_tree(self.cfg).model, t.vr.diagnostics_period_s, timer=True,
                             prefix="hri_arm_teleop")
         self.diag.add("vr link", self._diagnose)
         if t.vr.enabled:
@@ -112,7 +112,7 @@ class ArmTeleopNode(Node):
         OSError: one line, exit 2) when the port cannot be bound; StartupRefused off loopback
         without ``pulse.auth``, ConfigError when its key file cannot be read."""
         vr = self.params.vr
-        auth = AuthParams.from_config(self.cfg["pulse"]["auth"])
+        auth = AuthParams.from_tree(self.cfg)
         check_receiver_bind("arm_teleop teleop.vr.bind_address", vr.bind_address, auth)
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
@@ -237,7 +237,7 @@ class ArmTeleopNode(Node):
         self.pub_js.publish(msgs.new(
             "sensor_msgs/msg/JointState",
             header=msgs.new("std_msgs/msg/Header", frame_id="", stamp=time_from_seconds(now)),
-            name=list(self.cfg["joints"]["names"]), position=np.asarray(st.q, float),
+            name=self.joint_names, position=np.asarray(st.q, float),
             velocity=np.asarray(st.dq, float), effort=np.zeros(0)))
         if st.base_T_ee is not None:
             self.pub_ee.publish(pose_stamped_from_matrix(st.base_T_ee, now, self.base_frame))

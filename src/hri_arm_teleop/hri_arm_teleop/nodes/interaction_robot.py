@@ -15,15 +15,18 @@ import numpy as np
 
 from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.types import JointCommand, PoseCommand, RobotState
+from hri_arm_teleop.parameters_gen import TeleopTopicsParams
+from hri_interaction.parameters_gen import InteractionTopicsParams
+from hri_runtime.parameters_gen import FramesParams, JointsParams
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, seconds_from_time
 
 
 class InteractionRobot(RobotInterface):
     def __init__(self, node, cfg: dict, joint_states_topic: Optional[str] = None):
         self.node = node
-        self.joint_names = tuple(cfg["joints"]["names"])
-        self.base_frame = cfg["frames"]["base"]
-        it = cfg["interaction"]["topics"]
+        self.joint_names = JointsParams.from_tree(cfg).names
+        self.base_frame = FramesParams.from_tree(cfg).base
+        it = InteractionTopicsParams.from_tree(cfg)
         self._lock = threading.Lock()
         self._q: Optional[np.ndarray] = None
         self._dq: Optional[np.ndarray] = None
@@ -31,11 +34,11 @@ class InteractionRobot(RobotInterface):
         self._stamp = 0.0
         self.ignored = 0
         self.poses = 0
-        node.create_subscription("sensor_msgs/msg/JointState", joint_states_topic or it["sim_joint_states"],
+        node.create_subscription("sensor_msgs/msg/JointState", joint_states_topic or it.sim_joint_states,
                                  self._on_joint_state, qos=10)
-        node.create_subscription("geometry_msgs/msg/PoseStamped", cfg["teleop"]["topics"]["ee_pose"],
+        node.create_subscription("geometry_msgs/msg/PoseStamped", TeleopTopicsParams.from_tree(cfg).ee_pose,
                                  self._on_ee_pose, qos=10)
-        self._pub = node.create_publisher("geometry_msgs/msg/PoseStamped", it["reference"], qos=10)
+        self._pub = node.create_publisher("geometry_msgs/msg/PoseStamped", it.reference, qos=10)
 
     def _on_joint_state(self, msg) -> None:
         names = list(msg.name)

@@ -14,8 +14,10 @@ import sys
 from collections import deque
 from typing import Optional
 
-from hri_arm_teleop.core.gamepad import GamepadKeys, GamepadParams
-from hri_arm_teleop.core.keyboard import HELP, KeyboardParams, KeyboardTeleop, parse_keys
+from hri_arm_teleop.core.gamepad import GamepadKeys
+from hri_arm_teleop.core.keyboard import HELP, KeyboardTeleop, parse_keys
+from hri_arm_teleop.parameters_gen import TeleopParams
+from hri_runtime.parameters_gen import FramesParams
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameters import declare_config
@@ -27,9 +29,9 @@ class KeyboardTeleopNode(Node):
     def __init__(self, cfg: Optional[dict] = None, use_terminal: bool = True, **kw):
         super().__init__("keyboard_teleop", **kw)
         self.cfg = declare_config(self, ("teleop.keyboard", "teleop.gamepad", "teleop.topics", "frames.base"), cfg=cfg)
-        t = self.cfg["teleop"]
-        self.params = KeyboardParams.from_config(t["keyboard"])
-        self.frame_id = self.cfg["frames"]["base"]
+        t = TeleopParams.from_tree(self.cfg)
+        self.params = t.keyboard
+        self.frame_id = FramesParams.from_tree(self.cfg).base
         self.core: Optional[KeyboardTeleop] = None
         self.pending: list[str] = []
         self.lines: deque[str] = deque(maxlen=LINES_KEPT)   # the last lines said (tests, no terminal)
@@ -46,10 +48,10 @@ class KeyboardTeleopNode(Node):
             tty.setcbreak(fd)
             atexit.register(self.restore_terminal)  # never leave the shell in cbreak mode
             self.say(HELP)
-        self.pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t["topics"]["ee_command"], qos=10)
-        self.create_subscription("geometry_msgs/msg/PoseStamped", t["topics"]["ee_pose"], self.on_ee_pose, qos=10)
-        self.gamepad = GamepadKeys(GamepadParams.from_config(t["gamepad"]))
-        self.create_subscription("sensor_msgs/msg/Joy", t["gamepad"]["topic"], self.on_joy, qos=10)
+        self.pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t.topics.ee_command, qos=10)
+        self.create_subscription("geometry_msgs/msg/PoseStamped", t.topics.ee_pose, self.on_ee_pose, qos=10)
+        self.gamepad = GamepadKeys(t.gamepad)
+        self.create_subscription("sensor_msgs/msg/Joy", t.gamepad.topic, self.on_joy, qos=10)
         self.create_timer(1.0 / self.params.publish_rate_hz, self.tick)
 
     def on_joy(self, msg) -> None:

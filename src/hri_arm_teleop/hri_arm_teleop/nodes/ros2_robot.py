@@ -18,11 +18,11 @@ from hri_arm_teleop.core.robot import RobotInterface
 from hri_arm_teleop.core.types import JointCommand, RobotState
 from hri_runtime import msgs
 from hri_runtime.geometry import seconds_from_time, time_from_seconds
-from hri_runtime.parameters import params_type
+from hri_arm_teleop.parameters_gen import TeleopRobotRos2Params
 
 
 #: Config ``teleop.robot.ros2``, typed from its declaration.
-Ros2Params = params_type("teleop.robot.ros2")
+Ros2Params = TeleopRobotRos2Params
 
 
 class Ros2Robot(RobotInterface):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from hri_runtime.bind import StartupRefused, check_bind as _check_bind, is_loopback  # noqa: F401 (re-exported)
-from hri_runtime.parameters import params_type
+from hri_console.parameters_gen import ConsoleForwardParams, ConsoleParams
 
 #: gain names accepted by pid_apply
 GAIN_NAMES = ("kp", "ki", "kd")
@@ -45,9 +45,8 @@ class Rejected(ValueError):
 
 
 #: the console (config section ``console``, declared in parameters.yaml)
-ConsoleParams = params_type("console")
 #: ``console.forward``: bounds on every value forwarded from a topic to the page
-ForwardLimits = params_type("console.forward")
+ForwardLimits = ConsoleForwardParams
 
 
 @dataclass(frozen=True)

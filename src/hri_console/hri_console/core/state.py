@@ -32,9 +32,9 @@ import threading
 from collections import deque
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from hri_runtime.parameters import params_type
 
 from .protocol import ForwardLimits, Rejected, bound_value
+from hri_console.parameters_gen import ConsoleStateParams
 
 STALE = 3
 
@@ -43,7 +43,7 @@ Dropped = Optional[tuple[str, str]]
 
 
 #: ``console.state`` (declared in parameters.yaml)
-StateParams = params_type("console.state")
+StateParams = ConsoleStateParams
 
 
 def _finite_or_none(v: float):

@@ -49,13 +49,15 @@ from typing import Any, Optional
 
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameters_gen import JointsParams
 from hri_runtime.qos import QOS_LATCHED, QoSProfile
 
 from hri_console.core.protocol import PID_TRIGGERS, CommandGate, CommandRules, ConsoleParams, Rejected, check_bind
 from hri_console.core.state import ConsoleState
 from hri_safety.nodes.stop_listener import RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 from hri_interaction.core.spd import ImpedanceGainLimits
+from hri_interaction.parameters_gen import InteractionImpedanceParams, InteractionTopicsParams
 
 TUNE_SRV = "hri_interfaces/srv/Tune"
 STOP_EVENTS_KEPT = 64     # safe-stop times kept in ``ConsoleNode.stop_events`` (the last ones)
@@ -89,43 +91,46 @@ class ConsoleNode(Node):
                                          "interaction.impedance", "atomic.topics"), cfg=cfg)
         serve = self.declare_parameter("serve", True, {"description": "serve the page (false: the node "
                                                        "without its HTTP server)"}).value
-        self.params = ConsoleParams.from_config(self.cfg["console"])
+        self.params = ConsoleParams.from_tree(self.cfg)
         check_bind(self.params)                      # StartupRefused before anything is bound
-        jc = self.cfg["joints"]
-        names = list(jc.get("names") or [])
+        jc = JointsParams.from_tree(self.cfg)
+        names = list(jc.names or [])
         rules = CommandRules(self.params, num_joints=max(1, len(names)),
-                             gain_limits=ImpedanceGainLimits.from_config(self.cfg["interaction"]["gain_limits"]))
+                             gain_limits=ImpedanceGainLimits.from_tree(self.cfg))
         self.state = ConsoleState(self.params.state, self.params.forward, clock=self.now, joint_names=names,
-                                  position_min_rad=[math.radians(x) for x in (jc.get("position_min_deg") or [])],
-                                  position_max_rad=[math.radians(x) for x in (jc.get("position_max_deg") or [])])
+                                  position_min_rad=[math.radians(x) for x in (jc.position_min_deg or [])],
+                                  position_max_rad=[math.radians(x) for x in (jc.position_max_deg or [])])
         self.service_timeout_s = self.params.service_timeout_s
-        tt, it, at = self.cfg["teleop"]["topics"], self.cfg["interaction"]["topics"], self.cfg["atomic"]["topics"]
+        self.impedance = InteractionImpedanceParams.from_tree(self.cfg)
+        # teleop.topics and atomic.topics: declared by packages that are not dependencies of the console
+        tt, at = params_type("teleop.topics").from_tree(self.cfg), params_type("atomic.topics").from_tree(self.cfg)
+        it = InteractionTopicsParams.from_tree(self.cfg)
         self.safe_stop_topic = STOP_REQUEST_TOPIC
         # --- out
         self.pub_stop = self.create_publisher(STOP_REQUEST_TYPE, self.safe_stop_topic, qos=10)
         self.reset_cli = self.create_client("std_srvs/srv/Trigger", RESET_SERVICE)
         self.system_stop = StopListener(self, on_change=lambda stopped, _r: self.state.on_safe_stop(stopped),
                                         params=self.cfg)
-        self.pub_reset = self.create_publisher("std_msgs/msg/Bool", at["reset"], qos=10)
-        self.pub_mode = self.create_publisher("std_msgs/msg/String", it["mode"], qos=10)
-        self.pub_gains = self.create_publisher("std_msgs/msg/Float64MultiArray", it["gains"], qos=10)
+        self.pub_reset = self.create_publisher("std_msgs/msg/Bool", at.reset, qos=10)
+        self.pub_mode = self.create_publisher("std_msgs/msg/String", it.mode, qos=10)
+        self.pub_gains = self.create_publisher("std_msgs/msg/Float64MultiArray", it.gains, qos=10)
         # --- in
         self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", self.params.topics.diagnostics,
                                  self.on_diagnostics, qos=50)
         # the arm's measured joints: arm_teleop's (joint output, a real robot) or the interaction node's
         # simulated arm (cartesian output); only one of them publishes in a stack
-        for topic in dict.fromkeys((tt["joint_states"], it["sim_joint_states"])):
+        for topic in dict.fromkeys((tt.joint_states, it.sim_joint_states)):
             self.create_subscription("sensor_msgs/msg/JointState", topic, self.on_joint_states, qos=10)
         self.create_subscription("sensor_msgs/msg/JointState", self.params.topics.joint_setpoints,
                                  self.on_setpoints, qos=10)
-        self.create_subscription("geometry_msgs/msg/PoseStamped", tt["ee_pose"], self.on_ee_pose, qos=10)
+        self.create_subscription("geometry_msgs/msg/PoseStamped", tt.ee_pose, self.on_ee_pose, qos=10)
         # state topics are TRANSIENT_LOCAL depth 1 (docs/ros2-interop.md "State topics"): a console
         # started late shows the current state at once
-        self.create_subscription("hri_interfaces/msg/TeleopMode", tt["mode"],
+        self.create_subscription("hri_interfaces/msg/TeleopMode", tt.mode,
                                  lambda m: self.state.on_teleop_mode(m.mode), qos=QOS_LATCHED)
-        self.create_subscription("hri_interfaces/msg/InteractionState", it["state"],
+        self.create_subscription("hri_interfaces/msg/InteractionState", it.state,
                                  lambda m: self.state.on_interaction_state(state_dict(m)), qos=QOS_LATCHED)
-        self.create_subscription("hri_interfaces/msg/AtomicState", at["atomic_state"],
+        self.create_subscription("hri_interfaces/msg/AtomicState", at.atomic_state,
                                  lambda m: self.state.on_atomic_state(state_dict(m)), qos=QOS_LATCHED)
         pid = self.params.pid_service.rstrip("/")
         self.create_subscription("hri_interfaces/msg/PidTuningStatus", f"{pid}/status",
@@ -165,8 +170,8 @@ class ConsoleNode(Node):
     def snapshot(self) -> dict:
         snap = self.state.snapshot()
         snap["modes"] = list(self.params.modes)
-        imp = self.cfg["interaction"]["impedance"]     # the page's K/D fields start from the config's gains
-        snap["impedance_gains"] = {"stiffness": list(imp["stiffness_diag"]), "damping": list(imp["damping_diag"])}
+        imp = self.impedance                           # the page's K/D fields start from the config's gains
+        snap["impedance_gains"] = {"stiffness": list(imp.stiffness_diag), "damping": list(imp.damping_diag)}
         snap["safe_stop_topic"] = self.safe_stop_topic
         snap["stops_published"] = self.stops_published
         snap["system_stop"] = self.system_stop.status()

@@ -19,13 +19,14 @@ import sys
 from typing import Optional
 
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameters import declare_config
 from hri_runtime.qos import QOS_LATCHED
 
 from hri_console.foxglove_bridge import FoxgloveBridge
+from hri_console.parameters_gen import ConsoleFoxgloveParams
 
 #: ``console.foxglove`` (declared in parameters.yaml)
-FoxgloveParams = params_type("console.foxglove")
+FoxgloveParams = ConsoleFoxgloveParams
 
 
 def mesh_asset(uri: str) -> Optional[bytes]:
@@ -41,7 +42,7 @@ class FoxgloveNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("foxglove", **kw)
         self.cfg = declare_config(self, ("console.foxglove",), cfg=cfg)
-        fg = FoxgloveParams.from_config(self.cfg["console"]["foxglove"])
+        fg = FoxgloveParams.from_tree(self.cfg)
         topics = {self.resolve_topic_name(t): ty for t, ty in fg.topics.items()}
         latched = {self.resolve_topic_name(t) for t in fg.latched_topics}
         self.bridge = FoxgloveBridge(topics.items(), host=fg.host, port=fg.port, latched=latched,

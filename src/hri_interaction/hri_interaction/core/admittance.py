@@ -37,7 +37,7 @@ from typing import Optional
 import numpy as np
 
 from hri_interaction.core.spd import SpdGain, SpdGains
-from hri_runtime.parameters import params_type
+from hri_interaction.parameters_gen import InteractionAdmittanceParams
 
 
 def _se3():
@@ -46,7 +46,7 @@ def _se3():
     return se3
 
 
-class AdmittanceParams(SpdGains, params_type("interaction.admittance")):
+class AdmittanceParams(SpdGains, InteractionAdmittanceParams):
     """``interaction.admittance`` with its matrices ``mass`` M (SPD), ``damping`` D (SPD) and
     ``stiffness`` K (SPSD), (6, 6), twist order (ω, v) (``*_full`` replaces ``*_diag``), checked in
     ``from_config`` (GainError)."""

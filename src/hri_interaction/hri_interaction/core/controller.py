@@ -43,14 +43,14 @@ from hri_interaction.core.passivity import (PassivityParams, energy_deficit_dof_
                                             make_filter)
 from hri_interaction.core.spd import (GainError, ImpedanceGainLimits, blend, gains_from_vector,
                                       validate_impedance_gains)
-from hri_runtime.parameters import params_type
+from hri_interaction import parameters_gen
 
 MODES = ("impedance", "admittance", "hybrid")
 STOP_PREFIX = "system stop"      # frozen_reason of a freeze by the stop input (hold)
 LAWS = ("lie", "cartesian")
 
 
-class InteractionParams(params_type("interaction")):
+class InteractionParams(parameters_gen.InteractionParams):
     """``interaction`` as declared (hri_interaction/parameters.yaml), with the gain sections as
     their typed params: ``impedance`` (:class:`ImpedanceParams`), ``admittance``
     (:class:`AdmittanceParams`), ``passivity`` (:class:`PassivityParams`), ``gain_limits``
@@ -63,7 +63,7 @@ class InteractionParams(params_type("interaction")):
 
     @classmethod
     def from_config(cls, section: dict) -> "InteractionParams":
-        """From ``cfg["interaction"]``: the declaration's checks (ConfigError naming the key), the
+        """From the ``interaction`` section: the declaration's checks (ConfigError naming the key), the
         gain matrices SPD and the configured impedance inside ``gain_limits`` (GainError)."""
         p = super().from_config(section)
         p = dataclasses.replace(p, **{k: t.from_config(section[k]) for k, t in _TYPED_SECTIONS.items()})

@@ -22,7 +22,7 @@ from typing import Optional
 import numpy as np
 
 from hri_interaction.core.spd import SpdGain, SpdGains
-from hri_runtime.parameters import params_type
+from hri_interaction.parameters_gen import InteractionImpedanceParams
 
 
 def _se3():
@@ -46,7 +46,7 @@ def cxx_kernels():
     return _CXX[0]
 
 
-class ImpedanceParams(SpdGains, params_type("interaction.impedance")):
+class ImpedanceParams(SpdGains, InteractionImpedanceParams):
     """``interaction.impedance`` with its gain matrices ``stiffness`` K and ``damping`` D
     ((6, 6), SPD, body frame, (ω, v); ``*_full`` replaces ``*_diag``), checked SPD in
     ``from_config`` (GainError)."""

@@ -50,14 +50,14 @@ from collections import deque
 from typing import Optional
 
 import numpy as np
+from hri_interaction.parameters_gen import InteractionPassivityParams
 
-from hri_runtime.parameters import params_type
 
 FILTERS = ("none", "passivity", "tdpc", "wave")
 _EPS_V2 = 1e-18
 
 
-class PassivityParams(params_type("interaction.passivity")):
+class PassivityParams(InteractionPassivityParams):
     """``interaction.passivity``: the wrench preprocessor (``filter``), the observer's floor, the
     wave damping b and the PO/PC cap ``po_pc.max_damping`` (all checked by the declaration)."""
 

@@ -21,8 +21,8 @@ import dataclasses
 from typing import Mapping, Optional
 
 import numpy as np
+from hri_interaction.parameters_gen import InteractionGainLimitsParams
 
-from hri_runtime.parameters import params_type
 
 VARIANT_SIZES = {"diagonal": 6, "block": 12, "full": 21}
 
@@ -161,7 +161,7 @@ def blend(G0: np.ndarray, G1: np.ndarray, alpha: float) -> np.ndarray:
     return (1.0 - a) * G0 + a * G1
 
 
-class ImpedanceGainLimits(params_type("interaction.gain_limits")):
+class ImpedanceGainLimits(InteractionGainLimitsParams):
     """``interaction.gain_limits``: allowed [min, max] of the diagonal entries of the impedance K
     and D, rotational block (ω, first three) and translational block (v, last three). With G SPD,
     |G_ij| <= sqrt(G_ii G_jj), so bounding the diagonal bounds every entry. The declaration checks

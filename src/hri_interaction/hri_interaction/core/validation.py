@@ -92,7 +92,7 @@ def format_table(results: dict) -> str:
 
 
 def table_params(section: dict) -> tuple[AdmittanceParams, PassivityParams]:
-    """Admittance/passivity parameters of the table 13.9 run from ``cfg["interaction"]``: the
+    """Admittance/passivity parameters of the table 13.9 run from the ``interaction`` section: the
     configured admittance diagonal with the body-z entries of ``validation`` (M_z, D_z, K_z)."""
     v = section["validation"]
     a = section["admittance"]

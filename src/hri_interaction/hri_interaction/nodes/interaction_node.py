@@ -51,7 +51,8 @@ from hri_runtime import msgs
 from hri_runtime.diagnostics import OK, WARN, Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameters import declare_config, params_type   # teleop.topics: hri_arm_teleop's
+from hri_runtime.parameters_gen import FramesParams, JointsParams, RobotParams
 from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import StopListener
 
@@ -66,19 +67,18 @@ class InteractionNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("interaction", **kw)
         self.cfg = declare_config(self, ("interaction", "safety.stop", "joints.names", "teleop.topics.ee_pose"), cfg=cfg)
-        sec = self.cfg["interaction"]
-        self.sec = sec
-        self.params = InteractionParams.from_config(sec)
-        self.driver = sec["node"]["driver"]
-        self.joint_names = list(self.cfg["joints"]["names"])
-        q0 = np.deg2rad(self.cfg["joints"]["named_positions_deg"]["home"])
+        self.params = p = InteractionParams.from_tree(self.cfg)
+        self.driver = p.node.driver
+        joints = JointsParams.from_tree(self.cfg)
+        self.joint_names = list(joints.names)
+        q0 = np.deg2rad(joints.named_positions_deg["home"])
         safety = safety_checker(self.cfg)
         # engine rt with the simulated arm on a real clock: the C++ loop thread owns read -> tick
         # -> write; otherwise (simulated clock, topic driver, engine python) this node's 1 ms timer
         # steps the python engine in lockstep with the node clock
         simulated = getattr(self.context, "kind", "") == "inproc" or bool(
             self.get_parameter("use_sim_time").value)
-        use_rt = self.driver == "sim" and sec["engine"] == "rt" and not simulated
+        use_rt = self.driver == "sim" and p.engine == "rt" and not simulated
         if use_rt and not rt_available():
             self.get_logger().warning("interaction.engine rt: hri_core has no rt module; the "
                                       "1 kHz loop runs on this node's Python timer")
@@ -88,31 +88,31 @@ class InteractionNode(Node):
         # the lockstep engine's controller and arm (tests read their state); None with the rt loop
         self.ctrl = getattr(self.engine, "ctrl", None)
         self.sim = getattr(self.engine, "sim", None)
-        self.base_frame = self.cfg.get("frames", {}).get("base", "base")
+        self.base_frame = FramesParams.from_tree(self.cfg).base
         self.dt = 1.0 / self.params.rate_hz
         self.last_reference_s = self.get_clock().now_s()
         self._wall_periods: deque = deque(maxlen=5000)   # s, wall-clock tick-to-tick periods
         self._last_wall: Optional[float] = None
-        t = sec["topics"]
-        self.create_subscription("geometry_msgs/msg/PoseStamped", t["reference"], self.on_reference, qos=10)
-        self.create_subscription("std_msgs/msg/String", t["mode"], self.on_mode, qos=10)
-        self.create_subscription("std_msgs/msg/Float64MultiArray", t["gains"], self.on_gains, qos=10)
+        t = p.topics
+        self.create_subscription("geometry_msgs/msg/PoseStamped", t.reference, self.on_reference, qos=10)
+        self.create_subscription("std_msgs/msg/String", t.mode, self.on_mode, qos=10)
+        self.create_subscription("std_msgs/msg/Float64MultiArray", t.gains, self.on_gains, qos=10)
         if self.driver == "sim":
-            self.create_subscription("geometry_msgs/msg/WrenchStamped", t["sim_push"], self.on_push, qos=10)
-            self.js_pub = self.create_publisher("sensor_msgs/msg/JointState", t["sim_joint_states"], qos=10)
+            self.create_subscription("geometry_msgs/msg/WrenchStamped", t.sim_push, self.on_push, qos=10)
+            self.js_pub = self.create_publisher("sensor_msgs/msg/JointState", t.sim_joint_states, qos=10)
             self.ee_pub = self.create_publisher("geometry_msgs/msg/PoseStamped",
-                                                self.cfg["teleop"]["topics"]["ee_pose"], qos=10)
+                                                params_type("teleop.topics").from_tree(self.cfg).ee_pose, qos=10)
             # /joint_states: the simulation owns the robot (robot_state turns it into /tf)
-            self.robot_js_pub = self.create_publisher("sensor_msgs/msg/JointState", t["joint_states"], qos=10)
+            self.robot_js_pub = self.create_publisher("sensor_msgs/msg/JointState", t.joint_states, qos=10)
         else:
-            self.create_subscription("geometry_msgs/msg/WrenchStamped", t["wrench"], self.on_wrench, qos=10)
-            self.create_subscription("sensor_msgs/msg/JointState", t["joint_states"], self.on_joint_state, qos=10)
-        self.tau_pub = self.create_publisher("std_msgs/msg/Float64MultiArray", t["torque"], qos=10)
-        self.pose_pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t["modified_pose"], qos=10)
-        self.state_pub = self.create_publisher(STATE_MSG, t["state"], qos=QOS_LATCHED)    # + state_rate_hz
+            self.create_subscription("geometry_msgs/msg/WrenchStamped", t.wrench, self.on_wrench, qos=10)
+            self.create_subscription("sensor_msgs/msg/JointState", t.joint_states, self.on_joint_state, qos=10)
+        self.tau_pub = self.create_publisher("std_msgs/msg/Float64MultiArray", t.torque, qos=10)
+        self.pose_pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t.modified_pose, qos=10)
+        self.state_pub = self.create_publisher(STATE_MSG, t.state, qos=QOS_LATCHED)    # + state_rate_hz
         # /diagnostics with every state message (publish_state forces it: the status of that state)
-        self.diag = Updater(self, self.cfg["robot"]["model"], 1.0 / sec["node"]["state_rate_hz"],
-                            topic=t["diagnostics"], prefix="")
+        self.diag = Updater(self, RobotParams.from_tree(self.cfg).model, 1.0 / p.node.state_rate_hz,
+                            topic=t.diagnostics, prefix="")
         self.diag.add("interaction", self._diagnose)
         self._diag: dict = {}
         self.stop = StopListener(self, on_change=self.on_system_stop)
@@ -122,9 +122,9 @@ class InteractionNode(Node):
             self.get_logger().info(f"1 kHz loop: C++ real-time thread ({self.engine.state().get('rt', {})})")
         else:
             self.create_timer(self.dt, self.tick)
-        self.create_timer(1.0 / sec["node"]["state_rate_hz"], self.publish_state)
+        self.create_timer(1.0 / p.node.state_rate_hz, self.publish_state)
         if self.driver == "sim":
-            self.create_timer(1.0 / sec["node"]["joint_state_rate_hz"], self.publish_joint_states)
+            self.create_timer(1.0 / p.node.joint_state_rate_hz, self.publish_joint_states)
 
     def destroy_node(self):
         self.engine.stop()
@@ -193,7 +193,7 @@ class InteractionNode(Node):
         self.pose_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ref"]), now, self.base_frame))
         diag = diagnostics(s, self.dt)
         diag["engine"] = self.engine.kind
-        diag["reference_stale"] = (now - self.last_reference_s) > self.sec["node"]["reference_timeout_s"]
+        diag["reference_stale"] = (now - self.last_reference_s) > self.params.node.reference_timeout_s
         diag["driver"] = self.driver
         if "period_us" not in diag and self._wall_periods:   # the 1 ms timer's wall periods (last 5000)
             per = np.asarray(self._wall_periods) * 1e6

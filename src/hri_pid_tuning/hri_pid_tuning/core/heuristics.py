@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from hri_core.pid import PIDGains
-from hri_runtime.parameters import params_type
+from hri_pid_tuning.parameters_gen import PidTuningHeuristicsParams
 
 
 # thesis (RoboyVR code) names for the JSON/UI
@@ -50,7 +50,7 @@ THESIS_RULES = ("classic", "pessen_integral_rule", "some_overshoot", "no_oversho
                 "pi_control", "pd_control")
 
 
-class HeuristicsParams(params_type("pid_tuning.heuristics")):
+class HeuristicsParams(PidTuningHeuristicsParams):
     """``pid_tuning.heuristics`` (declared in parameters.yaml): ``rules`` = name → ``{kp, ki, kd}``
     multipliers of Ku, Ku/Tu, Ku·Tu."""
 

@@ -42,13 +42,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from hri_runtime.parameters import params_type
 
 from .peaks import find_peaks_hysteresis
+from hri_pid_tuning.parameters_gen import PidTuningEvaluationParams
 
 
 #: thresholds of the evaluation (``pid_tuning.evaluation``, declared in parameters.yaml)
-EvaluationParams = params_type("pid_tuning.evaluation")
+EvaluationParams = PidTuningEvaluationParams
 
 
 def _trapz(y: np.ndarray, t: np.ndarray) -> float:

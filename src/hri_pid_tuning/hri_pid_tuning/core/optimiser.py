@@ -27,13 +27,13 @@ from scipy.optimize import minimize
 from .metrics import Evaluation, EvaluationParams, evaluate_joint
 from .motion import StepTestMotion
 from hri_core.pid import PIDGains, PIDParams
-from hri_runtime.parameters import params_type
 
 from .plant import JointPlant, simulate_closed_loop
+from hri_pid_tuning.parameters_gen import PidTuningOptimiserParams
 
 
 #: the optimiser (``pid_tuning.optimiser``, declared in parameters.yaml)
-OptimiserParams = params_type("pid_tuning.optimiser")
+OptimiserParams = PidTuningOptimiserParams
 
 
 @dataclass

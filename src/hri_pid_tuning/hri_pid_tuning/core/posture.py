@@ -44,14 +44,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from hri_core.pid import PID, PIDGains, PIDParams
-from hri_runtime.parameters import params_type
 
 from .plant import JointPlant
 from .relay import RelayParams, RelayResult, relay_tune
+from hri_pid_tuning.parameters_gen import PidTuningSafeTuningParams
 
 
 #: the safe relay test (``pid_tuning.safe_tuning``, declared in parameters.yaml)
-SafeTuningParams = params_type("pid_tuning.safe_tuning")
+SafeTuningParams = PidTuningSafeTuningParams
 
 
 def tuning_posture(base_rad: Sequence[float], index: int, q_min_rad: float, q_max_rad: float,

@@ -31,17 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from hri_runtime.parameters import params_type
 
 from .peaks import Peak, find_peaks_hysteresis
 from .plant import JointPlant
+from hri_pid_tuning.parameters_gen import PidTuningRelayParams
 
 _log = logging.getLogger(__name__)
 
 
 #: the relay test (``pid_tuning.relay``, declared in parameters.yaml; angles in degrees as in the
 #: thesis's API)
-RelayParams = params_type("pid_tuning.relay")
+RelayParams = PidTuningRelayParams
 
 
 @dataclass

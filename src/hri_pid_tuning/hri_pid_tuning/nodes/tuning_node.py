@@ -34,18 +34,19 @@ from hri_runtime import msgs
 from hri_runtime.geometry import seconds_from_time, time_from_seconds
 from hri_runtime.lockstep import WorkerLockstep
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameters import declare_config
 from hri_runtime.qos import QOS_LATCHED
 
 from ..live import LiveParams, LiveRobot
 from ..report import json_ready
 from ..service_api import TUNE_SRV, PidTuningServer, Reply
 from ..session import TuningSession, initial_gains
+from hri_pid_tuning.parameters_gen import PidTuningNodeParams, PidTuningParams
 
 STATUS_MSG = "hri_interfaces/msg/PidTuningStatus"
 PROGRESS_MSG = "hri_interfaces/msg/TuningProgress"
 #: ``pid_tuning.node`` (declared in parameters.yaml)
-NodeParams = params_type("pid_tuning.node")
+NodeParams = PidTuningNodeParams
 
 
 def status_msg(status: dict[str, Any], stamp) -> Any:
@@ -72,8 +73,10 @@ class PidTuningNode(Node):
     def __init__(self, session=None, cfg: dict | None = None, **kw):
         super().__init__("pid_tuning", **kw)
         self.cfg = declare_config(self, ("pid_tuning",), cfg=session.cfg if session is not None else cfg)
-        nc = NodeParams.from_config(self.cfg["pid_tuning"]["node"])
-        self.live_params = LiveParams.from_config(self.cfg["pid_tuning"]["live"])
+        pt = PidTuningParams.from_tree(self.cfg)       # the node's values
+        nc = pt.node
+        self.live_params = pt.live
+        self.collision_samples = pt.safe_tuning.collision_samples
         if session is None:
             if nc.live:
                 session = self._live_session(nc.robot, nc.setup)
@@ -111,7 +114,7 @@ class PidTuningNode(Node):
 
         def make(model, collides):
             self.live_robot = LiveRobot(self, model, self.lockstep, self.live_params, collides,
-                                        self.cfg["pid_tuning"]["safe_tuning"]["collision_samples"],
+                                        self.collision_samples,
                                         initial_gains(self.cfg, robot, model.joint_names))
             return self.live_robot
 
@@ -231,8 +234,9 @@ def run_live(robot: str, setup: str | None, job: Callable[[Any], Any], overrides
     from hri_sim.pid_plants_mujoco import ARM_ROBOT, load_pid_config
 
     cfg = load_pid_config(robot, overrides=overrides)
-    if robot == ARM_ROBOT and setup not in cfg["pid_tuning"]["setups"]:
-        raise ValueError(f"unknown setup {setup!r}; known: {sorted(cfg['pid_tuning']['setups'])}")
+    setups = PidTuningParams.from_tree(cfg).setups
+    if robot == ARM_ROBOT and setup not in setups:
+        raise ValueError(f"unknown setup {setup!r}; known: {sorted(setups)}")
     ctx = InprocContext()
     StopSupervisorNode(cfg=cfg, context=ctx)           # the stack's stop authority (the robot holds without it)
     JointRobotNode(robot=robot, setup=setup, cfg=cfg, context=ctx)

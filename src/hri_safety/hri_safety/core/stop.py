@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 from typing import Optional
+from hri_safety.parameters_gen import SafetyStopParams
 
-from hri_runtime.parameters import params_type
 
 __all__ = ["StopParams", "StopLatch", "StopWatch", "sanitize_source", "SOURCE_MAX_CHARS",
            "REASON_MAX_CHARS", "LINK_SOURCE", "NO_HEARTBEAT", "HEARTBEAT_TIMEOUT"]
@@ -51,7 +51,7 @@ def _one_line(text: object) -> str:
     return s[:REASON_MAX_CHARS]
 
 
-class StopParams(params_type("safety.stop")):
+class StopParams(SafetyStopParams):
     """``safety.stop`` of the config tree: ``heartbeat_hz``, ``timeout_s``, ``max_sources``
     (declared in src/hri_safety/parameters.yaml with their bounds and the rule that the timeout
     exceeds one heartbeat period: a bad value is a ConfigError, a ValueError)."""

@@ -20,7 +20,7 @@ from typing import Optional
 
 from hri_runtime import msgs
 from hri_runtime.diagnostics import ERROR, OK, Updater
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameters import declare_config, params_type
 from hri_runtime.qos import QOS_LATCHED
 from hri_runtime.node import Node, run_node
 
@@ -33,10 +33,10 @@ class StopSupervisorNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("stop_supervisor", **kw)
         self.cfg = declare_config(self, ("safety.stop", "pulse.topics.safe_stop"), cfg=cfg)
-        self.params = StopParams.from_config(self.cfg["safety"]["stop"])
+        self.params = StopParams.from_tree(self.cfg)
         self.latch = StopLatch(self.params)
         self.seq = 0
-        link_topic = self.cfg["pulse"]["topics"]["safe_stop"]
+        link_topic = params_type("pulse.topics").from_tree(self.cfg).safe_stop    # hri_pulse's (it depends on us)
         self.pub = self.create_publisher(STOP_TYPE, STOP_TOPIC, qos=QOS_LATCHED)
         # /diagnostics with every round(heartbeat_hz)-th heartbeat (about 1 s) and on every change
         self.diag = Updater(self, "stop_supervisor", max(1, round(self.params.heartbeat_hz)) * self.params.period_s,

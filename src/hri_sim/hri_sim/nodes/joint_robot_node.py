@@ -44,8 +44,12 @@ import numpy as np
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
 from hri_runtime.geometry import time_from_seconds
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameters import declare_config, params_type
 from hri_safety.nodes.stop_listener import StopListener
+from hri_safety.parameters_gen import SafetyParams
+
+#: ``pid_tuning`` (declared by hri_pid_tuning, which depends on this package: built at run time)
+PidTuning = params_type("pid_tuning")
 
 SET_GAINS_SRV = "hri_interfaces/srv/Tune"   # ~/set_gains takes the tuning service's request (joint, gains)
 
@@ -63,7 +67,7 @@ def _safety_limits(robot: str, cfg: dict, plant):
     return SafetyLimits(q_min=plant.q_min, q_max=plant.q_max, v_max=free, a_max=free,
                         tau_max=plant.effort_max.copy(), tau_rate_max=free,
                         workspace_min=np.full(3, -1e3), workspace_max=np.full(3, 1e3), ee_speed_max=1e3,
-                        stale_after_s=float(cfg["safety"]["command_stale_after_s"]))
+                        stale_after_s=SafetyParams.from_tree(cfg).command_stale_after_s)
 
 
 class JointRobotNode(Node):
@@ -72,22 +76,21 @@ class JointRobotNode(Node):
         from hri_core.pid import PID, PIDGains, PIDParams
         from ..pid_plants_mujoco import ARM_ROBOT, build_pid_robot, load_pid_config
 
-        node_cfg = load_pid_config(ARM_ROBOT)["pid_tuning"]["node"] if cfg is None else cfg["pid_tuning"]["node"]
-        self.robot = robot or self.declare_parameter("robot", node_cfg["robot"]).value
-        setup = setup or self.declare_parameter("setup", node_cfg["setup"]).value
+        node_cfg = PidTuning.from_tree(load_pid_config(ARM_ROBOT) if cfg is None else cfg).node
+        self.robot = robot or self.declare_parameter("robot", node_cfg.robot).value
+        setup = setup or self.declare_parameter("setup", node_cfg.setup).value
         # the keys this node reads beyond its plant, as node parameters (the setup's config values)
         gains = "pid_tuning.humanoid_arm.initial_gains" if self.robot == ARM_ROBOT else "pid_tuning.initial_gains"
         self.cfg = declare_config(self, ("safety.command_stale_after_s", "pid_tuning.live", "pid_tuning.pid",
                                          "pid_tuning.relay.joint_limit_margin_deg", gains),
                                   cfg=cfg if cfg is not None else load_pid_config(self.robot))
-        pt = self.cfg["pid_tuning"]
+        pt = PidTuning.from_tree(self.cfg)
         self.plant = plant if plant is not None else build_pid_robot(self.robot, setup, self.cfg)
         p = self.plant
         self.names = list(p.joint_names)
-        per_robot = pt["humanoid_arm"] if self.robot == ARM_ROBOT else pt
-        ig = per_robot["initial_gains"]
-        base = PIDParams.from_config(pt["pid"])
-        self.pids = [PID(PIDGains(ig["kp"][i], ig["ki"][i], ig["kd"][i]),
+        ig = (pt.humanoid_arm if self.robot == ARM_ROBOT else pt).initial_gains
+        base = PIDParams.from_config(pt.pid)
+        self.pids = [PID(PIDGains(ig.kp[i], ig.ki[i], ig.kd[i]),
                          replace(base, output_min=-float(p.effort_max[i]), output_max=float(p.effort_max[i])))
                      for i in range(p.n)]
         self.position_mode = np.ones(p.n, dtype=bool)
@@ -95,8 +98,8 @@ class JointRobotNode(Node):
         self.effort_cmd = np.zeros(p.n)
         self.cmd_t = np.full(p.n, -math.inf)
         self.applied = np.zeros(p.n)
-        self.stale_after_s = float(self.cfg["safety"]["command_stale_after_s"])
-        self.limit_margin = math.radians(pt["relay"]["joint_limit_margin_deg"])
+        self.stale_after_s = SafetyParams.from_tree(self.cfg).command_stale_after_s
+        self.limit_margin = math.radians(pt.relay.joint_limit_margin_deg)
         from hri_core.safety import SafetyChecker
 
         self.checker = SafetyChecker(_safety_limits(self.robot, self.cfg, p))
@@ -104,9 +107,9 @@ class JointRobotNode(Node):
         self.flags: Counter[str] = Counter()
         self.flagged: set[str] = set()
         self.ticks = 0
-        live = pt["live"]
-        self.state_pub = self.create_publisher("sensor_msgs/msg/JointState", live["states_topic"], qos=10)
-        self.create_subscription("sensor_msgs/msg/JointState", live["commands_topic"], self.on_command, qos=10)
+        live = pt.live
+        self.state_pub = self.create_publisher("sensor_msgs/msg/JointState", live.states_topic, qos=10)
+        self.create_subscription("sensor_msgs/msg/JointState", live.commands_topic, self.on_command, qos=10)
         self.create_service(SET_GAINS_SRV, "~/set_gains", self.on_set_gains)
         self.create_service("std_srvs/srv/Trigger", "~/rehome", self.on_rehome)
         # the system stop (docs/safety.md): while stopped every joint holds where it is and
