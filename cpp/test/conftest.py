@@ -39,7 +39,7 @@ def build_cpp_test(name: str, extra_flags: tuple[str, ...] = (), shared: bool = 
     # HRI_SANITIZE=address,undefined (`make asan`): built with the sanitizers, asserts on, into build/asan/
     sanitize = os.environ.get("HRI_SANITIZE", "").strip()
     if sanitize:
-        extra_flags = (*extra_flags, "-O1", "-g", "-UNDEBUG", "-fno-omit-frame-pointer", f"-fsanitize={sanitize}",
+        extra_flags = (*extra_flags, "-O1", "-g1", "-UNDEBUG", "-fno-omit-frame-pointer", f"-fsanitize={sanitize}",
                        "-fno-sanitize-recover=all")
     if shared:
         extra_flags = (*extra_flags, "-shared", "-fPIC")

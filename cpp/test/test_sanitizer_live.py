@@ -25,7 +25,7 @@ import pytest
 
 SANITIZE = os.environ.get("HRI_SANITIZE", "").strip()
 EXTENSIONS = ("hri_core._hri_core", "hri_runtime._cdr")
-CANARY_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-fno-omit-frame-pointer")
+CANARY_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g1", "-fno-omit-frame-pointer")
 FAULTS = {  # canary argument -> (what, index) of hri_canary, the report's words
     "heap-overflow": ((0, 8), "ERROR: AddressSanitizer: heap-buffer-overflow"),
     "signed-overflow": ((1, 2), "runtime error: signed integer overflow"),
