@@ -139,7 +139,7 @@ asan: $(ASAN)/.ext
 	$(ASAN_ENV) $(PY) -c "import hri_core._hri_core as c, hri_runtime._cdr as r; \
 	  assert all('/$(ASAN)/lib/' in m.__file__ for m in (c, r)), (c.__file__, r.__file__); print('asan builds:', c.__file__, r.__file__)"
 	@rm -f $(ASAN)/report.* $(ASAN)/pytest.stderr
-	@$(ASAN_ENV) $(PY) -m pytest --capture=sys $(ASAN_TESTS) 2>$(ASAN)/pytest.stderr; rc=$$?; \
+	@$(ASAN_ENV) $(PY) -m pytest --capture=sys --durations=15 $(ASAN_TESTS) 2>$(ASAN)/pytest.stderr; rc=$$?; \
 	  cat $(ASAN)/pytest.stderr >&2; cat $(ASAN)/report.* 2>/dev/null; \
 	  n=$$(cat $(ASAN)/report.* $(ASAN)/pytest.stderr 2>/dev/null | grep -c -e 'ERROR: AddressSanitizer' -e ': runtime error: '); \
 	  echo "asan: $$n sanitizer reports, pytest exit status $$rc"; test $$rc = 0 && test $$n = 0

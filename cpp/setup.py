@@ -64,7 +64,7 @@ link_args = ['-pthread']
 # into the .venv): asserts on (Eigen's included), every report fatal.
 SANITIZE = os.environ.get('HRI_SANITIZE', '').strip()
 if SANITIZE:
-    compile_args = ['-O1', '-g', '-UNDEBUG', '-fno-omit-frame-pointer', f'-fsanitize={SANITIZE}',
+    compile_args = ['-O1', '-g1', '-UNDEBUG', '-fno-omit-frame-pointer', f'-fsanitize={SANITIZE}',
                     '-fno-sanitize-recover=all', '-pthread']
     link_args += [f'-fsanitize={SANITIZE}']
 MUJOCO = mujoco_lib()

@@ -9,8 +9,11 @@ from __future__ import annotations
 import subprocess
 
 
+CPP_BUILDS = [("test_core_unit", ())]   # built ahead, side by side (conftest.py)
+
+
 def test_cpp_unit_tests_pass(cpp_test_binary):
-    exe = cpp_test_binary("test_core_unit")
+    exe = cpp_test_binary(*CPP_BUILDS[0])
     res = subprocess.run([str(exe), "1000000"], capture_output=True, text=True, timeout=120)
     print(res.stdout)
     assert res.returncode == 0, res.stdout + res.stderr

@@ -8,10 +8,11 @@ import subprocess
 
 # -Wno-maybe-uninitialized: a GCC false positive inside Eigen's SelfAdjointEigenSolver / LLT
 EXTRA_FLAGS = ("-Wno-maybe-uninitialized",)
+CPP_BUILDS = [("test_interaction_unit", EXTRA_FLAGS)]   # built ahead, side by side (conftest.py)
 
 
 def test_interaction_tick_cpp_unit(cpp_test_binary):
-    exe = cpp_test_binary("test_interaction_unit", EXTRA_FLAGS)
+    exe = cpp_test_binary(*CPP_BUILDS[0])
     res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     print(res.stdout)
     assert res.returncode == 0, res.stdout + res.stderr

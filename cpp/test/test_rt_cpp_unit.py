@@ -52,6 +52,9 @@ def mujoco_flags() -> tuple[str, ...]:
             f"-Wl,-rpath,{root}")
 
 
+CPP_BUILDS = [("test_rt_unit", EXTRA_FLAGS + mujoco_flags())]   # built ahead, side by side (conftest.py)
+
+
 def test_rt_loop_cpp_unit(cpp_test_binary, tmp_path):
     mj = mujoco_flags()
     assert mj, "the mujoco wheel (libmujoco + headers, a required dependency) is not installed"

@@ -25,7 +25,7 @@ import pytest
 
 SANITIZE = os.environ.get("HRI_SANITIZE", "").strip()
 EXTENSIONS = ("hri_core._hri_core", "hri_runtime._cdr")
-CANARY_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-fno-omit-frame-pointer")
+CANARY_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g1", "-fno-omit-frame-pointer")
 FAULTS = {  # canary argument -> (what, index) of hri_canary, the report's words
     "heap-overflow": ((0, 8), "ERROR: AddressSanitizer: heap-buffer-overflow"),
     "signed-overflow": ((1, 2), "runtime error: signed integer overflow"),
@@ -34,6 +34,8 @@ FAULTS = {  # canary argument -> (what, index) of hri_canary, the report's words
 # UBSan of GCC's combined runtime writes to stderr whatever log_path says (`make asan` runs pytest
 # with --capture=sys and scans its stderr).
 IN_LOG = {"heap-overflow"}
+CPP_BUILDS = [("sanitizer_canary", CANARY_FLAGS, False),   # built ahead, side by side (conftest.py)
+              ("sanitizer_canary", (*CANARY_FLAGS, "-DHRI_CANARY_LIB"), True)]
 
 
 def _undefined_symbols(path: str) -> set[str]:
@@ -86,7 +88,7 @@ def test_the_extensions_carry_the_sanitizers_exactly_under_make_asan():
 
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_a_faulty_cpp_program_is_reported(cpp_test_binary, tmp_path, fault):
-    exe = cpp_test_binary("sanitizer_canary", CANARY_FLAGS)
+    exe = cpp_test_binary(*CPP_BUILDS[0])
     env = _sanitizer_env(tmp_path)
     ok = subprocess.run([str(exe), "ok"], capture_output=True, text=True, env=env, timeout=60)
     assert ok.returncode == 0 and "canary ok returned" in ok.stdout, ok.stdout + ok.stderr
@@ -109,7 +111,7 @@ print("canary returned", lib.hri_canary(what, index), flush=True)
 
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_a_faulty_library_inside_python_is_reported(cpp_test_binary, tmp_path, fault):
-    lib = cpp_test_binary("sanitizer_canary", (*CANARY_FLAGS, "-DHRI_CANARY_LIB"), shared=True)
+    lib = cpp_test_binary(*CPP_BUILDS[1])
     env = _sanitizer_env(tmp_path)
     if SANITIZE:
         assert "libasan" in env.get("LD_PRELOAD", ""), "make asan preloads libasan into python"

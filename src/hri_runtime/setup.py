@@ -25,7 +25,7 @@ cdr_ext = Pybind11Extension(
     sorted(str(p) for p in (HERE / 'src').glob('*.cpp')),
     include_dirs=[numpy.get_include()],   # numpy's public C API (arrays of the codec)
     cxx_std=17,
-    extra_compile_args=(['-O1', '-g', '-UNDEBUG', '-fno-omit-frame-pointer', f'-fsanitize={SANITIZE}',
+    extra_compile_args=(['-O1', '-g1', '-UNDEBUG', '-fno-omit-frame-pointer', f'-fsanitize={SANITIZE}',
                          '-fno-sanitize-recover=all'] if SANITIZE else ['-O3', '-DNDEBUG']),
     extra_link_args=[f'-fsanitize={SANITIZE}'] if SANITIZE else [],
 )
