@@ -133,7 +133,9 @@ def test_bad_joint_states_are_rejected_and_counted(stack):
     js_pub.publish(msgs.new("sensor_msgs/msg/JointState", name=["x"], position=[0.0]))
     ctx.spin_for(0.05)
     assert seen == []
-    assert rs.rejected == {"length_mismatch": 1, "not_finite": 1, "unknown_joints": 1}
+    assert {c: rs.rejected_count(cause=c) for c in ("length_mismatch", "not_finite", "unknown_joints")} == \
+        {"length_mismatch": 1, "not_finite": 1, "unknown_joints": 1}
+    assert rs.loop_counters()["inputs_rejected"] == 3        # the runtime's count (logged at exit)
     js_pub.publish(msgs.new("sensor_msgs/msg/JointState", name=names[:2], position=[0.1, 0.2]))
     ctx.spin_for(0.05)
     assert [t.child_frame_id for t in seen[0].transforms] == ["fr3_link1", "fr3_link2"]

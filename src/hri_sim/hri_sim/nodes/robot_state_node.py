@@ -9,7 +9,7 @@ loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model) and
   ``frames.ee``, one message; TRANSIENT_LOCAL depth 1, as robot_state_publisher);
 - in ``topics.joint_states`` -> out ``topics.tf``: the movable joints named in the message, stamped
   with its stamp; a message with mismatched lengths, a NaN position or no known joint is rejected
-  and counted (``rejected``), never published;
+  and counted (the node's ``rejected_count``, one log line), never published;
 - in ``topics.reference`` / ``topics.modified_pose`` (PoseStamped) -> ``/tf`` frames
   ``robot_state.frames.reference`` / ``.admittance`` under the message's frame (a bad pose is
   rejected and counted).
@@ -20,7 +20,6 @@ rclpy without the tf2_msgs package the node says so once and publishes only the 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -75,8 +74,8 @@ class RobotStateNode(Node):
                                      mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)))
         self.tree = UrdfTree.parse(self.urdf)
         self.known = {jt.name for jt in self.tree.movable}
-        self.rejected: Counter = Counter()
         t = sec["topics"]
+        self.js_topic = t["joint_states"]
         self.desc_pub = self.create_publisher("std_msgs/msg/String", t["robot_description"], qos=QOS_LATCHED)
         try:
             self.static_pub = self.create_publisher("tf2_msgs/msg/TFMessage", t["tf_static"], qos=QOS_LATCHED)
@@ -99,14 +98,14 @@ class RobotStateNode(Node):
     def on_joint_state(self, msg) -> None:
         names, pos = list(msg.name), np.asarray(msg.position, float)
         if len(names) != len(pos):
-            self.rejected["length_mismatch"] += 1
+            self._reject(self.js_topic, "length_mismatch", f"{len(names)} names, {len(pos)} positions")
             return
         if not np.all(np.isfinite(pos)):
-            self.rejected["not_finite"] += 1
+            self._reject(self.js_topic, "not_finite", "a position is NaN or infinite")
             return
         positions = {n: float(q) for n, q in zip(names, pos) if n in self.known}
         if not positions:
-            self.rejected["unknown_joints"] += 1
+            self._reject(self.js_topic, "unknown_joints", f"none of {names[:4]} is a joint of the URDF")
             return
         if self.tf_pub is None:
             return
@@ -116,7 +115,7 @@ class RobotStateNode(Node):
     def on_pose(self, msg, child: str) -> None:
         t = matrix_from_pose(msg)
         if t is None or not msg.header.frame_id:
-            self.rejected["bad_pose"] += 1
+            self._reject(f"pose of {child}", "bad_pose", "not a finite rigid transform, or no frame_id")
             return
         if self.tf_pub is None:
             return
