@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
+import sys
 from pathlib import Path
 
 __all__ = ["provenance", "line", "metadata", "git_commit", "build_info"]
@@ -55,13 +56,13 @@ def git_commit(source: str = __file__) -> str:
     return head.stdout.strip() + ("-dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
-@functools.lru_cache(maxsize=None)
 def build_info() -> str:
-    """hri_core's build: compile flags, compiler, Eigen version (compiled into the extension)."""
-    try:
-        from hri_core import _hri_core as ext
-    except ImportError as exc:
-        return f"hri_core not built ({exc})"
+    """hri_core's build: compile flags, compiler, Eigen version (compiled into the extension), of
+    the core this process has loaded. The runtime never imports the maths core (both are bottom
+    layers, tests/workspace/test_workspace_layout.py), so a process without it says so."""
+    ext = sys.modules.get("hri_core._hri_core")
+    if ext is None:
+        return "hri_core not loaded in this process"
     flags = getattr(ext, "BUILD_FLAGS", None)
     if flags is None:
         return "hri_core built without build information (rebuild it: make venv)"

@@ -21,10 +21,10 @@ def _head() -> str:
 
 
 def test_in_the_checkout_the_commit_is_head_and_the_build_is_the_extensions():
+    from hri_core import _hri_core as ext            # the build compiled into the loaded extension
     p = provenance.provenance("hri_pulse")
     assert p["commit"].removesuffix("-dirty") == _head()
     assert p["version"] == importlib.metadata.version("hri_pulse")
-    from hri_core import _hri_core as ext            # the build compiled into the extension
     assert p["build"] == f"{ext.BUILD_FLAGS}; compiler {ext.COMPILER}; Eigen {ext.EIGEN_VERSION}"
     assert "-std=c++17" in ext.BUILD_FLAGS and ext.EIGEN_VERSION.startswith("3.")
     line = provenance.line("hri_pulse")

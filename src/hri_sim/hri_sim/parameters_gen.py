@@ -84,12 +84,6 @@ class RobotStateTopicsParams(Params):
     tf_static: str = '/tf_static'
     """tf2_msgs/TFMessage out, every fixed joint (reliable, TRANSIENT_LOCAL depth 1)."""
 
-    reference: str = '/interaction/reference'
-    """geometry_msgs/PoseStamped in, re-published as the TF frame frames.reference."""
-
-    modified_pose: str = '/interaction/modified_pose'
-    """geometry_msgs/PoseStamped in, re-published as the TF frame frames.admittance."""
-
 
 @dataclass(frozen=True)
 class RobotStateParams(Params):

@@ -84,8 +84,11 @@ class RobotStateNode(Node):
             self.static_pub = self.tf_pub = None
             self.get_logger().warning(f"no /tf and /tf_static (install ROS 2's tf2_msgs): {exc}")
         self.create_subscription("sensor_msgs/msg/JointState", t["joint_states"], self.on_joint_state, qos=10)
-        for topic, frame in ((t["reference"], sec["frames"]["reference"]),
-                             (t["modified_pose"], sec["frames"]["admittance"])):
+        # the interaction loop's own topic names (declared once, with their access classes, in
+        # hri_interaction's parameters.yaml): the reference and the admittance frame
+        it = self.cfg["interaction"]["topics"]
+        for topic, frame in ((it["reference"], sec["frames"]["reference"]),
+                             (it["modified_pose"], sec["frames"]["admittance"])):
             self.create_subscription("geometry_msgs/msg/PoseStamped", topic,
                                      lambda msg, f=frame: self.on_pose(msg, f), qos=10)
         self.desc_pub.publish(msgs.new("std_msgs/msg/String", data=self.urdf))
