@@ -49,7 +49,7 @@ from typing import Any, Optional
 
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameter_library.typed import declare_config, params_type
 from hri_runtime.parameters_gen import JointsParams
 from hri_runtime.qos import QOS_LATCHED, QoSProfile
 
