@@ -13,7 +13,7 @@ from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode  # noqa: E4
 from hri_sim.nodes.joint_robot_node import JointRobotNode  # noqa: E402
 
 from hri_pid_tuning.nodes.tuning_node import PidTuningNode  # noqa: E402
-from hri_pid_tuning.service_api import TUNE_SRV  # noqa: E402
+from hri_pid_tuning.messages import TUNE_SRV  # noqa: E402
 from hri_sim.pid_plants_mujoco import load_pid_config  # noqa: E402
 
 
