@@ -154,7 +154,7 @@ def bad_files(tmp_path_factory):
 BAD = [
     (["replay"], "required"),
     (["replay", "{d}/nosuch.json"], "no motion file"),
-    (["replay", "{d}/garbage.json"], "not JSON"),
+    (["replay", "{d}/garbage.json"], "garbage.json is not a motion file"),
     (["replay", "{d}/knee.json"], "not joints of this robot"),
     (["replay", "{d}/far.json"], "outside its limits"),
     (["replay", "{d}/short.json"], "at least two"),

@@ -78,14 +78,7 @@ def _load_motion(source: str):
         return read_motion_folder(p)
     if not p.is_file():
         raise FileNotFoundError(f"{source}: no motion file or motion folder")
-    import json
-
-    try:
-        m = RecordedMotion.load(p)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{source} is not JSON: {exc}") from None
-    m.name = p.stem
-    return m
+    return RecordedMotion.load(p)
 
 
 def _save_motion(argv: list[str]) -> int:
@@ -133,7 +126,7 @@ def _replay(argv: list[str]) -> int:
     a = p.parse_args(argv)
     from hri_runtime.config import ConfigError
 
-    from .live import run_live
+    from .compose import run_live
     from .session import TuningSession
 
     try:
@@ -173,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     from hri_runtime.config import ConfigError
 
-    from .live import run_live
+    from .compose import run_live
 
     # validate the request on the model first (exit 2), then run the whole flow on the live path
     try:

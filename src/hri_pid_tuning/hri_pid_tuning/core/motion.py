@@ -166,7 +166,13 @@ class RecordedMotion(Motion):
 
     @classmethod
     def load(cls, path: str | Path) -> "RecordedMotion":
-        return cls.from_json(json.loads(Path(path).read_text()))
+        """The motion file ``path``, named after the file (OSError; ValueError: not a motion)."""
+        try:
+            m = cls.from_json(json.loads(Path(path).read_text()))
+        except ValueError as exc:           # json.JSONDecodeError included
+            raise ValueError(f"{Path(path).name} is not a motion file: {exc}") from None
+        m.name = Path(path).stem
+        return m
 
     @classmethod
     def from_step_data(cls, name: str, step_data: Mapping[str, Mapping[str, Any]]) -> "RecordedMotion":
@@ -241,12 +247,7 @@ class MotionLibrary:
         p = self.path(name)
         if not p.is_file():
             raise FileNotFoundError(f"unknown motion {name!r}; known: {', '.join(self.names()) or 'none'}")
-        try:
-            m = RecordedMotion.load(p)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{p.name} is not JSON: {exc}") from None
-        m.name = name
-        return m
+        return RecordedMotion.load(p)
 
     def save(self, motion: RecordedMotion) -> Path:
         p = self.path(motion.name)

@@ -3,27 +3,12 @@ robot (``pid_tuning.node.robot`` / ``setup``). Only wiring: every request goes t
 :class:`hri_pid_tuning.core.server.PidTuningServer` (the table ``SERVICES`` there says which
 handler), on a live robot as a job (:class:`hri_pid_tuning.live.LiveJobs`).
 
-Services (``~`` = the node's name, default ``/pid_tuning``):
-
-========================  =================================  ==========================================
-``~/auto_tune``           ``hri_interfaces/srv/Tune``        relay test of ``joint`` ('' = all, tuning order),
-                                                             apply ``heuristic`` ('' = the robot's default)
-``~/apply``               ``hri_interfaces/srv/Tune``        ``gains`` [kp, ki, kd] or a kept ``heuristic``
-``~/apply_all``           ``hri_interfaces/srv/Tune``        every joint to ``gains`` (global PID reset)
-``~/evaluate``            ``hri_interfaces/srv/Tune``        step test of ``joint`` ('' = all + dance)
-``~/flip``                ``hri_interfaces/srv/Tune``        sign-flip step test of ``joint``
-``~/replay``              ``hri_interfaces/srv/TuneMotion``  play the recorded ``motion``, evaluate it
-``~/save_motion``         ``hri_interfaces/srv/TuneMotion``  the last recording as the motion ``motion``
-``~/record_start``        ``std_srvs/srv/Trigger``           discard the test data, start a manual recording
-``~/record_stop``         ``std_srvs/srv/Trigger``           message = the recording's evaluation (JSON)
-``~/reset``               ``std_srvs/srv/Trigger``           test environment + test runner reset
-``~/save`` / ``~/load``   ``std_srvs/srv/Trigger``           save: the last run's test data under
-                                                             ``pid_tuning.node.results_dir`` + the
-                                                             PidConfiguration at ``configuration_path``
-========================  =================================  ==========================================
-
-``Tune``/``TuneMotion`` response: ``success``, ``message`` (a sentence; the reason when rejected)
-and ``result_json`` (the handler's result as JSON: tuning tables, evaluations in the thesis's names).
+Services ``~/<name>`` (``~`` = the node's name, default ``/pid_tuning``) for every entry of
+:data:`hri_pid_tuning.core.server.SERVICES`: auto_tune, apply, apply_all, evaluate, flip
+(``hri_interfaces/srv/Tune``), replay, save_motion (``hri_interfaces/srv/TuneMotion``),
+record_start, record_stop, reset, save, load (``std_srvs/srv/Trigger``); what each does:
+docs/pid-tuning.md "ROS node". Replies: ``success``, ``message`` (a sentence; the reason when
+rejected), ``result_json`` (the handler's result as JSON, thesis names).
 
 Topics: subscribes ``joint_setpoints`` and ``joint_states`` (``sensor_msgs/JointState``, rad) –
 while a manual recording runs, each ``joint_states`` message is one sample paired with the last
