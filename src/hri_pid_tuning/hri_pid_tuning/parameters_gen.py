@@ -466,6 +466,16 @@ class PidTuningNodeParams(Params):
     """PidConfiguration JSON written by ~/save and read by ~/load — ~/save and ~/load
     (PidConfiguration JSON)."""
 
+    results_dir: str = 'runs/pid/results'
+    """folder ~/save exports the last run's test data to (one <run timestamp> folder per run,
+    Webel's thesis Fig. 3.8 layout)."""
+
+    motions_dir: str = 'runs/pid/motions'
+    """recorded motions (<name>.json) ~/replay plays and ~/save_motion writes."""
+
+    motions_listed_max: int = 64
+    """most motion names the ~/status topic lists (sorted). Bounds: >= 1, <= 1000."""
+
 
 @dataclass(frozen=True)
 class PidTuningLiveParams(Params):
@@ -656,6 +666,16 @@ class PidTuningParams(Params):
     time_stretch: float = 1.0
     """TimeStretchFactor of motion playback — TimeStretchFactor of the playback (>1 slows motions
     down). Bounds: > 0, <= 100."""
+
+    sign_flip_min_step_deg: float = 1.0
+    """the sign-flip step test flips a joint's base angle when twice its magnitude is at least this,
+    else ±sign_flip_angle_deg — smallest step (twice the base angle's magnitude) of the sign-flip
+    test (Webel's thesis §3.5.1: a joint at 0 deg does not move). Unit: deg. Bounds: > 0."""
+
+    sign_flip_angle_deg: float = 30.0
+    """angle a joint at 0 deg in the base pose starts the sign-flip step test from (it steps to the
+    negative angle and back) — the thesis's "set it to a suitably large value" (Webel's thesis
+    §3.5.1: 30 deg -> -30 deg). Unit: deg. Bounds: > 0, <= 180. Source: Webel's thesis §3.5.1."""
 
     sample_interval_s: float = 0.002
     """test runner sample interval — thesis TestRunner sampled at 1/60 s. Unit: s. Bounds: > 0, <=
