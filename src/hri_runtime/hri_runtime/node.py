@@ -377,21 +377,38 @@ class Node:
 
     # ---- life cycle
     def destroy_node(self) -> None:
+        """Destroy every entity of the node. Holds the executor's run lock while it does (as
+        rclpy destroys a node between callbacks): a callback running on a delivering thread
+        finishes first, and none starts before the node's subscriptions and timers are gone, so
+        no callback ever publishes on a destroyed publisher. From inside a callback (the lock is
+        this thread's already), or when a callback does not end within ``DESTROY_WAIT_S``, it
+        destroys without waiting."""
         if self._destroyed:
             return
         self._destroyed = True
         self._logger.sink = None
-        for t in list(self._timers):
-            self.destroy_timer(t)
-        for c in list(self._clients):
-            c.destroy()
-        for s in list(self._services):
-            s.destroy()
-        for s in list(self._subscriptions):
-            s.destroy()
-        for p in list(self._publishers):
-            p.destroy()
+        ex = getattr(self.context, "executor", None)
+        lock = getattr(ex, "run_lock", None)
+        held = False
+        if lock is not None and getattr(ex, "callback_thread", None) != threading.get_ident():
+            held = lock.acquire(timeout=self.DESTROY_WAIT_S)
+        try:
+            for t in list(self._timers):
+                self.destroy_timer(t)
+            for c in list(self._clients):
+                c.destroy()
+            for s in list(self._services):
+                s.destroy()
+            for s in list(self._subscriptions):
+                s.destroy()
+            for p in list(self._publishers):
+                p.destroy()
+        finally:
+            if held:
+                lock.release()
         self.context.remove_node(self)
+
+    DESTROY_WAIT_S = 2.0      # the longest a destroy waits for a running callback to end
 
 
 def _setup_logging(level: Optional[str]) -> None:

@@ -340,3 +340,42 @@ def test_log_lines_go_to_rosout_latched():
     assert [(m.level, m.msg, m.stamp.sec) for m in mine] == [(30, "low battery", 3)]
     quiet = Node("quiet", context=InprocContext())
     assert all(p.topic_name != "/rosout" for p in quiet._publishers)
+
+
+def test_destroy_waits_for_a_running_callback_and_never_leaves_it_a_dead_publisher():
+    """A node destroyed (Ctrl-C) while a callback runs on a delivering thread: the destroy waits
+    for that callback (it holds the executor's run lock) before any entity goes, so the callback
+    still publishes on a live publisher; afterwards every entity is gone."""
+    import threading
+
+    ctx = InprocContext()
+    node = Node("robot_state", context=ctx)
+    pub = node.create_publisher("std_msgs/msg/String", "tf", qos=10)
+    Listener(topic="tf", context=ctx)
+    lock = ctx.executor.run_lock
+    assert lock.acquire(timeout=1.0)              # a callback is running on another thread
+    destroyer = threading.Thread(target=node.destroy_node)
+    destroyer.start()
+    destroyer.join(0.3)
+    assert destroyer.is_alive() and pub in node._publishers      # waits for the callback
+    pub.publish(msgs.new("std_msgs/msg/String", data="last"))   # the callback's publish: no error
+    lock.release()
+    destroyer.join(5.0)
+    assert not destroyer.is_alive()
+    assert not node._publishers and not node._subscriptions and not node._timers
+
+
+def test_destroy_from_inside_a_callback_does_not_wait_for_itself(monkeypatch):
+    """A callback that destroys its own node (the run lock is its thread's already) destroys at
+    once: it never waits for the lock it holds."""
+    import threading
+
+    monkeypatch.setattr(Node, "DESTROY_WAIT_S", 3600.0)    # waiting for itself would hang here
+    ctx = InprocContext()
+    node = Node("self_destroying", context=ctx)
+    node.create_timer(0.01, node.destroy_node)
+    ctx.executor.inline = True                    # callbacks hold the run lock, as on Zenoh
+    spinner = threading.Thread(target=ctx.spin_for, args=(0.05,), daemon=True)
+    spinner.start()
+    spinner.join(30.0)
+    assert not spinner.is_alive() and node._destroyed and not node._timers
