@@ -46,7 +46,7 @@ class ConsoleTopicsParams(Params):
     diagnostics: str = '/diagnostics'
     """diagnostic_msgs/DiagnosticArray in (link health table)."""
 
-    joint_setpoints: str = '/joint_setpoints'
+    joint_setpoints: str = 'joint_setpoints'
     """sensor_msgs/JointState set-points in (error graph)."""
 
 
@@ -144,10 +144,10 @@ class ConsoleParams(Params):
     forward: ConsoleForwardParams = field(default_factory=ConsoleForwardParams)
     """``console.forward``."""
 
-    pid_service: str = '/pid_tuning'
+    pid_service: str = 'pid_tuning'
     """hri_pid_tuning node name: its services and status topic — name of the hri_pid_tuning node:
     services <pid_service>/auto_tune, /apply, ...; status <pid_service>/status. Bounds: matches
-    //[A-Za-z0-9_/]+/."""
+    //?[A-Za-z_][A-Za-z0-9_/]*/."""
 
     topics: ConsoleTopicsParams = field(default_factory=ConsoleTopicsParams)
     """``console.topics``."""
