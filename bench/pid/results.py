@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from hri_pid_tuning.experiments import run_setup
-from hri_pid_tuning.nodes.tuning_node import run_live
+from hri_pid_tuning.compose import run_live
 from hri_pid_tuning.report import THESIS_COLUMNS, ProgressBar, fmt, write_json
 
 ROOT = Path(__file__).resolve().parents[2]

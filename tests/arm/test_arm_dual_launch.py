@@ -21,7 +21,7 @@ import zenoh  # noqa: F401  (required: a missing install fails here)
 from hri_runtime import msgs
 from hri_runtime.node import Node
 from hri_runtime.qos import QOS_LATCHED
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers
 
 from .test_arm_e2e_launch import HRI, REPO, WAIT_S, free_port, wait_for
 

@@ -88,7 +88,7 @@ def arm_address(namespace: str, node: str = "arm_teleop", timeout_s: Optional[fl
     """(host, port) of the VR receiver of the ``arm_teleop`` node ``node`` in ``namespace``, from its
     parameters ``teleop.vr.bind_address`` / ``teleop.vr.port`` (the port it bound when configured
     0); a wildcard bind address is reached on loopback. None when the node does not answer."""
-    from hri_runtime.topic_cli import CliSession, get_remote_parameters
+    from hri_runtime.cli.topic import CliSession, get_remote_parameters
 
     sess = CliSession.open("hri_arm_emulate", namespace=namespace)
     try:
@@ -103,9 +103,9 @@ def arm_address(namespace: str, node: str = "arm_teleop", timeout_s: Optional[fl
 
 
 def main(argv: Optional[list] = None) -> int:
-    from hri_runtime.config import ConfigError, load_robot_config
+    from hri_runtime.config.tree import ConfigError, load_robot_config
 
-    from hri_runtime.cli import SUMMARIES
+    from hri_runtime.cli.main import SUMMARIES
 
     ap = argparse.ArgumentParser(prog="hri arm-emulate", description=SUMMARIES["arm-emulate"])
     add_robot_argument(ap, "fr3")

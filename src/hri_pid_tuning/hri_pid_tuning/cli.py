@@ -6,8 +6,13 @@ optimise, run the test motions and export a run folder; ``hri tune report RUN`` 
     hri tune --robot humanoid_arm --setup s4 --all-joints --optimise --out runs/s4
     hri tune --robot fr3 --all-joints --out runs/fr3           # the FR3's default: Tyreus-Luyben
     hri tune report runs/elbow
+    hri tune save-motion runs/rec/recording motions/wave.json   # a recorded test's set-points as a motion
+    hri tune replay motions/wave.json --robot humanoid_arm --setup s2 --out runs/wave
+    hri tune replay runs/s4/dance --out runs/dance-again        # any recorded motion folder of a run
 
-``hri pid ...`` is the same command (alias).
+``replay`` plays a recorded motion on the robot as if an operator performed it and exports the
+run folder (the same exporter as the tuning run and the node's ``~/save``). ``hri pid ...`` is
+the same command (alias).
 """
 from __future__ import annotations
 
@@ -63,17 +68,105 @@ class _WarningsOnTheirOwnLine(logging.StreamHandler):
         super().emit(record)
 
 
+def _load_motion(source: str):
+    """A motion JSON file or a motion folder of a run (its joints' PidStepData) -> RecordedMotion."""
+    from .core.motion import RecordedMotion
+    from .report import read_motion_folder
+
+    p = Path(source)
+    if p.is_dir():
+        return read_motion_folder(p)
+    if not p.is_file():
+        raise FileNotFoundError(f"{source}: no motion file or motion folder")
+    return RecordedMotion.load(p)
+
+
+def _save_motion(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="hri tune save-motion", description=(
+        "write the set-points of a recorded test (a motion folder of a run folder, e.g. RUN/recording) "
+        "as a motion file that 'hri tune replay' and the tuning node's ~/replay play"))
+    p.add_argument("source", help="a motion folder of a run folder (or a run folder with a 'recording' folder)")
+    p.add_argument("out", help="motion file to write, <name>.json (the name: letters, digits, _ - .)")
+    a = p.parse_args(argv)
+    from .core.motion import MOTION_NAME
+
+    out = Path(a.out)
+    if out.suffix != ".json" or not MOTION_NAME.fullmatch(out.stem):
+        print(f"hri tune save-motion: {a.out}: the file must be <name>.json with a name of letters, digits, "
+              "_ - . (the node's ~/replay finds it by that name)", file=sys.stderr)
+        return 2
+    src = Path(a.source)
+    if (src / "run.json").is_file() and (src / "recording").is_dir():
+        src = src / "recording"
+    try:
+        m = _load_motion(str(src))
+    except (OSError, ValueError) as exc:
+        print(f"hri tune save-motion: {exc}", file=sys.stderr)
+        return 2
+    m.name = out.stem
+    out.parent.mkdir(parents=True, exist_ok=True)
+    import json
+
+    out.write_text(json.dumps(m.to_json()))
+    print(f"motion {m.name}: {m.duration_s:.2f} s, {len(m.t_s)} samples, joints {', '.join(m.joints)} -> {out}")
+    return 0
+
+
+def _replay(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="hri tune replay", description=(
+        "play a recorded motion on the robot (the robot node and the tuning node, in simulated time) as "
+        "if an operator performed it, evaluate it and write a run folder"))
+    p.add_argument("motion", help="a motion file (hri tune save-motion, the node's ~/save_motion) or a "
+                                  "motion folder of a run folder")
+    p.add_argument("--robot", default="humanoid_arm", choices=("humanoid_arm", "fr3"))
+    p.add_argument("--setup", default="s2", help="humanoid arm setup (pid_tuning.setups): s1, s2, s3, s4")
+    p.add_argument("--out", default="runs/replay", help="run folder to write")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    a = p.parse_args(argv)
+    from hri_runtime.config.tree import ConfigError
+
+    from .compose import run_live
+    from .session import TuningSession
+
+    try:
+        m = _load_motion(a.motion)
+        model = TuningSession.create(a.robot, a.setup, overrides=a.set or None)
+    except (ConfigError, OSError, ValueError) as exc:
+        print(f"hri tune replay: {exc}", file=sys.stderr)
+        return 2
+    why = m.limit_violation(model.plant.joint_names, model.plant.q_min, model.plant.q_max)
+    if why:
+        print(f"hri tune replay: {why}", file=sys.stderr)
+        return 2
+    plots = model.params.output.plots and not a.no_plots
+
+    def job(s):
+        run = s.runner.run_test([m], s.params.time_stretch)
+        export_run(run, Path(a.out), {}, plots)
+        return run
+
+    try:
+        run = run_live(a.robot, a.setup, job, a.set or None, "hri tune replay")
+    except Exception as exc:       # the robot failed (silent, posture not reached): one line
+        print(f"hri tune replay: {exc}", file=sys.stderr)
+        return 1
+    print(report_text(Path(a.out)))
+    return 1 if any(x.aborted for x in run.motions) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "report":
-        return _report(argv[1:])
+    sub = {"report": _report, "replay": _replay, "save-motion": _save_motion}
+    if argv and argv[0] in sub:
+        return sub[argv[0]](argv[1:])
     a = _parser().parse_args(argv)
     handler = _WarningsOnTheirOwnLine(sys.stderr)
     handler.setFormatter(logging.Formatter("warning: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
-    from hri_runtime.config import ConfigError
+    from hri_runtime.config.tree import ConfigError
 
-    from .nodes.tuning_node import run_live
+    from .compose import run_live
 
     # validate the request on the model first (exit 2), then run the whole flow on the live path
     try:

@@ -16,6 +16,9 @@ response). So the core stays synchronous, the node stays single-threaded, and un
   position set-points for the robot's PIDs (the test runner on a live robot).
 * :class:`LiveJointView` – one joint as a ``JointPlant``: that joint in effort mode, the others held
   by the robot at the current posture.
+* :class:`LiveJobs` – the tuning node's requests that move the robot as jobs (answered when done);
+  :func:`live_session` – a tuning session whose plant is the robot node (the real nodes of a
+  lab's setup composed on one in-process context: :func:`hri_pid_tuning.compose.run_live`).
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from hri_runtime.geometry import seconds_from_time, time_from_seconds
 from hri_runtime.lockstep import WorkerLockstep
 from hri_sim.pid_plants import PlantJoint
 
-from .service_api import TUNE_SRV
+from .messages import TUNE_SRV
 from hri_pid_tuning.parameters_gen import PidTuningLiveParams
 
 _log = logging.getLogger(__name__)
@@ -317,3 +320,63 @@ class LiveJointView(PlantJoint):
         eff[self.index] = float(effort)
         robot.command(pos, eff)
         robot.wait_next()
+
+
+# ------------------------------------------------------------------------------------------------
+class LiveJobs:
+    """The tuning node's live jobs: one :class:`WorkerLockstep` (one job at a time; a request
+    while one runs is refused ``busy``), poked on the node clock too, so a silent robot still
+    ends a waiting job. ``progress(phase, joint, fraction, detail)``: the node's progress topic."""
+
+    def __init__(self, node, progress: Callable[[str, str, float, str], None]):
+        self.node = node
+        self.progress = progress
+        self.lockstep = WorkerLockstep("pid-job")
+        node.create_timer(0.5 * node.live_params.state_timeout_s, self.lockstep.poke)
+
+    def run(self, name: str, fn: Callable[[], Any], on_done=None) -> None:
+        """Run ``fn()`` as a job; ``on_done(result, exc)`` on the executor thread when it ends."""
+        self.progress("start", "", 0.0, name)
+
+        def done(result, exc):
+            if exc is not None:
+                self.node.get_logger().error(f"{name} failed: {exc}")
+            if on_done is not None:
+                on_done(result, exc)
+
+        self.lockstep.start(name, fn, done)
+
+    def service(self, name: str, cb, refusal):
+        """A deferred service callback running ``cb(req, resp)`` as a job, answered when it has
+        finished; ``refusal(resp, cause_or_name, message, exc)`` fills a refused (busy) or failed one."""
+        def handle(req, resp, respond):
+            if self.lockstep.busy:
+                respond(refusal(resp, "busy", f"busy with {self.lockstep.name}; try again when it has ended", None))
+                return
+
+            def done(out, exc):
+                if exc is not None:
+                    out = refusal(resp, name, "", exc)
+                self.progress("done" if out.success else "failed", "", 1.0, out.message.split("\n")[0][:200])
+                respond(out)
+
+            self.progress("start", getattr(req, "joint", ""), 0.0, name)
+            self.lockstep.start(name, lambda: cb(req, resp), done)
+        return handle
+
+
+def live_session(node, lockstep: WorkerLockstep, robot: str, setup: str | None, cfg: dict, reporter):
+    """A :class:`~hri_pid_tuning.session.TuningSession` whose plant is the robot node
+    (``pid_tuning.live``), its gains sent through the robot's acknowledged ``set_gains``."""
+    from .parameters_gen import PidTuningParams
+    from .session import TuningSession, initial_gains
+
+    pt = PidTuningParams.from_tree(cfg)
+
+    def make(model, collides):
+        return LiveRobot(node, model, lockstep, pt.live, collides, pt.safe_tuning.collision_samples,
+                         initial_gains(cfg, robot, model.joint_names))
+
+    session = TuningSession.create(robot, setup, plant=make, reporter=reporter, cfg=cfg)
+    session.storage.transport = session.plant.set_gains     # acknowledged by the robot node
+    return session

@@ -253,6 +253,28 @@ def read_run(path: str | Path) -> dict[str, Any]:
     return {"run": run, "motions": motions}
 
 
+def read_motion_folder(path: str | Path):
+    """The set-points of one motion folder of a run folder (its ``<joint>.json`` PidStepData) as
+    a :class:`~hri_pid_tuning.core.motion.RecordedMotion` named after the folder (ValueError:
+    not a motion folder)."""
+    from .core.motion import RecordedMotion
+
+    path = Path(path)
+    step = {}
+    for f in sorted(path.glob("*.json")):
+        if f.name == "evaluation.json":
+            continue
+        try:
+            d = json.loads(f.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{f} is not JSON: {exc}") from None
+        if isinstance(d, dict) and "data" in d:
+            step[d.get("joint") or f.stem] = d
+    if not step:
+        raise ValueError(f"{path} holds no PidStepData (<joint>.json of a run folder's motion)")
+    return RecordedMotion.from_step_data(_safe(path.name), step)
+
+
 #: the printed table: (evaluation key, header, unit); every other metric is in the run folder
 REPORT_COLUMNS = (("AvgAbsoluteError", "abs err", "deg"), ("AvgSignedError", "signed err", "deg"),
                   ("MaxOvershoot", "overshoot", "deg"), ("AvgSettlingTime5Degrees", "settle 5°", "s"),

@@ -115,9 +115,15 @@ class TuningSession:
         return StepTestMotion(joint, st.pause_s, st.hold_s, st.repeats, step_deg=st.step_deg)
 
     def flip_motion(self, joint: str) -> SignFlipMotion:
-        """The thesis's step-test button: the joint's base angle flips sign and back."""
+        """The thesis's step-test button: the joint's angle flips sign and back – its base angle,
+        or ``pid_tuning.sign_flip_angle_deg`` when that is below half of
+        ``pid_tuning.sign_flip_min_step_deg`` (a joint at 0° would not move; the thesis: "set it
+        to a suitably large value" first)."""
         st = self.per_robot.step_test
-        return SignFlipMotion(joint, st.pause_s, st.hold_s, st.repeats)
+        base = float(self.plant.base_pose_rad[list(self.plant.joint_names).index(joint)])
+        angle = None if 2.0 * abs(math.degrees(base)) >= self.params.sign_flip_min_step_deg \
+            else math.radians(self.params.sign_flip_angle_deg)
+        return SignFlipMotion(joint, st.pause_s, st.hold_s, st.repeats, angle_rad=angle)
 
     def dance_motion(self) -> DanceMotion:
         d = self.per_robot.dance

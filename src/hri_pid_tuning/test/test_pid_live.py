@@ -13,7 +13,7 @@ from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode  # noqa: E4
 from hri_sim.nodes.joint_robot_node import JointRobotNode  # noqa: E402
 
 from hri_pid_tuning.nodes.tuning_node import PidTuningNode  # noqa: E402
-from hri_pid_tuning.service_api import TUNE_SRV  # noqa: E402
+from hri_pid_tuning.messages import TUNE_SRV  # noqa: E402
 from hri_sim.pid_plants_mujoco import load_pid_config  # noqa: E402
 
 
@@ -139,3 +139,47 @@ def test_every_humanoid_arm_joint_tunes_on_the_live_path(setup):
         assert 0 < t["relay"]["amplitude_deg"] <= e
         g = rn.pids[rn.names.index(j)].gains            # the robot runs the applied gains
         assert g.kp == pytest.approx(t["heuristics"]["pd_control"]["kp"])
+
+
+def test_flip_apply_all_and_replay_run_as_jobs_on_the_robot_node(tmp_path):
+    """The panel's requests on a live robot: each a job whose effect is the robot node's (its
+    PIDs run the gains reset for every joint; its joint really steps to -30 deg and back; a
+    recorded motion is played through its position commands)."""
+    import json
+
+    from hri_pid_tuning.core.motion import MotionLibrary, RecordedMotion
+    from hri_pid_tuning.messages import MOTION_SRV
+
+    ctx = InprocContext()
+    cfg = load_pid_config("humanoid_arm")
+    StopSupervisorNode(cfg=cfg, context=ctx)
+    rn = JointRobotNode(robot="humanoid_arm", setup="s2", cfg=cfg, context=ctx)
+    tn = PidTuningNode(context=ctx, parameters={"pid_tuning.node.robot": "humanoid_arm", "pid_tuning.node.setup": "s2",
+                                                "pid_tuning.node.live": True,
+                                                "pid_tuning.node.motions_dir": str(tmp_path)})
+    seen = []                                   # the robot's hand angle as the robot reports it
+    tn.create_subscription("sensor_msgs/msg/JointState", "/joint_states",
+                           lambda m: seen.append(m.position[list(m.name).index("hand")]), qos=100)
+
+    def call(srv, name, **fields):
+        fut = tn.create_client(srv, f"/pid_tuning/{name}").call_async(msgs.new(srv + "_Request", **fields))
+        assert ctx.spin_until(fut.done, 1e4)
+        return fut.result()
+
+    hold = cfg["pid_tuning"]["humanoid_arm"]["initial_gains"]
+    gains = [hold["kp"][-1], hold["ki"][-1], hold["kd"][-1]]            # the hand's hold gains, for every joint
+    r = call(TUNE_SRV, "apply_all", gains=gains)
+    assert r.success, r.message
+    assert all(rn.pids[i].gains.to_dict() == dict(zip(("kp", "ki", "kd"), gains)) for i in range(len(rn.names)))
+    seen.clear()
+    r = call(TUNE_SRV, "flip", joint="hand")
+    assert r.success, r.message
+    assert min(seen) < math.radians(-20.0) and max(seen) > math.radians(20.0)      # +30 -> -30 deg and back
+    MotionLibrary(tmp_path, 8).save(RecordedMotion(t_s=[0.0, 1.0, 2.0], joints={"hand": np.radians([0.0, 15.0, 0.0])},
+                                                   name="nod"))
+    r = call(MOTION_SRV, "replay", motion="nod")
+    assert r.success, r.message
+    played = tn.session.runner.last_run.motions[0].samples["hand"]     # measured by the robot node
+    assert math.radians(10.0) < max(played.measured_rad) < math.radians(20.0)
+    assert abs(played.measured_rad[0]) < math.radians(2.0)             # it started at the base pose
+    assert json.loads(r.result_json)["motions"]["nod"]["joints"]["hand"]["Samples"] > 0

@@ -10,7 +10,7 @@ from hri_runtime import msgs  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
 from hri_pid_tuning.nodes.tuning_node import PidTuningNode  # noqa: E402
-from hri_pid_tuning.service_api import TUNE_SRV  # noqa: E402
+from hri_pid_tuning.messages import TUNE_SRV  # noqa: E402
 from hri_pid_tuning.session import TuningSession  # noqa: E402
 
 
@@ -19,7 +19,9 @@ def env(tmp_path):
     ctx = inproc.InprocContext(start_time_s=100.0)
     session = TuningSession.create("humanoid_arm", "s2", clock=lambda: 1.7e9)
     node = PidTuningNode(session=session, context=ctx,
-                         parameters={"pid_tuning.node.configuration_path": str(tmp_path / "pid.json")})
+                         parameters={"pid_tuning.node.configuration_path": str(tmp_path / "pid.json"),
+                                     "pid_tuning.node.results_dir": str(tmp_path / "results"),
+                                     "pid_tuning.node.motions_dir": str(tmp_path / "motions")})
     client = Node("pid_client", context=ctx)
     status = []
     client.create_subscription("hri_interfaces/msg/PidTuningStatus", "/pid_tuning/status", status.append)
@@ -97,7 +99,10 @@ def test_manual_recording_from_topics_and_save_load(env):
     assert r.success
     ev = json.loads(r.message)["evaluation"]
     assert ev["AvgAbsoluteError"] == pytest.approx(1.0) and ev["Samples"] == 20 * len(joints)
-    assert call(ctx, client, "std_srvs/srv/Trigger", "/pid_tuning/save").success
+    r = call(ctx, client, "std_srvs/srv/Trigger", "/pid_tuning/save")
+    assert r.success and "exported" in r.message
+    (folder,) = list((tmp_path / "results").iterdir())              # the recording's test data too
+    assert json.loads((folder / "run.json").read_text())["motions"] == ["recording"]
     saved = json.loads((tmp_path / "pid.json").read_text())
     assert set(saved["mapping"]) == set(joints)
     node.server.apply("hand", gains=[9.0, 0.0, 0.0])

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hri_runtime import msgs, wire
+from hri_runtime import msgs
+from hri_runtime.impl import wire
 
 PKG = Path(__file__).resolve().parents[2] / "hri_interfaces"
 
@@ -25,7 +26,7 @@ GOLDEN = {
     "hri_interfaces/msg/JointGains":
         "RIHS01_55f80e2726ffbf26dea9f089afc7c9358e23d728b5f5f240dfd9eec7251bcfab",
     "hri_interfaces/msg/PidTuningStatus":
-        "RIHS01_87887b0f263652e05169a2457cd7a65e5449fd6e418a3708a69497ecd3a1a2e2",
+        "RIHS01_5508be25926a127bf79f47c778151685bb1f8165690855b4586c54c6214b8861",
     "hri_interfaces/msg/SafetyStop":
         "RIHS01_6e5cd04f7e988ac1d030e780960f1bf3393ba2fe498c12133b253a5efb039c26",
     "hri_interfaces/msg/StopRequest":
@@ -36,6 +37,8 @@ GOLDEN = {
         "RIHS01_ed9c8eabcda6a1f33b8942f425aab5d790be6a3fb6e2a7cb1501fe690a6a561f",
     "hri_interfaces/srv/Tune":
         "RIHS01_a45dd9d239a7ae160de977c42f6e6ee9f91e616a779d3d5a6b0d442a5785ced8",
+    "hri_interfaces/srv/TuneMotion":
+        "RIHS01_78d6d5d71834cc0673485d35861c8e0e20e8ae691549f4e367df43fb93d2104a",
 }
 
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from hri_runtime import access, msgs
-from hri_runtime.config import ConfigError, declared_defaults, load_declarations, load_robot_config
-from hri_runtime.launch_description import LaunchError
-from hri_runtime.launch_frontend import parse_launch_file
+from hri_runtime import msgs
+from hri_runtime.security import access
+from hri_runtime.config.tree import ConfigError, declared_defaults, load_declarations, load_robot_config
+from hri_runtime.launch.launch_description import LaunchError
+from hri_runtime.launch.frontend import parse_launch_file
 from hri_runtime.names import resolve
 
 REPO = Path(__file__).resolve().parents[3]
@@ -40,7 +41,7 @@ def test_ros_name_resolution():
 
 def _declared_names() -> dict[str, str]:
     """{dotted key: declared default} of every name carrying an access class."""
-    from hri_runtime.config import RULES_KEY, is_leaf_spec
+    from hri_runtime.config.tree import RULES_KEY, is_leaf_spec
 
     out = {}
     data = declared_defaults()
@@ -199,7 +200,7 @@ def test_set_remap_is_scoped_and_reaches_includes(tmp_path):
 def test_cli_namespace_resolves_relative_names(capsys):
     from hri_runtime.inproc import ThreadedInprocContext
     from hri_runtime.node import Node
-    from hri_runtime.topic_cli import node_main, param_main, topic_main
+    from hri_runtime.cli.topic import node_main, param_main, topic_main
 
     ctx = ThreadedInprocContext()
     talker = Node("talker", context=ctx, namespace="left")

@@ -4,8 +4,8 @@ import pytest
 from hri_runtime import msgs
 from hri_runtime.inproc import InprocContext, ThreadedInprocContext
 from hri_runtime.node import Node
-from hri_runtime.param_services import from_value_msg, register_interfaces, to_value_msg
-from hri_runtime.topic_cli import param_main
+from hri_runtime.parameter_service import from_value_msg, register_interfaces, to_value_msg
+from hri_runtime.cli.topic import param_main
 
 
 def make(ctx):

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from hri_runtime.bind import StartupRefused, check_bind as _check_bind, is_loopback  # noqa: F401 (re-exported)
+from hri_runtime.security.bind import StartupRefused, check_bind as _check_bind, is_loopback  # noqa: F401 (re-exported)
 from hri_console.parameters_gen import ConsoleForwardParams, ConsoleParams
 
 #: gain names accepted by pid_apply
@@ -29,6 +29,8 @@ GAIN_NAMES = ("kp", "ki", "kd")
 #: interaction impedance gains accepted by set_gains: name -> length (body twist order w, v)
 IMPEDANCE_GAINS = {"stiffness": 6, "damping": 6}
 JOINT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+#: a recorded motion's name (the tuning node's motion folder: ``<name>.json``)
+MOTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 #: command -> the tuning node's std_srvs/Trigger service it calls (``<console.pid_service>/<name>``)
 PID_TRIGGERS = {"pid_record": "record_start", "pid_stop": "record_stop", "pid_reset": "reset", "pid_save": "save"}
 
@@ -296,6 +298,23 @@ def _pid_apply(frame, rules, msg_id):
     return out
 
 
+def _pid_apply_all(frame, rules, msg_id):
+    """Every joint to one configuration: ``gains = {kp, ki, kd}``, all three given."""
+    g = _gains(frame, rules, msg_id)
+    missing = [k for k in GAIN_NAMES if k not in g]
+    if missing:
+        raise Rejected("missing_field", f"reset all PIDs needs kp, ki and kd; missing {', '.join(missing)}", msg_id)
+    return {"gains": g}
+
+
+def _pid_motion(frame, rules, msg_id):
+    m = frame.get("motion")
+    if not isinstance(m, str) or not MOTION_NAME.fullmatch(m) or m.endswith(".json"):
+        raise Rejected("bad_field", "motion must be a name of 1-64 letters, digits, '_', '-', '.' "
+                       "(without .json)", msg_id)
+    return {"motion": m}
+
+
 def _pid_save(frame, rules, msg_id):
     out = {"joint": _joint(frame, rules, msg_id, required=False)}
     return out
@@ -314,6 +333,10 @@ VALIDATORS: dict[str, Callable] = {
     "pid_save": _pid_save,
     "pid_apply": _pid_apply,
     "pid_autotune": _pid_joint,
+    "pid_flip": _pid_joint,
+    "pid_apply_all": _pid_apply_all,
+    "pid_replay": _pid_motion,
+    "pid_save_motion": _pid_motion,
     "ping": _no_args,
 }
 

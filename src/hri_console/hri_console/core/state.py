@@ -22,7 +22,9 @@ Contents of the snapshot (JSON-ready, seconds on the injected clock):
 * ``pid``: the tuning node's status (joints, gains, acknowledged gains, rejected counts),
   ``autotune`` (joint -> last auto-tune table: relay result, heuristics' gains, applied row),
   ``error`` (joint -> last ``error_history_len`` samples ``[t_s, e_rad]`` of the signed error
-  ``e = setpoint - measured``), ``busy`` (the command running, with ``since_s``).
+  ``e = setpoint - measured``), ``busy`` (the command running, with ``since_s``), ``evaluation``
+  (the last test, flip, replay or recording: the run's evaluation and per motion its evaluation
+  and its joints', thesis names; None after a new recording or a reset).
 """
 from __future__ import annotations
 
@@ -74,6 +76,7 @@ class ConsoleState:
         self._pid_status: dict = {}
         self._pid_progress: dict | None = None
         self._autotune: dict[str, dict] = {}
+        self._evaluation: dict | None = None     # the last test/flip/replay/recording's evaluations
         self._busy: dict | None = None
         self._last_reply: dict | None = None
         self.dropped: dict[str, int] = {}
@@ -255,16 +258,32 @@ class ConsoleState:
     def on_pid_reply(self, command: str, success: bool, message: str, result_json: str = "") -> dict:
         """A tuning-node service's reply to ``command``: returns its JSON result (``{}`` when there
         is none or it is not a JSON object); an auto-tune table in it is kept (also the one of a
-        failed relay); the reply becomes the page's last reply."""
+        failed relay), and the evaluations of a test, flip, replay or recording (the page's
+        evaluation table; a new recording or a reset discards them, as on the node); the reply
+        becomes the page's last reply. ``record_stop`` answers a Trigger: its JSON is the
+        message, replaced by a sentence in the result's ``message``."""
+        if command == "pid_stop" and success and not result_json:
+            result_json, message = message, ""
         try:
             result = json.loads(result_json) if result_json else {}
         except ValueError:
             result = {}
         if not isinstance(result, dict):
             result = {}
+        if command == "pid_stop" and isinstance(result.get("evaluation"), dict):
+            result = {"evaluation": result["evaluation"],
+                      "motions": {str(result.get("animation", "recording")):
+                                  {"evaluation": result["evaluation"], "joints": result.get("joints") or {}}}}
+            message = f"recording evaluated: {result['evaluation'].get('Samples', 0)} samples"
+            result["message"] = message
         if isinstance(result.get("tuning"), dict):
             self.on_autotune(result["tuning"])
+        evaluation = self.bounded({"command": command, "evaluation": result["evaluation"],
+                                   "motions": result["motions"]}) \
+            if success and isinstance(result.get("motions"), dict) and isinstance(result.get("evaluation"), dict) else None
         with self._lock:
+            if evaluation is not None or (success and command in ("pid_record", "pid_reset")):
+                self._evaluation = evaluation
             self._last_reply = {"command": command, "success": bool(success), "message": str(message)}
         return result
 
@@ -302,6 +321,7 @@ class ConsoleState:
                           "safe_stop": self._safe_stop},
                 "pid": {"status": dict(self._pid_status),
                         "autotune": {j: dict(t) for j, t in self._autotune.items()},
+                        "evaluation": self._evaluation,
                         "error": {j: [list(s) for s in buf] for j, buf in self._errors.items()},
                         "busy": None if self._busy is None else dict(self._busy),
                         "progress": None if self._pid_progress is None else dict(self._pid_progress),

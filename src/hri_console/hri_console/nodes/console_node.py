@@ -29,8 +29,10 @@ Out:
   ``set_mode``  -> std_msgs/String on ``interaction.topics.mode``;
   ``set_gains`` -> std_msgs/Float64MultiArray ``[K diag 6, D diag 6]`` on ``interaction.topics.gains``;
   ``pid_*``     -> services of the hri_pid_tuning node (``<pid_service>/auto_tune``, ``apply``,
-                    ``evaluate``, ``record_start``, ``record_stop``, ``reset``, ``save``); a refusal
-                    (``success = false``) is shown on the page with the service's sentence.
+                    ``apply_all``, ``evaluate``, ``flip``, ``replay``, ``save_motion``,
+                    ``record_start``, ``record_stop``, ``reset``, ``save``); a refusal
+                    (``success = false``) is shown on the page with the service's sentence; the
+                    evaluations of a test, flip, replay or recording are kept for the page's table.
 
 Service calls run on the server's single command worker (ordered), never on the executor thread
 and never in front of a safe stop. Parameters: ``robot``, ``robot_id`` and every key of the
@@ -49,7 +51,7 @@ from typing import Any, Optional
 
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameter_library.typed import declare_config, params_type
 from hri_runtime.parameters_gen import JointsParams
 from hri_runtime.qos import QOS_LATCHED, QoSProfile
 
@@ -60,6 +62,7 @@ from hri_interaction.core.spd import ImpedanceGainLimits
 from hri_interaction.parameters_gen import InteractionImpedanceParams, InteractionTopicsParams
 
 TUNE_SRV = "hri_interfaces/srv/Tune"
+MOTION_SRV = "hri_interfaces/srv/TuneMotion"
 STOP_EVENTS_KEPT = 64     # safe-stop times kept in ``ConsoleNode.stop_events`` (the last ones)
 #: the tuning progress: TRANSIENT_LOCAL (the last one at once) and a queue for its bursts
 PROGRESS_QOS = QoSProfile(depth=50, durability="transient_local")
@@ -140,7 +143,9 @@ class ConsoleNode(Node):
                                  lambda m: self.state.on_pid_progress(m.phase, m.joint, m.fraction, m.detail),
                                  qos=PROGRESS_QOS)
         # --- PID services (clients)
-        self.cli = {n: self.create_client(TUNE_SRV, f"{pid}/{n}") for n in ("auto_tune", "apply", "evaluate")}
+        self.cli = {n: self.create_client(TUNE_SRV, f"{pid}/{n}")
+                    for n in ("auto_tune", "apply", "apply_all", "evaluate", "flip")}
+        self.cli.update({n: self.create_client(MOTION_SRV, f"{pid}/{n}") for n in ("replay", "save_motion")})
         for n in PID_TRIGGERS.values():
             self.cli[n] = self.create_client("std_srvs/srv/Trigger", f"{pid}/{n}")
         # --- gate + server
@@ -279,13 +284,21 @@ class ConsoleNode(Node):
                                           gains=self.state.pid_gains(joint, a["gains"], cmd.id))
                 self.state.on_applied(joint, None)
             return {"message": resp.message, **result}
-        if t == "pid_start":
+        if t in ("pid_start", "pid_flip"):
             joint = self.state.pid_joint(a["joint"], cmd.id)
-            resp, result = self._call("evaluate", cmd, joint=joint, heuristic="", gains=[])
+            resp, result = self._call("evaluate" if t == "pid_start" else "flip", cmd, joint=joint, heuristic="",
+                                      gains=[])
+            return {"message": resp.message, "evaluation": result.get("evaluation")}
+        if t == "pid_apply_all":
+            resp, result = self._call("apply_all", cmd, joint="", heuristic="",
+                                      gains=[a["gains"][k] for k in ("kp", "ki", "kd")])
+            return {"message": resp.message, **result}
+        if t in ("pid_replay", "pid_save_motion"):
+            resp, result = self._call(t[len("pid_"):], cmd, motion=a["motion"])
             return {"message": resp.message, "evaluation": result.get("evaluation")}
         if t in PID_TRIGGERS:
-            resp, _ = self._call(PID_TRIGGERS[t], cmd)
-            return {"message": resp.message}
+            resp, result = self._call(PID_TRIGGERS[t], cmd)
+            return {"message": result.get("message", resp.message)}
         raise Rejected("unavailable", f"{t} is not handled by the console node", cmd.id)
 
     def destroy_node(self) -> None:

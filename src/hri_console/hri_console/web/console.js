@@ -132,7 +132,8 @@ function renderRobot(r) {
 }
 
 let gainJoints = "";
-const PID_BUTTONS = ["pid-start", "pid-record", "pid-stop", "pid-reset", "pid-save", "pid-autotune"];
+const PID_BUTTONS = ["pid-start", "pid-record", "pid-stop", "pid-reset", "pid-save", "pid-autotune", "pid-flip",
+  "pid-apply-all", "pid-save-motion"];
 function renderPid(p) {
   const st = p.status || {};
   const joints = st.joints || [];
@@ -173,6 +174,9 @@ function renderPid(p) {
   $("pid-busy").textContent = busy ? `running ${busy.command} ${busy.detail} …` :
     joints.length === 0 ? "no PID tuning node (no status received)" : "";
   renderProgress(p.progress);
+  renderMotions(st.motions || []);
+  $("pid-replay").disabled = joints.length === 0 || $("pid-motion").options.length === 0;
+  renderEvaluation(p.evaluation, sel.value);
   renderAutotune((p.autotune || {})[sel.value]);
   drawError(((p.error || {})[sel.value]) || []);
 }
@@ -184,6 +188,48 @@ function renderProgress(pr) {
   bar.value = pr.fraction;
   const what = [pr.joint, pr.phase].filter(x => x).join(" · ");
   label.textContent = `${what} ${Math.round(pr.fraction * 100)} %` + (pr.detail ? ` – ${pr.detail}` : "");
+}
+
+// the recorded motions the tuning node can replay (its status)
+let motionKey = "";
+function renderMotions(motions) {
+  const key = motions.join(",");
+  if (key === motionKey) return;
+  motionKey = key;
+  const sel = $("pid-motion"), keep = sel.value;
+  sel.textContent = "";
+  for (const m of motions) sel.appendChild(el("option", {}, m));
+  if (motions.includes(keep)) sel.value = keep;
+}
+
+// evaluations of the last test / flip / replay / recording under the graph (the thesis's test
+// control window): the selected joint once per motion, then all joints and motions together
+const EVAL_COLUMNS = ["AvgAbsoluteError", "AvgSignedError", "MaxOvershoot", "AvgSettlingTime5Degrees",
+  "Avg50PercentResponseTime", "Samples"];
+let evalKey = "";
+function renderEvaluation(ev, joint) {
+  const key = JSON.stringify([ev || null, joint]);
+  if (key === evalKey) return;
+  evalKey = key;
+  const tb = $("pid-eval").tBodies[0];
+  tb.textContent = "";
+  if (!ev) {
+    const tr = el("tr", {"class": "none"});
+    tr.appendChild(el("td", {"colspan": String(EVAL_COLUMNS.length + 1)}, "no evaluation (start a test, a recording, a flip or a replay)"));
+    tb.appendChild(tr);
+    return;
+  }
+  const row = (label, e, cls) => {
+    const tr = el("tr", {"class": cls});
+    tr.appendChild(el("th", {}, label));
+    for (const k of EVAL_COLUMNS) tr.appendChild(el("td", {"data-metric": k}, k === "Samples" ? (e[k] ?? "-") : fmt(e[k], 2)));
+    tb.appendChild(tr);
+  };
+  for (const [m, md] of Object.entries(ev.motions || {})) {
+    const e = (md.joints || {})[joint];
+    if (e) row(`${joint} · ${m}`, e, "joint");
+  }
+  row("all joints, all motions", ev.evaluation || {}, "all");
 }
 
 let tuneKey = "";
@@ -261,4 +307,12 @@ $("pid-stop").onclick = () => send({type: "pid_stop"});
 $("pid-reset").onclick = () => send({type: "pid_reset"});
 $("pid-save").onclick = () => send({type: "pid_save"});
 $("pid-autotune").onclick = () => send({type: "pid_autotune", joint: joint()});
+$("pid-flip").onclick = () => send({type: "pid_flip", joint: joint()});
+$("pid-replay").onclick = () => send({type: "pid_replay", motion: $("pid-motion").value});
+$("pid-save-motion").onclick = () => send({type: "pid_save_motion", motion: $("pid-motion-name").value.trim()});
+$("pid-apply-all").onclick = () => {
+  const gains = {};
+  for (const k of ["kp", "ki", "kd"]) { const v = $("all-" + k).value.trim(); gains[k] = v === "" ? null : Number(v); }
+  send({type: "pid_apply_all", gains});
+};
 $("pid-joint").onchange = () => { tuneKey = ""; if (last) renderPid(last.pid || {}); };

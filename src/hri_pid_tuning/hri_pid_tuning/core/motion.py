@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
@@ -22,6 +23,10 @@ class Motion:
 
     def setpoints(self, t_s: float, base_pose_rad: np.ndarray, joint_names: Sequence[str]) -> np.ndarray:
         raise NotImplementedError
+
+    def start_pose(self, base_pose_rad: np.ndarray, joint_names: Sequence[str]) -> np.ndarray:
+        """The pose the robot rests in when the motion starts (the test environment's reset)."""
+        return np.asarray(base_pose_rad, dtype=float)
 
 
 @dataclass
@@ -71,13 +76,23 @@ class StepTestMotion(HeldStepMotion):
 @dataclass
 class SignFlipMotion(HeldStepMotion):
     """The thesis's step-test button (§3.5.1): the joint's angle flips sign, e.g. 30° → −30° (a 60°
-    step), is held, and flips back. ``base`` is the joint's angle in the base pose (absolute,
-    rad); a joint at 0 does not move."""
+    step), is held, and flips back. The joint starts at rest at ``angle_rad`` (absolute; None: its
+    angle in the base pose – a joint at 0 does not move); the others stay at the base pose."""
 
+    angle_rad: float | None = field(default=None, kw_only=True)
     prefix: ClassVar[str] = "flip"
 
-    def setpoints(self, t_s, base_pose_rad, joint_names):
+    def angle(self, base_pose_rad, joint_names) -> float:
+        i = list(joint_names).index(self.joint)
+        return float(base_pose_rad[i]) if self.angle_rad is None else float(self.angle_rad)
+
+    def start_pose(self, base_pose_rad, joint_names):
         q = np.array(base_pose_rad, dtype=float)
+        q[list(joint_names).index(self.joint)] = self.angle(base_pose_rad, joint_names)
+        return q
+
+    def setpoints(self, t_s, base_pose_rad, joint_names):
+        q = self.start_pose(base_pose_rad, joint_names)
         if self.stepped(t_s):
             i = list(joint_names).index(self.joint)
             q[i] = -q[i]
@@ -133,12 +148,112 @@ class RecordedMotion(Motion):
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "RecordedMotion":
-        return cls(t_s=np.asarray(d["t_s"]), joints={k: np.radians(v) for k, v in d["joints_deg"].items()},
-                   name=d.get("name", "recording"))
+        """ValueError (one sentence) unless ``d`` is ``{name, t_s: [s, increasing], joints_deg:
+        {joint: [deg, one per t_s]}}`` with finite numbers and at least two samples."""
+        try:
+            t = np.asarray(d["t_s"], dtype=float)
+            joints = {str(k): np.radians(np.asarray(v, dtype=float)) for k, v in d["joints_deg"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a recorded motion ({{name, t_s, joints_deg}}): {exc!r}") from None
+        if t.ndim != 1 or len(t) < 2 or not np.all(np.isfinite(t)) or not np.all(np.diff(t) > 0):
+            raise ValueError("t_s must hold at least two finite, increasing times")
+        if not joints:
+            raise ValueError("joints_deg names no joint")
+        for k, v in joints.items():
+            if v.shape != t.shape or not np.all(np.isfinite(v)):
+                raise ValueError(f"joints_deg[{k!r}] must hold {len(t)} finite angles")
+        return cls(t_s=t, joints=joints, name=str(d.get("name") or "recording"))
 
     @classmethod
     def load(cls, path: str | Path) -> "RecordedMotion":
-        return cls.from_json(json.loads(Path(path).read_text()))
+        """The motion file ``path``, named after the file (OSError; ValueError: not a motion)."""
+        try:
+            m = cls.from_json(json.loads(Path(path).read_text()))
+        except ValueError as exc:           # json.JSONDecodeError included
+            raise ValueError(f"{Path(path).name} is not a motion file: {exc}") from None
+        m.name = Path(path).stem
+        return m
+
+    @classmethod
+    def from_step_data(cls, name: str, step_data: Mapping[str, Mapping[str, Any]]) -> "RecordedMotion":
+        """The set-points of a recorded test (the thesis's PidStepData of every joint of one
+        motion: ``{joint: {data: [{timestamp, entry: {desired, ...}}]}}``, degrees) as a motion."""
+        t, joints = None, {}
+        for j, sd in step_data.items():
+            rows = sd.get("data") or []
+            tj = [float(r["timestamp"]) for r in rows]
+            if t is None:
+                t = tj
+            elif tj != t:
+                raise ValueError(f"{j}: its samples are not at the motion's sample times")
+            joints[j] = [float(r["entry"]["desired"]) for r in rows]
+        return cls.from_samples(name, t or [], joints)
+
+    @classmethod
+    def from_samples(cls, name: str, t_s: Sequence[float], joints_deg: Mapping[str, Sequence[float]]) -> "RecordedMotion":
+        """A motion of sampled set-points (s, deg); samples sharing a time keep the last one
+        (ValueError: fewer than two times, non-finite values)."""
+        t = np.asarray(t_s, dtype=float)
+        keep = np.append(np.diff(t) > 0, True) if len(t) else np.zeros(0, bool)
+        return cls.from_json({"name": name, "t_s": t[keep].tolist(),
+                              "joints_deg": {j: np.asarray(v, dtype=float)[keep].tolist() for j, v in joints_deg.items()}})
+
+    def limit_violation(self, joint_names: Sequence[str], q_min: Sequence[float],
+                        q_max: Sequence[float]) -> str | None:
+        """Why the motion cannot be played on a robot with these joints and limits (rad), or None."""
+        unknown = [j for j in self.joints if j not in joint_names]
+        if unknown:
+            return f"motion {self.name!r} moves {unknown}, not joints of this robot {list(joint_names)}"
+        for j, v in self.joints.items():
+            i = list(joint_names).index(j)
+            lo, hi = float(np.min(v)), float(np.max(v))
+            if lo < q_min[i] or hi > q_max[i]:
+                return (f"motion {self.name!r}: {j} spans {math.degrees(lo):.1f}..{math.degrees(hi):.1f} deg, "
+                        f"outside its limits {math.degrees(q_min[i]):.1f}..{math.degrees(q_max[i]):.1f} deg")
+        return None
+
+
+#: a motion's name in a :class:`MotionLibrary` (its file ``<name>.json``)
+MOTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+class MotionLibrary:
+    """The recorded motions a robot can replay: ``<folder>/<name>.json`` (:class:`RecordedMotion`
+    JSON). Names are checked (:data:`MOTION_NAME`), so a request never reaches another path."""
+
+    def __init__(self, folder: str | Path, listed_max: int):
+        self.folder = Path(folder)
+        self.listed_max = int(listed_max)
+
+    def check_name(self, name: str) -> str | None:
+        """Why ``name`` is not a motion name, or None."""
+        if not isinstance(name, str) or not MOTION_NAME.fullmatch(name) or name.endswith(".json"):
+            return (f"bad motion name {name!r}: 1-64 letters, digits, '_', '-', '.', starting with a "
+                    "letter or digit, without .json")
+        return None
+
+    def names(self) -> list[str]:
+        """The motions in the folder (sorted, at most ``listed_max``)."""
+        if not self.folder.is_dir():
+            return []
+        found = sorted(p.stem for p in self.folder.glob("*.json") if MOTION_NAME.fullmatch(p.stem))
+        return found[:self.listed_max]
+
+    def path(self, name: str) -> Path:
+        return self.folder / f"{name}.json"
+
+    def load(self, name: str) -> RecordedMotion:
+        """FileNotFoundError (unknown name) or ValueError (not a motion)."""
+        p = self.path(name)
+        if not p.is_file():
+            raise FileNotFoundError(f"unknown motion {name!r}; known: {', '.join(self.names()) or 'none'}")
+        return RecordedMotion.load(p)
+
+    def save(self, motion: RecordedMotion) -> Path:
+        p = self.path(motion.name)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(motion.to_json()))
+        return p
 
 
 @dataclass

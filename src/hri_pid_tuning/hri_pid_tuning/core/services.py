@@ -55,7 +55,8 @@ class MultiJointPlant(Protocol):
 
 # ------------------------------------------------------------------------------------------------
 class TestEnvSetup:
-    """Resets the simulation: robot at its base pose, at rest (thesis: empty plane + robot)."""
+    """Resets the simulation: robot at its base pose (or a motion's start pose), at rest (thesis:
+    empty plane + robot)."""
 
     __test__ = False   # not a pytest class
 
@@ -63,8 +64,8 @@ class TestEnvSetup:
         self.plant = plant
         self.resets = 0
 
-    def reset(self) -> None:
-        self.plant.reset(self.plant.base_pose_rad)
+    def reset(self, pose_rad: Sequence[float] | None = None) -> None:
+        self.plant.reset(self.plant.base_pose_rad if pose_rad is None else pose_rad)
         self.resets += 1
 
 
@@ -237,6 +238,10 @@ class TestRunner:
         self.clock = clock
         self.current_test_label: str | None = None
         self.results: deque[MotionResult] = deque(maxlen=RESULTS_KEPT)   # a node runs for hours
+        #: the test data of the last run (automated test or manual recording) until the next reset:
+        #: what "Save Results" exports (thesis §3.4.1)
+        self.last_run: RunResult | None = None
+        self.last_recording: MotionResult | None = None    # the last manual recording (a motion to save)
         self._manual: PoseErrorTracker | None = None
         self._pids: dict[str, PID] = {}
         self.busy = False
@@ -256,7 +261,7 @@ class TestRunner:
         self.current_test_label = motion.name
         names = self.plant.joint_names
         try:
-            self.env.reset()
+            self.env.reset(motion.start_pose(self.plant.base_pose_rad, names))
         except Exception as exc:     # a live robot that cannot reach the base pose (e.g. unstable gains)
             if not hasattr(self.plant, "track"):
                 raise
@@ -320,7 +325,9 @@ class TestRunner:
             for i, m in enumerate(motions):
                 sub = (lambda f, i=i: progress((i + f) / len(motions))) if progress else None
                 out.append(self.play(m, time_stretch, sub))
-            return RunResult(self.storage.to_json(), out, aggregate([r.evaluation for r in out]), iso_now(self.clock))
+            self.last_run = RunResult(self.storage.to_json(), out, aggregate([r.evaluation for r in out]),
+                                      iso_now(self.clock))
+            return self.last_run
         finally:
             self.busy = False
 
@@ -336,6 +343,11 @@ class TestRunner:
         """A manual recording is running."""
         return self._manual is not None
 
+    @property
+    def recorded_frames(self) -> int:
+        """Frames (one sample of every joint) of the running manual recording (0: none running)."""
+        return len(self._manual.samples[self._manual.joints[0]].t_s) if self._manual and self._manual.joints else 0
+
     def record_sample(self, t_s: float, desired_rad: Sequence[float], measured_rad: Sequence[float]) -> bool:
         """One manual sample; False when it was dropped (NaN/Inf)."""
         if self._manual is None:
@@ -346,10 +358,18 @@ class TestRunner:
         if self._manual is None:
             raise RuntimeError("no manual recording running")
         tr, self._manual = self._manual, None
-        return self._finish(self.current_test_label or "recording", 1.0, tr)
+        res = self._finish(self.current_test_label or "recording", 1.0, tr)
+        # a manual recording exports as one run with a single motion folder (thesis §3.4.1)
+        self.last_run = RunResult(self.storage.to_json(), [res], res.evaluation, res.created)
+        self.last_recording = res
+        return res
 
     def reset_test_runner(self) -> None:
+        """Discard all test data (thesis ``ResetTestRunner``): results, the last run, a running
+        manual recording."""
         self.results.clear()
+        self.last_run = None
+        self.last_recording = None
         self._manual = None
         self.current_test_label = None
         self.busy = False
