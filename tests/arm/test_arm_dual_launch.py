@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 
 import numpy as np
 
@@ -71,6 +72,16 @@ class CellProbe(Node):
             return self.stop[-1].stopped if self.stop else None
 
 
+def settle(probe, tol_m=5e-4, timeout_s=30.0):
+    """Wait (bounded) until both end effectors are still: two samples 0.5 s apart within tol_m
+    (an arm keeps converging for a moment after its operator's stroke ends)."""
+    def still():
+        a = {arm: probe.pos(arm) for arm in ARMS}
+        time.sleep(0.5)
+        return all(np.linalg.norm(probe.pos(arm) - a[arm]) < tol_m for arm in ARMS)
+    assert wait_for(still, timeout_s), "the arms do not come to rest"
+
+
 def operator(arm, env, seconds=3.2):
     """`hri arm-emulate --namespace <arm>`: the square's first stroke (1 s settle, then -y with
     the clutch pressed, 5 cm/s) to the arm of that stack."""
@@ -103,12 +114,13 @@ def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
 
         # each operator moves only its own arm
         for arm, other in (("left", "right"), ("right", "left")):
+            settle(probe)
             p0, q0 = probe.pos(arm), probe.pos(other)
             out = finish(operator(arm, env))
             if arm == "left":
                 assert f"127.0.0.1:{left_port}" in out, out        # the port the left node was given
             moved = lambda: (p := probe.pos(arm)) is not None and p0[1] - p[1] > 0.08  # noqa: E731
-            assert wait_for(moved, 30.0), f"{arm} did not follow its operator: {p0} -> {probe.pos(arm)}"
+            assert wait_for(moved, 30.0), f"{arm} did not follow its operator: {p0} -> {probe.pos(arm)}; {out}"
             p1 = probe.pos(arm)
             assert abs(p1[0] - p0[0]) < 0.005 and abs(p1[2] - p0[2]) < 0.005
             assert np.linalg.norm(probe.pos(other) - q0) < 0.002, f"{other} moved with {arm}'s operator"
@@ -123,7 +135,7 @@ def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
             assert "/safety/stop" in names[a] and f"/{a}/safety/stop" not in names[a]   # the cell's stop
 
         # a stop of the cell holds both arms while both operators keep streaming
-        held = {a: probe.pos(a) for a in ARMS}
+        settle(probe)
         probe.stop_pub.publish(msgs.new("hri_interfaces/msg/StopRequest", source="cell_test", reason="dual-arm stop"))
         assert wait_for(lambda: probe.stopped() is True, 10.0)
         assert wait_for(lambda: all(probe.mode(a) == "STOP" for a in ARMS), 10.0), [probe.mode(a) for a in ARMS]
@@ -154,5 +166,6 @@ def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
             ctx.close()
         launcher.send_signal(signal.SIGINT)
         text, _ = launcher.communicate(timeout=WAIT_S)
+        print(text[-20000:])                 # shown when the test fails
     assert "Traceback" not in text, text[-4000:]
     assert "SAFETY_HOLD" not in text, text[-4000:]
