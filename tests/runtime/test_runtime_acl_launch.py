@@ -2,7 +2,9 @@
 a real `hri router` and mTLS clients (docs/deployment.md "Roles"; the routers and certificates of
 test_runtime_deployment.py).
 
-Per launch file (fr3, ur5e, iiwa14, tino, each with the console) one stack is launched on the
+Per launch file (fr3, ur5e, iiwa14, tino, each with the console, and the dual-arm cell fr3_dual: two
+fr3 stacks in namespaces /left and /right with their consoles, docs/ros2-interop.md "Namespaces")
+one stack is launched on the
 router's loopback listener (this machine, trusted) and shared by its cases. Three clients connect
 over the router's TLS listener with certificates of the deployment's CA: CN `observer`, CN
 `operator` and CN `robot` (the other machine's router). The inputs the launched nodes expose are
@@ -49,14 +51,21 @@ ARM_INPUTS = ["/ee_command", "/interaction/gains", "/interaction/mode", "/intera
 TINO_INPUTS = ["/atomic/reset", "/base_cmd", "/cmd_vel", "/head_cmd", "/leg/rpm_cmd", "/leg/state", "/odom",
                "/safety/stop", "/skeleton"] + CONSOLE_INPUTS
 PID_INPUTS = ["/joint_commands", "/joint_setpoints", "/joint_states", "/safety/stop"]
+# the dual-arm cell: each stack's inputs in its namespace, the cell's one stop
+DUAL_INPUTS = sorted({f"/{ns}{t}" if t != "/safety/stop" else t for ns in ("left", "right") for t in ARM_INPUTS})
 # every launch file: its actuating topic inputs (the services, parameter sets of every node, the
 # stop reset, the tuning and robot services, are cases of their own); "pid" is no launch file but
 # the PID tuning node and the joint robot it tunes (with the stop supervisor), as `hri run` starts them
-LAUNCHES = {"fr3": ARM_INPUTS, "ur5e": ARM_INPUTS, "iiwa14": ARM_INPUTS, "tino": TINO_INPUTS, "pid": PID_INPUTS}
+LAUNCHES = {"fr3": ARM_INPUTS, "ur5e": ARM_INPUTS, "iiwa14": ARM_INPUTS, "tino": TINO_INPUTS, "pid": PID_INPUTS,
+            "fr3_dual": DUAL_INPUTS}
+# the observer / permitted-role put of every input, per launch file; of the cell's (the same
+# stack twice) those of one arm and the other's reference
+TOPIC_INPUTS = dict(LAUNCHES, fr3_dual=[f"/left{t}" for t in ARM_INPUTS if t != "/safety/stop"]
+                    + ["/right/interaction/reference", "/safety/stop"])
 # the tuning node simulates in-process (pid_tuning.node.live false): its services are what is tested here
 PID_NODES = [("hri_safety", "stop_supervisor", []), ("hri_sim", "joint_robot_node", []),
              ("hri_pid_tuning", "pid_tuning_node", ["--ros-args", "-p", "pid_tuning.node.live:=false"])]
-TOPIC_CASES = [(robot, topic) for robot, topics in LAUNCHES.items() for topic in topics]
+TOPIC_CASES = [(robot, topic) for robot, topics in TOPIC_INPUTS.items() for topic in topics]
 PROBE_PREFIX = "acl_"
 TAG = {"observer": "acl-observer", "operator": "acl-operator", "robot": "acl-robot"}
 NUM = {"observer": 0.00123, "operator": 0.00456, "robot": 0.00789}
@@ -94,8 +103,8 @@ class Probe(Node):
         with self.lock:
             return [mark_of(m) for m in self.seen.get(topic, [])]
 
-    def watch_arm(self):
-        self.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", self._ee, qos=10)
+    def watch_arm(self, ns=""):
+        self.create_subscription("geometry_msgs/msg/PoseStamped", f"{ns}/ee_pose", self._ee, qos=10)
 
     def _ee(self, m):
         with self.lock:
@@ -219,21 +228,24 @@ class Stack:
                 self.procs.append(subprocess.Popen(HRI + ["run", pkg, exe, *args], env=env, cwd=REPO,
                                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         else:
+            args = (["left_vr_port:=0", "console:=true", "left_console_port:=0"] if robot == "fr3_dual"
+                    else ["vr_port:=0", "console:=true", "console_port:=0"])
             self.procs.append(subprocess.Popen(
-                HRI + ["launch", "--router", self.tcp, str(REPO / "launch" / f"{robot}.launch.yaml"), "vr_port:=0",
-                       "console:=true", "console_port:=0"], env=env, cwd=REPO,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+                HRI + ["launch", "--router", self.tcp, str(REPO / "launch" / f"{robot}.launch.yaml"), *args],
+                env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         base = ZenohParams.defaults().with_(service_timeout_s=3.0)
         self.local = self._probe("spy", base.with_(connect_endpoints=[self.tcp]))
         self.clients = {role: self._probe(role, base.with_(connect_endpoints=[self.tls], tls=tls(ca, pki[role])))
                         for role in ("observer", "operator", "robot")}
         self.arm = robot not in ("tino", "pid")
+        self.ns = "/left" if robot == "fr3_dual" else ""      # the arm watched (and streamed to)
         if self.arm:
-            self.local.watch_arm()
+            self.local.watch_arm(self.ns)
         elif robot == "tino":
             self.local.watch_base()
         self.local.watch_stop()
-        want = {"tino": ["/tino_sim", "/console"], "pid": ["/joint_robot", "/pid_tuning"]}.get(
+        want = {"tino": ["/tino_sim", "/console"], "pid": ["/joint_robot", "/pid_tuning"],
+                "fr3_dual": ["/left/interaction", "/left/console", "/right/interaction", "/right/console"]}.get(
             robot, ["/interaction", "/console"])
         assert wait_until(lambda: set(want) <= set(self.local.context.graph().nodes)
                           and self.local.stopped() is False, 120.0), \
@@ -375,7 +387,7 @@ def test_parameter_sets_and_reset_only_for_the_operator_reads_for_everyone(stack
     assert stack.clients["robot"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 2.0) is None
 
 
-@stacks(["fr3", "ur5e", "iiwa14"])
+@stacks(["fr3", "ur5e", "iiwa14", "fr3_dual"])
 def test_arm_reference_observer_stream_moves_nothing_operator_stream_moves_the_arm(stack):
     """The issue's attack: 3 cm below the end effector, 200 Hz, 4 s, from the observer; the same
     stream from the operator moves the arm."""
@@ -398,7 +410,7 @@ def reference_stream(stack, client, depth_m=0.03, rate_hz=200.0, seconds=4.0):
     p0 = position(ee0)
     with stack.local.lock:
         first = len(stack.local.ee)
-    pub = client.pub("geometry_msgs/msg/PoseStamped", "/interaction/reference")
+    pub = client.pub("geometry_msgs/msg/PoseStamped", f"{stack.ns}/interaction/reference")
     n = int(rate_hz * seconds)
     for i in range(n):
         m = msgs.new("geometry_msgs/msg/PoseStamped")

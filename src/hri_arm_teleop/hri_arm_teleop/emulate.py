@@ -6,6 +6,10 @@ calls ``send_due(t_sim)`` every tick, ``main`` streams in real time. This is the
 ``hri vr-emulate`` (hri_pulse): run it as ``hri arm-emulate`` or call ``main(argv)``. With
 ``pulse.auth.mode: required`` in the config it loads (e.g. ``HRI_VR_AUTH=required
 HRI_VR_KEY_FILE=<file>``) every packet is sealed (``hri_pulse.core.auth``; a new session per run).
+``--namespace left`` streams to the arm of the stack in namespace ``/left`` (a dual-arm cell,
+launch/fr3_dual.launch.yaml): the port and address its ``arm_teleop`` node reports in its
+parameters ``teleop.vr.port`` / ``teleop.vr.bind_address``, read through the node's parameter
+services on the ROS graph (``HRI_TRANSPORT``).
 """
 from __future__ import annotations
 
@@ -80,6 +84,24 @@ def sealer(cfg: dict) -> Optional[Sealer]:
     return Sealer.from_params(AuthParams.from_tree(cfg))
 
 
+def arm_address(namespace: str, node: str = "arm_teleop", timeout_s: Optional[float] = None):
+    """(host, port) of the VR receiver of the ``arm_teleop`` node ``node`` in ``namespace``, from its
+    parameters ``teleop.vr.bind_address`` / ``teleop.vr.port`` (the port it bound when configured
+    0); a wildcard bind address is reached on loopback. None when the node does not answer."""
+    from hri_runtime.cli.topic import CliSession, get_remote_parameters
+
+    sess = CliSession.open("hri_arm_emulate", namespace=namespace)
+    try:
+        got = get_remote_parameters(sess.node, node, ["teleop.vr.bind_address", "teleop.vr.port"],
+                                    sess.params.service_timeout_s if timeout_s is None else timeout_s)
+    finally:
+        sess.close()
+    if not got or not got.get("teleop.vr.port"):
+        return None
+    host = got.get("teleop.vr.bind_address") or "127.0.0.1"
+    return ("127.0.0.1" if host in ("0.0.0.0", "::", "") else host), int(got["teleop.vr.port"])
+
+
 def main(argv: Optional[list] = None) -> int:
     from hri_runtime.config.tree import ConfigError, load_robot_config
 
@@ -89,12 +111,24 @@ def main(argv: Optional[list] = None) -> int:
     add_robot_argument(ap, "fr3")
     ap.add_argument("--host", default=None, help="receiver address (default: teleop.vr.bind_address)")
     ap.add_argument("--port", type=port_arg, default=None, help="receiver port (default: teleop.vr.port)")
+    ap.add_argument("--namespace", default=None, metavar="NS",
+                    help="stream to the arm of the stack in this namespace (e.g. left): the port its arm_teleop "
+                         "reports in teleop.vr.port, read over the ROS graph; --host/--port override")
+    ap.add_argument("--node", default="arm_teleop", help="with --namespace: the arm_teleop node's name")
     ap.add_argument("--scenario", default="square", choices=["square"])
     ap.add_argument("--seconds", type=positive_float, default=None,
                     help="stop after this long (default: the scenario, or never with --loop)")
     ap.add_argument("--loop", action="store_true",
                     help="repeat the scenario (stamps and sequence numbers keep increasing); Ctrl-C ends it")
     args = ap.parse_args(argv)
+    if args.namespace is not None:
+        from hri_runtime.names import InvalidNameError, validate_namespace, validate_node_name
+
+        try:
+            args.namespace = validate_namespace(args.namespace)
+            validate_node_name(args.node)
+        except InvalidNameError as exc:
+            ap.error(str(exc))
     try:
         cfg = load_robot_config(args.robot)
         auth = sealer(cfg)
@@ -104,6 +138,13 @@ def main(argv: Optional[list] = None) -> int:
     vr = TeleopVrParams.from_tree(cfg)
     scenario = SquareScenario.from_tree(cfg)
     addr = (args.host or vr.bind_address, args.port or vr.port)
+    if args.namespace is not None and (args.host is None or args.port is None):
+        found = arm_address(args.namespace, args.node)
+        if found is None:
+            print(f"error: no {args.node} in namespace {args.namespace} reports its VR port (is the stack running? "
+                  f"give --port)", file=sys.stderr)
+            return 1
+        addr = (args.host or found[0], args.port or found[1])
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     op = ScriptedOperator(scenario, sock, addr, scenario.packet_rate_hz, auth=auth, loop=args.loop,
                           keep_send_times=False)

@@ -146,7 +146,7 @@ class TeleopGamepadParams(Params):
 
     SECTION = "teleop.gamepad"
 
-    topic: str = '/joy'
+    topic: str = 'joy'
     """sensor_msgs/Joy input topic."""
 
     axis_threshold: float = 0.5
@@ -262,17 +262,17 @@ class TeleopRobotRos2Params(Params):
 
     SECTION = "teleop.robot.ros2"
 
-    joint_states_topic: str = '/joint_states'
+    joint_states_topic: str = 'joint_states'
     """sensor_msgs/JointState of the driver."""
 
     command_mode: Literal['impedance', 'trajectory'] = 'impedance'
     """ros2_control command interface: impedance = Float64MultiArray q_des; trajectory = one-point
     JointTrajectory."""
 
-    impedance_command_topic: str = '/joint_impedance_controller/commands'
+    impedance_command_topic: str = 'joint_impedance_controller/commands'
     """std_msgs/Float64MultiArray q_des topic."""
 
-    trajectory_topic: str = '/joint_trajectory_controller/joint_trajectory'
+    trajectory_topic: str = 'joint_trajectory_controller/joint_trajectory'
     """trajectory_msgs/JointTrajectory topic."""
 
     trajectory_time_from_start_s: float = 0.02
@@ -305,16 +305,16 @@ class TeleopTopicsParams(Params):
 
     SECTION = "teleop.topics"
 
-    ee_command: str = '/ee_command'
+    ee_command: str = 'ee_command'
     """geometry_msgs/PoseStamped, absolute EE target (keyboard, VR)."""
 
-    ee_pose: str = '/ee_pose'
+    ee_pose: str = 'ee_pose'
     """geometry_msgs/PoseStamped, measured EE pose."""
 
-    joint_states: str = '/joint_states'
+    joint_states: str = 'joint_states'
     """sensor_msgs/JointState."""
 
-    mode: str = '/teleop/mode'
+    mode: str = 'teleop/mode'
     """hri_interfaces/TeleopMode (TRANSIENT_LOCAL depth 1): TRACK | HOLD | SAFETY_HOLD | STOP |
     REENGAGE."""
 

@@ -143,33 +143,33 @@ class AtomicTopicsParams(Params):
 
     SECTION = "atomic.topics"
 
-    pulse: str = '/base_cmd'
+    pulse: str = 'base_cmd'
     """pulse input (geometry_msgs/Twist) — geometry_msgs/Twist from hri_pulse: linear.x = state 0-3,
     angular.z = direction."""
 
-    safe_stop: str = '/link/safe_stop'
+    safe_stop: str = 'link/safe_stop'
     """link safe-stop (std_msgs/Bool) — std_msgs/Bool from the hri_pulse link monitor (true = stop)."""
 
-    reset: str = '/atomic/reset'
+    reset: str = 'atomic/reset'
     """fault reset (std_msgs/Bool true) — std_msgs/Empty-like trigger (std_msgs/Bool true) clears a
     latched fault."""
 
-    cmd_vel: str = '/cmd_vel'
+    cmd_vel: str = 'cmd_vel'
     """base twist output — geometry_msgs/Twist to the base driver."""
 
-    leg_rpm: str = '/leg/rpm_cmd'
+    leg_rpm: str = 'leg/rpm_cmd'
     """leg motor RPM command — std_msgs/Float64, motor RPM command."""
 
-    leg_state: str = '/leg/state'
+    leg_state: str = 'leg/state'
     """leg ticks/RPM — sensor_msgs/JointState: ticks (position), RPM (velocity)."""
 
-    atomic_state: str = '/atomic/state'
+    atomic_state: str = 'atomic/state'
     """controller state JSON — std_msgs/String: JSON of state, phase, queue, fault."""
 
-    odom: str = '/odom'
+    odom: str = 'odom'
     """base odometry (nav_msgs/Odometry) — nav_msgs/Odometry of the base (tino sim node)."""
 
-    head: str = '/head_cmd'
+    head: str = 'head_cmd'
     """head command (geometry_msgs/Vector3: x pitch, y pan, z tilt, rad) — geometry_msgs/Vector3
     head command, rad: x pitch, y pan, z tilt (tino sim node)."""
 

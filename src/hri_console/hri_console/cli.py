@@ -3,6 +3,7 @@
     hri console --robot fr3                      # 127.0.0.1:<console.port>
     hri console --robot fr3 --host 0.0.0.0       # refused unless console.token is set
     hri console --robot fr3 --check              # validate bind/token and exit
+    hri console --robot fr3 --namespace left     # the stack in namespace /left (its relative topics)
 
 Runs the console node (``hri_console.nodes.console_node``) on the default transport
 (``HRI_TRANSPORT``): safe stop on hri_pulse's safe-stop topic, modes/gains to hri_interaction,
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default=None, help="override console.bind_host")
     p.add_argument("--port", type=errors.port, default=None, help="override console.port (0 = any free port)")
     p.add_argument("--check", action="store_true", help="validate the bind/token and exit")
+    add_namespace_option(p)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     params, cfg = params_from_args(args)
@@ -54,10 +56,27 @@ def main(argv: list[str] | None = None) -> int:
     return node_main(_ros_args(args, "console.bind_host", "console.port"))
 
 
+def add_namespace_option(p: argparse.ArgumentParser) -> None:
+    """``--namespace NS``: run the node in the stack's namespace (``-r __ns:=NS``), so its relative
+    topics and services are that stack's (docs/ros2-interop.md "Namespaces")."""
+    from hri_runtime.names import validate_namespace
+
+    def ns(text: str) -> str:
+        try:
+            return validate_namespace(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    p.add_argument("--namespace", type=ns, default=None, metavar="NS",
+                   help="the stack's namespace (e.g. left): its topics, services and stop")
+
+
 def _ros_args(args, host: str, port: str) -> list[str]:
-    """The node's ``--ros-args`` for ``--robot`` and ``--host``/``--port`` (the parameters
-    ``host``/``port``)."""
+    """The node's ``--ros-args`` for ``--robot``, ``--namespace`` and ``--host``/``--port`` (the
+    parameters ``host``/``port``)."""
     ros = ["--ros-args", "-p", f"robot:={args.robot}"]
+    if getattr(args, "namespace", None) not in (None, "/"):
+        ros += ["-r", f"__ns:={args.namespace}"]
     if args.host is not None:
         ros += ["-p", f"{host}:={args.host}"]
     if args.port is not None:
@@ -76,4 +95,5 @@ def foxglove_main(argv: list[str] | None = None) -> int:
     errors.add_robot_argument(p, "fr3")
     p.add_argument("--host", default=None, help="override console.foxglove.host")
     p.add_argument("--port", type=errors.port, default=None, help="override console.foxglove.port (0 = any free port)")
+    add_namespace_option(p)
     return node_main(_ros_args(p.parse_args(argv), "console.foxglove.host", "console.foxglove.port"))

@@ -46,7 +46,7 @@ class ConsoleTopicsParams(Params):
     diagnostics: str = '/diagnostics'
     """diagnostic_msgs/DiagnosticArray in (link health table)."""
 
-    joint_setpoints: str = '/joint_setpoints'
+    joint_setpoints: str = 'joint_setpoints'
     """sensor_msgs/JointState set-points in (error graph)."""
 
 
@@ -83,10 +83,11 @@ class ConsoleFoxgloveParams(Params):
     """Foxglove WebSocket port (Chang 2026, table D.2) (0 = any free port). Bounds: >= 0, <= 65535.
     Source: Chang 2026 table D.2. Read-only at run time."""
 
-    topics: dict[str, str] = field(default_factory=lambda: {'/diagnostics': 'diagnostic_msgs/msg/DiagnosticArray', '/joint_states': 'sensor_msgs/msg/JointState', '/ee_pose': 'geometry_msgs/msg/PoseStamped', '/tf': 'tf2_msgs/msg/TFMessage', '/tf_static': 'tf2_msgs/msg/TFMessage', '/robot_description': 'std_msgs/msg/String'})
-    """topic -> ROS 2 type served by the Foxglove bridge."""
+    topics: dict[str, str] = field(default_factory=lambda: {'/diagnostics': 'diagnostic_msgs/msg/DiagnosticArray', 'joint_states': 'sensor_msgs/msg/JointState', 'ee_pose': 'geometry_msgs/msg/PoseStamped', '/tf': 'tf2_msgs/msg/TFMessage', '/tf_static': 'tf2_msgs/msg/TFMessage', 'robot_description': 'std_msgs/msg/String'})
+    """topic -> ROS 2 type served by the Foxglove bridge (a relative name resolves in the bridge's
+    namespace, the stack it serves)."""
 
-    latched_topics: tuple[str, ...] = ('/tf_static', '/robot_description')
+    latched_topics: tuple[str, ...] = ('/tf_static', 'robot_description')
     """topics of foxglove.topics published once and latched (TRANSIENT_LOCAL); the bridge subscribes
     them TRANSIENT_LOCAL and sends the last message to every new Foxglove subscription."""
 
@@ -144,10 +145,10 @@ class ConsoleParams(Params):
     forward: ConsoleForwardParams = field(default_factory=ConsoleForwardParams)
     """``console.forward``."""
 
-    pid_service: str = '/pid_tuning'
+    pid_service: str = 'pid_tuning'
     """hri_pid_tuning node name: its services and status topic — name of the hri_pid_tuning node:
     services <pid_service>/auto_tune, /apply, ...; status <pid_service>/status. Bounds: matches
-    //[A-Za-z0-9_/]+/."""
+    //?[A-Za-z_][A-Za-z0-9_/]*/."""
 
     topics: ConsoleTopicsParams = field(default_factory=ConsoleTopicsParams)
     """``console.topics``."""

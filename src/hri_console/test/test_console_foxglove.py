@@ -78,7 +78,7 @@ def test_node_forwards_runtime_topics_raw_with_the_node_clock():
                 m = ws.recv(timeout=10)
                 if isinstance(m, str) and json.loads(m).get("op") == "advertise":
                     adv.update({ch["topic"]: ch for ch in json.loads(m)["channels"]})
-            assert set(adv) == set(cfg["console"]["foxglove"]["topics"])
+            assert set(adv) == {node.resolve_topic_name(t) for t in cfg["console"]["foxglove"]["topics"]}
             ws.send(json.dumps({"op": "subscribe", "subscriptions": [{"id": 3, "channelId": adv["/diagnostics"]["id"]}]}))
             for _ in range(200):
                 pub.publish(msg)

@@ -150,6 +150,7 @@ def test_the_foxglove_layout_has_a_3d_panel_with_the_robot():
     assert panels, "no 3D panel"
     (name, panel), = panels.items()
     urdf = [lay for lay in panel["layers"].values() if lay["layerId"] == "foxglove.Urdf"]
-    assert urdf and urdf[0]["sourceType"] == "topic" and urdf[0]["topic"] in cfg["console"]["foxglove"]["topics"]
+    served = {t if t.startswith("/") else "/" + t for t in cfg["console"]["foxglove"]["topics"]}   # in the root namespace
+    assert urdf and urdf[0]["sourceType"] == "topic" and urdf[0]["topic"] in served
     assert panel["followTf"] == cfg["frames"]["base"]
     assert name in json.dumps(layout["layout"])          # the panel is placed in the layout

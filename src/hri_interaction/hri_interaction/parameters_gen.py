@@ -240,43 +240,43 @@ class InteractionTopicsParams(Params):
 
     SECTION = "interaction.topics"
 
-    joint_states: str = '/joint_states'
+    joint_states: str = 'joint_states'
     """sensor_msgs/JointState: in with driver topic; out with driver sim (the simulation owns the
     robot: every joint with position, velocity, effort at node.joint_state_rate_hz, the
     joint_state_broadcaster contract)."""
 
-    reference: str = '/interaction/reference'
+    reference: str = 'interaction/reference'
     """geometry_msgs/PoseStamped desired pose in (from hri_arm_teleop)."""
 
-    wrench: str = '/wrench'
+    wrench: str = 'wrench'
     """geometry_msgs/WrenchStamped in — geometry_msgs/WrenchStamped external wrench in (F/T sensor),
     sensor frame = ee."""
 
-    mode: str = '/interaction/mode'
+    mode: str = 'interaction/mode'
     """std_msgs/String mode in — std_msgs/String in: impedance | admittance | hybrid."""
 
-    gains: str = '/interaction/gains'
+    gains: str = 'interaction/gains'
     """std_msgs/Float64MultiArray gains in — std_msgs/Float64MultiArray in: [K diag 6, D diag 6]
     impedance gains."""
 
-    torque: str = '/interaction/torque'
+    torque: str = 'interaction/torque'
     """std_msgs/Float64MultiArray torque out — std_msgs/Float64MultiArray out, joint torques N·m
     (effort command)."""
 
-    modified_pose: str = '/interaction/modified_pose'
+    modified_pose: str = 'interaction/modified_pose'
     """geometry_msgs/PoseStamped out, T_mod = T_d exp(l)."""
 
-    state: str = '/interaction/state'
+    state: str = 'interaction/state'
     """std_msgs/String JSON state out."""
 
     diagnostics: str = '/diagnostics'
     """diagnostic_msgs/DiagnosticArray out."""
 
-    sim_push: str = '/interaction/sim_push'
+    sim_push: str = 'interaction/sim_push'
     """geometry_msgs/WrenchStamped external push in (driver sim) — geometry_msgs/WrenchStamped in
     (driver sim): external push on the EE, world frame."""
 
-    sim_joint_states: str = '/interaction/joint_states'
+    sim_joint_states: str = 'interaction/joint_states'
     """sensor_msgs/JointState out (driver sim; not /joint_states: arm_teleop owns it)."""
 
 

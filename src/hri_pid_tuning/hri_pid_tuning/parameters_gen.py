@@ -483,18 +483,18 @@ class PidTuningLiveParams(Params):
 
     SECTION = "pid_tuning.live"
 
-    commands_topic: str = '/joint_commands'
+    commands_topic: str = 'joint_commands'
     """JointState commands to the robot node (finite position = position mode, else effort) —
     sensor_msgs/JointState out: per joint a finite position = position mode, else effort."""
 
-    states_topic: str = '/joint_states'
+    states_topic: str = 'joint_states'
     """JointState of the robot node — sensor_msgs/JointState in (rad, rad/s, N·m)."""
 
-    robot_node: str = '/joint_robot'
+    robot_node: str = 'joint_robot'
     """name of the robot node (its set_gains service) — the robot node: <robot_node>/set_gains
     (hri_interfaces/srv/Tune), acknowledged."""
 
-    progress_topic: str = '/pid_tuning/progress'
+    progress_topic: str = 'pid_tuning/progress'
     """tuning progress (hri_interfaces/msg/TuningProgress) — hri_interfaces/msg/TuningProgress
     (phase, joint, fraction)."""
 

@@ -313,29 +313,29 @@ class PulseTopicsParams(Params):
 
     SECTION = "pulse.topics"
 
-    base_cmd: str = '/base_cmd'
+    base_cmd: str = 'base_cmd'
     """pulse output (geometry_msgs/Twist) — geometry_msgs/Twist: linear.x = state 0-3, angular.z =
     direction."""
 
-    safe_stop: str = '/link/safe_stop'
+    safe_stop: str = 'link/safe_stop'
     """link safe stop (std_msgs/Bool) — std_msgs/Bool, true = stop (on change)."""
 
-    head_cmd: str = '/head_cmd'
+    head_cmd: str = 'head_cmd'
     """head command (geometry_msgs/Vector3, rad) — geometry_msgs/Vector3, rad: x pitch, y pan, z
     tilt."""
 
-    command_head: str = '/pulse/command_head'
+    command_head: str = 'pulse/command_head'
     """head captured with a command (Vector3Stamped, rad) — geometry_msgs/Vector3Stamped, head (rad)
     captured with each command."""
 
-    pose: str = '/odom'
+    pose: str = 'odom'
     """pose feedback source (nav_msgs/Odometry) — nav_msgs/Odometry, source of the pose feedback."""
 
-    skeleton: str = '/skeleton'
+    skeleton: str = 'skeleton'
     """skeleton feedback source (geometry_msgs/PoseArray) — geometry_msgs/PoseArray, source of the
     skeleton feedback."""
 
-    joy: str = '/joy'
+    joy: str = 'joy'
     """sensor_msgs/Joy input of gamepad_node (source joy)."""
 
 

@@ -3,7 +3,9 @@ owns the publisher and a list of tasks; each task fills a :class:`DiagnosticStat
 (level and message with :meth:`~DiagnosticStatusWrapper.summary`, key/values with
 :meth:`~DiagnosticStatusWrapper.add`) from the ``status()`` of a core; one
 ``diagnostic_msgs/DiagnosticArray`` carries every task's status, named ``<prefix>: <task>``
-(the prefix is the node's name unless given; an empty prefix: the task's name alone).
+(the prefix is the node's name unless given; an empty prefix: the task's name alone). A node in
+a namespace puts it first (``left/hri_arm_teleop: vr link``): ``/diagnostics`` is global, and
+two stacks' statuses stay apart (docs/ros2-interop.md "Namespaces").
 
 Publishing: :meth:`Updater.update` publishes when ``period_s`` has passed on the node's clock
 since the last array (call it from a timer: ``timer=True`` makes one, or from the node's own tick
@@ -58,7 +60,9 @@ class Updater:
         if not period_s > 0:
             raise ValueError(f"diagnostics period {period_s!r} s: must be > 0")
         self.node, self.hardware_id, self.period_s = node, str(hardware_id), float(period_s)
-        self.prefix = node.get_name() if prefix is None else str(prefix)
+        base = node.get_name() if prefix is None else str(prefix)
+        ns = node.get_namespace().strip("/")
+        self.prefix = f"{ns}/{base}" if ns and base else (ns or base)
         self._period_ns = round(self.period_s * 1e9)
         self._tasks: list[tuple[str, Callable[[DiagnosticStatusWrapper], None]]] = []
         self._last_ns: int | None = None

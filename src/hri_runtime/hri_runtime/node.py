@@ -304,6 +304,16 @@ class Node:
             self._param_services.event(new=[p])
         return p
 
+    def report_parameter_value(self, name: str, value: Any) -> None:
+        """The value a declared parameter resolved to at run time, where the declared one stands for
+        "choose" (``teleop.vr.port`` 0 = any free port -> the port bound): ``param get`` answers it
+        and a parameter event says it; nothing is applied (the node reports what it did)."""
+        old = self.get_parameter(name)
+        new = Parameter(name, value, old.type_ or param_type_of(value))
+        self._params[name] = new
+        if self._param_services is not None:
+            self._param_services.event(changed=[new])
+
     def declare_parameters(self, namespace: str, parameters: list) -> list[Parameter]:
         out = []
         for item in parameters:

@@ -41,7 +41,8 @@ def test_access_control_rules_are_allow_lists_per_role():
                       if message in rules[rid]["messages"] and "ingress" in rules[rid]["flows"])
 
     # observers: a stop request is their only put; parameter reads their only calls; no services, no tokens
-    assert allowed("observer", "put") == ["5/link/safe_stop/*/*", "5/safety/stop_request/*/*"]
+    # (a relative declaration: the name under any namespace, docs/ros2-interop.md "Namespaces")
+    assert allowed("observer", "put") == ["5/**/link/safe_stop/*/*", "5/**/safety/stop_request/*/*"]
     assert [k for k in allowed("observer", "query") if "@adv" not in k] == [
         "5/**/describe_parameters/*/*", "5/**/get_parameter_types/*/*", "5/**/get_parameters/*/*",
         "5/**/list_parameters/*/*"]
@@ -49,15 +50,17 @@ def test_access_control_rules_are_allow_lists_per_role():
     assert "@ros2_lv/**" in allowed("observer", "declare_liveliness_subscriber")    # it sees the graph
     # the robot identity: feedback and state, no operator input, no parameter set, no reset
     rb = allowed("robot", "put")
-    assert "5/joint_states/*/*" in rb and "5/safety/stop/*/*" in rb and "5/interaction/state/*/*" in rb
-    assert not {"5/interaction/reference/*/*", "5/ee_command/*/*", "5/base_cmd/*/*", "5/atomic/reset/*/*",
-                "5/joint_commands/*/*"} & set(rb)
+    assert "5/**/joint_states/*/*" in rb and "5/**/safety/stop/*/*" in rb and "5/**/interaction/state/*/*" in rb
+    assert not {"5/**/interaction/reference/*/*", "5/**/ee_command/*/*", "5/**/base_cmd/*/*", "5/**/atomic/reset/*/*",
+                "5/**/joint_commands/*/*"} & set(rb)
     assert not [k for k in allowed("robot", "query") if "set_parameters" in k or "reset" in k]
     # operators: their inputs, parameter sets, the reset, the tuning services; not the robot's feedback
     op = allowed("operator", "put")
-    assert {"5/interaction/reference/*/*", "5/ee_command/*/*", "5/base_cmd/*/*", "5/atomic/reset/*/*"} <= set(op)
-    assert "5/joint_states/*/*" not in op and "5/safety/stop/*/*" not in op
-    assert {"5/**/set_parameters/*/*", "5/safety/reset/*/*", "5/pid_tuning/auto_tune/*/*"} <= set(allowed("operator", "query"))
+    assert {"5/**/interaction/reference/*/*", "5/**/ee_command/*/*", "5/**/base_cmd/*/*",
+            "5/**/atomic/reset/*/*"} <= set(op)
+    assert "5/**/joint_states/*/*" not in op and "5/**/safety/stop/*/*" not in op
+    assert {"5/**/set_parameters/*/*", "5/**/safety/reset/*/*", "5/**/pid_tuning/auto_tune/*/*"} <= set(
+        allowed("operator", "query"))
     # every role reads (egress) everything
     assert all("read" in pol[r] for r in ("operators", "robots", "observers"))
     assert rules["read"]["flows"] == ["egress"]
@@ -76,7 +79,7 @@ def test_rules_follow_the_configured_names():
     cfg = load_robot_config("fr3", overrides=["interaction.topics.reference=/arm/target"])
     acl = access_control_config(_with(access_control={"enabled": True}).access_control, 0, cfg)
     op = {k for r in acl["rules"] if r["id"] == "operator_put" for k in r["key_exprs"]}
-    assert "0/arm/target/*/*" in op and "0/interaction/reference/*/*" not in op
+    assert "0/arm/target/*/*" in op and "0/**/interaction/reference/*/*" not in op
 
 
 def test_every_declared_topic_or_service_name_has_an_access_class():

@@ -41,12 +41,13 @@ class SafetyTopicsParams(Params):
 
     SECTION = "safety.topics"
 
-    stop: str = '/safety/stop'
+    stop: str = 'safety/stop'
     """the stop state and heartbeat (hri_interfaces/msg/SafetyStop, TRANSIENT_LOCAL) every actuator
     watches; the names under safety.topics and safety.services are the stack's fixed names (the
-    nodes use these declared defaults). Read-only at run time."""
+    nodes use these declared defaults), relative: each stack in its namespace has its own stop; a
+    cell remaps them to one stop (docs/safety.md "A cell of several robots"). Read-only at run time."""
 
-    stop_request: str = '/safety/stop_request'
+    stop_request: str = 'safety/stop_request'
     """stop requests (hri_interfaces/msg/StopRequest) to the stop supervisor. Read-only at run time."""
 
 
@@ -56,7 +57,7 @@ class SafetyServicesParams(Params):
 
     SECTION = "safety.services"
 
-    reset: str = '/safety/reset'
+    reset: str = 'safety/reset'
     """the explicit reset of the system stop (std_srvs/srv/Trigger). Read-only at run time."""
 
 

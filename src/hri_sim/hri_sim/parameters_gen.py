@@ -72,10 +72,10 @@ class RobotStateTopicsParams(Params):
 
     SECTION = "robot_state.topics"
 
-    joint_states: str = '/joint_states'
+    joint_states: str = 'joint_states'
     """sensor_msgs/JointState in (whoever owns the robot publishes it)."""
 
-    robot_description: str = '/robot_description'
+    robot_description: str = 'robot_description'
     """std_msgs/String out, the URDF (reliable, TRANSIENT_LOCAL depth 1)."""
 
     tf: str = '/tf'
@@ -104,6 +104,12 @@ class RobotStateParams(Params):
     tf_queue_depth: int = 100
     """depth of the /tf publisher (tf2's TransformBroadcaster uses 100). Bounds: >= 1. Read-only at
     run time."""
+
+    frame_prefix: str = ''
+    """prefix of every frame id in /tf and /tf_static (robot_state_publisher's frame_prefix), e.g.
+    left/ or left_ for a stack in namespace left; the URDF in robot_description keeps its link names
+    (RViz's and Foxglove's robot model take the prefix); docs/ros2-interop.md "Namespaces". Bounds:
+    matches /([A-Za-z_][A-Za-z0-9_]*[/_]?)?/. Read-only at run time."""
 
     frames: RobotStateFramesParams = field(default_factory=RobotStateFramesParams)
     """``robot_state.frames``."""

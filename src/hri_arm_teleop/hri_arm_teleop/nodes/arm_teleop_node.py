@@ -19,7 +19,7 @@ its current pose, inputs are ignored and ``/teleop/mode`` reads ``STOP``.
 
 Parameters: ``robot``, ``robot_id``, every ``teleop.*`` leaf (declared from
 ``hri_arm_teleop/parameters.yaml``; e.g. ``teleop.output``, ``teleop.vr.port``: 0 = any free
-port), the robot description it reads (``frames.base``, ``joints.names``, read-only) and
+port; once bound, the parameter reads the port), the robot description it reads (``frames.base``, ``joints.names``, read-only) and
 ``interaction.topics.*``, ``pulse.auth.*`` (the headset links' authentication, shared with
 hri_pulse: docs/protocols.md "Authentication"; a ``teleop.vr.bind_address`` off loopback without it
 is refused at startup, one line, exit 2). ``teleop.vr.enabled`` is applied at run time: false
@@ -127,6 +127,8 @@ class ArmTeleopNode(Node):
             sock.close()
             raise ConfigError(None, "pulse.auth", auth.key_file, str(exc)) from None
         self.vr_address = sock.getsockname()
+        if vr.port == 0:                    # any free port: the parameter reads the one bound (hri arm-emulate --namespace)
+            self.report_parameter_value("teleop.vr.port", int(self.vr_address[1]))
         with self._lock:
             self.receiver = receiver
         if self.output == "cartesian" and vr.event_driven:

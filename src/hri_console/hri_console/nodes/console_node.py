@@ -108,9 +108,9 @@ class ConsoleNode(Node):
         # teleop.topics and atomic.topics: declared by packages that are not dependencies of the console
         tt, at = params_type("teleop.topics").from_tree(self.cfg), params_type("atomic.topics").from_tree(self.cfg)
         it = InteractionTopicsParams.from_tree(self.cfg)
-        self.safe_stop_topic = STOP_REQUEST_TOPIC
         # --- out
-        self.pub_stop = self.create_publisher(STOP_REQUEST_TYPE, self.safe_stop_topic, qos=10)
+        self.pub_stop = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
+        self.safe_stop_topic = self.pub_stop.topic_name       # resolved: the stack's (or its cell's) stop
         self.reset_cli = self.create_client("std_srvs/srv/Trigger", RESET_SERVICE)
         self.system_stop = StopListener(self, on_change=lambda stopped, _r: self.state.on_safe_stop(stopped),
                                         params=self.cfg)

@@ -20,7 +20,8 @@ import yaml
 from hri_runtime import errors, msgs
 from hri_runtime.parameters_gen import RuntimeCliParams
 
-__all__ = ["topic_main", "node_main", "param_main", "CliParams", "CliSession", "graph_parser"]
+__all__ = ["topic_main", "node_main", "param_main", "CliParams", "CliSession", "graph_parser",
+           "add_namespace_argument", "get_remote_parameters"]
 
 
 CliParams = RuntimeCliParams   # declared in hri_runtime's parameters.yaml
@@ -32,9 +33,9 @@ class CliSession:
     no transport can be opened, one line on stderr and exit 2 (``SystemExit``, as argparse)."""
 
     @classmethod
-    def open(cls, name: str, context=None) -> "CliSession":
+    def open(cls, name: str, context=None, namespace: str = "") -> "CliSession":
         try:
-            return cls(name, context)
+            return cls(name, context, namespace)
         except Exception as e:  # noqa: BLE001  (TransportUnavailableError, a router refusing us)
             print(f"error: {e}", file=sys.stderr)
             raise SystemExit(errors.EXIT_USAGE) from None
@@ -50,13 +51,13 @@ class CliSession:
                 print(f"{n} [{', '.join(sorted(names[n]))}]" if show_types else n)
         return 0
 
-    def __init__(self, name: str, context=None):
+    def __init__(self, name: str, context=None, namespace: str = ""):
         from hri_runtime.context import get_default_context
         from hri_runtime.node import Node
 
         self.params = CliParams.defaults()
         self.ctx = context if context is not None else get_default_context()
-        self.node = Node(name, context=self.ctx)
+        self.node = Node(name, context=self.ctx, namespace=namespace or "")
         self.stop = threading.Event()
         bg = getattr(self.ctx, "spin_in_background", None)
         self._threaded = bg is not None
@@ -95,6 +96,44 @@ def graph_parser(prog: str, description: str, what: str):
     sub.add_parser("list", help=f"the {what} of the graph").add_argument(
         "-t", "--show-types", action="store_true", help="with their types")
     return ap, sub
+
+
+def add_namespace_argument(p: argparse.ArgumentParser) -> None:
+    """``--namespace NS``: the CLI node's namespace, so a relative topic, service or node name
+    resolves in it (``--namespace left echo ee_pose`` is ``/left/ee_pose``), as for any node started
+    with ``-r __ns:=/left``; an absolute name stays as given (docs/ros2-interop.md "Namespaces")."""
+    from hri_runtime.names import validate_namespace
+
+    def ns(text: str) -> str:
+        try:
+            return validate_namespace(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    p.add_argument("--namespace", type=ns, default="", metavar="NS",
+                   help="resolve relative names in this namespace (e.g. left: ee_pose is /left/ee_pose)")
+
+
+def get_remote_parameters(node, target: str, names: list[str], timeout_s: float) -> Optional[dict]:
+    """{name: value} of parameters of the node ``target`` (resolved against ``node``'s namespace)
+    through its get_parameters service, a value None where the parameter is not set; None when the
+    service does not answer within ``timeout_s``."""
+    from hri_runtime.parameter_service import SERVICES, from_value_msg, register_interfaces
+
+    register_interfaces()
+    srv = SERVICES["get_parameters"]
+    req_t, _ = msgs.srv_types(srv)
+    full = node.resolve_topic_name(target, "service")
+    cli = node.create_client(srv, f"{full.rstrip('/')}/get_parameters")
+    try:
+        if not cli.wait_for_service(timeout_s):
+            return None
+        r = cli.call(msgs.new(req_t, names=list(names)), timeout_s=timeout_s)
+    except Exception:  # noqa: BLE001  (no answer in time)
+        return None
+    finally:
+        node.destroy_client(cli)
+    return {n: (None if v.type == 0 else from_value_msg(v)) for n, v in zip(names, r.values)}
 
 
 def _resolve_type(sess: CliSession, topic: str, given: Optional[str], wait_s: float) -> str:
@@ -174,6 +213,7 @@ def _add_pub_arguments(p: argparse.ArgumentParser) -> None:
     from hri_runtime.qos import DURABILITY, HISTORY, LIVELINESS, RELIABILITY, RMW_PRESETS
 
     p.add_argument("topic", help="name of the topic to publish to (e.g. '/chatter')")
+    add_namespace_argument(p)
     p.add_argument("type", help="type of the message (e.g. 'std_msgs/msg/String')")
     g = p.add_mutually_exclusive_group()
     g.add_argument("values", nargs="?", default="{}",
@@ -270,11 +310,13 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
     ap, sub = graph_parser("hri topic", "Topics of the ROS graph.", "topics")
     p = sub.add_parser("info", help="type, publisher and subscription counts of a topic")
     p.add_argument("topic")
+    add_namespace_argument(p)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="every publisher and subscription with its node, GID and QoS (ros2 topic info -v)")
     p = sub.add_parser("echo", help="print the messages of a topic")
     p.add_argument("topic")
     p.add_argument("type", nargs="?")
+    add_namespace_argument(p)
     p.add_argument("--once", action="store_true")
     p.add_argument("-n", "--count", type=errors.positive_int)
     p.add_argument("--timeout", type=errors.nonnegative_float, help="give up after this many seconds")
@@ -289,13 +331,14 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
     p = sub.add_parser("hz", help="measure the rate of a topic")
     p.add_argument("topic")
     p.add_argument("type", nargs="?")
+    add_namespace_argument(p)
     p.add_argument("--duration", type=errors.positive_float)
     a = ap.parse_args(argv)
     try:
         _check_topic_args(a)     # bad names, types and values: one line before connecting to anything
     except (ValueError, msgs.UnknownTypeError) as e:
         return errors.print_error("hri topic", e)
-    sess = CliSession.open(getattr(a, "node_name", None) or "hri_topic", context)
+    sess = CliSession.open(getattr(a, "node_name", None) or "hri_topic", context, getattr(a, "namespace", ""))
     cp = sess.params
     try:
         if a.cmd == "list":
@@ -379,8 +422,9 @@ def node_main(argv: Optional[list[str]] = None, context=None) -> int:
                    help="also hidden nodes (a name starting with '_', e.g. ros2cli's daemon), as ros2 node list -a")
     p = sub.add_parser("info", help="a node's subscriptions, publishers, services and clients")
     p.add_argument("node")
+    add_namespace_argument(p)
     a = ap.parse_args(argv)
-    sess = CliSession.open("hri_node", context)
+    sess = CliSession.open("hri_node", context, getattr(a, "namespace", ""))
     cp = sess.params
     try:
         sess.wait(cp.discovery_wait_s)
@@ -391,7 +435,10 @@ def node_main(argv: Optional[list[str]] = None, context=None) -> int:
                 if a.all or not n.rsplit("/", 1)[-1].startswith("_"):
                     print(n)
             return 0
-        name = a.node if a.node.startswith("/") else "/" + a.node
+        try:
+            name = sess.node.resolve_topic_name(a.node)       # relative: in --namespace
+        except ValueError as e:
+            return errors.print_error("hri node", e)
         if name not in g.nodes:
             print(f"error: node {name} not found", file=sys.stderr)
             return 1
@@ -436,12 +483,18 @@ def param_main(argv: Optional[list[str]] = None, context=None) -> int:
     p.add_argument("node")
     p.add_argument("file")
     ap.add_argument("--timeout", type=float, default=None, help="seconds to wait for the node's service")
+    for p in sub.choices.values():
+        add_namespace_argument(p)
     a = ap.parse_args(argv)
     register_interfaces()
-    sess = CliSession.open("hri_param", context)
+    sess = CliSession.open("hri_param", context, a.namespace)
     cp = sess.params
     timeout_s = a.timeout if a.timeout is not None else cp.service_timeout_s
-    node = a.node if a.node.startswith("/") else "/" + a.node
+    try:
+        node = sess.node.resolve_topic_name(a.node, "service")     # relative: in --namespace
+    except ValueError as e:
+        sess.close()
+        return errors.print_error("hri param", e)
     short = {"list": "list_parameters", "get": "get_parameters", "set": "set_parameters",
              "describe": "describe_parameters", "dump": "list_parameters",
              "load": "set_parameters"}[a.cmd]

@@ -7,6 +7,8 @@ Subset (launch / launch_ros YAML frontend):
   respawn, respawn_delay, output, args, ros_args, env: [{name, value}]}
 - ``executable`` {cmd, name, args, output, respawn}
 - ``group`` {if, unless, scoped, namespace, children: [...]}, ``push-ros-namespace`` {namespace}
+- ``set_remap``/``set-remap`` {from, to}: a remap rule for every node after it in its scope (an
+  included file's too), before the node's own ``remap`` (launch_ros ``SetRemap``)
 - ``include`` {file, arg: [{name, value}]}
 - ``if`` / ``unless`` on every entity ("true"/"1" or "false"/"0" after substitution)
 - substitutions ``$(var n)``, ``$(env N [default])``, ``$(optenv N [default])``, ``$(dirname)``,
@@ -72,7 +74,8 @@ class _Parser:
         self._seen_cli: set[str] = set()
         self._include_stack: list[Path] = []   # the files being parsed, outermost first
 
-    def parse_file(self, path: Path, scope_vars: dict[str, str], ns: str, env: dict, top: bool):
+    def parse_file(self, path: Path, scope_vars: dict[str, str], ns: str, env: dict, top: bool,
+                   remaps: Optional[list] = None):
         path = Path(path)
         key = path.resolve()
         if key in self._include_stack:
@@ -91,7 +94,7 @@ class _Parser:
             raise LaunchError(f"{'not valid YAML: ' if syntax else ''}{e.one_line()}") from None
         if not isinstance(doc, dict) or "launch" not in doc:
             raise LaunchError(f"{path}: a YAML launch file is a mapping with a top-level 'launch:' list")
-        scope = Scope(path, dict(scope_vars), ns, env)
+        scope = Scope(path, dict(scope_vars), ns, env, remaps)
         self._include_stack.append(key)
         try:
             self._entities(_as_list(doc["launch"], f"{path}: launch"), scope, top)
@@ -115,7 +118,7 @@ class _Parser:
             handler = getattr(self, "_e_" + kind.replace("-", "_"), None)
             if handler is None:
                 raise LaunchError(f"{where}: unsupported entity '{kind}' (supported: arg, let, "
-                                  f"set_env, node, executable, group, push-ros-namespace, include)")
+                                  f"set_env, node, executable, group, push-ros-namespace, set_remap, include)")
             handler(body, scope, where, top)
 
     # ---- entities
@@ -153,6 +156,19 @@ class _Parser:
 
     _e_push_namespace = _e_push_ros_namespace
 
+    def _e_set_remap(self, b, scope, where, top):
+        if "from" not in b or "to" not in b:
+            raise LaunchError(f"{where}: set_remap needs 'from' and 'to'")
+        src, dst = (str(substitute(str(b[k]), scope, where)) for k in ("from", "to"))
+        from hri_runtime.names import InvalidNameError, validate_topic_name
+
+        try:
+            validate_topic_name(src)
+            validate_topic_name(dst)
+        except InvalidNameError as e:
+            raise LaunchError(f"{where}: {e}") from None
+        scope.remaps.append((src, dst))
+
     def _e_group(self, b, scope, where, top):
         scoped = truth(substitute(b.get("scoped", True), scope, where), where)
         inner = scope.child() if scoped else scope
@@ -172,7 +188,7 @@ class _Parser:
             given[a["name"]] = str(substitute(str(a.get("value", "")), scope, where))
         if str(p).endswith((".py", ".xml")):
             raise LaunchError(f"{where}: only YAML launch files can be included without ROS ({p})")
-        self.parse_file(p, given, scope.ns, scope.env, top=False)
+        self.parse_file(p, given, scope.ns, scope.env, top=False, remaps=scope.remaps)
 
     def _e_executable(self, b, scope, where, top):
         cmd = command_line(b.get("cmd", ""), scope, where)
@@ -244,7 +260,7 @@ class _Parser:
                     params[pname] = v
             else:
                 raise LaunchError(f"{pw}: expected {{name, value}} or {{from: file}}")
-        remaps = []
+        remaps = list(scope.remaps)            # set_remap rules first (launch_ros: global, then the node's)
         for j, r in enumerate(_as_list(b.get("remap"), f"{where}: remap")):
             if not isinstance(r, dict) or "from" not in r or "to" not in r:
                 raise LaunchError(f"{where}: remap {j + 1}: expected {{from, to}}")

@@ -105,11 +105,17 @@ def _eval_node(n: ast.AST, where: str) -> Any:
 
 
 class Scope:
-    def __init__(self, file: Path, vars: dict[str, str], ns: str, env: dict[str, str]):
+    """What an entity sees: its file, the launch configurations (``vars``), the ROS namespace
+    (``ns``), the environment and the remap rules of ``set_remap`` (``remaps``, applied to every
+    node in the scope before its own, as launch_ros's ``ros_remaps``)."""
+
+    def __init__(self, file: Path, vars: dict[str, str], ns: str, env: dict[str, str],
+                 remaps: list | None = None):
         self.file, self.vars, self.ns, self.env = file, vars, ns, env
+        self.remaps: list[tuple[str, str]] = list(remaps or [])
 
     def child(self, **kw) -> "Scope":
-        s = Scope(self.file, dict(self.vars), self.ns, self.env)
+        s = Scope(self.file, dict(self.vars), self.ns, self.env, self.remaps)
         for k, v in kw.items():
             setattr(s, k, v)
         return s

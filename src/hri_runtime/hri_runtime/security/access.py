@@ -8,6 +8,14 @@ endpoints (``pid_tuning.live.robot_node``: ``set_gains: operator_service``); the
 endpoints (the rcl parameter services, ``/clock``, ``/rosout``, ``/parameter_events``) are classed
 where the runtime declares them (``param_services.ACCESS``, :data:`RUNTIME_TOPICS`).
 
+Namespaces (docs/ros2-interop.md "Namespaces"): a node-owned name is declared relative
+(``interaction/reference``) and resolves in the node's namespace (``/left/interaction/reference``),
+so its endpoint is the pattern ``/**/interaction/reference``: the name under any namespace (the
+root one included), as the Zenoh key expression ``<domain>/**/interaction/reference/*/*`` matches
+it. An absolute declaration (``/tf``, ``/diagnostics``) is that name only. Two patterns that can
+match one name must give it one class (``endpoints`` refuses them otherwise), since an allow-list
+is the union of its key expressions.
+
 A class says what a message on the topic, or a call of the service, can do to whoever receives
 it, so it names who may send it (:data:`CLASSES`). An identity may put on a topic or call a
 service only when its role is listed for the class: everything not listed (an unclassified name,
@@ -34,14 +42,42 @@ SERVICE_CLASSES = tuple(n for n, c in CLASSES.items() if c.kind == "service")
 RUNTIME_TOPICS = {"/clock": "feedback", "/rosout": "state", "/parameter_events": "state"}
 
 
+ANY_NS = "/**/"      # the prefix of a pattern: the name that follows under any namespace
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    """A topic or service name (``/**/x``: the service ``x`` of every node) with its class and
-    where it is declared."""
+    """A topic or service name with its class and where it is declared: absolute (``/tf``) or a
+    pattern (``/**/x/y``: ``x/y`` under any namespace, e.g. a relative declaration or the
+    service ``x`` of every node)."""
 
     name: str
     cls: str
     source: str
+
+    @property
+    def pattern(self) -> bool:
+        return self.name.startswith(ANY_NS)
+
+    def matches(self, name: str) -> bool:
+        """Whether the resolved (absolute) ``name`` is this endpoint's: equal, or for a pattern
+        ``/**/x`` the name ``/x`` or any name ending in ``/x`` (Zenoh's ``**``: zero or more
+        chunks)."""
+        if not self.pattern:
+            return name == self.name
+        tail = self.name[len(ANY_NS) - 1:]          # '/x/y'
+        return name == tail or name.endswith(tail)
+
+    def overlaps(self, other: "Endpoint") -> bool:
+        """Whether some resolved name matches both (chunk-wise suffixes)."""
+        if not self.pattern and not other.pattern:
+            return self.name == other.name
+        if not self.pattern:
+            return other.matches(self.name)
+        if not other.pattern:
+            return self.matches(other.name)
+        a, b = self.name[len(ANY_NS) - 1:], other.name[len(ANY_NS) - 1:]
+        return a.endswith(b) or b.endswith(a)
 
     @property
     def kind(self) -> str:
@@ -56,8 +92,19 @@ def _runtime_endpoints() -> list[Endpoint]:
     from hri_runtime.parameter_service import ACCESS
 
     out = [Endpoint(n, c, "hri_runtime.security.access.RUNTIME_TOPICS") for n, c in RUNTIME_TOPICS.items()]
-    out += [Endpoint(f"/**/{short}", c, "hri_runtime.parameter_service.ACCESS") for short, c in ACCESS.items()]
+    out += [Endpoint(f"{ANY_NS}{short}", c, "hri_runtime.parameter_service.ACCESS") for short, c in ACCESS.items()]
     return out
+
+
+def endpoint_name(declared: str) -> str:
+    """The endpoint of a declared name: an absolute one itself, a relative one ``/**/<name>``
+    (it resolves in each node's namespace). A private name (``~/x``) or an invalid one: ValueError."""
+    from hri_runtime.names import validate_topic_name
+
+    validate_topic_name(declared)
+    if declared.startswith("~"):
+        raise ValueError("a relative or absolute ROS name (a private ~/ name belongs to one node)")
+    return declared if declared.startswith("/") else ANY_NS + declared
 
 
 def endpoints(cfg: dict | None = None, config_root=None) -> list[Endpoint]:
@@ -80,12 +127,16 @@ def endpoints(cfg: dict | None = None, config_root=None) -> list[Endpoint]:
                 access = child.get("access")
                 if access is None or not sub:
                     continue
-                if not isinstance(sub, str) or not sub.startswith("/"):
-                    raise cfgmod.ConfigError(None, dotted, sub, "an absolute ROS name (/...) for a key with access:")
+                try:
+                    name = endpoint_name(sub) if isinstance(sub, str) else None
+                except ValueError:
+                    name = None
+                if name is None:
+                    raise cfgmod.ConfigError(None, dotted, sub, "a relative or absolute ROS name for a key with access:")
                 if isinstance(access, str):
-                    out.append(Endpoint(sub, access, dotted))
+                    out.append(Endpoint(name, access, dotted))
                 else:
-                    out.extend(Endpoint(f"{sub.rstrip('/')}/{suffix}", c, dotted) for suffix, c in access.items())
+                    out.extend(Endpoint(f"{name.rstrip('/')}/{suffix}", c, dotted) for suffix, c in access.items())
             else:
                 walk(child, sub, path + (key,))
 
@@ -97,18 +148,28 @@ def endpoints(cfg: dict | None = None, config_root=None) -> list[Endpoint]:
         if other.cls != e.cls:
             raise cfgmod.ConfigError(None, e.source, e.cls,
                                      f"the class {other.cls} that {other.source} gives {e.name} (one name, one class)")
-    return sorted(seen.values(), key=lambda e: (e.kind, e.name))
+    eps = sorted(seen.values(), key=lambda e: (e.kind, e.name))
+    for i, a in enumerate(eps):        # a name two declarations can match: one class (the allow-lists are unions)
+        for b in eps[i + 1:]:
+            if a.kind == b.kind and a.cls != b.cls and a.overlaps(b):
+                raise cfgmod.ConfigError(None, b.source, b.cls,
+                                         f"the class {a.cls} that {a.source} gives {a.name}, which matches the same "
+                                         f"names as {b.name} under some namespace (one name, one class)")
+    return eps
 
 
 def classify(name: str, kind: str, eps: Iterable[Endpoint]) -> Endpoint | None:
-    """The endpoint classing a resolved topic/service ``name`` (exact, or ``/**/<last part>``), or None."""
+    """The endpoint classing a resolved topic/service ``name`` (exact, else the longest matching
+    pattern ``/**/...``), or None."""
+    best = None
     for e in eps:
-        if e.kind != kind:
+        if e.kind != kind or not e.matches(name):
             continue
-        if e.name == name or (e.name.startswith("/**/") and name.rsplit("/", 1)[-1] == e.name[4:]
-                              and name.count("/") >= 2):
+        if not e.pattern:
             return e
-    return None
+        if best is None or len(e.name) > len(best.name):
+            best = e
+    return best
 
 
 def role_rights(eps: Iterable[Endpoint]) -> dict[str, dict[str, list[Endpoint]]]:
@@ -179,7 +240,9 @@ def roles_markdown(eps: Iterable[Endpoint]) -> str:
         names = ", ".join(f"`{e.name}` ({e.source})" for e in eps if e.cls == name) or "—"
         marks = ["yes" if r in c.roles else "no" for r in ROLES]
         lines.append(f"| `{name}` | {c.kind} | {c.meaning} | " + " | ".join(marks) + f" | {names} |")
-    lines += ["", "Every role may also subscribe to any topic, see the graph (`@ros2_lv/**` liveliness "
+    lines += ["", "`/**/x`: the name `x` under any namespace, the root one included (a relative declaration, or "
+              "a node's private service; docs/ros2-interop.md \"Namespaces\"): one class for every robot's stack.",
+              "", "Every role may also subscribe to any topic, see the graph (`@ros2_lv/**` liveliness "
               "subscriptions and queries) and read TRANSIENT_LOCAL caches; the operator and the robot "
               "identities may serve services and appear in the graph, an observer may not. Anything "
               "not in the table (an unclassified name) is denied to every remote identity."]

@@ -14,6 +14,10 @@ loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model) and
   ``robot_state.frames.reference`` / ``.admittance`` under the message's frame (a bad pose is
   rejected and counted).
 
+Frame ids in ``/tf`` and ``/tf_static`` carry ``robot_state.frame_prefix`` (robot_state_publisher's
+``frame_prefix``: two robots on one ``/tf``, docs/ros2-interop.md "Namespaces"); the URDF keeps
+its link names.
+
 Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description and TF"). On
 rclpy without the tf2_msgs package the node says so once and publishes only the description.
 """
@@ -73,6 +77,7 @@ class RobotStateNode(Node):
                                      ee_site=sec["ee_site"], ee_link=self.cfg["frames"]["ee"], movable=movable,
                                      mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)))
         self.tree = UrdfTree.parse(self.urdf)
+        self.prefix = str(sec["frame_prefix"])
         self.known = {jt.name for jt in self.tree.movable}
         t = sec["topics"]
         self.js_topic = t["joint_states"]
@@ -96,7 +101,10 @@ class RobotStateNode(Node):
             return
         stamp = time_from_seconds(self.get_clock().now_s())
         self.static_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
-            transform_stamped(p, c, tr, stamp) for p, c, tr in self.tree.static_transforms()]))
+            self._transform(p, c, tr, stamp) for p, c, tr in self.tree.static_transforms()]))
+
+    def _transform(self, parent: str, child: str, t: np.ndarray, stamp):
+        return transform_stamped(self.prefix + parent, self.prefix + child, t, stamp)
 
     def on_joint_state(self, msg) -> None:
         names, pos = list(msg.name), np.asarray(msg.position, float)
@@ -113,7 +121,7 @@ class RobotStateNode(Node):
         if self.tf_pub is None:
             return
         self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
-            transform_stamped(p, c, tr, msg.header.stamp) for p, c, tr in self.tree.moving_transforms(positions)]))
+            self._transform(p, c, tr, msg.header.stamp) for p, c, tr in self.tree.moving_transforms(positions)]))
 
     def on_pose(self, msg, child: str) -> None:
         t = matrix_from_pose(msg)
@@ -123,7 +131,7 @@ class RobotStateNode(Node):
         if self.tf_pub is None:
             return
         self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
-            transform_stamped(msg.header.frame_id, child, t, msg.header.stamp)]))
+            self._transform(msg.header.frame_id, child, t, msg.header.stamp)]))
 
 
 def main(argv=None):

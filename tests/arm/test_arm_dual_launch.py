@@ -1,0 +1,171 @@
+"""The dual-arm FR3 cell on the real Zenoh transport: `hri launch launch/fr3_dual.launch.yaml`
+(router in-process on a free loopback port) runs two full fr3 stacks, `/left` and `/right`, and the
+cell's one stop supervisor. Two scripted operators (`hri arm-emulate --namespace left|right`, real
+UDP; the right arm's port is chosen by its node and read from its parameters) each move only their
+own arm; the stacks share no input and no state topic apart from the cell's stop names and the
+global ones (/tf, /diagnostics, ...); one stop request holds both arms while both operators keep
+streaming, and one reset releases both (docs/safety.md "A cell of several robots"). Waits are
+bounded guards; only where the arms went and what the nodes report is asserted."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import numpy as np
+
+import zenoh  # noqa: F401  (required: a missing install fails here)
+
+from hri_runtime import msgs
+from hri_runtime.node import Node
+from hri_runtime.qos import QOS_LATCHED
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers
+
+from .test_arm_e2e_launch import HRI, REPO, WAIT_S, free_port, wait_for
+
+ARMS = ("left", "right")
+# what both stacks may name: the cell's stop and the names global by design
+SHARED = {"/safety/stop", "/safety/stop_request", "/safety/reset", "/link/safe_stop", "/tf", "/tf_static",
+          "/diagnostics", "/rosout", "/parameter_events", "/clock"}
+
+
+class CellProbe(Node):
+    def __init__(self, **kw):
+        super().__init__("dual_probe", **kw)
+        self.lock = threading.Lock()
+        self.ee = {a: [] for a in ARMS}
+        self.modes = {a: [] for a in ARMS}
+        self.states = {a: [] for a in ARMS}
+        self.stop = []
+        for a in ARMS:
+            self.create_subscription("geometry_msgs/msg/PoseStamped", f"/{a}/ee_pose", self._on(self.ee[a], pos=True), qos=10)
+            self.create_subscription("hri_interfaces/msg/TeleopMode", f"/{a}/teleop/mode", self._on(self.modes[a]),
+                                     qos=QOS_LATCHED)
+            self.create_subscription("hri_interfaces/msg/InteractionState", f"/{a}/interaction/state",
+                                     self._on(self.states[a]), qos=10)
+        self.create_subscription("hri_interfaces/msg/SafetyStop", "/safety/stop", self._on(self.stop), qos=QOS_LATCHED)
+        self.stop_pub = self.create_publisher("hri_interfaces/msg/StopRequest", "/safety/stop_request", qos=10)
+
+    def _on(self, store, pos=False):
+        def cb(m):
+            with self.lock:
+                store.append(np.array([m.pose.position.x, m.pose.position.y, m.pose.position.z]) if pos else m)
+        return cb
+
+    def pos(self, arm):
+        with self.lock:
+            return self.ee[arm][-1].copy() if self.ee[arm] else None
+
+    def mode(self, arm):
+        with self.lock:
+            return self.modes[arm][-1].mode if self.modes[arm] else None
+
+    def state(self, arm):
+        with self.lock:
+            return self.states[arm][-1] if self.states[arm] else None
+
+    def stopped(self):
+        with self.lock:
+            return self.stop[-1].stopped if self.stop else None
+
+
+def settle(probe, tol_m=5e-4, timeout_s=30.0):
+    """Wait (bounded) until both end effectors are still: two samples 0.5 s apart within tol_m
+    (an arm keeps converging for a moment after its operator's stroke ends)."""
+    def still():
+        a = {arm: probe.pos(arm) for arm in ARMS}
+        time.sleep(0.5)
+        return all(np.linalg.norm(probe.pos(arm) - a[arm]) < tol_m for arm in ARMS)
+    assert wait_for(still, timeout_s), "the arms do not come to rest"
+
+
+def operator(arm, env, seconds=3.2):
+    """`hri arm-emulate --namespace <arm>`: the square's first stroke (1 s settle, then -y with
+    the clutch pressed, 5 cm/s) to the arm of that stack."""
+    return subprocess.Popen(HRI + ["arm-emulate", "--namespace", arm, "--seconds", str(seconds)], env=env, cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def finish(p):
+    out, _ = p.communicate(timeout=WAIT_S)
+    assert p.returncode == 0, out
+    return out
+
+
+def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
+    ep = f"tcp/127.0.0.1:{free_port()}"
+    left_port = free_port(socket.SOCK_DGRAM)
+    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
+    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(REPO / "launch" / "fr3_dual.launch.yaml"),
+                                       f"left_vr_port:={left_port}"], env=env, cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ctx = probe = None
+    try:
+        assert wait_for(lambda: router_answers(ep, 0.2)), "hri launch did not start the router"
+        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+        probe = CellProbe(context=ctx)
+        ctx.spin_in_background()
+        assert wait_for(lambda: all(probe.pos(a) is not None for a in ARMS) and probe.stopped() is False,
+                        2 * WAIT_S), "the two stacks did not come up"
+        assert wait_for(lambda: all(probe.mode(a) == "HOLD" for a in ARMS), WAIT_S), [probe.mode(a) for a in ARMS]
+
+        # each operator moves only its own arm
+        for arm, other in (("left", "right"), ("right", "left")):
+            settle(probe)
+            p0, q0 = probe.pos(arm), probe.pos(other)
+            out = finish(operator(arm, env))
+            if arm == "left":
+                assert f"127.0.0.1:{left_port}" in out, out        # the port the left node was given
+            moved = lambda: (p := probe.pos(arm)) is not None and p0[1] - p[1] > 0.08  # noqa: E731
+            assert wait_for(moved, 30.0), f"{arm} did not follow its operator: {p0} -> {probe.pos(arm)}; {out}"
+            p1 = probe.pos(arm)
+            assert abs(p1[0] - p0[0]) < 0.005 and abs(p1[2] - p0[2]) < 0.005
+            assert np.linalg.norm(probe.pos(other) - q0) < 0.002, f"{other} moved with {arm}'s operator"
+
+        # the stacks share no input and no state topic (the cell's stop and the global names only)
+        g = ctx.graph()
+        names = {a: {e.name for e in g.endpoints if e.node_fqn.startswith(f"/{a}/")} for a in ARMS}
+        assert names["left"] and names["right"]
+        assert names["left"] & names["right"] <= SHARED, sorted(names["left"] & names["right"])
+        for a, other in (("left", "right"), ("right", "left")):
+            assert not [n for n in names[a] if n.startswith(f"/{other}/")]
+            assert "/safety/stop" in names[a] and f"/{a}/safety/stop" not in names[a]   # the cell's stop
+
+        # a stop of the cell holds both arms while both operators keep streaming
+        settle(probe)
+        probe.stop_pub.publish(msgs.new("hri_interfaces/msg/StopRequest", source="cell_test", reason="dual-arm stop"))
+        assert wait_for(lambda: probe.stopped() is True, 10.0)
+        assert wait_for(lambda: all(probe.mode(a) == "STOP" for a in ARMS), 10.0), [probe.mode(a) for a in ARMS]
+        assert wait_for(lambda: all(bool(probe.state(a).frozen) for a in ARMS), 10.0)
+        held = {a: probe.pos(a) for a in ARMS}
+        ops = [operator(a, env) for a in ARMS]
+        for p in ops:
+            finish(p)
+        for a in ARMS:
+            assert np.linalg.norm(probe.pos(a) - held[a]) < 0.002, f"{a} moved during the cell's stop"
+            assert probe.mode(a) == "STOP"
+
+        # one reset releases both
+        trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
+        cli = probe.create_client("std_srvs/srv/Trigger", "/safety/reset")
+        assert cli.wait_for_service(10.0)
+        resp = cli.call(msgs.new(trig_t), timeout_s=10.0)
+        assert resp.success, resp.message
+        assert wait_for(lambda: probe.stopped() is False, 10.0)
+        assert wait_for(lambda: all(probe.mode(a) not in (None, "STOP") for a in ARMS), 10.0), \
+            [probe.mode(a) for a in ARMS]
+        assert wait_for(lambda: not any(bool(probe.state(a).frozen) for a in ARMS), 10.0)
+    finally:
+        if ctx is not None:
+            ctx.shutdown()
+            if probe is not None:
+                probe.destroy_node()
+            ctx.close()
+        launcher.send_signal(signal.SIGINT)
+        text, _ = launcher.communicate(timeout=WAIT_S)
+        print(text[-20000:])                 # shown when the test fails
+    assert "Traceback" not in text, text[-4000:]
+    assert "SAFETY_HOLD" not in text, text[-4000:]
