@@ -46,8 +46,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from machine import load, machine  # noqa: E402  (bench/machine.py)
 
 REPO = Path(__file__).resolve().parents[2]
-ARMS = ("fr3", "ur5e", "iiwa14")
+def _arms() -> tuple:
+    from hri_runtime.config.tree import list_arms
+
+    return tuple(list_arms(REPO / "config"))     # every robot file of kind arm
+
+
+ARMS = _arms()
 ROBOTS = ARMS + ("tino",)
+
+
+def launch_args(robot: str) -> list[str]:
+    """launch/<robot>.launch.yaml when the robot has one, else launch/arm.launch.yaml robot:=<robot>."""
+    own = REPO / "launch" / f"{robot}.launch.yaml"
+    return [str(own)] if own.is_file() else [str(REPO / "launch" / "arm.launch.yaml"), f"robot:={robot}"]
 GOAL_MB = 5.0
 COUNTER_KEY = re.compile(r"miss|drop|lost|loss|gap|reject|stale|late|overrun|duplicate|out_of_order", re.I)
 
@@ -92,8 +104,7 @@ class Launch:
         self.ready = threading.Event()       # the launcher's status line after starting every node
         self.log_path = log_path
         self.popen = subprocess.Popen(
-            hri + ["launch", "--router", self.router, str(REPO / "launch" / f"{robot}.launch.yaml"),
-                   f"vr_port:={self.vr_port}"],
+            hri + ["launch", "--router", self.router, *launch_args(robot), f"vr_port:={self.vr_port}"],
             env=dict(env, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{self.router}]",
                      HRI_ZENOH_CONNECT=f"[{self.router}]"),
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -281,7 +292,7 @@ def report(r: dict, warmup_s: float) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--robot", action="append", choices=ROBOTS, help="robot(s) to soak (default: all four)")
+    ap.add_argument("--robot", action="append", choices=ROBOTS, help="robot(s) to soak (default: every arm and tino)")
     ap.add_argument("--minutes", type=float, default=30.0, help="per robot (default 30)")
     ap.add_argument("--warmup-s", type=float, default=120.0, help="the start sample is taken after this (default 120)")
     ap.add_argument("--sample-s", type=float, default=10.0, help="RSS sampling period (default 10)")

@@ -13,17 +13,29 @@ package_name = 'hri_sim'
 
 # The arms' meshes for package://hri_sim/meshes/<robot>/... URIs in /robot_description
 # (hri_sim.nodes.robot_state_node): copied at install time (colcon build) from the model wheels
-# the simulation loads them from (franky-sim, robosuite; never imported, never committed here).
+# the simulation loads them from (franky-sim, robosuite; never imported, never committed here),
+# for every robot file with a sim.model (hri_sim.models reads the same keys).
 # Not for pip's editable install (the venv): there the Foxglove bridge serves the same URIs from
 # the wheels (fetchAsset, hri_sim.models.mesh_file_for_uri).
-MESH_SOURCES = {'fr3': ('franky_sim', 'assets', 'fr3.xml'),
-                'ur5e': ('robosuite', 'models/assets/robots/ur5e', 'robot.xml'),
-                'iiwa14': ('robosuite', 'models/assets/robots/iiwa', 'robot.xml')}
+def mesh_sources():
+    """robot -> (package, MJCF path in it): each robot file's sim.model (config/robots, next to
+    src/); a robot without one (the social robot) has no meshes here."""
+    import yaml
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    robots = os.path.join(here, '..', '..', 'config', 'robots')
+    out = {}
+    for name in sorted(glob(os.path.join(robots, '*.yaml'))):
+        with open(name, encoding='utf-8') as f:
+            model = ((yaml.safe_load(f) or {}).get('sim') or {}).get('model') or {}
+        if model.get('package') and model.get('mjcf'):
+            out[os.path.basename(name)[:-len('.yaml')]] = (model['package'], model['mjcf'])
+    return out
 
 
 def _mjcf_mesh_files(root, xml_name):
-    """The mesh files an MJCF names (compiler meshdir, else the folder; franky-sim's fr3.xml says
-    meshdir="assets" but ships them in meshes/, as hri_sim.models handles)."""
+    """The mesh files an MJCF names (compiler meshdir, else the folder, else meshes/: an MJCF whose
+    meshdir is wrong, as hri_sim.models handles with sim.model.mesh_dir)."""
     import xml.etree.ElementTree as ET
 
     doc = ET.parse(os.path.join(root, xml_name)).getroot()
@@ -44,10 +56,11 @@ def mesh_data_files():
     if 'editable_wheel' in sys.argv:
         return []
     out = {}
-    for robot, (module, sub, xml_name) in MESH_SOURCES.items():
+    for robot, (module, mjcf) in mesh_sources().items():
         spec = importlib.util.find_spec(module)
         if spec is None or not spec.submodule_search_locations:
             continue
+        sub, xml_name = os.path.split(mjcf)
         root = os.path.join(list(spec.submodule_search_locations)[0], sub)
         if not os.path.isfile(os.path.join(root, xml_name)):
             continue

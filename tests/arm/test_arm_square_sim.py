@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 
-from hri_runtime.config.tree import load_robot_config
+from hri_runtime.config.tree import list_arms, load_robot_config
 from hri_core.safety import arm_limits
 from hri_arm_teleop.core.frames import UNITY_TO_ROS
 from hri_arm_teleop.core.scenario import SquareScenario
@@ -97,13 +97,13 @@ def test_joint_limits_never_exceeded_and_orientation_kept(mink_run):
     assert pipe.bridge.mode is RefMode.TRACK
 
 
-@pytest.mark.parametrize("robot", ["ur5e", "iiwa14"])
+@pytest.mark.parametrize("robot", [a for a in list_arms() if a != "fr3"])
 def test_other_arms_follow_the_square_too(robot):
-    """UR5e / iiwa14 from the robosuite wheel's MJCFs (measured RMS 0.71 / 0.72 mm); the wheel is
-    installed by `make`, so its absence fails here with the install hint (ModelNotFoundError)."""
-    from hri_sim.models import robosuite_xml_path
+    """Every other arm of config/robots (measured RMS: docs/arm-teleop.md); the model wheels are
+    installed by `make`, so an absent one fails here with the install hint (ModelNotFoundError)."""
+    from hri_sim.models import arm_xml_path
 
-    robosuite_xml_path(robot)
+    arm_xml_path(robot)
     cfg = load_robot_config(robot)
     _, _, _, _, trace = draw(cfg)
     lim = arm_limits(cfg)

@@ -4,12 +4,17 @@ the C++ rt loop stepped with step(1), or the Python engine) -> the torque-contro
 No wall-clock timing is asserted."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from hri_arm_teleop.stack import (ScenarioRun, ScriptedPerson, build_stack, push_metrics,
                                   scenario_config, tracking_mask)
-from hri_runtime.config.tree import load_robot_config
+from hri_runtime.config.tree import list_arms, load_robot_config
+
+REPO = Path(__file__).resolve().parents[2]
+ARMS = list_arms()   # every robot file of kind arm (tests/arm/test_arm_discovery.py)
 
 
 def _run(robot: str, jitter: bool, overrides=()):
@@ -33,7 +38,7 @@ def _run(robot: str, jitter: bool, overrides=()):
     return cfg, stack, run, a, pm, err
 
 
-@pytest.mark.parametrize("robot", ["fr3", "ur5e", "iiwa14"])
+@pytest.mark.parametrize("robot", ARMS)
 def test_square_through_the_interaction_loop_and_the_push(robot):
     cfg, stack, run, a, pm, err = _run(robot, jitter=False)
     assert stack.pipe.clutch.counters.engagements == cfg["teleop"]["demo"]["strokes"]
@@ -71,9 +76,9 @@ def test_jittered_reference_link_with_passivity_on_has_no_energy_violation():
     assert np.all(np.isfinite(a["tau"]))
 
 
-@pytest.mark.parametrize("engine", ["rt", "python"])
-def test_link_loss_holds_the_pose_and_safe_stop_holds_and_releases_without_a_jump(engine):
-    cfg = scenario_config(load_robot_config("fr3"))
+@pytest.mark.parametrize("robot, engine", [(a, "rt") for a in ARMS] + [("fr3", "python")])
+def test_link_loss_holds_the_pose_and_safe_stop_holds_and_releases_without_a_jump(robot, engine):
+    cfg = scenario_config(load_robot_config(robot))
     stack = build_stack(cfg, engine=engine, jitter=False)
     run = ScenarioRun(stack)
     sq = run.square
@@ -135,13 +140,11 @@ def test_teleop_demo_main_scenario_prints_the_stack_metrics_and_writes_mcap_and_
     assert abs(o.x ** 2 + o.y ** 2 + o.z ** 2 + o.w ** 2 - 1.0) < 1e-9 and ref.header.frame_id == "fr3_base"
 
 
-@pytest.mark.parametrize("robot", ["fr3", "ur5e", "iiwa14"])
+@pytest.mark.parametrize("robot", [a for a in ARMS if (REPO / "launch" / f"{a}.launch.yaml").is_file()])
 def test_launch_file_is_one_stack_per_arm(robot):
-    from pathlib import Path
-
     from hri_runtime.launch.frontend import parse_launch_file
 
-    path = Path(__file__).resolve().parents[2] / "launch" / f"{robot}.launch.yaml"
+    path = REPO / "launch" / f"{robot}.launch.yaml"
     nodes = {n.exec: n for n in parse_launch_file(path, {}).nodes}
     assert {"stop_supervisor", "arm_teleop", "interaction"} <= set(nodes)
     assert nodes["arm_teleop"].params["teleop.output"] == "cartesian"

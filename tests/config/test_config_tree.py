@@ -89,7 +89,7 @@ def _hri(*args: str, cwd: Path, limit_memory: bool = False) -> subprocess.Comple
 def test_shipped_tree_is_valid():
     result = _hri("config", "check", cwd=REPO)
     assert result.returncode == 0, result.stderr
-    for robot in ("fr3", "ur5e", "iiwa14"):
+    for robot in list_robots():
         assert f"ok    {robot}" in result.stdout
 
 

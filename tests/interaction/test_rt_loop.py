@@ -21,7 +21,7 @@ assert rt.HAS_MUJOCO, "hri_core built without the mujoco wheel (libmujoco + head
 from hri_core.safety import SafetyChecker, SafetyLimits  # noqa: E402
 from hri_interaction.core.controller import InteractionParams, loop_config, tick_params  # noqa: E402
 from hri_interaction.sim import LockstepLoop  # noqa: E402
-from hri_runtime.config.tree import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import list_arms, load_robot_config  # noqa: E402
 from hri_core.safety import arm_limits
 from hri_sim.models import load_arm  # noqa: E402
 
@@ -215,7 +215,7 @@ def test_hold_re_anchors_at_the_measured_pose_and_release_does_not_jump(cfg):
     assert np.linalg.norm(s["world_T_ee"][:3, 3] - held[:3, 3]) < 1e-3
 
 
-@pytest.mark.parametrize("robot", ["fr3", "ur5e"])
+@pytest.mark.parametrize("robot", list_arms())
 def test_reference_feedforward_removes_most_of_the_tracking_lag(robot):
     c = load_robot_config(robot)
     rms = {}

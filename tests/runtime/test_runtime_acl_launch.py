@@ -48,7 +48,7 @@ pytestmark = pytest.mark.skipif(not (Path("/usr/bin/openssl").exists() or
 CONSOLE_INPUTS = ["/ee_pose", "/interaction/joint_states", "/joint_setpoints", "/joint_states"]   # the console shows them
 ARM_INPUTS = ["/ee_command", "/interaction/gains", "/interaction/mode", "/interaction/reference",
               "/interaction/sim_push", "/safety/stop"] + CONSOLE_INPUTS
-TINO_INPUTS = ["/atomic/reset", "/base_cmd", "/cmd_vel", "/head_cmd", "/leg/rpm_cmd", "/leg/state", "/odom",
+TINO_INPUTS = ["/atomic/reset", "/audio_cmd", "/base_cmd", "/cmd_vel", "/head_cmd", "/leg/rpm_cmd", "/leg/state", "/odom",
                "/safety/stop", "/skeleton"] + CONSOLE_INPUTS
 PID_INPUTS = ["/joint_commands", "/joint_setpoints", "/joint_states", "/safety/stop"]
 # the dual-arm cell: each stack's inputs in its namespace, the cell's one stop

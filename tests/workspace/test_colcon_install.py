@@ -37,7 +37,9 @@ def _assert_urdf_meshes_installed(share: Path) -> None:
     from hri_sim.models import arm_asset_root, load_arm
     from hri_sim.nodes.robot_state_node import mesh_uri_function
 
-    for robot in ("fr3", "ur5e", "iiwa14"):
+    from hri_runtime.config.tree import list_arms
+
+    for robot in list_arms(REPO / "config"):
         text = urdf_from_mujoco(load_arm(robot, actuation="torque"), robot_name=robot, root_link="b",
                                 ee_site="attachment_site", ee_link="e", movable={},
                                 mesh_uri=mesh_uri_function(robot, "package", arm_asset_root(robot)))

@@ -10,7 +10,7 @@
 //          moment r x f added), mj_step2 (actuation, acceleration, integration) then mj_step1
 //          (positions/velocities of the new state), so every read sees a consistent state.
 // The model must have one torque actuator per joint (named like the joint, else found by its joint
-// transmission: hri_sim's torque FR3, UR5e, iiwa14), and its timestep must equal the loop period. Nothing is allocated after the
+// transmission: hri_sim.models.load_arm(..., "torque") of any arm), and its timestep must equal the loop period. Nothing is allocated after the
 // constructor; MuJoCo's own work memory is the mjData arena.
 #pragma once
 

@@ -146,7 +146,7 @@ def scenario_config(cfg: dict) -> dict:
 
 def build_stack(cfg: dict, engine: Optional[str] = None, jitter: Optional[bool] = None,
                 seed: Optional[int] = None, logger: Optional[logging.Logger] = None) -> Stack:
-    """The cartesian stack on the simulated arm of ``cfg`` (fr3, ur5e, iiwa14). ``engine``:
+    """The cartesian stack on the simulated arm of ``cfg`` (any arm of config/robots). ``engine``:
     override ``interaction.engine``; ``jitter``: override ``teleop.scenario.jitter``."""
     from hri_arm_teleop.lockstep import build_pipeline
     from hri_arm_teleop.robot_mujoco import start_position

@@ -13,6 +13,8 @@ __all__ = [
     "AtomicBaseParams",
     "AtomicTopicsParams",
     "AtomicNodeParams",
+    "AtomicHeadParams",
+    "AtomicAudioParams",
     "AtomicSerialParams",
     "AtomicSimParams",
     "AtomicParams",
@@ -170,8 +172,13 @@ class AtomicTopicsParams(Params):
     """base odometry (nav_msgs/Odometry) — nav_msgs/Odometry of the base (tino sim node)."""
 
     head: str = 'head_cmd'
-    """head command (geometry_msgs/Vector3: x pitch, y pan, z tilt, rad) — geometry_msgs/Vector3
-    head command, rad: x pitch, y pan, z tilt (tino sim node)."""
+    """head command (geometry_msgs/Vector3: x pitch, y pan, z tilt, rad) — read by the tino sim node
+    and by the atomic node with a hardware driver (serial: the MCU's H message; sim: the embedded
+    model), through hri_atomic_motion.core.head_audio."""
+
+    audio: str = '/audio_cmd'
+    """audio command (geometry_msgs/Vector3: x volume 0..pulse.packet.audio_volume_max, y
+    orientation rad, z unused) — read like head (serial: the MCU's A message)."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,41 @@ class AtomicNodeParams(Params):
     leg_state_timeout_s: float = 0.5
     """leg_state staleness limit — no leg_state this long (driver topic) -> no command starts, leg
     RPM 0. Unit: s. Bounds: > 0, <= 10."""
+
+
+@dataclass(frozen=True)
+class AtomicHeadParams(Params):
+    """The section ``atomic.head`` (checked against its declaration by the constructor and ``from_config``)."""
+
+    SECTION = "atomic.head"
+
+    position_min_deg: tuple[float, ...] = (-34.38, -89.95, -28.65)
+    """head joint lower bounds [pitch, pan, tilt] — a head command beyond is clamped to it and
+    counted (head_clamped) before it reaches the MCU or the simulation. Unit: deg. Bounds: >= -180,
+    <= 180, length 3. Source: ours, the Tino model's head joint ranges (hri_sim/mjcf/tino.xml; pitch
+    ±0.6, pan ±1.57, tilt ±0.5 rad); the Tino VR design bounds only the packet
+    (pulse.packet.head_abs_max_deg)."""
+
+    position_max_deg: tuple[float, ...] = (34.38, 89.95, 28.65)
+    """head joint upper bounds [pitch, pan, tilt]. Unit: deg. Bounds: >= -180, <= 180, length 3.
+    Source: as position_min_deg."""
+
+    rate_hz: float = 25.0
+    """head messages to the MCU (and head targets to the simulation) at most this often; the latest
+    command wins. Unit: Hz. Bounds: > 0, <= 1000. Source: the Tino VR design: one command cycle
+    every 40 ms ("Pulse-Based Command Architecture"); head angles are forwarded with every packet."""
+
+
+@dataclass(frozen=True)
+class AtomicAudioParams(Params):
+    """The section ``atomic.audio`` (checked against its declaration by the constructor and ``from_config``)."""
+
+    SECTION = "atomic.audio"
+
+    rate_hz: float = 25.0
+    """audio messages to the MCU at most this often; the latest command wins, an unchanged one is
+    not resent. Unit: Hz. Bounds: > 0, <= 1000. Source: as atomic.head.rate_hz (the audio fields
+    come with the same packets)."""
 
 
 @dataclass(frozen=True)
@@ -301,6 +343,12 @@ class AtomicParams(Params):
 
     node: AtomicNodeParams = field(default_factory=AtomicNodeParams)
     """``atomic.node``."""
+
+    head: AtomicHeadParams = field(default_factory=AtomicHeadParams)
+    """``atomic.head``."""
+
+    audio: AtomicAudioParams = field(default_factory=AtomicAudioParams)
+    """``atomic.audio``."""
 
     serial: AtomicSerialParams = field(default_factory=AtomicSerialParams)
     """``atomic.serial``."""

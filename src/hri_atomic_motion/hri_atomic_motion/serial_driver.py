@@ -1,8 +1,11 @@
-"""Serial (pyserial) implementations of :class:`LegDriver` / :class:`BaseDriver` for Tino's
-microcontroller, speaking :mod:`hri_atomic_motion.core.line_protocol`.
+"""Serial (pyserial) implementations of :class:`LegDriver` / :class:`BaseDriver` /
+:class:`HeadDriver` / :class:`AudioDriver` for Tino's microcontroller, speaking
+:mod:`hri_atomic_motion.core.line_protocol`.
 
 ``SerialLink`` owns one port object (anything with ``write``, ``read``, ``in_waiting``: a
-``serial.Serial``, ``serial.serial_for_url('loop://')``, a pty); both drivers share it.
+``serial.Serial``, ``serial.serial_for_url('loop://')``, a pty); all drivers share it, so a head
+or audio message meets the same non-blocking write, pending-buffer bound, stall and loss
+detection as the leg and base messages.
 
 Faults fail safe and never raise into the caller (docs/atomic.md "Serial faults"):
 
@@ -27,7 +30,7 @@ import logging
 import os
 from typing import Any, Callable, Optional
 
-from .core.drivers import BaseDriver, LegDriver, LegReading
+from .core.drivers import AudioDriver, BaseDriver, HeadDriver, LegDriver, LegReading
 from .core.line_protocol import LineParser, encode
 from .core.params import SerialParams
 
@@ -211,3 +214,19 @@ class SerialBaseDriver(BaseDriver):
 
     def stop(self) -> None:
         self.link.send("S")
+
+
+class SerialHeadDriver(HeadDriver):
+    def __init__(self, link: SerialLink):
+        self.link = link
+
+    def command_head(self, pitch_rad: float, pan_rad: float, tilt_rad: float) -> None:
+        self.link.send("H", pitch_rad, pan_rad, tilt_rad)
+
+
+class SerialAudioDriver(AudioDriver):
+    def __init__(self, link: SerialLink):
+        self.link = link
+
+    def command_audio(self, volume: float, orientation_rad: float) -> None:
+        self.link.send("A", volume, orientation_rad)

@@ -1,7 +1,8 @@
-"""MuJoCo implementations of :class:`LegDriver` / :class:`BaseDriver` on ``hri_sim.tino.TinoSim``."""
+"""MuJoCo implementations of :class:`LegDriver` / :class:`BaseDriver` / :class:`HeadDriver` /
+:class:`AudioDriver` on ``hri_sim.tino.TinoSim``."""
 from __future__ import annotations
 
-from .core.drivers import BaseDriver, LegDriver, LegReading
+from .core.drivers import AudioDriver, BaseDriver, HeadDriver, LegDriver, LegReading
 
 
 class MujocoLegDriver(LegDriver):
@@ -21,3 +22,21 @@ class MujocoBaseDriver(BaseDriver):
 
     def command_twist(self, linear_m_s: float, angular_rad_s: float) -> None:
         self.sim.set_twist(linear_m_s, angular_rad_s)
+
+
+class MujocoHeadDriver(HeadDriver):
+    def __init__(self, sim):
+        self.sim = sim
+
+    def command_head(self, pitch_rad: float, pan_rad: float, tilt_rad: float) -> None:
+        self.sim.set_head(pan_rad, tilt_rad, pitch_rad)
+
+
+class MujocoAudioDriver(AudioDriver):
+    """The model has no speaker: the command is kept (``TinoSim.audio``) for what reads it."""
+
+    def __init__(self, sim):
+        self.sim = sim
+
+    def command_audio(self, volume: float, orientation_rad: float) -> None:
+        self.sim.set_audio(volume, orientation_rad)

@@ -7,17 +7,20 @@ import pytest
 import serial
 
 from hri_atomic_motion.core.line_protocol import LineParser, checksum, encode
-from hri_atomic_motion.serial_driver import SerialBaseDriver, SerialLegDriver, SerialLink
+from hri_atomic_motion.serial_driver import (SerialAudioDriver, SerialBaseDriver, SerialHeadDriver, SerialLegDriver,
+                                             SerialLink)
 
 
 def test_encode_and_parse_roundtrip_in_chunks():
-    data = encode("E", 812, 0, -69.5) + encode("M", 126.5) + encode("V", 0.2, -0.6) + encode("S")
+    data = (encode("E", 812, 0, -69.5) + encode("M", 126.5) + encode("V", 0.2, -0.6) + encode("S")
+            + encode("H", -0.6, 1.57, 0.25) + encode("A", 80.0, -3.1416))
     p = LineParser()
     msgs = []
     for i in range(0, len(data), 3):                 # arbitrary chunking
         msgs += p.feed(data[i:i + 3])
     assert [(m.kind, m.fields) for m in msgs] == [("E", (812, 0, -69.5)), ("M", (126.5,)),
-                                                   ("V", (0.2, -0.6)), ("S", ())]
+                                                   ("V", (0.2, -0.6)), ("S", ()),
+                                                   ("H", (-0.6, 1.57, 0.25)), ("A", (80.0, -3.1416))]
     assert encode("S") == b"S*" + f"{checksum(b'S'):02X}".encode() + b"\n"
 
 
@@ -30,6 +33,11 @@ def test_encode_and_parse_roundtrip_in_chunks():
     (b"E 1 0*" + f"{checksum(b'E 1 0'):02X}".encode() + b"\n", "field_count"),
     (b"E a 0 1.0*" + f"{checksum(b'E a 0 1.0'):02X}".encode() + b"\n", "field_type"),
     (b"M " + b"1" * 200 + b"\n", "too_long"),
+    (b"H 0.1 0.2*" + f"{checksum(b'H 0.1 0.2'):02X}".encode() + b"\n", "field_count"),
+    (b"H 0.1 0.2 x*" + f"{checksum(b'H 0.1 0.2 x'):02X}".encode() + b"\n", "field_type"),
+    (b"H 0.1 0.2 nan*" + f"{checksum(b'H 0.1 0.2 nan'):02X}".encode() + b"\n", "field_type"),
+    (b"A 50.0*" + f"{checksum(b'A 50.0'):02X}".encode() + b"\n", "field_count"),
+    (encode("A", 50.0, 0.5).replace(b"A 50", b"A 51"), "bad_checksum"),
 ])
 def test_bad_lines_rejected_and_counted(line, cause):
     p = LineParser()
@@ -53,7 +61,9 @@ def test_drivers_on_loop_url():
     assert (r.ticks, r.home_pressed, r.rpm) == (400, False, 110.0)
     leg.command_rpm(-59.5)                            # loops back: host lines are not readings
     base.command_twist(0.2, -0.6)
-    assert leg.read().ticks == 400 and link.unexpected == 2
+    SerialHeadDriver(link).command_head(0.1, -0.2, 0.3)
+    SerialAudioDriver(link).command_audio(40.0, 1.0)
+    assert leg.read().ticks == 400 and link.unexpected == 4
 
 
 def test_drivers_on_a_pty():

@@ -251,8 +251,7 @@ class RtEngine:
         joints = JointsParams.from_tree(cfg)
         self.joint_names = list(joints.names)
         robot = RobotParams.from_tree(cfg).model
-        kw = {"add_ft_sensor": True} if robot == "fr3" else {}
-        self.model = load_arm(robot, actuation="torque", timestep_s=1.0 / self.params.rate_hz, **kw)
+        self.model = load_arm(robot, actuation="torque", timestep_s=1.0 / self.params.rate_hz)
         self.data = mujoco.MjData(self.model)
         jids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in self.joint_names]
         self.data.qpos[[self.model.jnt_qposadr[j] for j in jids]] = np.asarray(q0, float)

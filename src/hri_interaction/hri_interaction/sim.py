@@ -1,8 +1,8 @@
 """Lockstep MuJoCo harness: an arm with torque motors, one controller tick per physics step,
 driven by the one lockstep runner (``hri_runtime.lockstep.Lockstep``: :class:`LockstepLoop`).
 
-- model: ``hri_sim.models.load_arm(robot, actuation="torque")`` (fr3, ur5e, iiwa14; the FR3 with
-  a flange F/T sensor pair) with the physics step = 1 / ``interaction.rate_hz`` (1 ms);
+- model: ``hri_sim.models.load_arm(robot, actuation="torque")`` (any arm of config/robots; a
+  flange F/T sensor pair where its ``sim.model.ft_sensor`` says so) with the physics step = 1 / ``interaction.rate_hz`` (1 ms);
 - state for the controller (frames as in :mod:`hri_interaction.core.controller`):
   world_T_ee of the site, J_b = [Rᵀ J_ω; Rᵀ J_v] (from ``mj_jacSite``, world-aligned at the site),
   V_b = J_b q̇, g(q) = ``mj_rne`` at q̇ = 0, c = ``qfrc_bias`` − g;
@@ -21,21 +21,20 @@ from hri_interaction.core.controller import ArmState, InteractionController, Int
 
 
 class ArmTorqueSim:
-    """Any configured arm (``hri_sim.models.load_arm``: fr3, ur5e, iiwa14) with torque motors,
+    """Any configured arm (``hri_sim.models.load_arm``: a file of config/robots) with torque motors,
     physics step = 1 / ``rate_hz``; the robot's read/write interface for the 1 kHz loop:
     ``state()`` reads, ``step(tau)`` writes one torque command and advances one step."""
 
     def __init__(self, robot: str, rate_hz: float, q0_rad: Sequence[float],
                  ee_site: str = "attachment_site", joint_names: Optional[Sequence[str]] = None):
         import mujoco
-        from hri_sim.models import FR3_ARM_JOINTS, load_arm
+        from hri_sim.models import load_arm, model_config
 
         self.mj = mujoco
         self.robot = robot
-        kw = {"add_ft_sensor": True} if robot == "fr3" else {}
-        self.model = load_arm(robot, actuation="torque", timestep_s=1.0 / rate_hz, **kw)
+        self.model = load_arm(robot, actuation="torque", timestep_s=1.0 / rate_hz)
         self.data = mujoco.MjData(self.model)
-        names = tuple(joint_names or FR3_ARM_JOINTS)
+        names = tuple(joint_names or model_config(robot)[1])
         jids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
         if min(jids) < 0:
             raise ValueError(f"joints not in the {robot} model: "

@@ -324,6 +324,10 @@ class PulseTopicsParams(Params):
     """head command (geometry_msgs/Vector3, rad) — geometry_msgs/Vector3, rad: x pitch, y pan, z
     tilt."""
 
+    audio_cmd: str = '/audio_cmd'
+    """audio command (geometry_msgs/Vector3) — per accepted packet: x volume (0..audio_volume_max),
+    y orientation rad (the packet's degrees), z 0."""
+
     command_head: str = 'pulse/command_head'
     """head captured with a command (Vector3Stamped, rad) — geometry_msgs/Vector3Stamped, head (rad)
     captured with each command."""

@@ -33,7 +33,7 @@ class RobotParams(Params):
     SECTION = "robot"
 
     model: Optional[str] = None
-    """model name; also the override file name — model name (fr3, ur5e, iiwa14, tino, ...). Bounds:
+    """model name; also the override file name — model name (a file of config/robots). Bounds:
     matches /[a-z][a-z0-9_]*/. Read-only at run time."""
 
     kind: Literal['arm', 'social'] = 'arm'

@@ -1,16 +1,25 @@
-"""Where the MuJoCo models come from.
+"""Where the MuJoCo models come from: each arm's ``sim.model`` section of its robot file.
 
-The FR3 model with meshes ships in the ``franky-sim`` wheel (Apache-2.0), installed with
-``--no-deps``. We only read its asset files; its Python package is never imported.
-``MENAGERIE_ROOT`` (a MuJoCo Menagerie checkout) is honoured when a user has one.
+An arm's MJCF ships in a model wheel installed with ``--no-deps`` by ``make`` (requirements-assets:
+franky-sim, robosuite); we only read its files, the wheel's Python package is never imported.
+``sim.model`` names the package (``package``), the MJCF inside it (``mjcf``), the MJCF's joints in
+``joints.names`` order (renamed to the config's names), the flange body and offset of the
+``attachment_site`` (optionally a ``tcp`` site), the meshes folder when the MJCF's ``meshdir`` is
+wrong, an F/T sensor pair at the flange, and joint armature / damping / friction loss (docs/
+configuration.md "Robot data"). ``MENAGERIE_ROOT`` (a MuJoCo Menagerie checkout) is honoured for
+an arm whose ``sim.model.menagerie_mjcf`` is set. Adding an arm is adding its robot file: no code
+here names an arm (tests/arm/test_arm_discovery.py).
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 MODELS_DIR = Path(__file__).resolve().parent / "mjcf"
+_ROBOT_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 
 class ModelNotFoundError(FileNotFoundError):
@@ -19,97 +28,155 @@ class ModelNotFoundError(FileNotFoundError):
 
 def _package_dir(dist_module: str) -> Path | None:
     # find_spec on a top-level name locates the package without executing its __init__.
-    spec = importlib.util.find_spec(dist_module)
+    try:
+        spec = importlib.util.find_spec(dist_module)
+    except (ImportError, ValueError):
+        return None
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def fr3_xml_path() -> Path:
-    """Path of the FR3 MJCF (with meshes) shipped in the franky-sim wheel."""
+@functools.lru_cache(maxsize=32)
+def _model_section(robot: str, config_root: str) -> tuple:
+    from hri_runtime.config.tree import load_robot_config
+
+    cfg = load_robot_config(robot, config_root=config_root)
+    return (cfg["robot"].get("kind"), cfg["sim"]["model"], tuple(cfg["joints"]["names"] or ()))
+
+
+def model_config(robot: str) -> tuple[dict, tuple[str, ...]]:
+    """``(sim.model, joints.names)`` of ``robot`` (a file of config/robots). Raises
+    ModelNotFoundError for a name that is no robot file or a robot without an arm model."""
+    from hri_runtime.config.tree import ConfigError, find_config_root
+
+    if not isinstance(robot, str) or not _ROBOT_NAME.match(robot):
+        raise ModelNotFoundError(f"no arm named {robot!r} (a robot name is [a-z][a-z0-9_]*)")
+    try:
+        kind, section, names = _model_section(robot, str(find_config_root()))
+    except ConfigError as exc:
+        raise ModelNotFoundError(f"no MuJoCo model for {robot!r}: {exc}") from None
+    if kind != "arm" or not section.get("package") or not section.get("mjcf"):
+        raise ModelNotFoundError(f"no MuJoCo model configured for {robot!r} (robot.kind arm with "
+                                 "sim.model.package and sim.model.mjcf in its robot file)")
+    return section, names
+
+
+def arm_xml_path(robot: str) -> Path:
+    """The arm's MJCF: ``$MENAGERIE_ROOT/<sim.model.menagerie_mjcf>`` when both are set and the
+    file exists, else ``<sim.model.package>/<sim.model.mjcf>`` of the installed model wheel."""
+    m, _ = model_config(robot)
     menagerie = os.environ.get("MENAGERIE_ROOT")
-    if menagerie:
-        candidate = Path(menagerie) / "franka_fr3" / "fr3.xml"
+    if menagerie and m.get("menagerie_mjcf"):
+        candidate = Path(menagerie) / m["menagerie_mjcf"]
         if candidate.is_file():
             return candidate
-    pkg = _package_dir("franky_sim")
+    pkg = _package_dir(m["package"])
     if pkg is not None:
-        candidate = pkg / "assets" / "fr3.xml"
+        candidate = pkg / m["mjcf"]
         if candidate.is_file():
             return candidate
+    wheel = m["package"].replace("_", "-")
     raise ModelNotFoundError(
-        "FR3 model not found: install it with `.venv/bin/pip install --no-deps franky-sim` "
-        "(done by `make`), or set MENAGERIE_ROOT to a MuJoCo Menagerie checkout."
-    )
+        f"{robot} model not found: install it with `.venv/bin/pip install --no-deps {wheel}` "
+        "(done by `make`; only its MJCF assets are read)"
+        + (", or set MENAGERIE_ROOT to a MuJoCo Menagerie checkout" if m.get("menagerie_mjcf") else ""))
 
 
-def fr3_spec():
-    """The FR3 as a ``mujoco.MjSpec`` ready to compile (or to edit: sites, actuators, sensors).
-
-    franky-sim's fr3.xml says ``meshdir="assets"`` but ships its meshes in ``assets/meshes``
-    (its own simulator rewrites the path); we point the spec at the real directory."""
+def arm_spec(robot: str):
+    """The arm's MJCF as a ``mujoco.MjSpec`` as shipped, joints renamed to ``joints.names``, the
+    meshes folder fixed (``sim.model.mesh_dir``); ready to compile or to edit."""
     import mujoco
 
-    path = fr3_xml_path()
+    m, names = model_config(robot)
+    path = arm_xml_path(robot)
     spec = mujoco.MjSpec.from_file(str(path))
-    mesh_dir = path.parent / "meshes"
-    if mesh_dir.is_dir():
-        spec.meshdir = str(mesh_dir)
+    if m.get("mesh_dir"):
+        mesh_dir = path.parent / m["mesh_dir"]
+        if mesh_dir.is_dir():
+            spec.meshdir = str(mesh_dir)
+    renames = dict(zip(m["joints"], names)) if m.get("joints") else {}
+    for old, new in renames.items():
+        spec.joint(old).name = new
+    for act in spec.actuators:
+        act.target = renames.get(act.target, act.target)
     return spec
-
-
-def fr3_model():
-    """The compiled FR3 ``mujoco.MjModel`` as shipped (position actuators, no extras)."""
-    return fr3_spec().compile()
 
 
 # ----------------------------------------------------------------------------- arm model variants
 
-FR3_ARM_JOINTS = tuple(f"fr3_joint{i}" for i in range(1, 8))
-FR3_FLANGE_OFFSET_M = 0.107   # link7 -> flange (Franka's "F" frame), as Menagerie's attachment_site
-FR3_TCP_OFFSET_M = 0.1034     # hand -> TCP between the fingertips (Franka's default EE frame)
 
+def load_arm(robot: str, actuation: str = "position", add_ft_sensor: bool | None = None,
+             gravity_compensation: bool = False, timestep_s: float | None = None,
+             servo_kp: float = 2000.0, servo_kv: float = 200.0):
+    """The MuJoCo model of an arm by config name, edited through ``mujoco.MjSpec`` for control
+    work; raises ModelNotFoundError with the way out.
 
-def load_fr3(actuation: str = "position", add_ft_sensor: bool = False,
-             gravity_compensation: bool = False, timestep_s: float | None = None):
-    """The FR3 ``mujoco.MjModel`` edited through ``mujoco.MjSpec`` for control work.
-
-    - sites ``attachment_site`` (flange, on ``fr3_link7``, z + 0.107 m) and ``tcp`` (on ``hand``,
-      z + 0.1034 m), the frames IK and controllers use;
-    - ``actuation="position"``: the shipped position servos (kp 4500 ... 2000); ``"torque"``: the
-      seven arm actuators become motors ``ctrl = tau`` [N·m], ctrlrange = the joint's
-      actuatorfrcrange (87/12 N·m); the gripper actuator is left as shipped;
-    - ``add_ft_sensor``: a ``force``/``torque`` sensor pair (``ee_force``, ``ee_torque``) at the
-      flange site, measuring what the hand exerts on link 7 (in the site frame);
+    - site ``attachment_site`` (the flange: ``sim.model.flange_body`` + ``flange_offset_m``) and,
+      when ``sim.model.tcp_body`` is set, site ``tcp`` (+ ``tcp_offset_m``);
+    - ``actuation="torque"``: the actuator of each arm joint is a motor ``ctrl = tau`` [N·m]: a
+      shipped motor is kept, a shipped position servo becomes a motor with ctrlrange = the
+      joint's actuatorfrcrange (else ``joints.torque_max_nm``); ``"position"``: a shipped servo is
+      kept, a shipped motor becomes a position servo (``servo_kp``, ``servo_kv``) for kinematic
+      use; actuators of other joints (a gripper) are left as shipped;
+    - ``add_ft_sensor`` (None: ``sim.model.ft_sensor``): a ``force``/``torque`` sensor pair
+      (``ee_force``, ``ee_torque``) at the flange site, measuring what the distal bodies exert
+      on the flange body (in the site frame);
+    - ``sim.model.joint_armature`` / ``joint_damping`` / ``joint_frictionloss`` (when set) on
+      the arm joints (robosuite's loader sets such values: its raw MJCFs have near-zero
+      reflected inertia, unstable under a PD at 2 ms);
     - ``gravity_compensation``: ``gravcomp = 1`` on every body (gravity cancelled as a passive
-      force, like the real robot's internal gravity compensation);
+      force, like a real arm's internal gravity compensation);
     - ``timestep_s``: overrides the MJCF's physics step.
     """
+    import mujoco
+
     if actuation not in ("position", "torque"):
         raise ValueError(f"actuation must be 'position' or 'torque', got {actuation!r}")
-    spec = fr3_spec()
-    link7 = spec.body("fr3_link7")
-    link7.add_site(name="attachment_site", pos=[0.0, 0.0, FR3_FLANGE_OFFSET_M])
-    spec.body("hand").add_site(name="tcp", pos=[0.0, 0.0, FR3_TCP_OFFSET_M])
-    if actuation == "torque":
-        for name in FR3_ARM_JOINTS:
-            act = spec.actuator(name)
-            jnt = spec.joint(name)
-            limit = float(jnt.actfrcrange[1])
+    m, names = model_config(robot)
+    from hri_runtime.config.tree import load_robot_config
+
+    spec = arm_spec(robot)
+    joints = {n: spec.joint(n) for n in names}
+    missing = [n for n, j in joints.items() if j is None]
+    if missing:
+        raise ModelNotFoundError(f"{robot}: joints {missing} not in {arm_xml_path(robot).name} "
+                                 "(sim.model.joints maps the MJCF's names to joints.names)")
+    for key, attr in (("joint_armature", "armature"), ("joint_damping", "damping"),
+                      ("joint_frictionloss", "frictionloss")):
+        values = m.get(key)
+        if values is None:
+            continue
+        for n, v in zip(names, values):
+            if attr == "damping":
+                joints[n].damping = [float(v), 0.0, 0.0]   # mujoco 4: [linear, ...] coefficients
+            else:
+                setattr(joints[n], attr, float(v))
+    spec.body(m["flange_body"]).add_site(name="attachment_site", pos=list(m["flange_offset_m"]))
+    if m.get("tcp_body"):
+        spec.body(m["tcp_body"]).add_site(name="tcp", pos=list(m["tcp_offset_m"]))
+    torque_max = None
+    for act in spec.actuators:
+        if act.target not in joints:
+            continue
+        is_motor = act.biastype == mujoco.mjtBias.mjBIAS_NONE
+        if actuation == "torque" and not is_motor:
+            limit = float(joints[act.target].actfrcrange[1])
+            if limit <= 0:
+                torque_max = torque_max or load_robot_config(robot)["joints"]["torque_max_nm"]
+                limit = float(torque_max[names.index(act.target)])
             act.set_to_motor()
             act.inheritrange = 0.0
             act.ctrllimited = 1
             act.ctrlrange = [-limit, limit]
-    if add_ft_sensor:
-        spec.add_sensor(name="ee_force", type=_mj().mjtSensor.mjSENS_FORCE,
-                        objtype=_mj().mjtObj.mjOBJ_SITE, objname="attachment_site")
-        spec.add_sensor(name="ee_torque", type=_mj().mjtSensor.mjSENS_TORQUE,
-                        objtype=_mj().mjtObj.mjOBJ_SITE, objname="attachment_site")
-    return _compile(spec, gravity_compensation, timestep_s)
-
-
-def _compile(spec, gravity_compensation: bool, timestep_s: float | None):
-    """Common last edits: ``gravcomp = 1`` on every body, the physics step; then compile."""
+        elif actuation == "position" and is_motor:
+            act.set_to_position(kp=servo_kp, kv=servo_kv)
+            act.ctrllimited = 0
+    if m.get("ft_sensor") if add_ft_sensor is None else add_ft_sensor:
+        spec.add_sensor(name="ee_force", type=mujoco.mjtSensor.mjSENS_FORCE,
+                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname="attachment_site")
+        spec.add_sensor(name="ee_torque", type=mujoco.mjtSensor.mjSENS_TORQUE,
+                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname="attachment_site")
     if gravity_compensation:
         for body in spec.bodies:
             if body.name != "world":
@@ -119,71 +186,9 @@ def _compile(spec, gravity_compensation: bool, timestep_s: float | None):
     return spec.compile()
 
 
-def _mj():
-    import mujoco
-
-    return mujoco
-
-
-# robosuite ships UR5e and iiwa MJCFs with meshes (MIT; install the wheel with --no-deps, never
-# import it). Their joints are renamed to the config's names; the flange site is added on the
-# ``right_hand`` body (robosuite's end-effector mount).
-ROBOSUITE_ARMS = {
-    "ur5e": {"dir": "ur5e", "joints": None},
-    "iiwa14": {"dir": "iiwa", "joints": {f"joint_{i}": f"joint_a{i}" for i in range(1, 8)}},
-}
-
-
-def robosuite_xml_path(robot: str) -> Path:
-    info = ROBOSUITE_ARMS[robot]
-    pkg = _package_dir("robosuite")
-    if pkg is not None:
-        candidate = pkg / "models" / "assets" / "robots" / info["dir"] / "robot.xml"
-        if candidate.is_file():
-            return candidate
-    raise ModelNotFoundError(
-        f"{robot} model not found: install it with `.venv/bin/pip install --no-deps robosuite` "
-        "(MIT, 157 MB; only its MJCF assets are read)")
-
-
-def load_robosuite_arm(robot: str, actuation: str = "torque", gravity_compensation: bool = False,
-                       timestep_s: float | None = None, servo_kp: float = 2000.0,
-                       servo_kv: float = 200.0):
-    """UR5e / iiwa14 from the robosuite wheel: torque motors as shipped (``actuation="torque"``) or
-    position servos (kp, kv) for kinematic use (``"position"``); site ``attachment_site``."""
-    import mujoco
-
-    if actuation not in ("position", "torque"):
-        raise ValueError(f"actuation must be 'position' or 'torque', got {actuation!r}")
-    spec = mujoco.MjSpec.from_file(str(robosuite_xml_path(robot)))
-    renames = ROBOSUITE_ARMS[robot]["joints"] or {}
-    for old, new in renames.items():
-        spec.joint(old).name = new
-    for act in spec.actuators:
-        act.target = renames.get(act.target, act.target)
-    # robosuite's RobotModel sets these joint attributes when it loads an arm (the raw MJCF has
-    # near-zero reflected inertia: a 0.19 kg wrist link alone is unstable under a PD at 2 ms).
-    arm_joints = [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE]
-    for i, j in enumerate(arm_joints):
-        j.armature = 5.0 / (i + 1)
-        j.damping = [0.1 / (i + 1), 0.0, 0.0]  # mujoco 4: [linear, ...] coefficients
-        j.frictionloss = 0.1 / (i + 1)
-    spec.body("right_hand").add_site(name="attachment_site", pos=[0.0, 0.0, 0.0])
-    if actuation == "position":
-        for act in spec.actuators:
-            act.set_to_position(kp=servo_kp, kv=servo_kv)
-            act.ctrllimited = 0
-    return _compile(spec, gravity_compensation, timestep_s)
-
-
 def arm_asset_root(robot: str) -> Path:
     """The folder of an arm's MJCF, under which its meshes lie (the root of package:// mesh URIs)."""
-    if robot == "fr3":
-        return fr3_xml_path().parent
-    if robot in ROBOSUITE_ARMS:
-        return robosuite_xml_path(robot).parent
-    raise ModelNotFoundError(
-        f"no MuJoCo model wired for arm '{robot}' (known: fr3, {', '.join(ROBOSUITE_ARMS)})")
+    return arm_xml_path(robot).parent
 
 
 MESH_URI_PREFIX = "package://hri_sim/meshes/"
@@ -191,14 +196,14 @@ MESH_URI_PREFIX = "package://hri_sim/meshes/"
 
 def mesh_file_for_uri(uri: str) -> Path | None:
     """The file of a ``package://hri_sim/meshes/<robot>/<path>`` URI (the URDF's meshes, see
-    ``hri_sim.nodes.robot_state_node``) in the model wheel; None for any other URI, a path that
-    leaves the robot's model folder, or a file that does not exist."""
+    ``hri_sim.nodes.robot_state_node``) in the model wheel; None for any other URI, a robot
+    without a model, a path that leaves the robot's model folder, or a file that does not exist."""
     if not uri.startswith(MESH_URI_PREFIX):
         return None
     robot, _, rel = uri[len(MESH_URI_PREFIX):].partition("/")
     try:
         root = arm_asset_root(robot).resolve()
-    except (ModelNotFoundError, KeyError):
+    except ModelNotFoundError:
         return None
     path = (root / rel).resolve()
     if root not in path.parents or not path.is_file():
@@ -206,12 +211,30 @@ def mesh_file_for_uri(uri: str) -> Path | None:
     return path
 
 
-def load_arm(robot: str, actuation: str = "position", **kw):
-    """The MuJoCo model of an arm by config name; raises ModelNotFoundError with the way out."""
-    if robot == "fr3":
-        return load_fr3(actuation=actuation, **kw)
-    if robot in ROBOSUITE_ARMS:
-        kw.pop("add_ft_sensor", None)
-        return load_robosuite_arm(robot, actuation=actuation, **kw)
-    raise ModelNotFoundError(
-        f"no MuJoCo model wired for arm '{robot}' (known: fr3, {', '.join(ROBOSUITE_ARMS)})")
+# ----------------------------------------------------------------------------- the default arm
+# Shorthands for the default robot of the CLIs and the PID tuning's arm plant (its robot file,
+# config/robots/fr3.yaml, says where the model comes from, like every arm's).
+
+FR3_ARM_JOINTS = tuple(f"fr3_joint{i}" for i in range(1, 8))
+
+
+def fr3_xml_path() -> Path:
+    """Path of the FR3 MJCF (with meshes) shipped in the franky-sim wheel."""
+    return arm_xml_path("fr3")
+
+
+def fr3_spec():
+    """The FR3 as a ``mujoco.MjSpec`` ready to compile (or to edit: sites, actuators, sensors)."""
+    return arm_spec("fr3")
+
+
+def fr3_model():
+    """The compiled FR3 ``mujoco.MjModel`` as shipped (position actuators, no extras)."""
+    return fr3_spec().compile()
+
+
+def load_fr3(actuation: str = "position", add_ft_sensor: bool = False,
+             gravity_compensation: bool = False, timestep_s: float | None = None):
+    """``load_arm("fr3", ...)``: sites ``attachment_site`` (flange) and ``tcp``."""
+    return load_arm("fr3", actuation=actuation, add_ft_sensor=add_ft_sensor,
+                    gravity_compensation=gravity_compensation, timestep_s=timestep_s)

@@ -10,6 +10,7 @@ from hri_runtime.parameter_library.typed import Params
 
 __all__ = [
     "SimArmParams",
+    "SimModelParams",
     "SimParams",
     "RobotStateFramesParams",
     "RobotStateTopicsParams",
@@ -42,6 +43,67 @@ class SimArmParams(Params):
 
 
 @dataclass(frozen=True)
+class SimModelParams(Params):
+    """The section ``sim.model`` (checked against its declaration by the constructor and ``from_config``)."""
+
+    SECTION = "sim.model"
+
+    package: Optional[str] = None
+    """top-level Python package of the model wheel that ships the MJCF (installed --no-deps from
+    requirements-assets; its files are read, it is never imported); null = no arm model (a social
+    robot). Bounds: matches /[A-Za-z_][A-Za-z0-9_]*/. May be None. Read-only at run time."""
+
+    mjcf: Optional[str] = None
+    """path of the MJCF inside the package. Bounds: matches /[A-Za-z0-9_./-]+\\.xml/. May be None.
+    Read-only at run time."""
+
+    menagerie_mjcf: Optional[str] = None
+    """path of the same arm under $MENAGERIE_ROOT (a MuJoCo Menagerie checkout), used instead when
+    that variable is set and the file exists. Bounds: matches /[A-Za-z0-9_./-]+\\.xml/. May be None.
+    Read-only at run time."""
+
+    mesh_dir: Optional[str] = None
+    """meshes folder relative to the MJCF's folder, when the MJCF's own meshdir is wrong
+    (franky-sim's fr3.xml says assets, ships meshes/). Bounds: matches /[A-Za-z0-9_./-]+/. May be
+    None. Read-only at run time."""
+
+    joints: Optional[tuple[str, ...]] = None
+    """the MJCF's joint names in joints.names order (renamed to joints.names on loading); null = the
+    MJCF uses joints.names. Bounds: length robot.dof. May be None. Read-only at run time."""
+
+    flange_body: str = 'right_hand'
+    """MJCF body the attachment_site (the flange, the EE frame of the stack) is added on. Read-only
+    at run time."""
+
+    flange_offset_m: tuple[float, ...] = (0.0, 0.0, 0.0)
+    """position of the attachment_site in the flange body's frame. Unit: m. Bounds: >= -1, <= 1,
+    length 3. Read-only at run time."""
+
+    tcp_body: Optional[str] = None
+    """MJCF body a second site, tcp, is added on (null = none). May be None. Read-only at run time."""
+
+    tcp_offset_m: tuple[float, ...] = (0.0, 0.0, 0.0)
+    """position of the tcp site in tcp_body's frame. Unit: m. Bounds: >= -1, <= 1, length 3.
+    Read-only at run time."""
+
+    ft_sensor: bool = False
+    """add a force/torque sensor pair (ee_force, ee_torque) at the flange site (an arm with wrist
+    F/T sensing). Read-only at run time."""
+
+    joint_armature: Optional[tuple[float, ...]] = None
+    """reflected rotor inertia per arm joint (null = as the MJCF ships). Unit: kg·m². Bounds: >= 0,
+    length robot.dof. May be None. Read-only at run time."""
+
+    joint_damping: Optional[tuple[float, ...]] = None
+    """viscous joint damping per arm joint (null = as the MJCF ships). Unit: N·m·s/rad. Bounds: >=
+    0, length robot.dof. May be None. Read-only at run time."""
+
+    joint_frictionloss: Optional[tuple[float, ...]] = None
+    """dry joint friction per arm joint (null = as the MJCF ships). Unit: N·m. Bounds: >= 0, length
+    robot.dof. May be None. Read-only at run time."""
+
+
+@dataclass(frozen=True)
 class SimParams(Params):
     """The section ``sim`` (checked against its declaration by the constructor and ``from_config``)."""
 
@@ -49,6 +111,9 @@ class SimParams(Params):
 
     arm: SimArmParams = field(default_factory=SimArmParams)
     """``sim.arm``."""
+
+    model: SimModelParams = field(default_factory=SimModelParams)
+    """``sim.model``."""
 
 
 @dataclass(frozen=True)

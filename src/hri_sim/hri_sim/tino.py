@@ -89,6 +89,7 @@ class TinoSim:
         for n in ("wheel_left", "wheel_right"):   # reflected base mass, m r^2 / 2 per wheel
             m.dof_armature[m.joint(n).dofadr[0]] = base_mass * p.wheel_radius_m ** 2 / 2
         self._act_head = [m.actuator(n).id for n in ("head_pan", "head_tilt", "head_pitch")]
+        self.audio: tuple[float, float] | None = None   # (volume, orientation rad): set_audio
         mujoco.mj_forward(m, self.data)
         self.leg_rpm_cmd = 0.0
         self.twist_cmd = (0.0, 0.0)
@@ -165,6 +166,10 @@ class TinoSim:
     def set_head(self, pan_rad: float, tilt_rad: float, pitch_rad: float) -> None:
         for a, v in zip(self._act_head, (pan_rad, tilt_rad, pitch_rad)):
             self.data.ctrl[a] = v
+
+    def set_audio(self, volume: float, orientation_rad: float) -> None:
+        """The audio command (no speaker in the model: kept in ``audio`` for what reads it)."""
+        self.audio = (float(volume), float(orientation_rad))
 
     def head(self) -> np.ndarray:
         return np.array([self.data.qpos[self.model.joint(n).qposadr[0]] for n in ("head_pan", "head_tilt", "head_pitch")])

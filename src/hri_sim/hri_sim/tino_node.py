@@ -1,7 +1,9 @@
 """``tino_sim``: the MuJoCo Tino (hri_sim.tino) as a node, stepped in lockstep with the node clock.
 
 Subscribes ``atomic.topics.leg_rpm`` (std_msgs/Float64, motor RPM), ``cmd_vel`` (Twist) and
-``head`` (geometry_msgs/Vector3: x pitch, y pan, z tilt, rad); publishes ``leg_state``
+``head`` (geometry_msgs/Vector3: x pitch, y pan, z tilt, rad; the model's joint ranges bound it) and
+``audio`` (Vector3: x volume, y orientation rad; kept in ``sim.audio``: no speaker in the model), the
+topics the atomic node's serial driver sends to the MCU; publishes ``leg_state``
 (sensor_msgs/JointState: ``leg`` position = ticks, velocity = measured motor RPM;
 ``leg_home_switch`` position 0/1) and ``odom`` (nav_msgs/Odometry, frame ``odom`` ->
 ``{robot}_base``). A non-finite command is rejected, counted and logged; the last one is kept.
@@ -38,6 +40,7 @@ class TinoSimNode(Node):
         self.create_subscription("std_msgs/msg/Float64", T.leg_rpm, self.on_rpm, qos=10)
         self.create_subscription("geometry_msgs/msg/Twist", T.cmd_vel, self.on_twist, qos=10)
         self.create_subscription("geometry_msgs/msg/Vector3", T.head, self.on_head, qos=10)
+        self.create_subscription("geometry_msgs/msg/Vector3", T.audio, self.on_audio, qos=10)
         self.create_timer(period_s, self.tick)
         self.get_logger().info(f"simulating {TINO_XML} every {period_s} s")
 
@@ -60,6 +63,10 @@ class TinoSimNode(Node):
     def on_head(self, msg) -> None:
         if self._ok(self.topics.head, msg.x, msg.y, msg.z):
             self.sim.set_head(float(msg.y), float(msg.z), float(msg.x))
+
+    def on_audio(self, msg) -> None:
+        if self._ok(self.topics.audio, msg.x, msg.y):
+            self.sim.set_audio(float(msg.x), float(msg.y))
 
     def tick(self) -> None:
         t = self.get_clock().now_s()

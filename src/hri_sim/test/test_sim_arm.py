@@ -5,7 +5,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from hri_runtime.config.tree import load_robot_config, named_position
+from hri_runtime.config.tree import list_arms, load_robot_config, named_position
 from hri_sim.arm_sim import ArmSim, ArmSimParams
 from hri_sim.models import FR3_ARM_JOINTS, load_arm, load_fr3, ModelNotFoundError
 
@@ -38,21 +38,27 @@ def test_torque_variant_has_motors_with_the_torque_limits_and_ft_sensor():
 def test_bad_actuation_and_unknown_arm_are_clear_errors():
     with pytest.raises(ValueError, match="actuation"):
         load_fr3("velocity")
-    with pytest.raises(ModelNotFoundError, match="no MuJoCo model wired for arm 'tino'"):
+    with pytest.raises(ModelNotFoundError, match="no MuJoCo model configured for 'tino'"):
         load_arm("tino")
 
 
-def test_robosuite_arms_get_config_joint_names_and_the_flange_site():
-    from hri_sim.models import robosuite_xml_path
+@pytest.mark.parametrize("robot", list_arms())
+def test_every_arm_gets_config_joint_names_torque_motors_and_the_flange_site(robot):
+    from hri_sim.models import arm_xml_path
 
-    for robot in ("ur5e", "iiwa14"):
-        robosuite_xml_path(robot)   # robosuite's wheel is installed by `make`: missing = a failure
-        cfg = load_robot_config(robot)
-        m = load_arm(robot, "torque")
-        for name in cfg["joints"]["names"]:
-            assert mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name) >= 0, name
-        assert mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "attachment_site") >= 0
-        assert m.nu == cfg["robot"]["dof"] and np.all(m.dof_armature[: m.nu] > 0)
+    arm_xml_path(robot)   # the model wheels are installed by `make`: missing = a failure
+    cfg = load_robot_config(robot)
+    m = load_arm(robot, "torque")
+    jids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name) for name in cfg["joints"]["names"]]
+    assert min(jids) >= 0, cfg["joints"]["names"]
+    assert mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "attachment_site") >= 0
+    for j in jids:   # one torque motor per arm joint (gain 1, no bias), limited
+        (a,) = np.flatnonzero((m.actuator_trnid[:, 0] == j) & (m.actuator_trntype == mujoco.mjtTrn.mjTRN_JOINT))
+        assert m.actuator_gainprm[a, 0] == 1.0 and not np.any(m.actuator_biasprm[a, :3])
+        assert m.actuator_ctrllimited[a] and m.actuator_ctrlrange[a, 1] > 0
+    armature = cfg["sim"]["model"]["joint_armature"]
+    if armature is not None:
+        assert [m.dof_armature[m.jnt_dofadr[j]] for j in jids] == pytest.approx(armature)
 
 
 @pytest.mark.parametrize("actuation", ["impedance", "position"])

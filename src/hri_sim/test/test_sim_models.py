@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from hri_runtime.config.tree import load_robot_config
+from hri_runtime.config.tree import list_arms, load_robot_config
 from hri_sim.cli import step_arm
 from hri_sim.models import ModelNotFoundError, fr3_model
 
@@ -29,12 +29,12 @@ def test_step_holds_home_pose_headless():
     assert result["max_joint_error_rad"] < 0.02
 
 
-@pytest.mark.parametrize("robot", ["ur5e", "iiwa14"])
+@pytest.mark.parametrize("robot", list_arms())
 def test_every_wired_arm_holds_home(robot):
     result = step_arm(robot, seconds=0.5, pose="home")
     assert result["max_joint_error_rad"] < 0.02
 
 
 def test_a_robot_without_an_arm_model_is_a_clear_error():
-    with pytest.raises(ModelNotFoundError, match="no MuJoCo model wired"):
+    with pytest.raises(ModelNotFoundError, match="no MuJoCo model configured for 'tino'"):
         step_arm("tino", seconds=0.1, pose="home")

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from hri_core.kinematics import PoeModel
-from hri_runtime.config.tree import load_robot_config
+from hri_runtime.config.tree import list_arms, load_robot_config
 from hri_sim.core.robot_state import UrdfError, UrdfTree, transform_tuple
 from hri_sim.core.urdf import rpy_from_matrix, urdf_from_mujoco
 from hri_sim.core.robot_state import rpy_to_matrix
 from hri_sim.models import arm_asset_root, load_arm
 
-ARMS = ("fr3", "ur5e", "iiwa14")
+ARMS = tuple(list_arms())   # every robot file of kind arm
 N_CONFIGS = 1000
 TOL = 1e-9
 
@@ -137,7 +137,10 @@ def test_inertias_limits_and_meshes_come_from_the_model(arm):
     for n, v, e in zip(cfg["joints"]["names"], cfg["joints"]["velocity_max_deg_s"], cfg["joints"]["torque_max_nm"]):
         lim = joints[n].find("limit")
         jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n)
-        assert float(lim.get("lower")) == model.jnt_range[jid, 0] and float(lim.get("upper")) == model.jnt_range[jid, 1]
+        if model.jnt_limited[jid]:
+            assert float(lim.get("lower")) == model.jnt_range[jid, 0] and float(lim.get("upper")) == model.jnt_range[jid, 1]
+        else:                               # an unlimited hinge (the Gen3's joints 1, 3, 5, 7)
+            assert joints[n].get("type") == "continuous" and lim.get("lower") is None and lim.get("upper") is None
         assert float(lim.get("velocity")) == pytest.approx(math.radians(v)) and float(lim.get("effort")) == e
     meshes = [m.get("filename") for m in root.iter("mesh")]
     assert meshes and all(m.startswith("file:///") for m in meshes)
@@ -170,7 +173,11 @@ def test_pinocchio_reads_the_urdf_with_the_same_kinematics(arm):
         qs = {}
         for n in names:
             v = float(rng.uniform(-1, 1))
-            q[pm.joints[pm.getJointId(n)].idx_q] = v
+            jm = pm.joints[pm.getJointId(n)]
+            if jm.nq == 2:                 # a continuous joint: Pinocchio's (cos, sin)
+                q[jm.idx_q:jm.idx_q + 2] = (math.cos(v), math.sin(v))
+            else:
+                q[jm.idx_q] = v
             qs[n] = v
         pin.framesForwardKinematics(pm, pd, q)
         assert np.abs(pd.oMf[fid].homogeneous - tree.link_pose(cfg["frames"]["ee"], qs)).max() < TOL

@@ -27,6 +27,18 @@ class BaseDriver(ABC):
     def command_twist(self, linear_m_s: float, angular_rad_s: float) -> None: ...
 
 
+class HeadDriver(ABC):
+    @abstractmethod
+    def command_head(self, pitch_rad: float, pan_rad: float, tilt_rad: float) -> None:
+        """Head joint targets, rad (bounded and rate limited by ``core.head_audio``)."""
+
+
+class AudioDriver(ABC):
+    @abstractmethod
+    def command_audio(self, volume: float, orientation_rad: float) -> None:
+        """Audio volume (0 .. ``pulse.packet.audio_volume_max``) and direction, rad."""
+
+
 class LegStateInput:
     """Leg readings that arrive as messages (driver ``topic``): the latest one counts while it is
     younger than ``timeout_s`` (``atomic.node.leg_state_timeout_s``); malformed ones are counted."""

@@ -7,6 +7,8 @@ host -> MCU
   ``M <rpm>``                    leg motor speed command, RPM (float, + = extension)
   ``V <linear_m_s> <angular_rad_s>``   base twist (the MCU converts to wheel speeds)
   ``S``                          stop everything now (motor 0, twist 0)
+  ``H <pitch> <pan> <tilt>``     head joint targets, rad (within ``atomic.head``'s bounds)
+  ``A <volume> <orientation>``   audio: volume 0 .. ``pulse.packet.audio_volume_max``, direction rad
 MCU -> host
   ``E <ticks> <home> <rpm>``     encoder report: ticks (int), home switch 0/1, measured motor RPM
 
@@ -45,7 +47,8 @@ class Message:
     fields: tuple
 
 
-_SPECS = {"M": (float,), "V": (float, float), "S": (), "E": (int, int, float)}
+_SPECS = {"M": (float,), "V": (float, float), "S": (), "H": (float, float, float), "A": (float, float),
+          "E": (int, int, float)}
 
 
 class LineParser:

@@ -11,6 +11,12 @@ System stop: ``hri_safety`` StopListener on ``/safety/stop`` (docs/safety.md): w
   logged); a stop latches the fault ``system_stop``, which the supervisor's reset
   (``/safety/reset``) clears. AtomicState's ``system_stop`` is the stop's reason ("" = none): a
   client waits for "" (the supervisor heard) before its first press.
+Head and audio (driver ``serial`` or ``sim``: the node owns the hardware): ``atomic.topics.head``
+  (geometry_msgs/Vector3: x pitch, y pan, z tilt, rad) and ``atomic.topics.audio`` (Vector3: x volume,
+  y orientation rad), the topics vr_interface publishes and the tino sim node reads, go through
+  ``core.head_audio.HeadAudioGate`` (non-finite: rejected and counted; beyond the bounds: clamped and
+  counted; at most ``atomic.head.rate_hz`` / ``atomic.audio.rate_hz``, the latest wins; head refused
+  while the system stop or a fault holds) to the MCU's ``H`` / ``A`` lines or the embedded model.
 Outputs: cmd_vel (Twist), leg_rpm (std_msgs/Float64, driver ``topic``), atomic_state
   (hri_interfaces/AtomicState),
   /diagnostics (diagnostic_msgs/DiagnosticArray; ERROR while a fault is latched; its values
@@ -35,7 +41,8 @@ from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 
-from hri_atomic_motion.core import AtomicController, AtomicParams, LegReading, LegStateInput
+from hri_atomic_motion.core import (AtomicController, AtomicParams, HeadAudioGate, HeadAudioLimits, LegReading,
+                                    LegStateInput)
 
 STATE_MSG = "hri_interfaces/msg/AtomicState"
 
@@ -82,19 +89,24 @@ class AtomicNode(Node):
         self.driver = p.node.driver
         self.ctrl = AtomicController(p)
         self.sim = self.leg_drv = self.base_drv = self.link = self.leg_input = None
+        self.head_gate = self.head_drv = self.audio_drv = None
         if self.driver == "sim":
             from hri_sim.tino import TinoSim, TinoSimParams
 
-            from hri_atomic_motion.sim_drivers import MujocoBaseDriver, MujocoLegDriver
+            from hri_atomic_motion.sim_drivers import (MujocoAudioDriver, MujocoBaseDriver, MujocoHeadDriver,
+                                                       MujocoLegDriver)
 
             self.sim = TinoSim(TinoSimParams.from_config(self.cfg["atomic"]))
             self.leg_drv, self.base_drv = MujocoLegDriver(self.sim), MujocoBaseDriver(self.sim)
+            self.head_drv, self.audio_drv = MujocoHeadDriver(self.sim), MujocoAudioDriver(self.sim)
             self._sim_offset = self.now() - self.sim.t_s
         elif self.driver == "serial":
-            from hri_atomic_motion.serial_driver import SerialBaseDriver, SerialLegDriver, SerialLink
+            from hri_atomic_motion.serial_driver import (SerialAudioDriver, SerialBaseDriver, SerialHeadDriver,
+                                                         SerialLegDriver, SerialLink)
 
             self.link = link = SerialLink.open(p.serial, clock=self.now)
             self.leg_drv, self.base_drv = SerialLegDriver(link), SerialBaseDriver(link)
+            self.head_drv, self.audio_drv = SerialHeadDriver(link), SerialAudioDriver(link)
             self.pub_stop_request = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
         else:
             self.leg_input = LegStateInput(p.node.leg_state_timeout_s)
@@ -111,6 +123,10 @@ class AtomicNode(Node):
         self.create_subscription("geometry_msgs/msg/Twist", T.pulse, self.on_pulse, qos=10)
         self.create_subscription("std_msgs/msg/Bool", T.safe_stop, self.on_safe_stop, qos=10)
         self.create_subscription("std_msgs/msg/Bool", T.reset, self.on_reset, qos=10)
+        if self.head_drv is not None:              # the node drives the head and audio hardware
+            self.head_gate = HeadAudioGate(HeadAudioLimits.from_config(self.cfg))
+            self.create_subscription("geometry_msgs/msg/Vector3", T.head, self.on_head, qos=10)
+            self.create_subscription("geometry_msgs/msg/Vector3", T.audio, self.on_audio, qos=10)
         self.stop = StopListener(self, on_change=self.on_system_stop)
         self._stop_refusal_logged = False             # the first press refused by this system stop
         self.pulses_received = 0                      # pulse messages, whatever became of them
@@ -135,7 +151,21 @@ class AtomicNode(Node):
         if stopped:
             self._output_zero()                      # at once, not at the next tick
 
+    def _head_held(self) -> bool:
+        """The head holds while the system stop or a latched fault does."""
+        return self.stop.stopped or self.ctrl.fault is not None
+
+    def on_head(self, msg) -> None:
+        if self.head_gate.on_head(msg.x, msg.y, msg.z, stopped=self._head_held()) == "rejected_non_finite":
+            self._reject(self.params.topics.head, "non_finite", f"head ({msg.x}, {msg.y}, {msg.z})")
+
+    def on_audio(self, msg) -> None:
+        if self.head_gate.on_audio(msg.x, msg.y) == "rejected_non_finite":
+            self._reject(self.params.topics.audio, "non_finite", f"audio ({msg.x}, {msg.y})")
+
     def _output_zero(self) -> None:
+        if self.head_gate is not None:
+            self.head_gate.stop()
         if self.leg_drv is not None:
             self.leg_drv.command_rpm(0.0)
             self.base_drv.command_twist(0.0, 0.0)
@@ -204,6 +234,12 @@ class AtomicNode(Node):
             self.base_drv.command_twist(out.linear_m_s, out.angular_rad_s)
             if r is not None:
                 self.pub_leg.publish(leg_state_msg(t, r.ticks, r.home_pressed, r.rpm))
+        if self.head_gate is not None:
+            for kind, vals in self.head_gate.due(t, stopped=self._head_held()):
+                if kind == "H":
+                    self.head_drv.command_head(*vals)
+                else:
+                    self.audio_drv.command_audio(*vals)
         self.pub_rpm.publish(msgs.new("std_msgs/msg/Float64", data=float(out.leg_rpm)))
         self.pub_twist.publish(msgs.new("geometry_msgs/msg/Twist",
                                         linear=msgs.new("geometry_msgs/msg/Vector3", x=float(out.linear_m_s)),
@@ -228,6 +264,8 @@ class AtomicNode(Node):
             values.update(leg_states_received=self.leg_input.received)
         if self.link is not None:
             values.update(self.link.status())
+        if self.head_gate is not None:
+            values.update(self.head_gate.status())
         for k, v in values.items():
             stat.add(k, v)
 

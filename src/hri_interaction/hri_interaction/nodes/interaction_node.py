@@ -10,7 +10,7 @@ N·m, effort interface), the modified pose T_mod (PoseStamped), the state
 counted by the engine.
 
 Drivers (``interaction.node.driver``):
-- ``sim``: the configured arm (``robot.model``: fr3, ur5e, iiwa14) in MuJoCo with torque motors.
+- ``sim``: the configured arm (``robot.model``: any arm of config/robots) in MuJoCo with torque motors.
   With ``interaction.engine: rt`` on a real clock the C++ real-time loop (``hri_core.rt``) owns
   read -> tick -> write on its own thread with MuJoCo stepped inside it; the node forwards inputs
   and publishes its state at ``node.state_rate_hz``. On a simulated clock (in-process runtime,

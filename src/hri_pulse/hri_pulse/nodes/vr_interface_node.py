@@ -13,7 +13,9 @@ Out: ``/base_cmd`` (geometry_msgs/Twist: linear.x = state, angular.z = direction
 lost, a latched stop request ``hri_interfaces/StopRequest(source="link_loss")`` on
 ``/safety/stop_request`` every ``1 / safety.stop.heartbeat_hz`` (a lost message or a router that
 comes back later still latches the system stop; docs/safety.md); ``/head_cmd``
-(geometry_msgs/Vector3, rad) per accepted packet; ``/pulse/command_head`` (Vector3Stamped, the
+(geometry_msgs/Vector3, rad) and ``/audio_cmd`` (geometry_msgs/Vector3: x volume, y orientation rad,
+z 0; the packet's range-checked audio fields) per accepted packet, read by the tino sim node and
+the atomic node's hardware drivers; ``/pulse/command_head`` (Vector3Stamped, the
 head captured with each command); ``/diagnostics``. In: ``/odom``, ``/skeleton`` -> feedback
 packets to the headset at ``pose_send_rate_hz`` / ``skeleton_send_rate_hz``.
 
@@ -24,6 +26,7 @@ drain per tick, sharing the per-tick budget, so a flood can never starve the pul
 """
 from __future__ import annotations
 
+import math
 import select
 import threading
 from typing import Optional
@@ -83,6 +86,7 @@ class VrInterfaceNode(Node):
         self.pub_stop = self.create_publisher("std_msgs/msg/Bool", T.safe_stop, qos=QOS_LATCHED)   # on change
         self.pub_stop_request = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
         self.pub_head = self.create_publisher("geometry_msgs/msg/Vector3", T.head_cmd, qos=10)
+        self.pub_audio = self.create_publisher("geometry_msgs/msg/Vector3", T.audio_cmd, qos=10)
         self.pub_chead = self.create_publisher("geometry_msgs/msg/Vector3Stamped", T.command_head, qos=10)
         # /diagnostics "hri_pulse: vr link", published by publish_diagnostics' timer
         self.diag = Updater(self, "unity", p.node.diagnostics_period_s, prefix="hri_pulse")
@@ -149,6 +153,8 @@ class VrInterfaceNode(Node):
                 if pkt is not None:
                     h = self.core.head_rad(pkt)
                     self.pub_head.publish(msgs.new("geometry_msgs/msg/Vector3", x=h[0], y=h[1], z=h[2]))
+                    self.pub_audio.publish(msgs.new("geometry_msgs/msg/Vector3", x=float(pkt.audio_volume),
+                                                    y=math.radians(pkt.audio_orientation), z=0.0))
         self._emit(now)
 
     def _emit(self, now: float) -> None:

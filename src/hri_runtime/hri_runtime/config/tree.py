@@ -157,6 +157,15 @@ def list_robots(config_root: Path | None = None) -> list[str]:
     return sorted(p.stem for p in (root / ROBOTS_DIR).glob("*.yaml"))
 
 
+def list_arms(config_root: Path | None = None) -> list[str]:
+    """The robots of the tree whose ``robot.kind`` is ``arm`` (each file's merged config): what the
+    arm stack's tests, launch file (launch/arm.launch.yaml) and soak run over. An arm is added by
+    adding its robot file; no code lists the arms."""
+    root = Path(config_root) if config_root else find_config_root()
+    return [r for r in list_robots(root)
+            if load_robot_config(r, config_root=root)["robot"].get("kind") == "arm"]
+
+
 # ----------------------------------------------------------------------------- reading
 
 
