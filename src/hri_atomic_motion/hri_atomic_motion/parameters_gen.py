@@ -176,7 +176,7 @@ class AtomicTopicsParams(Params):
     and by the atomic node with a hardware driver (serial: the MCU's H message; sim: the embedded
     model), through hri_atomic_motion.core.head_audio."""
 
-    audio: str = '/audio_cmd'
+    audio: str = 'audio_cmd'
     """audio command (geometry_msgs/Vector3: x volume 0..pulse.packet.audio_volume_max, y
     orientation rad, z unused) — read like head (serial: the MCU's A message)."""
 

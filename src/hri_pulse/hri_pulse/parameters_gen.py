@@ -324,7 +324,7 @@ class PulseTopicsParams(Params):
     """head command (geometry_msgs/Vector3, rad) — geometry_msgs/Vector3, rad: x pitch, y pan, z
     tilt."""
 
-    audio_cmd: str = '/audio_cmd'
+    audio_cmd: str = 'audio_cmd'
     """audio command (geometry_msgs/Vector3) — per accepted packet: x volume (0..audio_volume_max),
     y orientation rad (the packet's degrees), z 0."""
 

@@ -126,20 +126,27 @@ class _Parser:
         name = b.get("name")
         if not name:
             raise LaunchError(f"{where}: arg needs a name")
+        settable = top                                   # a user may give it on the command line
         if name in scope.vars and not top:
             val = scope.vars[name]                       # given by the including file
-        elif top and name in self.cli_args:
+        elif name in self.cli_args:
+            # a command-line argument is a launch configuration of the whole launch (ROS 2): it
+            # reaches the file that declares it, included or not, unless its includer gives it
             val = self.cli_args[name]
             self._seen_cli.add(name)
+            settable = True
         elif name in scope.vars:
             val = scope.vars[name]
         elif "default" in b:
             val = substitute(str(b["default"]), scope, where)
+            settable = True
         else:
             raise LaunchError(f"{where}: launch argument '{name}' has no default; give it as {name}:=VALUE")
         scope.vars[name] = str(val)
-        if top:
-            self.out.args[name] = str(val)
+        if settable:
+            self.out.args.setdefault(name, str(val))
+            if top:
+                self.out.args[name] = str(val)
 
     def _e_let(self, b, scope, where, top):
         scope.vars[b["name"]] = str(substitute(str(b.get("value", "")), scope, where))
