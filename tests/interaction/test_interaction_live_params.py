@@ -9,7 +9,6 @@ is refused with that check's sentence and changes nothing. The mode and gains to
 same parameters. Waits only bound how long a condition may take; nothing is timed."""
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
@@ -20,26 +19,12 @@ from hri_runtime import msgs
 from hri_runtime.config import load_robot_config
 from hri_runtime.node import Node
 from hri_runtime.topic_cli import param_main
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
+from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
 
 WAIT_S = 60.0
 K_ = "interaction.impedance.stiffness_diag"
 D_ = "interaction.impedance.damping_diag"
 ADM = {g: f"interaction.admittance.{g}_diag" for g in ("mass", "damping", "stiffness")}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def router():
-    ep = f"tcp/127.0.0.1:{free_port()}"
-    r = start_router([ep])
-    yield ep
-    r.close()
 
 
 class Stack:
@@ -88,8 +73,8 @@ def value_of(out: str):
 
 
 @pytest.fixture
-def stack(router):
-    s = Stack(router)
+def stack(zenoh_router):
+    s = Stack(zenoh_router)
     yield s
     s.close()
 
