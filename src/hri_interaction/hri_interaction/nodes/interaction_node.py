@@ -61,6 +61,7 @@ from hri_runtime import msgs
 from hri_runtime.diagnostics import OK, WARN, Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
+from hri_runtime.params import ParameterError
 from hri_runtime.parameters import declare_config, params_type   # teleop.topics: hri_arm_teleop's
 from hri_runtime.parameters_gen import FramesParams, JointsParams, RobotParams
 from hri_runtime.qos import QOS_LATCHED
@@ -176,7 +177,7 @@ class InteractionNode(Node):
         """``topics.mode``: the engine's rules; accepted, it is the ``interaction.mode`` value."""
         mode = str(msg.data).strip().lower()
         if self.engine.set_mode(mode):
-            self.record_parameter(MODE, mode)
+            self._record(MODE, mode)
 
     def on_gains(self, msg) -> None:
         """``topics.gains`` [K diag, D diag]: the engine's check; accepted, they are the values of
@@ -184,10 +185,18 @@ class InteractionNode(Node):
         if self.engine.set_gain_vector(msg.data):
             K, D = gains_from_vector(msg.data)
             self.impedance = {"stiffness": K, "damping": D}
-            self.record_parameter(IMPEDANCE["stiffness"], K.tolist())
-            self.record_parameter(IMPEDANCE["damping"], D.tolist())
+            self._record(IMPEDANCE["stiffness"], K.tolist())
+            self._record(IMPEDANCE["damping"], D.tolist())
 
     # ------------------------------------------------------------------ parameters set at run time
+    def _record(self, name: str, value) -> None:
+        """An input the engine accepted is the parameter's value (a value the engine takes but the
+        declaration would not, e.g. under wider gain_limits, is logged: get shows the last one)."""
+        try:
+            self.record_parameter(name, value)
+        except ParameterError as exc:
+            self.get_logger().warning(f"{name}: applied but not recorded as the parameter ({exc})")
+
     def _refusal(self) -> str:
         cause, why = self.engine.last_rejection or ("refused", "")
         return f"{why} ({cause})"
