@@ -36,7 +36,7 @@ def free_tcp_port() -> int:
 @pytest.fixture(scope="module")
 def zenoh_router():
     """A real Zenoh router on a free loopback port for the module's tests; yields its endpoint."""
-    from hri_runtime.zenoh_backend import start_router
+    from hri_runtime.impl.zenoh_backend import start_router
 
     ep = f"tcp/127.0.0.1:{free_tcp_port()}"
     r = start_router([ep])

@@ -25,7 +25,7 @@ import statistics
 import sys
 import time
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 from hri_atomic_motion.core import AtomicController, AtomicParams
 

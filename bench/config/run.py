@@ -1,7 +1,7 @@
 """Config limits: time and peak memory of `hri config check` on hostile robot files.
 
 Each case writes one robot file (extends fr3) into a copy of the shipped tree and runs
-`python -m hri_runtime.cli config check <robot>` in a fresh process that reports its own peak
+`python -m hri_runtime.cli.main config check <robot>` in a fresh process that reports its own peak
 RSS; the shipped robot (fr3) is the baseline of the same run (ratios side by side). The old
 reader's parse alone (PyYAML's pure-Python safe_load, which the tree used before) is timed on
 the same text for the size class, capped at --old-cap-s.
@@ -38,7 +38,7 @@ CASES = {
 PROBE = """
 import resource, sys, time
 t0 = time.perf_counter()
-from hri_runtime.cli import main
+from hri_runtime.cli.main import main
 try:
     rc = main(sys.argv[1:])
 except SystemExit as e:

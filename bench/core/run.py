@@ -259,7 +259,8 @@ def numpy_safety(q, prev, vprev, L, dt):
 
 def bench_safety(quick: bool) -> None:
     print("== safety check of one 7-DoF command")
-    from hri_runtime.config import arm_limits, load_robot_config
+    from hri_runtime.config.tree import load_robot_config
+    from hri_core.safety import arm_limits
     n = 20000 if quick else 100000
     al = arm_limits(load_robot_config("fr3"))
     c = SafetyChecker(SafetyLimits(**al.as_kwargs()))

@@ -33,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-from hri_runtime.zenoh_backend import ZenohParams, _open, session_config, start_router
+from hri_runtime.impl.zenoh_backend import ZenohParams, _open, session_config, start_router
 
 KINDS = ("one", "two-tcp", "two-tls", "two-acl")
 

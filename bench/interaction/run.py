@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg as sla
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_interaction.core.admittance import CartesianAdmittance, LieAdmittance
 from hri_interaction.core.controller import (InteractionController, InteractionParams,
                                              PyInteractionController, loop_config, tick_params)

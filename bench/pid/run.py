@@ -86,7 +86,7 @@ def bench_relay() -> dict:
     import control
 
     from hri_pid_tuning.core.relay import RelayParams, relay_tune
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
     from hri_sim.pid_plants import LinearPlant
 
     base = RelayParams.from_config(load_robot_config("fr3")["pid_tuning"]["relay"])

@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 
@@ -133,7 +133,7 @@ def _flooder(port, seconds, pps, q):
 def _sink_proc(ep, ready, stop, q):
     """Subscriber in its own process (as atomic_node is): perf_counter (CLOCK_MONOTONIC, shared
     by all processes) of every /base_cmd message, with its state."""
-    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+    from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
     ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
     got = []
 
@@ -154,7 +154,7 @@ def _sink_proc(ep, ready, stop, q):
 
 
 def lat_ours_zenoh(n, flood_pps=0.0, sink_process=True):
-    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
+    from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, start_router
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]

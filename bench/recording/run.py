@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from hri_runtime import msgs
-from hri_runtime.recording import McapWriter, RecordingParams
+from hri_runtime.bag.recording import McapWriter, RecordingParams
 
 
 def one_file(path: Path, flush_period_s: float, seconds: float, rate_hz: float, compression: str):

@@ -152,7 +152,7 @@ class Probe:
 
     def __init__(self, router: str):
         from hri_runtime.node import Node
-        from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+        from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
 
         self.ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[router]))
         self.node = Node("soak_probe", context=self.ctx)

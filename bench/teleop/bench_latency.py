@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 
 def realtime(cfg, seconds: float) -> np.ndarray:
@@ -100,7 +100,7 @@ def _robot_proc(ep, overrides, ready, stop, q):
     from hri_arm_teleop.robot_mujoco import MujocoRobot
     from hri_runtime import msgs
     from hri_runtime.node import Node
-    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+    from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
 
     cfg = load_robot_config("fr3", overrides=overrides)
@@ -157,7 +157,7 @@ def _start_rig(target, overrides, cfg) -> _Rig:
     import multiprocessing as mp
 
     from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
-    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
+    from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, start_router
 
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -240,7 +240,7 @@ def _interaction_proc(ep, overrides, ready, stop, q):
     supervisor in their own process. Every accepted reference: perf_counter at set_target, then
     the end of the first loop tick after it (tick counter moved) with the torque it wrote."""
     from hri_interaction.nodes.interaction_node import InteractionNode
-    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+    from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
 
     cfg = load_robot_config("fr3", overrides=overrides)

@@ -1,5 +1,5 @@
 """CDR codec benchmark: rosbags (reference, pure Python generated code) vs the C++ codec
-(hri_runtime._cdr driven by hri_runtime.cdr_plan), both through msgs.serialize /
+(hri_runtime._cdr driven by hri_runtime.impl.cdr_plan), both through msgs.serialize /
 msgs.deserialize (the calls every publish / every received sample makes).
 
     .venv/bin/python bench/transport/codec.py [--loops N] [--repeat R]

@@ -32,7 +32,7 @@ import run as B  # noqa: E402  (this directory's run.py: sessions, keys, message
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
-from hri_runtime.zenoh_backend import ZenohContext, start_router  # noqa: E402
+from hri_runtime.impl.zenoh_backend import ZenohContext, start_router  # noqa: E402
 
 TCK = os.sysconf("SC_CLK_TCK")
 

@@ -67,7 +67,7 @@ from hri_runtime import msgs, provenance
 from hri_runtime.qos import QoSProfile
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, start_router
 
 PING, PONG, STREAM, COUNT = "/bench/ping", "/bench/pong", "/bench/stream", "/bench/count"
 # the pong side's answer to a count request: (stream messages received, perf_counter of the last)
@@ -131,7 +131,7 @@ def raw_session(endpoint: str):
 def raw_key(topic: str, type_name: str) -> str:
     # same key layout as ours (the type hash segment does not matter for the baseline)
     if os.environ.get("BENCH_RAW_KEYS"):      # exactly ours: DDS type name + RIHS01 hash
-        from hri_runtime import wire
+        from hri_runtime.impl import wire
         return wire.topic_keyexpr(0, topic, type_name, wire.type_hash(type_name, msgs.typestore()))
     return f"0{topic}/{type_name.replace('/', '_')}/raw"
 

@@ -113,7 +113,7 @@ void bind_safety(py::module_& root) {
 
   py::class_<Sf::SafetyLimits>(m, "SafetyLimits",
                                "Limits in SI units (rad, rad/s, rad/s^2, N·m, N·m/s, m, m/s, s); build with "
-                               "SafetyLimits(**hri_runtime.config.arm_limits(cfg).as_kwargs()).")
+                               "SafetyLimits(**hri_core.safety.arm_limits(cfg).as_kwargs()).")
       .def(py::init(&make_limits), py::arg("q_min"), py::arg("q_max"), py::arg("v_max"), py::arg("a_max"),
            py::arg("tau_max"), py::arg("tau_rate_max"), py::arg("workspace_min"), py::arg("workspace_max"),
            py::arg("ee_speed_max"), py::arg("stale_after_s"))

@@ -9,7 +9,7 @@ import pytest
 
 from hri_core import se3
 from hri_core.kinematics import IkParams, PoeModel
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 
 def table_b1() -> IkParams:
@@ -168,7 +168,7 @@ def test_ik_reaches_99_percent_of_random_reachable_targets_near_singular_ones_in
     """Seeded: 300 targets fk(q_goal), q_goal uniform in the config's joint limits, every third one
     near a singularity; the dissertation q0 = q_goal + N(0, 0.3 rad) (a teleop step from a nearby pose).
     Within the configured budget (kinematics.ik: 50 iterations, 1e-3 rad / 1e-4 m)."""
-    from hri_runtime.config import arm_limits
+    from hri_core.safety import arm_limits
     from hri_sim.models import load_arm
 
     cfg = load_robot_config(robot)

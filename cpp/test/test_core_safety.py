@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from hri_core.safety import FLAGS, SafetyChecker, SafetyLimits
-from hri_runtime.config import arm_limits, load_robot_config
+from hri_runtime.config.tree import load_robot_config
+from hri_core.safety import arm_limits
 
 DT = 1e-3
 

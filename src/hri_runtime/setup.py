@@ -34,7 +34,7 @@ cdr_ext = Pybind11Extension(
 def workspace_files(top):
     """data_files entries for the workspace's ``top`` tree (config, robot launch files):
     installed to share/hri_runtime/<top>/... so an installed workspace finds them without the
-    sources (hri_runtime.config.find_config_root, ``ros2 launch hri_runtime fr3.launch.yaml``)."""
+    sources (hri_runtime.config.tree.find_config_root, ``ros2 launch hri_runtime fr3.launch.yaml``)."""
     root = WS / top
     out = {}
     for f in sorted(root.rglob('*.yaml')) if root.is_dir() else []:
@@ -81,20 +81,20 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'hri = hri_runtime.cli:main',
+            'hri = hri_runtime.cli.main:main',
         ],
         'hri.commands': [
-            'launch = hri_runtime.launch_cli:main',
-            'run = hri_runtime.launch_cli:run_main',
-            'topic = hri_runtime.topic_cli:topic_main',
-            'node = hri_runtime.topic_cli:node_main',
-            'param = hri_runtime.topic_cli:param_main',
-            'record = hri_runtime.recording:record_main',
-            'play = hri_runtime.recording:play_main',
-            'bag = hri_runtime.recording:bag_main',
-            'service = hri_runtime.service_cli:service_main',
-            'interface = hri_runtime.service_cli:interface_main',
-            'router = hri_runtime.router:router_main',
+            'launch = hri_runtime.cli.launch:main',
+            'run = hri_runtime.cli.launch:run_main',
+            'topic = hri_runtime.cli.topic:topic_main',
+            'node = hri_runtime.cli.topic:node_main',
+            'param = hri_runtime.cli.topic:param_main',
+            'record = hri_runtime.bag.recording:record_main',
+            'play = hri_runtime.bag.recording:play_main',
+            'bag = hri_runtime.bag.recording:bag_main',
+            'service = hri_runtime.cli.service:service_main',
+            'interface = hri_runtime.cli.service:interface_main',
+            'router = hri_runtime.impl.router:router_main',
         ],
     },
 )

@@ -15,8 +15,8 @@ import pytest
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
 from hri_pulse.core.auth import Sealer
-from hri_runtime.bind import StartupRefused
-from hri_runtime.config import load_robot_config
+from hri_runtime.security.bind import StartupRefused
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.geometry import matrix_from_pose
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
@@ -138,7 +138,7 @@ def test_only_authentic_fresh_packets_move_the_arm(vr_keys):
 def test_bind_rule_at_run_time_and_with_a_key(vr_keys, monkeypatch, tmp_path):
     """With the key a LAN bind is fine; teleop.vr.enabled set at run time re-checks the rule; a
     missing key file is one config error."""
-    from hri_runtime.params import Parameter
+    from hri_runtime.parameter import Parameter
 
     cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
     node = ArmTeleopNode(cfg=cfg, context=InprocContext(),
@@ -152,7 +152,7 @@ def test_bind_rule_at_run_time_and_with_a_key(vr_keys, monkeypatch, tmp_path):
     [r] = node.set_parameters([Parameter("teleop.vr.enabled", True)])
     assert not r.successful and "is not loopback" in r.reason and node.receiver is None
     node.destroy_node()
-    from hri_runtime.config import ConfigError
+    from hri_runtime.config.tree import ConfigError
 
     with pytest.raises(ConfigError, match="not a readable hex key"):
         ArmTeleopNode(cfg=cfg, context=InprocContext(),

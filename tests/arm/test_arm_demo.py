@@ -40,7 +40,7 @@ def test_mcap_holds_ros2_messages(tmp_path):
     assert topics["/ee_pose"] == "geometry_msgs/msg/PoseStamped"
     assert topics["/joint_states"] == "sensor_msgs/msg/JointState"
     assert "/teleop/mode" in topics
-    from hri_runtime.recording import McapReader
+    from hri_runtime.bag.recording import McapReader
 
     rd = McapReader(out / "teleop.mcap")
     modes = [m.msg.mode for m in rd.messages(["/teleop/mode"])]

@@ -23,10 +23,10 @@ import pytest
 import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime.node import Node  # noqa: E402
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-HRI = [sys.executable, "-m", "hri_runtime.cli"]
+HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 60.0
 
 

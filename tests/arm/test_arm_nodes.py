@@ -9,7 +9,7 @@ import pytest
 
 
 from hri_runtime import msgs  # noqa: E402
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
@@ -119,7 +119,7 @@ def test_a_busy_vr_port_is_one_clear_error():
 def test_vr_enabled_is_applied_at_run_time():
     """teleop.vr.enabled false closes the receiver (the port is free again), true opens it;
     teleop.vr.port itself is read-only (a restart changes it)."""
-    from hri_runtime.params import Parameter
+    from hri_runtime.parameter import Parameter
 
     ctx = InprocContext()
     node = ArmTeleopNode(cfg=load_robot_config("fr3"), context=ctx, parameters={"teleop.vr.port": 0})

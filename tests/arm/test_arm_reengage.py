@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_arm_teleop.core.pipeline import MODE_CODES, REENGAGE, REENGAGE_REASON
 from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
 from hri_arm_teleop.recording import Trace

@@ -18,7 +18,7 @@ import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime.node import Node  # noqa: E402
 from hri_runtime.qos import QOS_LATCHED  # noqa: E402
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
 from .test_arm_e2e_launch import HRI, REPO, WAIT_S, free_port, wait_for  # noqa: E402
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_arm_teleop.core.types import RefMode
 from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
 from hri_arm_teleop.recording import Trace

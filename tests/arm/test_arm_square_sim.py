@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 
-from hri_runtime.config import arm_limits, load_robot_config
+from hri_runtime.config.tree import load_robot_config
+from hri_core.safety import arm_limits
 from hri_arm_teleop.core.frames import UNITY_TO_ROS
 from hri_arm_teleop.core.scenario import SquareScenario
 from hri_arm_teleop.core.types import RefMode

@@ -9,7 +9,7 @@ import pytest
 
 from hri_arm_teleop.stack import (ScenarioRun, ScriptedPerson, build_stack, push_metrics,
                                   scenario_config, tracking_mask)
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 
 def _run(robot: str, jitter: bool, overrides=()):
@@ -113,7 +113,7 @@ def test_teleop_demo_main_scenario_prints_the_stack_metrics_and_writes_mcap_and_
     import json
 
     from hri_arm_teleop.demo import main
-    from hri_runtime.recording import McapReader
+    from hri_runtime.bag.recording import McapReader
 
     out = tmp_path / "run"
     assert main(["--out", str(out), "--port", "0", "-q", "--set", "teleop.scenario.realtime_s=0.5"]) == 0
@@ -139,7 +139,7 @@ def test_teleop_demo_main_scenario_prints_the_stack_metrics_and_writes_mcap_and_
 def test_launch_file_is_one_stack_per_arm(robot):
     from pathlib import Path
 
-    from hri_runtime.launch_frontend import parse_launch_file
+    from hri_runtime.launch.frontend import parse_launch_file
 
     path = Path(__file__).resolve().parents[2] / "launch" / f"{robot}.launch.yaml"
     nodes = {n.exec: n for n in parse_launch_file(path, {}).nodes}

@@ -14,7 +14,7 @@ import math
 import pytest
 from hri_pulse import emulator
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 from hri_atomic_motion.e2e import build
 

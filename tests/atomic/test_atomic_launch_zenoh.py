@@ -19,9 +19,9 @@ import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_pulse import emulator  # noqa: E402
 from hri_runtime import msgs  # noqa: E402
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams  # noqa: E402
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 40.0
@@ -87,13 +87,13 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
     T, base = cfg["atomic"]["topics"], cfg["atomic"]["base"]
     ep, udp = f"tcp/127.0.0.1:{free_port()}", free_port(socket.SOCK_DGRAM)
     env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
-    launcher = subprocess.Popen([sys.executable, "-m", "hri_runtime.cli", "launch", str(ROOT / "launch/tino.launch.yaml"),
+    launcher = subprocess.Popen([sys.executable, "-m", "hri_runtime.cli.main", "launch", str(ROOT / "launch/tino.launch.yaml"),
                                  f"vr_port:={udp}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, cwd=ROOT)
     ctx = None
     try:
         # the router is the launcher's: wait until it answers before connecting
-        from hri_runtime.zenoh_backend import router_answers
+        from hri_runtime.impl.zenoh_backend import router_answers
         wait(lambda: launcher.poll() is None and router_answers(ep, 0.5), "the launcher's router")
         ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
         w = Watch(T, context=ctx)

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 from hri_atomic_motion import cli
 from hri_atomic_motion.lockstep import load_timeline
@@ -44,7 +44,7 @@ def test_plot_csv_and_missing_file(tmp_path):
 
 
 def test_hri_dispatches_atomic():
-    r = subprocess.run([sys.executable, "-m", "hri_runtime.cli", "atomic", "--help"], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "hri_runtime.cli.main", "atomic", "--help"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0 and "plot" in r.stdout
 
@@ -53,7 +53,7 @@ def test_read_mcap_of_a_live_recording_layout(tmp_path):
     """What `hri record` writes from a launch: JointState with the home switch, wall-clock stamps,
     a malformed state JSON and a topic of the wrong type (skipped, not fatal)."""
     from hri_runtime import msgs
-    from hri_runtime.recording import McapWriter
+    from hri_runtime.bag.recording import McapWriter
 
     topics = load_robot_config("tino")["atomic"]["topics"]
     t0 = 1.7e9

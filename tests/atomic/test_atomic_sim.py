@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 from hri_atomic_motion.lockstep import tino_sim_runner
 

@@ -67,7 +67,7 @@ def _launch_files(d: Path) -> dict[str, str]:
 # (id, argv, extra environment, a fragment the one line must contain). Placeholders:
 # {tcp} a busy TCP port, {udp} a busy UDP port, {nodir} a directory that does not exist,
 # {<launch>} a hostile launch file.
-HRI = [sys.executable, "-m", "hri_runtime.cli"]
+HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 CASES = [
     ("unknown_command", ["nosuch"], {}, "unknown command 'nosuch'"),
     ("config_no_verb", ["config"], {}, "required"),

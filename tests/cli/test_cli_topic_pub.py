@@ -17,9 +17,9 @@ import pytest
 
 from hri_runtime import msgs
 from hri_runtime.node import Node
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, start_router
 
-HRI = [sys.executable, "-m", "hri_runtime.cli"]
+HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 30.0
 STRING = "std_msgs/msg/String"
 
@@ -93,7 +93,7 @@ def interrupt(p):
 
 
 def test_defaults_are_ros2_topic_pubs():
-    from hri_runtime.topic_cli import _add_pub_arguments
+    from hri_runtime.cli.topic import _add_pub_arguments
     import argparse
 
     ap = argparse.ArgumentParser()

@@ -5,13 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hri_runtime.config import RULES_KEY, is_leaf_spec, load_declarations
+from hri_runtime.config.tree import RULES_KEY, is_leaf_spec, load_declarations
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_configuration_doc_is_up_to_date():
-    result = subprocess.run([sys.executable, "-m", "hri_runtime.cli", "config", "docs", "--check"],
+    result = subprocess.run([sys.executable, "-m", "hri_runtime.cli.main", "config", "docs", "--check"],
                             cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
 

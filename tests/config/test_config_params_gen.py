@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from hri_runtime.config import ConfigError, is_leaf_spec, list_robots, load_declarations, load_robot_config
-from hri_runtime.parameters import Params, class_name
-from hri_runtime.parameters_codegen import CORE_SECTIONS, GENERATED_NAME, generated_files
+from hri_runtime.config.tree import ConfigError, is_leaf_spec, list_robots, load_declarations, load_robot_config
+from hri_runtime.parameter_library.typed import Params, class_name
+from hri_runtime.parameter_library.codegen import CORE_SECTIONS, GENERATED_NAME, generated_files
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -123,7 +123,7 @@ def test_the_core_classes_derive_from_the_generated_ones_and_take_every_robots_v
 def test_the_cli_check_reports_a_stale_module(tmp_path, capsys):
     import shutil
 
-    from hri_runtime.parameters_codegen import main
+    from hri_runtime.parameter_library.codegen import main
 
     shutil.copytree(REPO / "config", tmp_path / "config")
     for declared in (REPO / "src").glob("*/parameters.yaml"):

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hri_runtime.config import ConfigError, arm_limits, deep_merge, list_robots, load, load_robot_config
+from hri_runtime.config.tree import ConfigError, deep_merge, list_robots, load, load_robot_config
+from hri_core.safety import arm_limits
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "config"
@@ -80,7 +81,7 @@ def _apply(root: Path, patch: dict) -> None:
 
 
 def _hri(*args: str, cwd: Path, limit_memory: bool = False) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hri_runtime.cli", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "hri_runtime.cli.main", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120,
                           preexec_fn=_limit_memory if limit_memory else None)
 
@@ -126,7 +127,7 @@ def test_config_error_names_files_relative_to_the_workspace_from_anywhere(name, 
     _apply_raw(root, case)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    result = subprocess.run([sys.executable, "-m", "hri_runtime.cli", "config", "check", *case.get("check", [])],
+    result = subprocess.run([sys.executable, "-m", "hri_runtime.cli.main", "config", "check", *case.get("check", [])],
                             cwd=elsewhere, capture_output=True, text=True, timeout=120,
                             env={**os.environ, "HRI_CONFIG_ROOT": str(root)})
     assert result.returncode == 2, result.stderr
@@ -227,7 +228,7 @@ def test_config_error_is_one_line_even_for_long_values():
 def test_every_parameter_file_is_installed_and_declares_its_own_sections():
     """src/<pkg>/parameters.yaml goes to share/<pkg>/ (an install finds it there), and the
     declarations of all packages together are what a robot is checked against."""
-    from hri_runtime.config import load_declarations, parameter_files
+    from hri_runtime.config.tree import load_declarations, parameter_files
 
     files = parameter_files(CONFIG)
     assert set(files) == {p.parent.name for p in (REPO / "src").glob("*/parameters.yaml")}

@@ -33,7 +33,7 @@ if not os.path.exists(CHROMIUM):
 from playwright import sync_api
 
 from hri_runtime import msgs  # noqa: E402
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 

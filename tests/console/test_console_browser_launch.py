@@ -26,7 +26,7 @@ if not os.path.exists(CHROMIUM):
 from playwright import sync_api
 import zenoh  # noqa: F401  (required: a missing install fails here)
 
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -51,7 +51,7 @@ class Launch:
         env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]",
                    HRI_ZENOH_CONNECT=f"[{ep}]", PYTHONUNBUFFERED="1")
         self.lines: list[str] = []
-        self.proc = subprocess.Popen([sys.executable, "-m", "hri_runtime.cli", "launch",
+        self.proc = subprocess.Popen([sys.executable, "-m", "hri_runtime.cli.main", "launch",
                                       str(ROOT / f"launch/{robot}.launch.yaml"), "console:=true", "console_port:=0",
                                       f"vr_port:={free_port(socket.SOCK_DGRAM)}"],
                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
@@ -245,7 +245,7 @@ OVERFLOW_JS = """() => {
 def diagnostics_names(ep: str, seconds: float) -> set:
     """The status names on /diagnostics of the launched stack, from an own session on its router."""
     from hri_runtime.node import Node
-    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+    from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
 
     ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
     names: set = set()

@@ -17,7 +17,7 @@ if not os.path.exists(CHROMIUM):
                 allow_module_level=True)
 from playwright import sync_api
 
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
 
 from hri_console.core.protocol import CommandGate, CommandRules, ConsoleParams  # noqa: E402
 from hri_interaction.core.spd import GainError, ImpedanceGainLimits, validate_impedance_gains  # noqa: E402

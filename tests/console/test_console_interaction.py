@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.inproc import InprocContext
 
 from hri_console.nodes.console_node import ConsoleNode

@@ -8,7 +8,7 @@ import hri_core.se3  # noqa: F401  (required: a missing install fails here)
 import mujoco  # noqa: F401  (required: a missing install fails here)
 
 from hri_interaction.engine import ENGINES, diagnostics, make_engine, rt_available  # noqa: E402
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
 
 KINDS = [k for k in ENGINES if k != "rt" or rt_available()]
 

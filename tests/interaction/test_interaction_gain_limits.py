@@ -12,7 +12,7 @@ import mujoco  # noqa: F401  (required: a missing install fails here)
 from hri_interaction.core.controller import InteractionParams, PyInteractionController  # noqa: E402
 from hri_interaction.core.spd import GainError  # noqa: E402
 from hri_interaction.sim import LockstepLoop  # noqa: E402
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 
 import hri_core.se3  # noqa: F401  (required: a missing install fails here)
 
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 

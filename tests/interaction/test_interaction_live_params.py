@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.node import Node
-from hri_runtime.topic_cli import param_main
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+from hri_runtime.cli.topic import param_main
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
 
 WAIT_S = 60.0
 K_ = "interaction.impedance.stiffness_diag"

@@ -11,8 +11,9 @@ import pytest
 import hri_core.se3  # noqa: F401  (required: a missing install fails here)
 import mujoco  # noqa: F401  (required: a missing install fails here)
 
-from hri_runtime.config import arm_limits, load_robot_config
-from hri_runtime.parameters import params_type
+from hri_runtime.config.tree import load_robot_config
+from hri_core.safety import arm_limits
+from hri_runtime.parameter_library.typed import params_type
 from hri_core.safety import SafetyChecker, SafetyLimits
 from hri_interaction.core.controller import InteractionParams
 from hri_interaction.sim import LockstepLoop

@@ -6,7 +6,7 @@ import pytest
 import hri_core.se3  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime import msgs  # noqa: E402
-from hri_runtime.config import load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
@@ -118,7 +118,7 @@ def test_upper_layer_stall_holds_the_last_reference_and_reports_stale():
 def test_launch_include_parses_and_mode_parameter_selects_the_start_mode():
     from pathlib import Path
 
-    from hri_runtime.launch_frontend import parse_launch_file
+    from hri_runtime.launch.frontend import parse_launch_file
 
     path = Path(__file__).resolve().parents[2] / "src/hri_interaction/launch/interaction.launch.yaml"
     d = parse_launch_file(path, {"interaction_mode": "admittance"})

@@ -8,7 +8,7 @@ import pytest
 
 import hri_core.se3  # noqa: F401  (required: a missing install fails here)
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_interaction.core.validation import PREPROCESSORS, format_table, table_13_9, table_params
 
 

@@ -21,7 +21,8 @@ assert rt.HAS_MUJOCO, "hri_core built without the mujoco wheel (libmujoco + head
 from hri_core.safety import SafetyChecker, SafetyLimits  # noqa: E402
 from hri_interaction.core.controller import InteractionParams, loop_config, tick_params  # noqa: E402
 from hri_interaction.sim import LockstepLoop  # noqa: E402
-from hri_runtime.config import arm_limits, load_robot_config  # noqa: E402
+from hri_runtime.config.tree import load_robot_config  # noqa: E402
+from hri_core.safety import arm_limits
 from hri_sim.models import load_arm  # noqa: E402
 
 

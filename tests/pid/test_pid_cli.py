@@ -62,7 +62,7 @@ def test_bad_arguments_are_explained(tmp_path, capsys):
 
 
 def test_hri_dispatcher_knows_tune():
-    r = subprocess.run([sys.executable, "-m", "hri_runtime.cli", "--help"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "hri_runtime.cli.main", "--help"], capture_output=True, text=True)
     assert "tune" in r.stdout
 
 

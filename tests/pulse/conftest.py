@@ -3,7 +3,7 @@ import select
 import socket
 
 import pytest
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 

@@ -4,7 +4,7 @@ exactly once under loss/duplication/reordering (the others never move the robot)
 
 from hri_pulse import emulator
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 

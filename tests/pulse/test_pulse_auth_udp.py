@@ -12,7 +12,7 @@ import pytest
 from hri_pulse import emulator
 from hri_pulse.core.auth import Sealer
 from hri_pulse.emulator import Datagram
-from hri_runtime.bind import StartupRefused
+from hri_runtime.security.bind import StartupRefused
 from hri_runtime.inproc import InprocContext
 
 SESSION = 1767225600000

@@ -5,7 +5,7 @@ import dataclasses
 
 from hri_arm_teleop.core import vr_packet as vp
 from hri_pulse.core import HealthParams, LinkParams, LinkReceiver, SequenceParams
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 
 def test_arm_codec_in_pulse_link_receiver():

@@ -30,13 +30,14 @@ from pathlib import Path
 
 import pytest
 
-from hri_runtime import msgs, wire
-from hri_runtime.config import load_robot_config
-from hri_runtime.launch_frontend import parse_launch_file
+from hri_runtime import msgs
+from hri_runtime.impl import wire
+from hri_runtime.config.tree import load_robot_config
+from hri_runtime.launch.frontend import parse_launch_file
 from hri_runtime.node import Node
 
 REPO = Path(__file__).resolve().parents[2]
-HRI = [sys.executable, "-m", "hri_runtime.cli"]
+HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 ROBOTS = ["tino", "fr3", "ur5e", "iiwa14"]
 WAIT_S = 90.0
 
@@ -70,7 +71,7 @@ def domain_env():
 @pytest.fixture
 def rclpy_ctx():
     """Our Node API on the rclpy backend (RclpyContext), spinning in the background."""
-    from hri_runtime.rclpy_backend import RclpyContext
+    from hri_runtime.impl.rclpy_backend import RclpyContext
 
     made = []
 
@@ -262,7 +263,7 @@ def test_rihs01_of_every_hri_interfaces_type_equals_rosidl(domain_env):
 
 def _fill(msg, fields: dict):
     """Set a rosidl-generated message from a dict (nested messages and sequences of them)."""
-    from hri_runtime.rclpy_backend import get_message
+    from hri_runtime.impl.rclpy_backend import get_message
 
     types = msg.get_fields_and_field_types()
     for k, v in fields.items():
@@ -293,7 +294,7 @@ def test_cdr_of_hri_interfaces_equals_rclpy_serialization():
     import rclpy
     from rclpy.serialization import deserialize_message, serialize_message
 
-    from hri_runtime.rclpy_backend import get_message
+    from hri_runtime.impl.rclpy_backend import get_message
 
     rmw = rclpy.get_rmw_implementation_identifier()
     samples = {

@@ -28,11 +28,12 @@ import numpy as np
 import pytest
 
 
-from hri_runtime import access, msgs  # noqa: E402
+from hri_runtime import msgs  # noqa: E402
+from hri_runtime.security import access
 from hri_runtime.geometry import time_from_seconds  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
-from hri_runtime.param_services import register_interfaces, to_value_msg  # noqa: E402
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
+from hri_runtime.parameter_service import register_interfaces, to_value_msg  # noqa: E402
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
 from .test_runtime_deployment import HRI, make_pki, router, stop_proc, tls  # noqa: E402
 from .test_runtime_router import free_port, wait_until  # noqa: E402

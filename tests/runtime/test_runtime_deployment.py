@@ -27,12 +27,12 @@ import zenoh  # noqa: F401  (required: a missing install fails here)
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.context import TransportUnavailableError  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
-from hri_runtime.param_services import register_interfaces, to_value_msg  # noqa: E402
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
+from hri_runtime.parameter_service import register_interfaces, to_value_msg  # noqa: E402
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
 from .test_runtime_router import free_port, wait_until  # noqa: E402  (bounded waits, free ports)
 
-HRI = [sys.executable, "-m", "hri_runtime.cli"]
+HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 60.0
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 
 import zenoh  # noqa: F401  (required: a missing install fails here)
-import hri_runtime.zenoh_backend  # noqa: F401  (required: a missing install fails here)
+import hri_runtime.impl.zenoh_backend  # noqa: F401  (required: a missing install fails here)
 
 FIX = Path(__file__).resolve().parents[2] / "src" / "hri_runtime" / "test" / "launch_fixtures"
-HRI = [sys.executable, "-m", "hri_runtime.cli"]
+HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 40.0
 
 
@@ -72,7 +72,7 @@ def test_launch_router_graph_record_play_and_stop(tmp_path):
         mcap = tmp_path / "run.mcap"
         rc, so, se = run(["record", "-o", str(mcap), "/chatter", "--duration", "1.5"], env)
         assert rc == 0, se
-        from hri_runtime.recording import McapReader
+        from hri_runtime.bag.recording import McapReader
 
         rd = McapReader(mcap)
         assert rd.topics() == {"/chatter": "std_msgs/msg/String"}

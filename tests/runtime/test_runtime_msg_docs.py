@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from hri_runtime import msgs
-from hri_runtime.config import load_declarations, load_robot_config
+from hri_runtime.config.tree import load_declarations, load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 

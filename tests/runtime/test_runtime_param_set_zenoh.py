@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hri_runtime.zenoh_backend import start_router
+from hri_runtime.impl.zenoh_backend import start_router
 
 BIN = Path(sys.executable).parent
 WAIT_S = 60.0

@@ -9,13 +9,13 @@ import subprocess
 import sys
 import time
 
-from hri_runtime.launch_description import LaunchDescription, NodeSpec
-from hri_runtime.launch_service import LaunchParams, Launcher
+from hri_runtime.launch.launch_description import LaunchDescription, NodeSpec
+from hri_runtime.launch.launch_service import LaunchParams, Launcher
 from hri_runtime.node import Node
 from hri_runtime import msgs
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers
 
-HRI = [sys.executable, "-m", "hri_runtime.cli"]
+HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 30.0
 
 
@@ -123,7 +123,7 @@ def test_router_bad_input_is_one_line(tmp_path):
 def test_echo_of_rosout_over_zenoh_gets_the_cached_lines(capsys):
     """ros2 topic echo /rosout on our Zenoh graph: the log line was published before the echo
     started; QoS matching (TRANSIENT_LOCAL) gets it from the publisher's cache; info -v shows it."""
-    from hri_runtime.topic_cli import topic_main
+    from hri_runtime.cli.topic import topic_main
 
     ep = f"tcp/127.0.0.1:{free_port()}"
     r = start_router(ep)

@@ -54,5 +54,5 @@ def test_node_main_imports_nothing_heavy_before_it_catches_sigint():
 
 
 def test_hri_command_interrupted_while_loading_exits_cleanly():
-    r = _run_with_pending_sigint([sys.executable, "-m", "hri_runtime.cli", "launch", "--check", "launch/tino.launch.yaml"])
+    r = _run_with_pending_sigint([sys.executable, "-m", "hri_runtime.cli.main", "launch", "--check", "launch/tino.launch.yaml"])
     assert r.returncode == 0 and "Traceback" not in r.stdout and "OK" not in r.stdout, r.stdout

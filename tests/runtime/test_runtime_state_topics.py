@@ -18,11 +18,11 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 from hri_runtime.qos import QOS_LATCHED
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, start_router
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, start_router
 
 WAIT_S = 30.0
 
@@ -150,7 +150,7 @@ def test_a_late_subscriber_gets_the_state_at_once_in_process(topic):
 def test_echo_once_on_a_real_router_answers_from_the_publishers_cache(topic, router, capsys):
     """``hri topic echo --once`` of a node whose context no longer runs: the answer can only come
     from the TRANSIENT_LOCAL cache (``hri topic info -v`` shows the publisher's durability)."""
-    from hri_runtime.topic_cli import topic_main
+    from hri_runtime.cli.topic import topic_main
 
     type_name, build = STATE_TOPICS[topic]
     params = ZenohParams.defaults().with_(connect_endpoints=[router])

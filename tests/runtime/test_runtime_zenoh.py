@@ -12,11 +12,12 @@ import time
 import pytest
 import zenoh
 
-from hri_runtime import msgs, wire
+from hri_runtime import msgs
+from hri_runtime.impl import wire
 from hri_runtime.context import TransportUnavailableError
 from hri_runtime.qos import QOS_LATCHED
 from hri_runtime.node import Node
-from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers, start_router
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers, start_router
 
 STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
 ADD_TWO_INTS_HASH = "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a"

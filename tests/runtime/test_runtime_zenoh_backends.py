@@ -9,7 +9,7 @@ import pytest
 
 from hri_runtime import context as ctxmod
 from hri_runtime.context import TransportUnavailableError
-from hri_runtime.zenoh_backend import ZenohContext, start_router
+from hri_runtime.impl.zenoh_backend import ZenohContext, start_router
 
 
 def free_port():
@@ -37,7 +37,7 @@ def test_hri_transport_zenoh_builds_a_zenoh_context_on_the_configured_router(mon
 
 
 def test_importing_the_rclpy_backend_does_not_import_rclpy():
-    import hri_runtime.rclpy_backend  # noqa: F401
+    import hri_runtime.impl.rclpy_backend  # noqa: F401
     assert "rclpy" not in sys.modules or importlib.util.find_spec("rclpy") is not None
 
 
@@ -52,7 +52,7 @@ def test_rclpy_backend_refuses_clearly_without_ros(monkeypatch):
 def test_discover_sees_another_session_at_once():
     import time
     from hri_runtime.node import Node
-    from hri_runtime.zenoh_backend import ZenohParams
+    from hri_runtime.impl.zenoh_backend import ZenohParams
     ep = f"tcp/127.0.0.1:{free_port()}"
     router = start_router([ep])
     params = ZenohParams.defaults().with_(connect_endpoints=[ep])
@@ -85,7 +85,7 @@ def test_peer_mode_session_talks_to_a_client_session():
     import time
     from hri_runtime import msgs
     from hri_runtime.node import Node
-    from hri_runtime.zenoh_backend import ZenohParams
+    from hri_runtime.impl.zenoh_backend import ZenohParams
     ep = f"tcp/127.0.0.1:{free_port()}"
     router = start_router([ep])
     base = ZenohParams.defaults().with_(connect_endpoints=[ep])
@@ -117,7 +117,7 @@ def test_nodes_reconnect_after_the_router_restarts():
     import time
     from hri_runtime import msgs
     from hri_runtime.node import Node
-    from hri_runtime.zenoh_backend import ZenohParams
+    from hri_runtime.impl.zenoh_backend import ZenohParams
     ep = f"tcp/127.0.0.1:{free_port()}"
     router = start_router([ep])
     params = ZenohParams.defaults().with_(connect_endpoints=[ep])
@@ -154,10 +154,10 @@ def test_declare_parameter_returns_a_parameter_with_value_on_every_backend(kind)
     if kind == "rclpy" and importlib.util.find_spec("rclpy") is None:
         pytest.skip("no rclpy here")
     from hri_runtime.node import Node
-    from hri_runtime.params import Parameter
+    from hri_runtime.parameter import Parameter
     router = None
     if kind == "zenoh":
-        from hri_runtime.zenoh_backend import ZenohParams
+        from hri_runtime.impl.zenoh_backend import ZenohParams
         ep = f"tcp/127.0.0.1:{free_port()}"
         router = start_router([ep])
         ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))

@@ -237,7 +237,7 @@ class Stack:
     ``actuators``: the nodes that hold / zero on a stop (their "SYSTEM STOP" log lines)."""
 
     def __init__(self, tmp: Path, arm_output: str, timeout_s: float, hri: Optional[str] = None):
-        from hri_runtime.config import load_robot_config
+        from hri_runtime.config.tree import load_robot_config
 
         self.tmp, self.arm_output, self.timeout_s = Path(tmp), arm_output, timeout_s
         self.hri = hri or str(Path(sys.executable).with_name("hri"))
@@ -268,7 +268,7 @@ class Stack:
         self.close()
 
     def start(self) -> None:
-        from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers
+        from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers
 
         self.router = start_router(self.hri, self.endpoint, self._rlog)
         self.wait(lambda: router_answers(self.endpoint, 0.5), "the router")
@@ -312,7 +312,7 @@ class Stack:
         return t
 
     def restart_router(self) -> None:
-        from hri_runtime.zenoh_backend import router_answers
+        from hri_runtime.impl.zenoh_backend import router_answers
 
         self.router = start_router(self.hri, self.endpoint, self._rlog)
         self.wait(lambda: router_answers(self.endpoint, 0.5), "the router back")

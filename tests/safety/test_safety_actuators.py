@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node

@@ -6,7 +6,7 @@ import json
 
 from hri_pulse import emulator
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.inproc import InprocContext
 
 from hri_atomic_motion.e2e import build

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.geometry import matrix_from_pose
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node

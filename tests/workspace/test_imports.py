@@ -185,8 +185,17 @@ def test_no_import_cycle_between_packages(module_graph):
 
 # what a core may not import: the node layer and the transports (a core is pure logic)
 MIDDLEWARE = {f"hri_runtime.{m}" for m in (
-    "node", "context", "inproc", "zenoh_backend", "rclpy_backend", "publisher", "subscription",
-    "service", "client", "executors", "timer", "param_services", "launch_service", "launch_cli")}
+    "node", "context", "inproc", "impl.zenoh_backend", "impl.rclpy_backend", "publisher",
+    "subscription", "service", "client", "executors", "timer", "parameter_service",
+    "launch.launch_service", "cli.launch")}
+
+
+def test_the_middleware_list_names_real_modules():
+    """A module renamed or moved must not silently leave the layer rule below checking nothing."""
+    import importlib.util
+
+    missing = sorted(m for m in MIDDLEWARE if importlib.util.find_spec(m) is None)
+    assert not missing, missing
 
 
 def test_layers_point_one_way(module_graph):

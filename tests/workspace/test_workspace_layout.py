@@ -62,8 +62,10 @@ def test_interfaces_package_is_rosidl_with_every_interface_in_cmake():
 
 
 def test_python_packages_are_split_into_core_and_nodes():
+    """Every package of nodes splits pure logic from its adapters; hri_runtime is the middleware
+    itself (as rclpy: the node API at the top, subpackages as ROS 2's tools, internals in impl/)."""
     for pkg_dir in PACKAGES:
-        if pkg_dir.name in ("cpp",):
+        if pkg_dir.name in ("cpp", "hri_runtime"):
             continue
         assert (pkg_dir / pkg_dir.name / "core").is_dir(), pkg_dir
         assert (pkg_dir / pkg_dir.name / "nodes").is_dir(), pkg_dir
@@ -129,3 +131,19 @@ def test_package_imports_are_declared_and_the_dependency_graph_has_no_cycle():
         assert not deps[bottom], (f"{bottom} depends on {sorted(deps[bottom])}: the runtime and the "
                                   f"maths core import no workspace package")
         assert not _workspace_imports(pkgs[bottom], names), f"{bottom} imports a workspace package"
+
+
+def test_runtime_top_level_is_the_node_api_and_tool_folders():
+    """hri_runtime reads like rclpy + launch + rosbag2 + ros2cli + sros2 (docs/CONVENTIONS.md
+    "hri_runtime"): the node API at the top, one folder per ROS 2 tool; a new flat module
+    (a ``launch_*`` or ``*_cli`` beside the node API) fails here until it is placed in its folder."""
+    pkg = REPO / "src/hri_runtime/hri_runtime"
+    node_api = {"__init__", "node", "publisher", "subscription", "service", "client", "timer",
+                "clock", "executors", "task", "qos", "names", "context", "inproc", "lockstep",
+                "logging", "signals", "parameter", "parameter_service", "msgs", "diagnostics",
+                "geometry", "packages", "provenance", "errors", "parameters_gen"}
+    folders = {"impl", "launch", "bag", "cli", "config", "parameter_library", "security"}
+    top = {p.stem for p in pkg.glob("*.py")}
+    subs = {p.name for p in pkg.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert top == node_api, {"unplaced": sorted(top - node_api), "missing": sorted(node_api - top)}
+    assert subs == folders, {"unexpected": sorted(subs - folders), "missing": sorted(folders - subs)}

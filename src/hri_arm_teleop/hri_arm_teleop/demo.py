@@ -304,7 +304,7 @@ def write_stack_mcap(path: Path, trace, a: dict, cfg: dict) -> Path:
     from hri_arm_teleop.recording import write_mcap
     from hri_runtime import msgs
     from hri_runtime.geometry import pose_stamped_from_parts, time_from_seconds
-    from hri_runtime.recording import McapWriter
+    from hri_runtime.bag.recording import McapWriter
 
     write_mcap(path, trace, cfg)
     side = Path(str(path).replace(".mcap", "_interaction.mcap"))
@@ -524,8 +524,8 @@ def format_summary(s: dict) -> str:
 
 
 def main(argv: Optional[list] = None) -> int:
-    from hri_runtime.cli import SUMMARIES
-    from hri_runtime.config import ConfigError, load_robot_config
+    from hri_runtime.cli.main import SUMMARIES
+    from hri_runtime.config.tree import ConfigError, load_robot_config
 
     ap = argparse.ArgumentParser(prog="hri teleop-demo", description=SUMMARIES["teleop-demo"])
     add_robot_argument(ap, "fr3")

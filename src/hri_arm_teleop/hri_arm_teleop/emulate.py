@@ -81,9 +81,9 @@ def sealer(cfg: dict) -> Optional[Sealer]:
 
 
 def main(argv: Optional[list] = None) -> int:
-    from hri_runtime.config import ConfigError, load_robot_config
+    from hri_runtime.config.tree import ConfigError, load_robot_config
 
-    from hri_runtime.cli import SUMMARIES
+    from hri_runtime.cli.main import SUMMARIES
 
     ap = argparse.ArgumentParser(prog="hri arm-emulate", description=SUMMARIES["arm-emulate"])
     add_robot_argument(ap, "fr3")

@@ -79,8 +79,8 @@ def run_keyboard(cfg: dict, keys: Optional[list] = None, seconds: float = 60.0, 
 
 
 def main(argv: Optional[list] = None) -> int:
-    from hri_runtime.cli import SUMMARIES
-    from hri_runtime.config import ConfigError, load_robot_config
+    from hri_runtime.cli.main import SUMMARIES
+    from hri_runtime.config.tree import ConfigError, load_robot_config
 
     ap = argparse.ArgumentParser(prog="hri teleop-keyboard", description=SUMMARIES["teleop-keyboard"])
     add_robot_argument(ap, "fr3")

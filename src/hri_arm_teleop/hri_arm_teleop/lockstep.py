@@ -29,7 +29,7 @@ def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = N
     ``teleop.output``): ``joint`` = the IK on its own model copy, the gate checks targets and
     joint commands (FK); ``cartesian`` = no IK, the gate checks targets (the interaction loop
     gates its torques)."""
-    from hri_runtime.config import arm_limits
+    from hri_core.safety import arm_limits
     from hri_sim.models import load_arm
 
     output = output or TeleopParams.from_tree(cfg).output

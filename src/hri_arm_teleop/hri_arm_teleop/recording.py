@@ -1,7 +1,7 @@
 """The teleop recording of a demo or a test: ``Trace`` (the arrays of every controller tick, fed by
 the pipeline's ``on_control``: the live pipeline keeps no history) and ``write_mcap``.
 
-``write_mcap`` writes the trace as a ROS 2 MCAP with ``hri_runtime.recording.McapWriter`` (the one MCAP
+``write_mcap`` writes the trace as a ROS 2 MCAP with ``hri_runtime.bag.recording.McapWriter`` (the one MCAP
 API of the workspace; Foxglove / PlotJuggler / ``ros2 bag`` read it): ``/teleop/target_pose`` and
 ``/ee_pose`` (geometry_msgs/PoseStamped),
 ``/joint_states`` (sensor_msgs/JointState, measured), ``/joint_command`` (sensor_msgs/JointState,
@@ -16,7 +16,7 @@ import numpy as np
 from hri_runtime import msgs
 from hri_runtime.geometry import pose_stamped_from_parts, time_from_seconds
 from hri_runtime.parameters_gen import FramesParams, JointsParams
-from hri_runtime.recording import McapWriter
+from hri_runtime.bag.recording import McapWriter
 
 from hri_arm_teleop.core.pipeline import MODE_CODES
 

@@ -12,7 +12,7 @@ from hri_sim.arm_sim import ArmSim, ArmSimParams
 
 def start_position(cfg: dict) -> np.ndarray:
     """``teleop.robot.start_q_deg`` when set, else the named ``teleop.robot.start_pose`` [rad]."""
-    from hri_runtime.config import named_position
+    from hri_runtime.config.tree import named_position
 
     r = TeleopRobotParams.from_tree(cfg)
     if r.start_q_deg is not None:

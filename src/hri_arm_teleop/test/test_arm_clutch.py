@@ -8,7 +8,7 @@ import pytest
 
 from hri_core import se3
 from hri_runtime.clock import SimClock
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_arm_teleop.core.clutch import ClutchParams, ClutchTeleop
 
 #: the configured clutch (scale 1, world mapping, entry at the target); tests override fields

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from hri_core import se3
-from hri_runtime.config import arm_limits, load_robot_config, named_position
+from hri_runtime.config.tree import load_robot_config, named_position
+from hri_core.safety import arm_limits
 from hri_sim.models import load_fr3
 from hri_arm_teleop.core.ik import IKParams, make_ik, pose_error
 

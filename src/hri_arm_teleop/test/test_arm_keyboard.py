@@ -6,7 +6,7 @@ import pytest
 
 
 from hri_core import se3
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_arm_teleop.core.keyboard import KeyboardParams, KeyboardTeleop, parse_keys
 
 T0 = np.eye(4)

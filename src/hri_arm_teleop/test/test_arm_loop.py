@@ -13,7 +13,7 @@ from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, LoopParams, MultiR
 from hri_arm_teleop.core.types import (CartesianTarget, LatestValue, RefMode, RobotState,
                                        TaskSpaceReference)
 from hri_runtime.clock import SimClock
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 
 def test_params_come_from_config_and_give_the_configured_rates():

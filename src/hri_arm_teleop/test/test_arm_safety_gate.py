@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from hri_core.kinematics import PoeModel
-from hri_runtime.config import load_robot_config, named_position
+from hri_runtime.config.tree import load_robot_config, named_position
 from hri_sim.models import load_fr3
 from hri_arm_teleop.core.safety import SafetyGate
 

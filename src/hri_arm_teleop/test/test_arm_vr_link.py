@@ -9,7 +9,7 @@ import pytest
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.vr_link import ArmVrReceiver
 from hri_runtime.clock import SimClock
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 CFG = load_robot_config("fr3")
 

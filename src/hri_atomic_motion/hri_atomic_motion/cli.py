@@ -15,7 +15,7 @@ from hri_runtime.errors import add_robot_argument, positive_float
 
 
 def _cfg(robot: str):
-    from hri_runtime.config import ConfigError, load_robot_config
+    from hri_runtime.config.tree import ConfigError, load_robot_config
 
     try:
         return load_robot_config(robot)

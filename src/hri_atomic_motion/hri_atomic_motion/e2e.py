@@ -66,7 +66,7 @@ class Headset:
 
 class StateWatch(Node):
     """Records atomic_state (as dicts) and /diagnostics; optionally writes the plot topics to MCAP
-    (``hri_runtime.recording.McapWriter``, simulated time) so ``hri atomic plot`` reads it."""
+    (``hri_runtime.bag.recording.McapWriter``, simulated time) so ``hri atomic plot`` reads it."""
 
     def __init__(self, topics: dict, writer=None, **kw):
         super().__init__("atomic_e2e_watch", **kw)
@@ -152,7 +152,7 @@ def run_sequence(cfg: dict, sequence: list[tuple[int, int]], gap_s: float, mcap:
     """Pulses ``sequence`` [(state, direction)] every ``gap_s`` through the whole chain; then (when
     ``link_dies``) the headset stops and the run continues past the link timeout. Returns a summary."""
     from hri_pulse import emulator
-    from hri_runtime.recording import McapWriter
+    from hri_runtime.bag.recording import McapWriter
 
     first_s = 0.5
     last_s = first_s + gap_s * len(sequence)

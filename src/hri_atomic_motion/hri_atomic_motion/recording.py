@@ -8,7 +8,7 @@ run plots the same way):
 * ``cmd_vel``    geometry_msgs/Twist     base twist
 * ``atomic_state`` hri_interfaces/AtomicState  state, locked, fault (``fault`` when one is latched)
 
-Written and read with ``hri_runtime.recording`` (``McapWriter`` / ``McapReader``), the same format as
+Written and read with ``hri_runtime.bag.recording`` (``McapWriter`` / ``McapReader``), the same format as
 ``hri record``; ``read_mcap`` therefore also reads a live recording (``hri record`` of a launch).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Mapping
 
 import numpy as np
 from hri_runtime import msgs
-from hri_runtime.recording import McapReader, McapWriter
+from hri_runtime.bag.recording import McapReader, McapWriter
 from hri_runtime.geometry import time_from_seconds
 
 TYPES = {"leg_state": "sensor_msgs/msg/JointState", "leg_rpm": "std_msgs/msg/Float64",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hri_runtime.config import ConfigError, load_robot_config
+from hri_runtime.config.tree import ConfigError, load_robot_config
 
 from hri_atomic_motion.core import (AtomicController, AtomicParams, CommandQueue, Fault, LegController,
                                     LegReading, LegStateInput, PhaseTable, PulseGate, to_ms)

@@ -23,7 +23,7 @@ _log = logging.getLogger("hri_console")
 
 
 def params_from_args(args) -> tuple[ConsoleParams, dict]:
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
 
     cfg = load_robot_config(args.robot)
     overrides = {k: v for k, v in (("bind_host", args.host), ("port", args.port)) if v is not None}

@@ -58,7 +58,7 @@ def test_node_forwards_runtime_topics_raw_with_the_node_clock():
     """The bridge node on the in-process runtime: a DiagnosticArray published by another node
     reaches a Foxglove WebSocket client as the same CDR, stamped with the (fake) node clock."""
     from hri_runtime import msgs
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
     from hri_runtime.inproc import InprocContext
     from hri_runtime.node import Node
 

@@ -16,7 +16,7 @@ from rosbags.typesys import Stores, get_typestore
 from websockets.sync.client import connect
 
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.geometry import time_from_seconds
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node

@@ -8,10 +8,10 @@ import threading
 import pytest
 
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
-from hri_runtime.params import ParameterError
+from hri_runtime.parameter import ParameterError
 
 from hri_console.core.protocol import StartupRefused
 from hri_console.nodes.console_node import ConsoleNode

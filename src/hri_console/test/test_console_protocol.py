@@ -9,7 +9,7 @@ from hri_console.core.protocol import (
     TRUNCATED, parse_command, state_frame, token_ok,
 )
 from hri_interaction.core.spd import ImpedanceGainLimits
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 
 CFG = load_robot_config("fr3")

@@ -11,7 +11,7 @@ from websockets.sync.client import connect
 
 from hri_console.core.protocol import CommandGate, CommandRules, ConsoleParams, StartupRefused
 from hri_console.server import ConsoleServer
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 
 def console_params(**kw) -> ConsoleParams:

@@ -51,7 +51,7 @@ def rt_available() -> bool:
 def safety_checker(cfg: dict):
     """An ``hri_core.safety.SafetyChecker`` with the robot config's limits (``arm_limits``)."""
     from hri_core.safety import SafetyChecker, SafetyLimits
-    from hri_runtime.config import arm_limits
+    from hri_core.safety import arm_limits
 
     return SafetyChecker(SafetyLimits(**arm_limits(cfg).as_kwargs()))
 

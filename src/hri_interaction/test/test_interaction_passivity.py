@@ -89,7 +89,7 @@ def test_params_from_config_validate():
 
 
 def test_configured_cap_is_the_one_in_the_config_tree():
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
 
     sec = load_robot_config("fr3")["interaction"]["passivity"]
     p = PassivityParams.from_config(sec)

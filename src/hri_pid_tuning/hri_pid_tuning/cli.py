@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = _WarningsOnTheirOwnLine(sys.stderr)
     handler.setFormatter(logging.Formatter("warning: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
-    from hri_runtime.config import ConfigError
+    from hri_runtime.config.tree import ConfigError
 
     from .nodes.tuning_node import run_live
 

@@ -8,7 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hri_core.pid import PID, PIDGains, PIDParams
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 BASE = PIDParams.from_config(load_robot_config("fr3")["pid_tuning"]["pid"])   # the config's PID
 

@@ -8,7 +8,7 @@ from hri_pid_tuning.core.heuristics import (THESIS_RULES, HeuristicsParams, Inte
 from hri_pid_tuning.core.metrics import EvaluationParams, evaluate_joint
 from hri_core.pid import PIDParams
 from hri_pid_tuning.core.plant import simulate_closed_loop
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_sim.pid_plants import LinearPlant
 
 KU, TU = 8.0, 2 * math.pi / math.sqrt(3)

@@ -10,7 +10,7 @@ from scipy.optimize import brentq
 from hri_pid_tuning.core.metrics import (EvaluationParams, Evaluation, aggregate, evaluate_joint,
                                          significant_setpoint_changes, step_response_info)
 from hri_pid_tuning.core.peaks import find_peaks_hysteresis, find_peaks_thesis
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 H = 1e-3
 EVAL = EvaluationParams.from_config(load_robot_config("fr3")["pid_tuning"]["evaluation"])

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from hri_pid_tuning.core.relay import RelayController, RelayParams, relay_tune
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_sim.pid_plants import LinearPlant
 
 KU = 8.0

@@ -16,7 +16,7 @@ from hri_pid_tuning.core.optimiser import JointCostFunction, OptimiserParams, gr
 from hri_core.pid import PIDGains, PIDParams
 from hri_pid_tuning.core.relay import RelayParams
 from hri_pid_tuning.core.services import PidConfigurationStorage, PoseErrorTracker, TestRunner
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_sim.pid_plants import LinearPlant
 
 FIXED_CLOCK = lambda: 1.7e9   # noqa: E731  (2023-11-14T22:13:20Z)

@@ -152,7 +152,7 @@ class Plan:
 def load_scenario(path_or_dict) -> dict:
     if isinstance(path_or_dict, dict):
         return dict(path_or_dict)
-    from hri_runtime.config import read_yaml
+    from hri_runtime.config.tree import read_yaml
 
     data = read_yaml(Path(path_or_dict))   # bounded: size, UTF-8, nesting, aliases, duplicate keys
     if not isinstance(data, dict):
@@ -350,7 +350,7 @@ def keyboard(host: str, port: int, rate_hz: float, press_packets: int, auth=None
 
 def main(argv=None) -> int:
     from hri_runtime import errors
-    from hri_runtime.config import ConfigError, load_robot_config
+    from hri_runtime.config.tree import ConfigError, load_robot_config
     ap = argparse.ArgumentParser(prog="hri vr-emulate", description=(
         "A scripted Unity headset: 32-byte command packets over real UDP (or ZeroMQ) at "
         "pulse.emulator.rate_hz, with network impairments (loss, duplicates, reordering, delay, "

@@ -1,6 +1,6 @@
 import pytest
 from hri_runtime.clock import SimClock
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 
 @pytest.fixture(scope="session")

@@ -183,7 +183,7 @@ def test_vr_emulate_seals_its_packets_with_the_key_from_the_environment(tmp_path
     import socket
 
     from hri_pulse import emulator
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
 
     key = tmp_path / "vr.key"
     key.write_text(KEY.hex() + "\n")

@@ -1,7 +1,7 @@
 """PulseCheck (the Tino VR design's consistency check across a pulse's three messages): pure
 logic, times and sequence numbers given by the test (docs/protocols.md "Pulse consistency")."""
 import pytest
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 from hri_pulse.core.pulse_check import CAUSES, PulseCheck, PulseCheckParams
 

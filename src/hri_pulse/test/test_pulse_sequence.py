@@ -127,7 +127,7 @@ def test_genuine_forward_jump_resumes_within_confirm_packets(tr):
 
 def test_gap_classes_must_not_overlap(pulse_section):
     """The declaration's rule: a major gap is longer than every minor one."""
-    from hri_runtime.config import ConfigError
+    from hri_runtime.config.tree import ConfigError
     bad = dict(pulse_section["sequence"], major_gap_min=pulse_section["sequence"]["minor_gap_max"])
     with pytest.raises(ConfigError, match="major_gap_min"):
         SequenceParams.from_config(bad)

@@ -4,12 +4,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Optional
 
-from . import msgs
-from .qos import QoSProfile
-from .task import Future
+from hri_runtime import msgs
+from hri_runtime.qos import QoSProfile
+from hri_runtime.task import Future
 
 if TYPE_CHECKING:
-    from .node import Node
+    from hri_runtime.node import Node
 
 __all__ = ["Client", "ServiceUnavailableError"]
 

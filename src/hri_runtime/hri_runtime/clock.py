@@ -27,7 +27,7 @@ class Time:
 
     def to_msg(self):
         """builtin_interfaces/msg/Time."""
-        from . import msgs
+        from hri_runtime import msgs
 
         sec, nsec = self.seconds_nanoseconds()
         return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=nsec)

@@ -55,8 +55,8 @@ callback (inline or not) is refused (``RuntimeError``: it would deadlock). Inpro
 unaffected (no threads).
 
 Selection (``get_default_context``): ``HRI_TRANSPORT=auto|rclpy|zenoh|inproc``; auto = rclpy
-if importable, else zenoh. Backends are imported lazily: ``hri_runtime.zenoh_backend.ZenohContext``
-and ``hri_runtime.rclpy_backend.RclpyContext``.
+if importable, else zenoh. Backends are imported lazily: ``hri_runtime.impl.zenoh_backend.ZenohContext``
+and ``hri_runtime.impl.rclpy_backend.RclpyContext``.
 """
 from __future__ import annotations
 
@@ -69,9 +69,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from .executors import Executor
-from .params import RosArgs
-from .qos import QoSProfile
+from hri_runtime.executors import Executor
+from hri_runtime.parameter import RosArgs
+from hri_runtime.qos import QoSProfile
 
 __all__ = ["Context", "ThreadedContext", "Graph", "GraphEndpoint", "get_default_context",
            "set_default_context", "reset_default_context", "make_context", "transport_name",
@@ -291,8 +291,8 @@ _default: Optional[Context] = None
 _default_lock = threading.Lock()
 
 BACKENDS = {
-    "zenoh": ("hri_runtime.zenoh_backend", "ZenohContext"),
-    "rclpy": ("hri_runtime.rclpy_backend", "RclpyContext"),
+    "zenoh": ("hri_runtime.impl.zenoh_backend", "ZenohContext"),
+    "rclpy": ("hri_runtime.impl.rclpy_backend", "RclpyContext"),
     "inproc": ("hri_runtime.inproc", "InprocContext"),
 }
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import msgs
+from hri_runtime import msgs
 
 __all__ = ["OK", "WARN", "ERROR", "STALE", "DiagnosticStatusWrapper", "Updater"]
 

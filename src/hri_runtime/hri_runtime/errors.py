@@ -153,7 +153,7 @@ def nonnegative_int(text: str) -> int:
 
 def robot(text: str) -> str:
     """A robot of the config tree (``config/robots/<robot>.yaml``)."""
-    from hri_runtime.config import list_robots
+    from hri_runtime.config.tree import list_robots
 
     names = list_robots()
     if text not in names:
@@ -173,7 +173,7 @@ def add_robot_argument(parser: argparse.ArgumentParser, default: str | None, *,
 def robots_help() -> str:
     """'one of: fr3, tino, ...' (the robots of the config tree) for a command's help; the help
     still works where no config tree is found."""
-    from hri_runtime.config import list_robots
+    from hri_runtime.config.tree import list_robots
 
     try:
         return "one of: " + (", ".join(list_robots()) or "none found")

@@ -10,8 +10,8 @@ import threading
 from collections import deque
 from typing import Any, Callable, Optional
 
-from . import _cdr
-from .timer import Timer
+from hri_runtime import _cdr
+from hri_runtime.timer import Timer
 
 __all__ = ["Executor", "SubQueue"]
 

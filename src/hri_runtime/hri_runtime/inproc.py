@@ -29,9 +29,9 @@ import time
 import traceback
 from typing import Callable, Optional
 
-from .context import Context, ThreadedContext
-from .executors import Executor
-from .qos import QoSProfile
+from hri_runtime.context import Context, ThreadedContext
+from hri_runtime.executors import Executor
+from hri_runtime.qos import QoSProfile
 
 __all__ = ["InprocContext", "ThreadedInprocContext"]
 
@@ -98,7 +98,7 @@ class _Cli:
              on_error: Callable[[BaseException], None]) -> None:
         srv = self._server()
         if srv is None:
-            from .client import ServiceUnavailableError
+            from hri_runtime.client import ServiceUnavailableError
 
             on_error(ServiceUnavailableError(f"no server for service {self.name} ({self.srv_type})"))
             return

@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Optional
 
-from .clock import SimClock
+from hri_runtime.clock import SimClock
 
 __all__ = ["Lockstep", "JobCancelled", "WorkerLockstep"]
 

@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Callable, Optional
 
 if TYPE_CHECKING:
-    from .node import Node
+    from hri_runtime.node import Node
 
 __all__ = ["NodeLogger", "RosoutHandler"]
 

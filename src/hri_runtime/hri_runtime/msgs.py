@@ -192,7 +192,7 @@ def _interface_file(pkg: str, kind: str, name: str):
     ament_cmake package hri_interfaces is not built; hri_runtime installs a copy of its files)."""
     from pathlib import Path
 
-    from .packages import find_pkg_share
+    from hri_runtime.packages import find_pkg_share
 
     for share_of, sub in ((pkg, ""), ("hri_runtime", f"interfaces/{pkg}")):
         try:
@@ -356,7 +356,7 @@ def _coerce_deep(msg, t: str) -> None:
 # * ``_plans``: {type name: C++ plan}, only the types the C++ codec handles. This dict is the
 #   whole contract of the C front (``_cdr.make_front``, contract 3 in src/cdr_codec.cpp): a name
 #   found there runs its plan in C, anything else calls the Python function below.
-# The C++ codec is hri_runtime._cdr (plans from hri_runtime.cdr_plan); without it (extension not
+# The C++ codec is hri_runtime._cdr (plans from hri_runtime.impl.cdr_plan); without it (extension not
 # built) or for a type with a kind it lacks (wstring, float128) rosbags' codec is used.
 # Measured (bench/transport/codec.py): docs/benchmarks.md (Transport).
 _cdr_state: list = []                        # [_cdr module or None], resolved on first use
@@ -375,7 +375,7 @@ def _cdr_module():
     global _cdr_ser, _cdr_de, _CdrEncodeError, _CdrDecodeError
     if not _cdr_state:
         try:
-            from . import _cdr as mod
+            from hri_runtime import _cdr as mod
         except ImportError:
             mod = None
         _cdr_state.append(mod)
@@ -389,7 +389,7 @@ def _cdr_module():
 def _compile_cpp_plan(t: str):
     if _cdr_module() is None:
         return None
-    from . import cdr_plan
+    from hri_runtime.impl import cdr_plan
 
     try:
         return cdr_plan.compile_plan(t, _store)
@@ -530,7 +530,7 @@ def definition(type_name: str) -> str:
 def rihs01(type_name: str) -> str:
     """RIHS01 type hash string (``RIHS01_<sha256>``) of a message or service type, as rosidl
     computes it; loads the type and every type it references from their .msg/.srv files first."""
-    from .wire import type_hash
+    from hri_runtime.impl.wire import type_hash
 
     t = normalize(type_name)
     if is_srv(t):

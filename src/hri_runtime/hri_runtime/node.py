@@ -37,19 +37,19 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from . import errors, msgs, provenance, signals
-from .client import Client
-from .clock import Clock, SimClock, Time
-from .context import Context, get_default_context
-from .logging import NodeLogger, RosoutHandler
-from .names import fqn, resolve, validate_namespace, validate_node_name
-from .params import (Parameter, ParameterDescriptor, ParameterError, ParameterNotDeclaredError,
+from hri_runtime import errors, msgs, provenance, signals
+from hri_runtime.client import Client
+from hri_runtime.clock import Clock, SimClock, Time
+from hri_runtime.context import Context, get_default_context
+from hri_runtime.logging import NodeLogger, RosoutHandler
+from hri_runtime.names import fqn, resolve, validate_namespace, validate_node_name
+from hri_runtime.parameter import (Parameter, ParameterDescriptor, ParameterError, ParameterNotDeclaredError,
                      RosArgs, SetParametersResult, check_value, param_type_of, parse_ros_args)
-from .publisher import Publisher
-from .qos import QOS_CLOCK, QOS_ROSOUT, qos_profile
-from .service import Service
-from .subscription import Subscription
-from .timer import Timer
+from hri_runtime.publisher import Publisher
+from hri_runtime.qos import QOS_CLOCK, QOS_ROSOUT, qos_profile
+from hri_runtime.service import Service
+from hri_runtime.subscription import Subscription
+from hri_runtime.timer import Timer
 
 __all__ = ["Node", "run_node"]
 
@@ -60,7 +60,7 @@ _reject_interval_cache: list[float] = []
 def reject_log_interval_s() -> float:
     """``runtime.node.reject_log_interval_s`` of the declared defaults (read once)."""
     if not _reject_interval_cache:
-        from . import config as cfgmod
+        import hri_runtime.config.tree as cfgmod
 
         data = cfgmod.declared_defaults()
         _reject_interval_cache.append(float(data["runtime"]["node"]["reject_log_interval_s"]))
@@ -111,7 +111,7 @@ class Node:
             self._rosout_busy = threading.local()
             self._logger.sink = self._to_rosout
         if getattr(ctx, "parameter_services_enabled", True) and start_parameter_services:
-            from .param_services import ParameterServices
+            from hri_runtime.parameter_service import ParameterServices
 
             self._param_services = ParameterServices(self)
             self._param_services.event(new=list(self._params.values()))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import msgs
-from .qos import QoSProfile
+from hri_runtime import msgs
+from hri_runtime.qos import QoSProfile
 
 if TYPE_CHECKING:
-    from .node import Node
+    from hri_runtime.node import Node
 
 __all__ = ["Publisher"]
 

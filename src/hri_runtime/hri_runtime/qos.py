@@ -1,7 +1,7 @@
 """Quality of service: the one ``QoSProfile`` of the runtime, its presets and ``qos_profile``.
 
 One class for the node layer (endpoint queues, backends) and the wire (rmw_zenoh liveliness
-tokens, ``hri_runtime.wire``). Policy names are rmw's, lower case; their rmw enum values (as
+tokens, ``hri_runtime.impl.wire``). Policy names are rmw's, lower case; their rmw enum values (as
 ``rclpy.qos.ReliabilityPolicy`` & co.) are the tables below. Durations are in seconds, None =
 default / infinite.
 """

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from . import msgs
-from .qos import QoSProfile
+from hri_runtime import msgs
+from hri_runtime.qos import QoSProfile
 
 if TYPE_CHECKING:
-    from .node import Node
+    from hri_runtime.node import Node
 
 __all__ = ["Service"]
 

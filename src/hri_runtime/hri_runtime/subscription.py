@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import msgs
-from .executors import SubQueue
-from .qos import QoSProfile
+from hri_runtime import msgs
+from hri_runtime.executors import SubQueue
+from hri_runtime.qos import QoSProfile
 
 if TYPE_CHECKING:
-    from .node import Node
+    from hri_runtime.node import Node
 
 __all__ = ["Subscription"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from .executors import Executor
+    from hri_runtime.executors import Executor
 
 __all__ = ["Timer"]
 

@@ -2,7 +2,7 @@
 //
 // Contract with Python (everything this extension reads from Python objects; nothing else):
 //
-// 1. Plan description, built by hri_runtime.cdr_plan.describe (documented there):
+// 1. Plan description, built by hri_runtime.impl.cdr_plan.describe (documented there):
 //      (type_name: str, cls: type, ops: tuple)
 //      op = (code: int, name: str | None, arg: int, n: int, sub: description | None, dtype_num: int)
 //    code / arg use the numbers of enum OpCode / enum Kind below; the extension exports them as
@@ -58,7 +58,7 @@ namespace py = pybind11;
 namespace {
 
 // primitive kinds (byte = int8 and char = uint8 as in rosbags) and op codes: exported as
-// KIND_CODES / OP_CODES, from which hri_runtime.cdr_plan takes its numbers
+// KIND_CODES / OP_CODES, from which hri_runtime.impl.cdr_plan takes its numbers
 namespace Kind {
 enum : int { BOOL = 0, I8, U8, I16, U16, I32, U32, I64, U64, F32, F64, STR };
 }
@@ -926,7 +926,7 @@ void bind_hot_path(py::module_& m);           // zenoh_hot_path.cpp: Putter, Sam
 void bind_executor_hot_path(py::module_& m);  // executor_hot_path.cpp: RunLock, Inline, Delivery
 
 PYBIND11_MODULE(_cdr, m) {
-  m.doc() = "CDR (XCDR1) codec of ROS 2 messages driven by plans from hri_runtime.cdr_plan (bytes identical "
+  m.doc() = "CDR (XCDR1) codec of ROS 2 messages driven by plans from hri_runtime.impl.cdr_plan (bytes identical "
             "to rosbags' serialize_cdr); used through hri_runtime.msgs. Contract: the header of "
             "src/hri_runtime/src/cdr_codec.cpp and docs/ros2-interop.md.";
   g_encode_error = PyErr_NewException("hri_runtime._cdr.EncodeError", PyExc_ValueError, nullptr);
@@ -952,7 +952,7 @@ PYBIND11_MODULE(_cdr, m) {
             PyCapsule_New(new std::shared_ptr<Plan>(std::move(plan)), kCapsuleName, &capsule_destructor));
       },
       py::arg("desc"),
-      "compile_plan(desc) -> plan: a compiled plan from (type_name, cls, ops) (see hri_runtime.cdr_plan).");
+      "compile_plan(desc) -> plan: a compiled plan from (type_name, cls, ops) (see hri_runtime.impl.cdr_plan).");
   m.def(
       "make_front",
       [](py::dict plans, py::object slow_serialize, py::object slow_deserialize, py::object decode_error) {

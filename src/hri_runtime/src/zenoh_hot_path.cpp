@@ -1,4 +1,4 @@
-// The per-message path of hri_runtime.zenoh_backend in C (part of the hri_runtime._cdr extension):
+// The per-message path of hri_runtime.impl.zenoh_backend in C (part of the hri_runtime._cdr extension):
 //
 // * Putter(put, gid, destroyed_message): ``putter(data)`` puts
 //   ``data`` with rmw_zenoh's 33-byte attachment (int64 LE sequence number from 1, int64 LE source
@@ -18,7 +18,7 @@
 //   from deliver). ``received`` counts delivered samples; after ``close()`` nothing is delivered.
 //   The calling thread keeps its Python thread state from its first sample on (see
 //   keep_thread_state).
-// The checks and the byte layout are those of hri_runtime.wire (tests compare both).
+// The checks and the byte layout are those of hri_runtime.impl.wire (tests compare both).
 #include <pybind11/pybind11.h>
 
 #include <cstdint>

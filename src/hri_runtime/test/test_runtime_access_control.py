@@ -1,6 +1,6 @@
 """The Zenoh configuration `hri router` generates from runtime.zenoh.tls / access_control (pure
 functions; the behaviour on real routers is tests/runtime/test_runtime_deployment.py)."""
-from hri_runtime.zenoh_backend import ZenohParams, access_control_config, session_config, tls_config
+from hri_runtime.impl.zenoh_backend import ZenohParams, access_control_config, session_config, tls_config
 
 
 def _with(**kw):
@@ -71,7 +71,7 @@ def test_access_control_rules_are_allow_lists_per_role():
 
 
 def test_rules_follow_the_configured_names():
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
 
     cfg = load_robot_config("fr3", overrides=["interaction.topics.reference=/arm/target"])
     acl = access_control_config(_with(access_control={"enabled": True}).access_control, 0, cfg)
@@ -81,7 +81,7 @@ def test_rules_follow_the_configured_names():
 
 def test_every_declared_topic_or_service_name_has_an_access_class():
     """A topic / service name key without ``access:`` fails here: its class decides who may send."""
-    from hri_runtime.config import RULES_KEY, is_leaf_spec, load_declarations
+    from hri_runtime.config.tree import RULES_KEY, is_leaf_spec, load_declarations
 
     missing = []
 
@@ -107,15 +107,15 @@ def test_every_declared_topic_or_service_name_has_an_access_class():
 def test_access_declarations_are_checked_in_one_line(tmp_path):
     import pytest
 
-    from hri_runtime import access
-    from hri_runtime.config import ConfigError, _check_declaration
+    from hri_runtime.security import access
+    from hri_runtime.config.tree import ConfigError, _check_declaration
 
     for bad in ("commmand", {"set_gains": "root"}, 3, {}):
         with pytest.raises(ConfigError, match="access") as e:
             _check_declaration({"type": "str", "default": "/x", "access": bad}, ("a", "b"), tmp_path / "p.yaml")
         assert "\n" not in str(e.value.one_line())
     # one name, two classes: named with both keys
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
 
     cfg = load_robot_config("fr3", overrides=["interaction.topics.state=/interaction/reference"])
     with pytest.raises(ConfigError, match="one name, one class"):
@@ -130,11 +130,11 @@ def test_access_declarations_are_checked_in_one_line(tmp_path):
 def test_zenoh_params_are_checked_by_their_declaration():
     import pytest
 
-    from hri_runtime.config import ConfigError
+    from hri_runtime.config.tree import ConfigError
 
     p = _with(connect_endpoints="tcp/10.0.0.2:7447, tcp/10.0.0.3:7447")   # an environment override
     assert p.connect_endpoints == ("tcp/10.0.0.2:7447", "tcp/10.0.0.3:7447")
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
 
     cfg = load_robot_config("fr3")
     cfg["runtime"]["domain_id"] = 7

@@ -10,7 +10,7 @@ from hri_runtime import context as hctx
 from hri_runtime import msgs
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node, run_node
-from hri_runtime.params import parse_ros_args
+from hri_runtime.parameter import parse_ros_args
 
 
 def test_parse_ros_args_subset(tmp_path):

@@ -1,4 +1,4 @@
-"""The C++ CDR codec (hri_runtime._cdr, plans from hri_runtime.cdr_plan) against rosbags.
+"""The C++ CDR codec (hri_runtime._cdr, plans from hri_runtime.impl.cdr_plan) against rosbags.
 
 rosbags' generated codec is the reference: for every message type of the store, random valid
 messages serialize to the same bytes, decode to the same values (both endiannesses); malformed
@@ -18,7 +18,7 @@ from rosbags.interfaces import Nodetype
 from hri_runtime import msgs
 
 from hri_runtime import _cdr as cdr
-from hri_runtime import cdr_plan  # noqa: E402  (needs the extension)
+from hri_runtime.impl import cdr_plan  # noqa: E402  (needs the extension)
 
 STORE = msgs.typestore()
 SEED = 20261123  # fixed: the corpus is reproducible

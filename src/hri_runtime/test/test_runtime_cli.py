@@ -6,7 +6,7 @@ import pytest
 from hri_runtime import msgs
 from hri_runtime.inproc import ThreadedInprocContext
 from hri_runtime.node import Node
-from hri_runtime.topic_cli import node_main, topic_main
+from hri_runtime.cli.topic import node_main, topic_main
 
 
 @pytest.fixture

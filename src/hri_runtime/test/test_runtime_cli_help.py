@@ -5,8 +5,9 @@ import argparse
 
 import pytest
 
-from hri_runtime import cli, errors
-from hri_runtime.config import list_robots
+from hri_runtime import errors
+import hri_runtime.cli.main as cli
+from hri_runtime.config.tree import list_robots
 
 
 def test_every_registered_subcommand_has_a_one_line_purpose(capsys):
@@ -51,7 +52,7 @@ def test_run_help_says_what_it_does(capsys):
 
 
 def test_router_robot_option_lists_the_robots(capsys):
-    from hri_runtime.router import router_main
+    from hri_runtime.impl.router import router_main
 
     with pytest.raises(SystemExit):
         router_main(["--help"])

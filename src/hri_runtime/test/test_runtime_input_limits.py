@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from hri_runtime import errors
-from hri_runtime.config import MAX_NESTING, MAX_NODES, ConfigError, parse_yaml_text, read_yaml
-from hri_runtime.launch_description import LaunchError
-from hri_runtime.launch_substitutions import safe_eval
+from hri_runtime.config.tree import MAX_NESTING, MAX_NODES, ConfigError, parse_yaml_text, read_yaml
+from hri_runtime.launch.launch_description import LaunchError
+from hri_runtime.launch.substitutions import safe_eval
 
 
 @pytest.mark.parametrize("text, key, expected", [

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hri_runtime import msgs, wire
+from hri_runtime import msgs
+from hri_runtime.impl import wire
 
 PKG = Path(__file__).resolve().parents[2] / "hri_interfaces"
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from hri_runtime.launch_description import LaunchError
-from hri_runtime.launch_frontend import parse_launch_file
-from hri_runtime.launch_service import LaunchParams, Launcher
+from hri_runtime.launch.launch_description import LaunchError
+from hri_runtime.launch.frontend import parse_launch_file
+from hri_runtime.launch.launch_service import LaunchParams, Launcher
 
 FIX = Path(__file__).parent / "launch_fixtures"
 REPO = Path(__file__).resolve().parents[3]
@@ -150,7 +150,7 @@ def test_supervision_respawn_death_report_and_clean_stop(launch_path):
 def test_cli_stops_everything_on_sigint(launch_path):
     out = launch_path / "cli.jsonl"
     env = dict(os.environ)
-    p = subprocess.Popen([sys.executable, "-m", "hri_runtime.cli", "launch", str(FIX / "main.launch.yaml"),
+    p = subprocess.Popen([sys.executable, "-m", "hri_runtime.cli.main", "launch", str(FIX / "main.launch.yaml"),
                           f"out:={out}", "with_flaky:=false"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

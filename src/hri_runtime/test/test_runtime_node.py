@@ -8,7 +8,7 @@ from hri_runtime.inproc import InprocContext
 from hri_runtime.names import InvalidNameError
 from hri_runtime.client import ServiceUnavailableError
 from hri_runtime.node import Node
-from hri_runtime.params import ParameterError, ParameterNotDeclaredError
+from hri_runtime.parameter import ParameterError, ParameterNotDeclaredError
 
 
 class Listener(Node):

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from hri_runtime.config import ConfigError, load_declarations, load_robot_config, parameter_files
+from hri_runtime.config.tree import ConfigError, load_declarations, load_robot_config, parameter_files
 from hri_runtime.context import reset_default_context, set_default_context
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
-from hri_runtime.params import ParameterError
-from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameter import ParameterError
+from hri_runtime.parameter_library.typed import declare_config, params_type
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -141,7 +141,7 @@ def test_parameter_files_next_to_the_config_tree_win(tmp_path, monkeypatch):
 
 
 def test_every_key_of_every_robot_declares_and_round_trips():
-    from hri_runtime.config import list_robots
+    from hri_runtime.config.tree import list_robots
 
     for robot in list_robots():
         cfg = load_robot_config(robot)
@@ -175,8 +175,8 @@ def test_params_type_of_the_values_of_a_structured_map():
     entry of that map (pid_tuning.setups: the thesis's setups)."""
     import dataclasses
 
-    from hri_runtime.config import ConfigError, load_robot_config
-    from hri_runtime.parameters import params_type
+    from hri_runtime.config.tree import ConfigError, load_robot_config
+    from hri_runtime.parameter_library.typed import params_type
 
     Setup = params_type("pid_tuning.setups.*")
     assert params_type("pid_tuning.setups.*") is Setup

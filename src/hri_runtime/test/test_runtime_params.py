@@ -4,8 +4,8 @@ import pytest
 from hri_runtime import msgs
 from hri_runtime.inproc import InprocContext, ThreadedInprocContext
 from hri_runtime.node import Node
-from hri_runtime.param_services import from_value_msg, register_interfaces, to_value_msg
-from hri_runtime.topic_cli import param_main
+from hri_runtime.parameter_service import from_value_msg, register_interfaces, to_value_msg
+from hri_runtime.cli.topic import param_main
 
 
 def make(ctx):
@@ -100,7 +100,7 @@ def test_record_parameter_stores_what_another_input_applied(graph):
     """``record_parameter``: the value a node applied by another input (a topic, a service)
     becomes the parameter's value without its applier running again, announced on
     /parameter_events; only for a settable parameter and only a value that fits the declaration."""
-    from hri_runtime.params import ParameterError
+    from hri_runtime.parameter import ParameterError
 
     ctx, n, c = graph
     events = []

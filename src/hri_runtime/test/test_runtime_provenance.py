@@ -10,7 +10,7 @@ from pathlib import Path
 from hri_runtime import provenance
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node, run_node
-from hri_runtime.recording import McapReader, McapWriter
+from hri_runtime.bag.recording import McapReader, McapWriter
 
 SOURCE = Path(provenance.__file__).resolve()
 

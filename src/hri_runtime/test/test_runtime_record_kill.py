@@ -15,7 +15,7 @@ import time
 import pytest
 
 from hri_runtime import msgs
-from hri_runtime.recording import McapReader, McapWriter, RecordingParams
+from hri_runtime.bag.recording import McapReader, McapWriter, RecordingParams
 
 WAIT_S = 60.0
 
@@ -60,7 +60,7 @@ def test_unwritable_path_fails_in_the_constructor(tmp_path):
 
 @pytest.fixture(scope="module")
 def router():
-    from hri_runtime.zenoh_backend import start_router
+    from hri_runtime.impl.zenoh_backend import start_router
 
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -76,7 +76,7 @@ def router():
 def talker(router):
     """A publisher at up to 500 Hz on /rec_chatter (data = its counter) in this process."""
     from hri_runtime.node import Node
-    from hri_runtime.zenoh_backend import ZenohContext, ZenohParams
+    from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
 
     ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[router]))
     node = Node("rec_talker", context=ctx)
@@ -101,7 +101,7 @@ def talker(router):
 
 def _recorder(router, path):
     env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{router}]")
-    return subprocess.Popen([sys.executable, "-m", "hri_runtime.cli", "record", "-o", str(path), "/rec_chatter"],
+    return subprocess.Popen([sys.executable, "-m", "hri_runtime.cli.main", "record", "-o", str(path), "/rec_chatter"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

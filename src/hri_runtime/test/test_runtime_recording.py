@@ -6,7 +6,7 @@ from rosbags.typesys import get_types_from_msg
 from hri_runtime import msgs
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
-from hri_runtime.recording import McapReader, McapWriter, Player, Recorder, RecordingParams
+from hri_runtime.bag.recording import McapReader, McapWriter, Player, Recorder, RecordingParams
 
 
 def test_file_is_ros2_mcap_with_ros2msg_schemas_and_cdr(tmp_path):

@@ -11,9 +11,9 @@ from hri_runtime.qos import QoSProfile
 from hri_runtime.inproc import ThreadedInprocContext
 from hri_runtime.logging import RosoutHandler
 from hri_runtime.node import Node
-from hri_runtime.recording import McapReader, McapWriter, Recorder, bag_main
-from hri_runtime.service_cli import interface_main, service_main
-from hri_runtime.topic_cli import param_main, topic_main
+from hri_runtime.bag.recording import McapReader, McapWriter, Recorder, bag_main
+from hri_runtime.cli.service import interface_main, service_main
+from hri_runtime.cli.topic import param_main, topic_main
 
 
 def _server():
@@ -262,7 +262,7 @@ def test_topic_info_of_an_unknown_topic(capsys):
 
 
 def test_echo_qos_options_and_node_info_services(capsys):
-    from hri_runtime.topic_cli import node_main
+    from hri_runtime.cli.topic import node_main
 
     ctx = ThreadedInprocContext()
     n = Node("talker", context=ctx)

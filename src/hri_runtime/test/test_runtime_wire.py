@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from hri_runtime import msgs, wire
+from hri_runtime import msgs
+from hri_runtime.impl import wire
 
 STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
 LOG_HASH = "RIHS01_e28ce254ca8abc06abf92773b74602cdbf116ed34fbaf294fb9f81da9f318eac"

@@ -9,7 +9,7 @@ P = StopParams(heartbeat_hz=10.0, timeout_s=0.5)
 
 
 def test_params_from_config_and_bound():
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
 
     for robot in ("tino", "fr3"):
         p = StopParams.from_config(load_robot_config(robot)["safety"]["stop"])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from hri_runtime import msgs
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from hri_runtime.config import ConfigError, load_robot_config, named_position
+from hri_runtime.config.tree import ConfigError, load_robot_config, named_position
 from hri_runtime.errors import add_robot_argument, positive_float
 from hri_runtime.parameters_gen import JointsParams, RobotParams
 from hri_sim.models import ModelNotFoundError, load_arm
@@ -35,7 +35,7 @@ def step_arm(robot: str, seconds: float, pose: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    from hri_runtime.cli import SUMMARIES
+    from hri_runtime.cli.main import SUMMARIES
 
     parser = argparse.ArgumentParser(prog="hri sim", description=SUMMARIES["sim"])
     sub = parser.add_subparsers(dest="verb", required=True)

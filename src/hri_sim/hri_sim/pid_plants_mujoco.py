@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from hri_runtime.parameters import params_type   # pid_tuning.*: hri_pid_tuning's (it depends on us)
+from hri_runtime.parameter_library.typed import params_type   # pid_tuning.*: hri_pid_tuning's (it depends on us)
 from hri_runtime.parameters_gen import JointsParams
 
 from hri_sim.pid_plants import PlantJoint
@@ -36,7 +36,7 @@ CONFIG_ROBOT_FOR_ARM = "fr3"   # the humanoid arm has no robot file: its setups 
 
 def load_pid_config(robot: str, config_root=None, overrides=None) -> dict:
     """The merged config a PID plant of ``robot`` is built from (the humanoid arm uses fr3's)."""
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
 
     return load_robot_config(CONFIG_ROBOT_FOR_ARM if robot == ARM_ROBOT else robot,
                              config_root=config_root, overrides=overrides)

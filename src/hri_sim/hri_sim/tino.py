@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameter_library.typed import params_type
 
 TINO_XML = Path(__file__).resolve().parent / "mjcf" / "tino.xml"
 RPM_TO_RAD_S = 2.0 * math.pi / 60.0

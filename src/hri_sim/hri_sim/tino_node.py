@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config, params_type   # atomic.*: hri_atomic_motion's (it depends on us)
+from hri_runtime.parameter_library.typed import declare_config, params_type   # atomic.*: hri_atomic_motion's (it depends on us)
 from hri_runtime.parameters_gen import FramesParams
 from hri_runtime.geometry import time_from_seconds
 

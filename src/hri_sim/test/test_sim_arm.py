@@ -5,7 +5,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from hri_runtime.config import load_robot_config, named_position
+from hri_runtime.config.tree import load_robot_config, named_position
 from hri_sim.arm_sim import ArmSim, ArmSimParams
 from hri_sim.models import FR3_ARM_JOINTS, load_arm, load_fr3, ModelNotFoundError
 

@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_sim.cli import step_arm
 from hri_sim.models import ModelNotFoundError, fr3_model
 

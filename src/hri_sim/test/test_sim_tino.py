@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 
 from hri_sim.tino import RPM_TO_RAD_S, TinoSim, TinoSimParams
 

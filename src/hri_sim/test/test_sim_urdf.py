@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from hri_core.kinematics import PoeModel
-from hri_runtime.config import load_robot_config
+from hri_runtime.config.tree import load_robot_config
 from hri_sim.core.robot_state import UrdfError, UrdfTree, transform_tuple
 from hri_sim.core.urdf import rpy_from_matrix, urdf_from_mujoco
 from hri_sim.core.robot_state import rpy_to_matrix

@@ -108,7 +108,7 @@ class ArmTeleopPipeline:
         # every new reference at 1 kHz); joint: spread over the planner period (see Bridge)
         self.bridge = Bridge(clock, logger=self.log,
                              spread_ticks=1 if self.cartesian else self.params.spread_ticks)
-        from hri_runtime.config import arm_limits
+        from hri_core.safety import arm_limits
 
         if self.cartesian:
             self.controller = PoseController(clock)

@@ -1,6 +1,6 @@
 """The teleop chain's safety gate on ``hri_core.safety.SafetyChecker`` (limits from config).
 
-Two checkers with the same limits (``hri_runtime.config.arm_limits(cfg)``: the ``joints``
+Two checkers with the same limits (``hri_core.safety.arm_limits(cfg)``: the ``joints``
 and ``safety`` sections):
 
 - **target** (``check_target(p)``, every new EE target: the clutch target at the I/O rate, the
@@ -28,7 +28,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from hri_core.safety import SafetyChecker, SafetyLimits
-from hri_runtime.config import arm_limits
+from hri_core.safety import arm_limits
 
 
 @dataclass

@@ -44,11 +44,11 @@ from hri_arm_teleop.vr_link import ArmVrReceiver
 from hri_pulse.core.auth import AuthParams, check_receiver_bind
 from hri_runtime import msgs
 from hri_runtime.clock import SimClock
-from hri_runtime.config import ConfigError
+from hri_runtime.config.tree import ConfigError
 from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 from hri_runtime.parameters_gen import FramesParams, JointsParams, RobotParams
 from hri_safety.nodes.stop_listener import StopListener

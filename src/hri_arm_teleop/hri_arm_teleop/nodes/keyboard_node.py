@@ -20,7 +20,7 @@ from hri_arm_teleop.parameters_gen import TeleopParams
 from hri_runtime.parameters_gen import FramesParams
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameter_library.typed import declare_config
 
 LINES_KEPT = 200   # lines kept in ``KeyboardTeleopNode.lines`` (the last ones)
 

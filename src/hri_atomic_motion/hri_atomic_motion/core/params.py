@@ -3,7 +3,7 @@
 1, the encoder range is ordered, the settle band lies inside the tolerance band)."""
 from __future__ import annotations
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameter_library.typed import params_type
 
 AtomicParams = params_type("atomic")
 LegParams = params_type("atomic.leg")

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from hri_runtime.bind import StartupRefused, check_bind as _check_bind, is_loopback  # noqa: F401 (re-exported)
+from hri_runtime.security.bind import StartupRefused, check_bind as _check_bind, is_loopback  # noqa: F401 (re-exported)
 from hri_console.parameters_gen import ConsoleForwardParams, ConsoleParams
 
 #: gain names accepted by pid_apply

@@ -52,7 +52,7 @@ from typing import Any, Optional
 
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameter_library.typed import declare_config, params_type
 from hri_runtime.parameters_gen import JointsParams
 from hri_runtime.qos import QOS_LATCHED, QoSProfile
 
@@ -61,7 +61,7 @@ from hri_console.core.state import ConsoleState
 from hri_safety.nodes.stop_listener import RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 from hri_interaction.core.spd import ImpedanceGainLimits
 from hri_interaction.nodes.interaction_node import IMPEDANCE, MODE
-from hri_runtime.param_services import SERVICES as PARAM_SERVICES, register_interfaces, to_value_msg
+from hri_runtime.parameter_service import SERVICES as PARAM_SERVICES, register_interfaces, to_value_msg
 from hri_interaction.parameters_gen import InteractionImpedanceParams, InteractionTopicsParams
 
 TUNE_SRV = "hri_interfaces/srv/Tune"

@@ -19,7 +19,7 @@ import sys
 from typing import Optional
 
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 
 from hri_console.foxglove_bridge import FoxgloveBridge

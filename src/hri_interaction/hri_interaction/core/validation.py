@@ -106,7 +106,7 @@ def main() -> None:
     """``python -m hri_interaction.core.validation [robot]``: print table 13.9, ours beside the dissertation's."""
     import sys
 
-    from hri_runtime.config import load_robot_config
+    from hri_runtime.config.tree import load_robot_config
 
     sec = load_robot_config(sys.argv[1] if len(sys.argv) > 1 else "fr3")["interaction"]
     adm, pas = table_params(sec)

@@ -33,7 +33,7 @@ When no reference arrives the last one is held ("reuse last"); staleness beyond
 
 Parameters: ``robot`` (config name, default fr3), ``robot_id``, every key of ``interaction``
 and ``safety.stop``, ``joints.names`` and ``teleop.topics.ee_pose`` by their dotted names
-(``hri_runtime.parameters.declare_config``), e.g.
+(``hri_runtime.parameter_library.typed.declare_config``), e.g.
 ``-p interaction.mode:=admittance``, ``-p interaction.node.driver:=topic``.
 
 Settable at run time (``ros2 param set`` / ``hri param set``, the console): :data:`LIVE`, the mode
@@ -61,8 +61,8 @@ from hri_runtime import msgs
 from hri_runtime.diagnostics import OK, WARN, Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
-from hri_runtime.params import ParameterError
-from hri_runtime.parameters import declare_config, params_type   # teleop.topics: hri_arm_teleop's
+from hri_runtime.parameter import ParameterError
+from hri_runtime.parameter_library.typed import declare_config, params_type   # teleop.topics: hri_arm_teleop's
 from hri_runtime.parameters_gen import FramesParams, JointsParams, RobotParams
 from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import StopListener

@@ -34,7 +34,7 @@ from hri_runtime import msgs
 from hri_runtime.geometry import seconds_from_time, time_from_seconds
 from hri_runtime.lockstep import WorkerLockstep
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 
 from ..live import LiveParams, LiveRobot

@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
-from hri_runtime.bind import check_bind
-from hri_runtime.parameters import params_type
+from hri_runtime.security.bind import check_bind
+from hri_runtime.parameter_library.typed import params_type
 
 from hri_pulse.core.codec import PacketRejected
 

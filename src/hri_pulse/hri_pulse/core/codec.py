@@ -22,7 +22,7 @@ import math
 import struct
 from typing import Any, NamedTuple, Protocol, Tuple
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameter_library.typed import params_type
 
 UNITY_FORMAT = "<fffiiffi"
 _UNITY = struct.Struct(UNITY_FORMAT)

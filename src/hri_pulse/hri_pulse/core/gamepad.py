@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Sequence, Set
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameter_library.typed import params_type
 
 from hri_pulse.core.pulse import Command, Emission, PulseGenerator, PulseParams, RisingEdge
 

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameter_library.typed import params_type
 
 OK, WARN, ERROR, STALE = 0, 1, 2, 3          # diagnostic_msgs/DiagnosticStatus levels
 LEVEL_NAMES = {OK: "OK", WARN: "WARN", ERROR: "ERROR", STALE: "STALE"}

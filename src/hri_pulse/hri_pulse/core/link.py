@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Dict, Optional, Tuple, Type
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameter_library.typed import params_type
 
 from hri_pulse.core.auth import Authenticator
 from hri_pulse.core.codec import PacketCodec, PacketRejected

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import List, NamedTuple, Optional, Tuple
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameter_library.typed import params_type
 
 _EPS_S = 1e-9
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Optional
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameter_library.typed import params_type
 
 FIRST, OK, GAP, DUPLICATE, STALE, RESTART_PENDING, RESTART, JUMP_PENDING = (
     "first", "ok", "gap", "duplicate", "stale", "restart_pending", "restart", "jump_pending")

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
-from hri_runtime.parameters import params_type
+from hri_runtime.parameter_library.typed import params_type
 
 from hri_pulse.core.auth import Authenticator
 from hri_pulse.core.codec import UnityCodec, UnityPacket

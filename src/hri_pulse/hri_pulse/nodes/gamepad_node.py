@@ -16,7 +16,7 @@ from typing import Optional, Set
 from hri_runtime import msgs
 from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameter_library.typed import declare_config
 
 from hri_pulse.core import GamepadCore, PulseConfig
 

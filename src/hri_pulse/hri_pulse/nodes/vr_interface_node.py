@@ -29,11 +29,11 @@ import threading
 from typing import Optional
 
 from hri_runtime import msgs
-from hri_runtime.config import ConfigError
+from hri_runtime.config.tree import ConfigError
 from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, stop_params
 

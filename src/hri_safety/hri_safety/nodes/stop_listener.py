@@ -33,7 +33,7 @@ from hri_runtime.qos import QOS_LATCHED
 
 from hri_safety.core.stop import StopParams, StopWatch
 
-from hri_runtime.config import declared_defaults
+from hri_runtime.config.tree import declared_defaults
 
 # the stack's fixed names, declared with their access class in src/hri_safety/parameters.yaml
 _NAMES = declared_defaults()["safety"]

@@ -20,7 +20,7 @@ from typing import Optional
 
 from hri_runtime import msgs
 from hri_runtime.diagnostics import ERROR, OK, Updater
-from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameter_library.typed import declare_config, params_type
 from hri_runtime.qos import QOS_LATCHED
 from hri_runtime.node import Node, run_node
 

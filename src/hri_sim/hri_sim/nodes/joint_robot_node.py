@@ -11,7 +11,7 @@ The robot a lab tunes, in MuJoCo: the humanoid arm in setup S1–S4 or the FR3 w
 Parameters: ``robot`` (humanoid_arm or fr3), ``setup`` (S1–S4, the humanoid arm's), ``robot_id``,
 ``safety.command_stale_after_s``, every ``pid_tuning.live.*`` and ``pid_tuning.pid.*`` key, the
 relay's ``joint_limit_margin_deg`` and the robot's initial gains (their config values as defaults,
-``hri_runtime.parameters.declare_config``).
+``hri_runtime.parameter_library.typed.declare_config``).
 
 Topics (names from ``pid_tuning.live``):
 
@@ -52,7 +52,7 @@ import numpy as np
 from hri_runtime import msgs
 from hri_runtime.node import Node, run_node
 from hri_runtime.geometry import time_from_seconds
-from hri_runtime.parameters import declare_config, params_type
+from hri_runtime.parameter_library.typed import declare_config, params_type
 from hri_safety.nodes.stop_listener import StopListener
 from hri_safety.parameters_gen import SafetyParams
 
@@ -81,7 +81,7 @@ def _safety_limits(robot: str, cfg: dict, plant):
     """SafetyLimits: the FR3's from its config; the humanoid arm's from its model (its torque
     limits per setup; rates not limited beyond a full swing per control period)."""
     from hri_core.safety import SafetyLimits
-    from hri_runtime.config import arm_limits
+    from hri_core.safety import arm_limits
 
     if robot == "fr3":
         return SafetyLimits(**arm_limits(cfg).as_kwargs())

@@ -28,7 +28,7 @@ import numpy as np
 from hri_runtime import msgs
 from hri_runtime.geometry import matrix_from_pose, time_from_seconds
 from hri_runtime.node import Node, run_node
-from hri_runtime.parameters import declare_config
+from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 
 from ..core.robot_state import UrdfTree, transform_tuple

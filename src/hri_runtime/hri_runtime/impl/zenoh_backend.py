@@ -2,7 +2,7 @@
 
 A ROS 2 machine with ``RMW_IMPLEMENTATION=rmw_zenoh_cpp`` connected to the same Zenoh router
 sees every node, publisher, subscription, service and client created here (``ros2 node list``,
-``ros2 topic echo``) because the bytes are rmw_zenoh's (see ``hri_runtime.wire`` and
+``ros2 topic echo``) because the bytes are rmw_zenoh's (see ``hri_runtime.impl.wire`` and
 docs/ros2-interop.md "Wire"):
 
 * one Zenoh session per context (``mode: client`` of the router by default; ``peer`` as rmw_zenoh),
@@ -52,11 +52,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _cdr, wire
-from . import config as cfgmod
-from .context import Graph, GraphEndpoint, ThreadedContext, TransportUnavailableError
-from .qos import QoSProfile, qos_profile
-from .parameters_gen import RuntimeZenohParams
+from hri_runtime import _cdr
+from hri_runtime.impl import wire
+import hri_runtime.config.tree as cfgmod
+from hri_runtime.context import Graph, GraphEndpoint, ThreadedContext, TransportUnavailableError
+from hri_runtime.qos import QoSProfile, qos_profile
+from hri_runtime.parameters_gen import RuntimeZenohParams
 
 log = logging.getLogger("hri.runtime.zenoh")
 
@@ -186,7 +187,7 @@ _ACL_ALL_MESSAGES = ["put", "delete", "declare_subscriber", "query", "reply", "d
 def access_control_config(acl, domain_id: int, cfg: dict | None = None) -> dict | None:
     """Zenoh's ``access_control`` block for ``runtime.zenoh.access_control`` (None: disabled).
 
-    Default deny, allow-lists per role (``hri_runtime.access``): what an identity (certificate
+    Default deny, allow-lists per role (``hri_runtime.security.access``): what an identity (certificate
     common name) may send is generated from the access classes of the topics and services
     declared in ``cfg`` (a merged robot config; default: the declared defaults), e.g. an observer
     may put on ``/safety/stop_request`` and call parameter reads, nothing else. An identity in no
@@ -196,7 +197,7 @@ def access_control_config(acl, domain_id: int, cfg: dict | None = None) -> dict 
     expressions follow rmw_zenoh: a topic ``/ee_command`` is ``<domain>/ee_command/<type>/<hash>``."""
     if acl is None or not acl.enabled:
         return None
-    from . import access
+    from hri_runtime.security import access
 
     d = int(domain_id)
     per_role = access.role_key_exprs(access.endpoints(cfg), d)
@@ -652,7 +653,7 @@ class ZenohContext(ThreadedContext):
                  typestore=None, session=None):
         self.params = params or (ZenohParams.from_config(config) if config else ZenohParams.defaults())
         if typestore is None:
-            from . import msgs
+            from hri_runtime import msgs
             typestore = msgs.typestore()
         self.typestore = typestore
         self._ids = 0

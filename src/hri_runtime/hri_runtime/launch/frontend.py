@@ -17,7 +17,7 @@ Each node becomes one process started as ros2 launch does:
 ``<exec> [args] --ros-args -r __node:=<name> -r __ns:=<ns> -p k:=v ... --params-file f -r a:=b``.
 The executable is looked up in ``$HRI_LAUNCH_PATH`` (``<dir>/<pkg>/<exec>`` or ``<dir>/<exec>``),
 ``<prefix>/lib/<pkg>/<exec>`` (ROS layout), the venv's bin directory, then ``PATH``
-(``hri_runtime.packages.find_executable``). Running them: ``hri_runtime.launch_service``.
+(``hri_runtime.packages.find_executable``). Running them: ``hri_runtime.launch.launch_service``.
 """
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ from typing import Any, Optional
 
 import yaml
 
-from .launch_description import LaunchDescription, LaunchError, NodeSpec
-from .launch_substitutions import Scope, command_line, substitute, truth
-from .packages import find_executable
+from hri_runtime.launch.launch_description import LaunchDescription, LaunchError, NodeSpec
+from hri_runtime.launch.substitutions import Scope, command_line, substitute, truth
+from hri_runtime.packages import find_executable
 
 __all__ = ["parse_launch_file"]
 
@@ -82,7 +82,7 @@ class _Parser:
             raise LaunchError(f"{path}: includes nested deeper than {_MAX_INCLUDE_DEPTH} files")
         if not path.is_file():
             raise LaunchError(f"launch file not found: {path}")
-        from .config import ConfigError, read_yaml
+        from hri_runtime.config.tree import ConfigError, read_yaml
 
         try:   # the config tree's bounded reader: size, UTF-8, nesting, aliases, duplicate keys
             doc = read_yaml(path)
@@ -205,7 +205,7 @@ class _Parser:
         exe = substitute(b["exec"], scope, where)
         name = substitute(b.get("name"), scope, where) if b.get("name") else None
         ns = _ns_join(scope.ns, substitute(b.get("namespace", ""), scope, where))
-        from .names import InvalidNameError, validate_namespace, validate_node_name
+        from hri_runtime.names import InvalidNameError, validate_namespace, validate_node_name
 
         try:
             if name:
@@ -235,7 +235,7 @@ class _Parser:
                     v = [substitute(x, scope, pw) for x in v]
                 pname = str(substitute(p["name"], scope, pw))
                 if isinstance(v, dict):          # nested parameters: 'gains: {kp: 1}' -> gains.kp
-                    from .params import _flatten
+                    from hri_runtime.parameter import _flatten
 
                     flat: dict = {}
                     _flatten(pname, v, flat)

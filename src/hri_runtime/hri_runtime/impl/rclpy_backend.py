@@ -40,8 +40,8 @@ import time
 import weakref
 from typing import Callable, Optional
 
-from .context import Graph, GraphEndpoint, ThreadedContext, TransportUnavailableError
-from .qos import QoSProfile, qos_profile
+from hri_runtime.context import Graph, GraphEndpoint, ThreadedContext, TransportUnavailableError
+from hri_runtime.qos import QoSProfile, qos_profile
 
 log = logging.getLogger("hri.runtime.rclpy")
 
@@ -117,7 +117,7 @@ def _plain(value):
 
 def _cdr_of(rclpy_msg, type_name: str) -> bytes:
     """Our CDR bytes of an rclpy message of ``type_name`` (exact on every rmw; module docstring)."""
-    from . import msgs
+    from hri_runtime import msgs
 
     return msgs.serialize(msgs.from_dict(type_name, _plain(rclpy_msg)), type_name)
 

@@ -141,7 +141,7 @@ def parameter_files(config_root: str | Path | None = None) -> dict[str, Path]:
         patterns.append((prefix / "share", f"*/{PARAMETERS_FILE}"))
         if (prefix.parent / ".colcon_install_layout").is_file():   # isolated: the sibling packages
             patterns.append((prefix.parent, f"*/share/*/{PARAMETERS_FILE}"))  # of the same install
-    module_ws = Path(__file__).resolve().parents[3]          # <ws>/src/hri_runtime/hri_runtime/config.py
+    module_ws = Path(__file__).resolve().parents[4]          # <ws>/src/hri_runtime/hri_runtime/config/tree.py
     patterns.append((module_ws / "src", f"*/{PARAMETERS_FILE}"))
     found: dict[str, Path] = {}
     for base, pattern in patterns:
@@ -522,8 +522,8 @@ def _check_declaration(node: Any, path: tuple, file: Path, top: bool = True) -> 
         unknown = set(node) - _SPEC_KEYS
         if unknown:
             raise ConfigError(file, _dotted(path), sorted(unknown), f"declaration keys among {sorted(_SPEC_KEYS)}")
-        if "access" in node:          # a topic / service name's access class (hri_runtime.access)
-            from .access_classes import check_access_declaration
+        if "access" in node:          # a topic / service name's access class (hri_runtime.security.access)
+            from hri_runtime.security.classes import check_access_declaration
 
             wanted = check_access_declaration(node["access"])
             if wanted:
@@ -996,53 +996,6 @@ def section(cfg: dict, dotted: str) -> Any:
     for part in dotted.split("."):
         node = node[part]
     return node
-
-
-# ----------------------------------------------------------------------------- arm limits
-
-
-@dataclass(frozen=True)
-class ArmLimits:
-    """Joint and Cartesian limits of an arm in SI units (converted from the config's degrees)."""
-
-    joint_names: tuple[str, ...]
-    q_min: Any  # rad
-    q_max: Any  # rad
-    v_max: Any  # rad/s
-    a_max: Any  # rad/s^2
-    tau_max: Any  # N·m
-    tau_rate_max: Any  # N·m/s
-    workspace_min: Any  # m, (3,)
-    workspace_max: Any  # m, (3,)
-    ee_speed_max: float  # m/s
-    stale_after_s: float  # s
-
-    def as_kwargs(self) -> dict:
-        """Keyword arguments for ``hri_core.safety.SafetyLimits``."""
-        return {k: getattr(self, k) for k in ("q_min", "q_max", "v_max", "a_max", "tau_max",
-                                               "tau_rate_max", "workspace_min", "workspace_max",
-                                               "ee_speed_max", "stale_after_s")}
-
-
-def arm_limits(cfg: dict) -> ArmLimits:
-    import numpy as np
-
-    joints, safety = cfg["joints"], cfg["safety"]
-    if cfg["robot"]["kind"] != "arm":
-        raise ConfigError(None, "robot.kind", cfg["robot"]["kind"], "'arm' for arm limits")
-    return ArmLimits(
-        joint_names=tuple(joints["names"]),
-        q_min=np.radians(joints["position_min_deg"]),
-        q_max=np.radians(joints["position_max_deg"]),
-        v_max=np.radians(joints["velocity_max_deg_s"]),
-        a_max=np.radians(joints["acceleration_max_deg_s2"]),
-        tau_max=np.asarray(joints["torque_max_nm"], dtype=float),
-        tau_rate_max=np.asarray(joints["torque_rate_max_nm_s"], dtype=float),
-        workspace_min=np.asarray(safety["workspace_min_m"], dtype=float),
-        workspace_max=np.asarray(safety["workspace_max_m"], dtype=float),
-        ee_speed_max=float(safety["ee_speed_max_m_s"]),
-        stale_after_s=float(safety["command_stale_after_s"]),
-    )
 
 
 def named_position(cfg: dict, name: str):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from . import msgs
-from .context import Graph, GraphEndpoint
-from .qos import QoSProfile
+from hri_runtime import msgs
+from hri_runtime.context import Graph, GraphEndpoint
+from hri_runtime.qos import QoSProfile
 
 __all__ = ["qos_lines", "topic_info_lines", "matching_qos", "format_gid", "PARAM_TYPE_NAMES"]
 

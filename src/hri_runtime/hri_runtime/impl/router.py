@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Optional
 
-from . import errors
+from hri_runtime import errors
 
 __all__ = ["router_main", "router_params"]
 
@@ -27,11 +27,11 @@ __all__ = ["router_main", "router_params"]
 def router_params(robot: Optional[str] = None, sets: Optional[list[str]] = None,
                   listen: Optional[list[str]] = None, connect: Optional[list[str]] = None):
     """The ZenohParams of a router and the config its access-control rules are generated from
-    (``hri_runtime.access``): the robot config when ``robot`` is given, else the declared
+    (``hri_runtime.security.access``): the robot config when ``robot`` is given, else the declared
     defaults, plus overrides; the ``runtime`` section validated. Raises ConfigError /
     ValueError / FileNotFoundError with one-line messages."""
-    from . import config as cfgmod
-    from .zenoh_backend import ZenohParams
+    import hri_runtime.config.tree as cfgmod
+    from hri_runtime.impl.zenoh_backend import ZenohParams
 
     sets = list(sets or [])
     if robot:
@@ -81,7 +81,7 @@ def router_main(argv: Optional[list[str]] = None) -> int:
     stop = threading.Event()        # handlers first: a Ctrl-C during start-up is a clean stop too
     old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        from . import zenoh_backend as zb
+        from hri_runtime.impl import zenoh_backend as zb
 
         params, cfg = router_params(a.robot, a.sets, a.listen, a.connect)
         if a.print_config:

@@ -177,7 +177,7 @@ _schema_cache: dict = {}
 def schema_descriptor(key: str, config_root=None) -> ParameterDescriptor:
     """A parameter descriptor from the declaration of the config key ``key`` (dotted, e.g.
     ``teleop.loop.base_rate_hz``; see :func:`spec_descriptor`)."""
-    from . import config as cfgmod
+    import hri_runtime.config.tree as cfgmod
 
     root = str(config_root or cfgmod.find_config_root())
     if root not in _schema_cache:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import msgs
-from .params import Parameter, ParameterDescriptor, param_type_of
+from hri_runtime import msgs
+from hri_runtime.parameter import Parameter, ParameterDescriptor, param_type_of
 
 __all__ = ["register_interfaces", "to_value_msg", "from_value_msg", "ParameterServices",
            "TYPE_IDS", "SERVICES", "ACCESS"]
@@ -40,7 +40,7 @@ SERVICES = {
     "get_parameter_types": "rcl_interfaces/srv/GetParameterTypes",
 }
 
-# the access class of each (hri_runtime.access): reads for every identity, sets for operators
+# the access class of each (hri_runtime.security.access): reads for every identity, sets for operators
 ACCESS = {short: "parameter" if short.startswith("set_") else "read_only_service" for short in SERVICES}
 
 TYPE_IDS = {"": 0, "bool": 1, "integer": 2, "double": 3, "string": 4, "byte_array": 5,

@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 from typing import Optional
 
-from . import errors
-from .launch_description import LaunchError
-from .launch_frontend import parse_launch_file
-from .launch_service import LaunchParams, Launcher
-from .packages import find_executable
+from hri_runtime import errors
+from hri_runtime.launch.launch_description import LaunchError
+from hri_runtime.launch.frontend import parse_launch_file
+from hri_runtime.launch.launch_service import LaunchParams, Launcher
+from hri_runtime.packages import find_executable
 
 __all__ = ["main", "run_main"]
 

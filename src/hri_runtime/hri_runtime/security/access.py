@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .access_classes import CLASSES, AccessClass, check_access_declaration  # noqa: F401 (re-exported)
+from hri_runtime.security.classes import CLASSES, AccessClass, check_access_declaration  # noqa: F401 (re-exported)
 
 __all__ = ["ROLES", "CLASSES", "TOPIC_CLASSES", "SERVICE_CLASSES", "Endpoint", "endpoints", "classify",
            "role_rights", "role_key_exprs", "topic_key_expr", "service_key_expr", "roles_markdown"]
@@ -53,10 +53,10 @@ class Endpoint:
 
 
 def _runtime_endpoints() -> list[Endpoint]:
-    from .param_services import ACCESS
+    from hri_runtime.parameter_service import ACCESS
 
-    out = [Endpoint(n, c, "hri_runtime.access.RUNTIME_TOPICS") for n, c in RUNTIME_TOPICS.items()]
-    out += [Endpoint(f"/**/{short}", c, "hri_runtime.param_services.ACCESS") for short, c in ACCESS.items()]
+    out = [Endpoint(n, c, "hri_runtime.security.access.RUNTIME_TOPICS") for n, c in RUNTIME_TOPICS.items()]
+    out += [Endpoint(f"/**/{short}", c, "hri_runtime.parameter_service.ACCESS") for short, c in ACCESS.items()]
     return out
 
 
@@ -64,7 +64,7 @@ def endpoints(cfg: dict | None = None, config_root=None) -> list[Endpoint]:
     """Every classed endpoint of a merged robot config (default: the declared defaults): the
     declared names with ``access`` resolved to their configured values, then the runtime's.
     One name classed twice differently is a ConfigError naming both keys."""
-    from . import config as cfgmod
+    import hri_runtime.config.tree as cfgmod
 
     decl = cfgmod.load_declarations(config_root)
     data = cfg if cfg is not None else cfgmod.declared_defaults(config_root)

@@ -37,7 +37,7 @@ import numpy as np
 from rosbags.interfaces import Nodetype
 from rosbags.serde.utils import SIZEMAP, align, align_after
 
-from . import _cdr
+from hri_runtime import _cdr
 
 __all__ = ["PlanUnsupported", "describe", "compile_plan", "KINDS"]
 

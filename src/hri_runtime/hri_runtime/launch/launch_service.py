@@ -25,9 +25,9 @@ import time
 from collections import deque
 from typing import Optional
 
-from . import errors, signals
-from .launch_description import LaunchDescription, NodeSpec
-from .parameters_gen import RuntimeLaunchParams
+from hri_runtime import errors, signals
+from hri_runtime.launch.launch_description import LaunchDescription, NodeSpec
+from hri_runtime.parameters_gen import RuntimeLaunchParams
 
 __all__ = ["Launcher", "LaunchParams"]
 
@@ -90,7 +90,7 @@ class Launcher:
         self.router_session = None
         self.router_endpoint: Optional[str] = None
         self.router_lost = 0          # ERROR lines about a router gone (watchdog)
-        from .context import transport_name
+        from hri_runtime.context import transport_name
 
         self.transport = transport or transport_name()
         self.router_mode = router
@@ -119,7 +119,7 @@ class Launcher:
         if self.transport != "zenoh" or self.router_mode in (None, "none", "off"):
             return
         try:
-            from . import zenoh_backend as zb
+            from hri_runtime.impl import zenoh_backend as zb
         except ModuleNotFoundError:
             self._say("zenoh backend not available: no router started")
             return

@@ -22,9 +22,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Optional, TypeVar
 
-from . import config as cfgmod
-from .config import ConfigError, Declarations, is_leaf_spec
-from .params import spec_descriptor
+import hri_runtime.config.tree as cfgmod
+from hri_runtime.config.tree import ConfigError, Declarations, is_leaf_spec
+from hri_runtime.parameter import spec_descriptor
 
 __all__ = ["Params", "params_type", "env_default", "declare_config", "NODE_PARAMETERS"]
 
@@ -65,7 +65,7 @@ class Params:
     the section ``SECTION`` (dotted; ``"<map>.*"`` for one value of a map with structured values);
     a sub-section is a field holding its own params type. Construction, ``from_config`` and
     ``defaults`` check the values against the declaration, through the one validation path
-    (``hri_runtime.config.validate_section``)."""
+    (``hri_runtime.config.tree.validate_section``)."""
 
     SECTION: ClassVar[str] = ""
     _DECLARATIONS: ClassVar[Optional[Declarations]] = None     # None: the workspace's declarations

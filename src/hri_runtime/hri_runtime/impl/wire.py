@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Callable, Mapping, NamedTuple
 
-from .qos import DURABILITY, HISTORY, LIVELINESS, RELIABILITY, QoSProfile, qos_profile
+from hri_runtime.qos import DURABILITY, HISTORY, LIVELINESS, RELIABILITY, QoSProfile, qos_profile
 
 # --------------------------------------------------------------------------------------------
 # protocol constants (rmw_zenoh / rmw / rosidl; never configuration)

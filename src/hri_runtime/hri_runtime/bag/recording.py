@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from . import errors, msgs, provenance
-from .parameters_gen import RuntimeRecordingParams
+from hri_runtime import errors, msgs, provenance
+from hri_runtime.parameters_gen import RuntimeRecordingParams
 
 __all__ = ["McapWriter", "McapReader", "RecordedMessage", "Recorder", "Player", "RecordingParams",
            "record_main", "play_main"]
@@ -412,7 +412,7 @@ class Recorder:
             except msgs.UnknownTypeError as e:
                 self.skipped[topic] = str(e)
                 continue
-            from .cli_format import matching_qos
+            from hri_runtime.cli.format import matching_qos
 
             self.subs[topic] = self.node.create_subscription(
                 t, topic, lambda data, _t=topic, _ty=t: self._on(data, _t, _ty),
@@ -504,8 +504,8 @@ def record_main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("-o", "--output", required=True, help="output .mcap file")
     ap.add_argument("--duration", type=errors.positive_float, help="stop after this many seconds")
     a = ap.parse_args(argv)
-    from .context import TransportUnavailableError, get_default_context
-    from .node import Node
+    from hri_runtime.context import TransportUnavailableError, get_default_context
+    from hri_runtime.node import Node
 
     try:  # the output first: an unwritable path fails at once, before any transport is opened
         writer = McapWriter(a.output, library="hri record")
@@ -565,8 +565,8 @@ def play_main(argv: Optional[list[str]] = None) -> int:
     if a.info:
         print("\n".join(bag_info_lines(reader)))
         return 0
-    from .context import TransportUnavailableError, get_default_context
-    from .node import Node
+    from hri_runtime.context import TransportUnavailableError, get_default_context
+    from hri_runtime.node import Node
 
     try:
         ctx = get_default_context()

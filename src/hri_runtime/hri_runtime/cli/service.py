@@ -16,9 +16,9 @@ from typing import Any, Optional
 
 import yaml
 
-from . import msgs
-from .cli_format import message_repr  # noqa: F401 (re-exported)
-from .topic_cli import CliSession, graph_parser
+from hri_runtime import msgs
+from hri_runtime.cli.format import message_repr  # noqa: F401 (re-exported)
+from hri_runtime.cli.topic import CliSession, graph_parser
 
 __all__ = ["service_main", "interface_main", "message_repr"]
 
@@ -88,7 +88,7 @@ def service_main(argv: Optional[list[str]] = None, context=None) -> int:
 def _workspace_interfaces() -> dict[str, str]:
     """'pkg/msg/X' / 'pkg/srv/X' -> file, from the msg/ and srv/ folders of the workspace's
     packages (the source tree next to the config tree, or installed shares)."""
-    from .config import find_config_root
+    from hri_runtime.config.tree import find_config_root
 
     out: dict[str, str] = {}
     try:
@@ -119,7 +119,7 @@ def interface_main(argv: Optional[list[str]] = None) -> int:
     p = sub.add_parser("show", help="the definition of a type")
     p.add_argument("type", help="pkg/msg/Type or pkg/srv/Type")
     a = ap.parse_args(argv)
-    from .param_services import register_interfaces
+    from hri_runtime.parameter_service import register_interfaces
 
     register_interfaces()
     if a.cmd == "list":

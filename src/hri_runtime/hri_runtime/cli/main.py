@@ -15,7 +15,7 @@ import os
 import sys
 
 BUILTIN = {
-    "config": "hri_runtime.config_cli:main",
+    "config": "hri_runtime.cli.config:main",
 }
 
 # One line of purpose per subcommand for `hri --help` (the subcommands are not imported to list

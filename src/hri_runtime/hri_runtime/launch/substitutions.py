@@ -14,8 +14,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from .launch_description import LaunchError
-from .packages import PackageNotFoundError, find_pkg_prefix, find_pkg_share
+from hri_runtime.launch.launch_description import LaunchError
+from hri_runtime.packages import PackageNotFoundError, find_pkg_prefix, find_pkg_share
 
 __all__ = ["Scope", "substitute", "command_line", "truth", "safe_eval"]
 

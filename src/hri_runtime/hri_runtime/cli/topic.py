@@ -17,8 +17,8 @@ from typing import Optional
 
 import yaml
 
-from . import errors, msgs
-from .parameters_gen import RuntimeCliParams
+from hri_runtime import errors, msgs
+from hri_runtime.parameters_gen import RuntimeCliParams
 
 __all__ = ["topic_main", "node_main", "param_main", "CliParams", "CliSession", "graph_parser"]
 
@@ -51,8 +51,8 @@ class CliSession:
         return 0
 
     def __init__(self, name: str, context=None):
-        from .context import get_default_context
-        from .node import Node
+        from hri_runtime.context import get_default_context
+        from hri_runtime.node import Node
 
         self.params = CliParams.defaults()
         self.ctx = context if context is not None else get_default_context()
@@ -111,7 +111,7 @@ def _resolve_type(sess: CliSession, topic: str, given: Optional[str], wait_s: fl
 def _check_topic_args(a: argparse.Namespace) -> None:
     """Refuse a bad topic name, message type or field value before any transport is opened
     (UsageError / UnknownTypeError: one line, exit 2 through the ``hri`` dispatcher)."""
-    from .names import validate_topic_name
+    from hri_runtime.names import validate_topic_name
 
     if getattr(a, "topic", None) is not None:
         validate_topic_name(a.topic)
@@ -153,8 +153,8 @@ def _pub_qos(a: argparse.Namespace):
     """The publisher's QoS: the --qos-profile preset, the --qos-* overrides (ros2topic's
     profile_configure_short_keys: depth 0 keeps the preset's), then what a publisher offers for
     system_default / best_available policies (hri_runtime.qos.offered_qos)."""
-    from .qos import RMW_PRESETS, offered_qos
-    from .wire import RMW_ZENOH_DEFAULT_DEPTH
+    from hri_runtime.qos import RMW_PRESETS, offered_qos
+    from hri_runtime.impl.wire import RMW_ZENOH_DEFAULT_DEPTH
 
     q = RMW_PRESETS[a.qos_profile]
     over = {k: v for k, v in (("history", a.qos_history), ("durability", a.qos_durability),
@@ -171,7 +171,7 @@ def _pub_qos(a: argparse.Namespace):
 
 def _add_pub_arguments(p: argparse.ArgumentParser) -> None:
     """``ros2 topic pub``'s arguments (ros2topic/verb/pub.py): names, defaults and meaning."""
-    from .qos import DURABILITY, HISTORY, LIVELINESS, RELIABILITY, RMW_PRESETS
+    from hri_runtime.qos import DURABILITY, HISTORY, LIVELINESS, RELIABILITY, RMW_PRESETS
 
     p.add_argument("topic", help="name of the topic to publish to (e.g. '/chatter')")
     p.add_argument("type", help="type of the message (e.g. 'std_msgs/msg/String')")
@@ -219,8 +219,8 @@ def _pub(sess: "CliSession", a: argparse.Namespace, topic: str) -> int:
     one every 1/rate s on the session's clock until ``times`` are out or Ctrl-C, each printed
     ``publishing #N: <repr>`` (every ``--print``-th) followed by an empty line; then linger
     ``--keep-alive`` s so the last one leaves before the session closes."""
-    from .geometry import time_from_seconds
-    from .cli_format import message_repr
+    from hri_runtime.geometry import time_from_seconds
+    from hri_runtime.cli.format import message_repr
 
     cp = sess.params
     values, stamps = msgs.stamp_fields(a.type, yaml.safe_load(a.values) or {})
@@ -304,7 +304,7 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
             sess.wait(cp.discovery_wait_s)
             g = sess.ctx.graph()
             name = sess.node.resolve_topic_name(a.topic)
-            from .cli_format import topic_info_lines
+            from hri_runtime.cli.format import topic_info_lines
 
             if name not in g.topics:
                 print(f"Unknown topic '{name}'", file=sys.stderr)      # ros2 topic info's words
@@ -324,7 +324,7 @@ def topic_main(argv: Optional[list[str]] = None, context=None) -> int:
                 print(msgs.to_yaml(m))
                 print("---", flush=True)
 
-            from .cli_format import matching_qos
+            from hri_runtime.cli.format import matching_qos
 
             sess.wait(cp.discovery_wait_s, until=lambda: bool(sess.ctx.graph().publishers.get(topic)))
             qos = matching_qos(sess.ctx.graph(), topic, a.qos_depth or cp.echo_queue_depth)
@@ -416,7 +416,7 @@ def node_main(argv: Optional[list[str]] = None, context=None) -> int:
 def param_main(argv: Optional[list[str]] = None, context=None) -> int:
     """``hri param list|get|set|describe <node> [name] [value]`` through the node's rcl parameter
     services (works on any node with them: ours on zenoh/rclpy, or a ROS 2 node over rmw_zenoh)."""
-    from .param_services import SERVICES, from_value_msg, register_interfaces, to_value_msg
+    from hri_runtime.parameter_service import SERVICES, from_value_msg, register_interfaces, to_value_msg
 
     ap = argparse.ArgumentParser(prog="hri param", description="Parameters of a node (ros2 param).")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -447,7 +447,7 @@ def param_main(argv: Optional[list[str]] = None, context=None) -> int:
              "load": "set_parameters"}[a.cmd]
     load_items = None
     if a.cmd == "load":
-        from .cli_format import param_file_items
+        from hri_runtime.cli.format import param_file_items
 
         try:
             load_items = param_file_items(a.file, node)
@@ -475,12 +475,12 @@ def param_main(argv: Optional[list[str]] = None, context=None) -> int:
                 return 1
             print(f"Value is: {from_value_msg(v)}")
         elif a.cmd == "describe":
-            from .cli_format import describe_lines
+            from hri_runtime.cli.format import describe_lines
 
             r = cli.call(msgs.new(req_t, names=[a.name]), timeout_s=timeout_s)
             print("\n".join(describe_lines(r.descriptors[0])))
         elif a.cmd == "dump":
-            from .cli_format import dump_yaml
+            from hri_runtime.cli.format import dump_yaml
 
             names = list(cli.call(msgs.new(req_t), timeout_s=timeout_s).result.names)
             get_t, _ = msgs.srv_types(SERVICES["get_parameters"])
@@ -499,7 +499,7 @@ def param_main(argv: Optional[list[str]] = None, context=None) -> int:
                     rc = 1
             return rc
         else:
-            from .params import parse_yaml_value
+            from hri_runtime.parameter import parse_yaml_value
 
             val = parse_yaml_value(a.value)
             par = msgs.new("rcl_interfaces/msg/Parameter", name=a.name, value=to_value_msg(val))

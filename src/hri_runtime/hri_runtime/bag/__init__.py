@@ -1,0 +1,1 @@
+"""Recording and replay of ROS 2 MCAP bags, as rosbag2."""

@@ -1,0 +1,1 @@
+"""The ``hri`` command line, as ros2cli: one module per verb group."""

@@ -1,0 +1,1 @@
+"""The one YAML base-override configuration tree."""

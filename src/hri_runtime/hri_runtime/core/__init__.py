@@ -1,1 +1,0 @@
-"""Pure logic: no middleware imports, injected clock."""

@@ -1,0 +1,1 @@
+"""Internals of the node API (as rclpy.impl): wire format, CDR plans, the Zenoh and rclpy backends, the router."""
