@@ -22,3 +22,23 @@ def vr_keys(tmp_path, monkeypatch):
     monkeypatch.setenv("HRI_VR_AUTH", "required")
     monkeypatch.setenv("HRI_VR_KEY_FILE", str(f))
     return VR_KEYS
+
+
+def free_tcp_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def zenoh_router():
+    """A real Zenoh router on a free loopback port for the module's tests; yields its endpoint."""
+    from hri_runtime.impl.zenoh_backend import start_router
+
+    ep = f"tcp/127.0.0.1:{free_tcp_port()}"
+    r = start_router([ep])
+    yield ep
+    r.close()

@@ -1,6 +1,6 @@
 """Adding an arm is adding its robot file (Chang 2026, table 9.2: "code changed: 0").
 
-- the arms are the robot files of kind ``arm`` (``hri_runtime.config.list_arms``); the arm tests
+- the arms are the robot files of kind ``arm`` (``hri_runtime.config.tree.list_arms``); the arm tests
   (tests/arm, tests/interaction, hri_sim's URDF/FK checks, the C++ core's IK) run over that list;
 - no source file names an arm: the model, its joints, flange and meshes come from the robot file's
   ``sim.model`` (``hri_sim.models``), the launch from launch/arm.launch.yaml ``robot:=<arm>``;

@@ -192,10 +192,10 @@ def test_safe_stop_from_the_page_stops_the_simulated_base_within_100ms_sim_time(
     shot(pg, "03_safe_stop")
     later = [e for e in rec.snapshot() if e[0] > t_zero and e[1] == "vel"]
     assert later and all(e[2] == 0.0 and e[3] == 0.0 for e in later)
-    # a command nobody receives is flagged: this stack runs no interaction node
+    # a command nobody can take is refused with why: this stack runs no interaction node
     pg.click("#setmode")
-    expect(pg.locator("#reason")).to_contain_text("set_mode: WARNING no subscriber on /interaction/mode",
-                                                  timeout=T_UI)
+    expect(pg.locator("#reason")).to_contain_text(
+        "set_mode refused: service /interaction/set_parameters_atomically is not available", timeout=T_UI)
     # release: the explicit reset (/safety/reset) + atomic fault reset, as a script would do it
     pg.click("#release")
     wait_for(lambda: atomic.ctrl.fault is None, pg, "the fault reset")

@@ -47,7 +47,7 @@ class Launch:
     output is collected line by line (the console's port is read from its log line)."""
 
     def __init__(self, robot: str):
-        ep = f"tcp/127.0.0.1:{free_port()}"
+        self.ep = ep = f"tcp/127.0.0.1:{free_port()}"
         env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]",
                    HRI_ZENOH_CONNECT=f"[{ep}]", PYTHONUNBUFFERED="1")
         self.lines: list[str] = []
@@ -153,7 +153,7 @@ def test_fr3_lab_stack_page_shows_the_arm_and_its_buttons_reach_it(browser):
         # mode change -> the controller's own state
         pg.select_option("#mode", "admittance")
         pg.click("#setmode")
-        expect(pg.locator("#ok")).to_have_text("set_mode ok (reached 1 subscriber)", timeout=T_UI)
+        expect(pg.locator("#ok")).to_have_text("set_mode ok: interaction.mode set on /interaction", timeout=T_UI)
         expect(pg.locator("#int-mode")).to_have_text("admittance", timeout=T_UI)
         # impedance gains: the K/D fields start from the robot config's, -> the controller's own stiffness
         imp = load_robot_config("fr3")["interaction"]["impedance"]
@@ -162,7 +162,8 @@ def test_fr3_lab_stack_page_shows_the_arm_and_its_buttons_reach_it(browser):
         assert [float(pg.input_value(f"#damp{i}")) for i in range(6)] == imp["damping_diag"]
         pg.fill("#stiff3", "10000")
         pg.click("#setgains")
-        expect(pg.locator("#ok")).to_have_text("set_gains ok (reached 1 subscriber)", timeout=T_UI)
+        expect(pg.locator("#ok")).to_have_text("set_gains ok: interaction.impedance.stiffness_diag, "
+                                               "interaction.impedance.damping_diag set on /interaction", timeout=T_UI)
         end = time.monotonic() + WAIT_S
         while (snap(pg, "robot.interaction.stiffness_diag") or [None] * 6)[3] != 10000:
             assert time.monotonic() < end, f"gains not applied: {snap(pg, 'robot.interaction')}"
@@ -218,3 +219,75 @@ def test_tino_lab_stack_page_shows_the_base_and_safe_stop_latches_its_fault(brow
         text = launch.stop()
     assert launch.proc.returncode == 0, text
     assert "fault latched: system_stop" in text and "Traceback" not in text
+
+
+#: every element of a panel (section) and the page: its right edge inside the panel's, no
+#: horizontal scrolling (the raw-state details and every health row's values opened first)
+OVERFLOW_JS = """() => {
+  for (const d of document.querySelectorAll("details")) d.open = true;
+  const out = [];
+  const page = document.documentElement;
+  if (page.scrollWidth > window.innerWidth) out.push(`page: scrollWidth ${page.scrollWidth} > ${window.innerWidth}`);
+  for (const sec of document.querySelectorAll("main > section")) {
+    const box = sec.getBoundingClientRect();
+    const name = sec.id || (sec.querySelector("summary, h3") || {}).textContent;
+    if (sec.scrollWidth > sec.clientWidth + 1) out.push(`${name}: scrollWidth ${sec.scrollWidth} > ${sec.clientWidth}`);
+    for (const e of sec.querySelectorAll("*")) {
+      const b = e.getBoundingClientRect();
+      if (b.width > 0 && b.right > box.right + 1)
+        out.push(`${name}: <${e.tagName.toLowerCase()} id=${e.id} class=${e.className}> right ${b.right.toFixed(0)} > ${box.right.toFixed(0)}`);
+    }
+  }
+  return out;
+}"""
+
+
+def diagnostics_names(ep: str, seconds: float) -> set:
+    """The status names on /diagnostics of the launched stack, from an own session on its router."""
+    from hri_runtime.node import Node
+    from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
+
+    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+    names: set = set()
+    try:
+        Node("diag_probe", context=ctx).create_subscription(
+            "diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", lambda m: names.update(s.name for s in m.status), qos=50)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            ctx.spin(timeout_s=0.05)
+    finally:
+        ctx.shutdown()
+        ctx.close()
+    return names
+
+
+def test_fr3_every_link_is_a_health_row_and_no_text_overflows_a_panel_at_1280px(browser):
+    """The link health table has a row per status on /diagnostics -- the arm's VR link
+    (arm_teleop), the interaction loop, the stop supervisor -- and at 1280 px wide no text runs
+    past its panel: the interaction state (one row per field, never a raw JSON line), the health
+    rows' values, the raw state."""
+    launch, pg, errors = open_page(browser, "fr3")
+    try:
+        pg.set_viewport_size({"width": 1280, "height": 900})
+        expect(pg.locator("#conn")).to_have_text("connected", timeout=T_UI)
+        for name in ("hri_arm_teleop: vr link", "interaction", "safety: system stop"):
+            expect(pg.locator(f'#health tr[data-name="{name}"]')).to_have_count(1, timeout=T_UI)
+        expect(pg.locator('#health tr[data-name="hri_arm_teleop: vr link"] .connected')).to_have_text(
+            "False", timeout=T_UI)                            # no headset in this test
+        published = diagnostics_names(launch.ep, 3.0)
+        assert {"hri_arm_teleop: vr link", "interaction", "safety: system stop"} <= published, published
+        rows = set(pg.evaluate("[...document.querySelectorAll('#health tbody tr')].map((r) => r.dataset.name)"))
+        assert published <= rows, (published, rows)         # every link that reports is a row
+        # the interaction state: one row per field; the long ones (lists, counters) wrap in the panel
+        expect(pg.locator('#int-state tr[data-key="stiffness_diag"] td')).not_to_have_text("", timeout=T_UI)
+        assert pg.locator('#int-state tr[data-key="rejected"]').count() == 1
+        assert pg.locator("#int-state").inner_text().count("{") == 0     # no raw JSON
+        pg.wait_for_timeout(1500)                          # a few state frames: every row at its full text
+        overflow = pg.evaluate(OVERFLOW_JS)
+        assert overflow == [], overflow
+        pg.screenshot(path=str(ROOT / "runs" / "console_1280.png"), full_page=True)
+        assert errors == []
+    finally:
+        pg.close()
+        text = launch.stop()
+    assert launch.proc.returncode == 0, text

@@ -541,6 +541,25 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
         p1 = last()
         assert emulate(["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "3.2"]) == 0
         wait_for(lambda: p1[1] - last()[1] > 0.05, "the EE following the stroke after the reset", 60.0)
+
+        # impedance gains as a live parameter from an rclpy client (a double array): the loop's own
+        # state follows, get returns it; one outside gain_limits is refused with the check's sentence
+        from hri_interfaces.msg import InteractionState
+        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+        from rcl_interfaces.srv import GetParameters, SetParameters
+
+        p.subscribe(InteractionState, "/interaction/state", qos=latched())
+        name = "interaction.impedance.stiffness_diag"
+        K = [70.0, 70.0, 70.0, 11000.0, 11000.0, 11000.0]
+        for k, ok in ((K, True), (K[:5] + [60000.0], False)):
+            r = p.call(SetParameters, "/interaction/set_parameters", SetParameters.Request(parameters=[
+                Parameter(name=name, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+                                                          double_array_value=k))]))
+            assert r.results[0].successful is ok, r.results[0].reason
+        assert "stiffness vz = 60000 N/m outside [10, 50000]" in r.results[0].reason, r.results[0].reason
+        wait_for(lambda: list(p.messages("/interaction/state")[-1].stiffness_diag) == K, "the loop's stiffness")
+        got = p.call(GetParameters, "/interaction/get_parameters", GetParameters.Request(names=[name]))
+        assert list(got.values[0].double_array_value) == K
     finally:
         text = stop_launcher(proc)
     assert_clean_exit(proc, text)

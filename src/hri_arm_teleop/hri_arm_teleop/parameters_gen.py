@@ -32,12 +32,13 @@ class TeleopClutchParams(Params):
     SECTION = "teleop.clutch"
 
     position_scale: float = 1.0
-    """target displacement per hand displacement. Bounds: > 0, <= 10. Source: the clutch teleop
-    note."""
+    """target displacement per hand displacement; applied at run time (an engaged stroke continues
+    from where it is). Bounds: > 0, <= 10. Source: the clutch teleop note."""
 
     orientation_scale: float = 1.0
-    """scale of the hand's relative rotation vector log(R_entry^-1 R_now) (e.g. 0.8). Bounds: > 0,
-    <= 10. Source: the clutch teleop note."""
+    """scale of the hand's relative rotation vector log(R_entry^-1 R_now) (e.g. 0.8); applied at run
+    time (an engaged stroke continues from where it is). Bounds: > 0, <= 10. Source: the clutch
+    teleop note."""
 
     mapping_frame: Literal['world', 'tool'] = 'world'
     """frame the increments are taken and applied in: world = the base frame; tool = the hand/EE

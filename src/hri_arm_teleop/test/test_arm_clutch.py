@@ -290,3 +290,22 @@ def test_a_safety_release_with_the_button_up_does_not_wait_for_a_release():
     c.update(pose((0, 0, 0)), False, EE0)
     assert not c.awaiting_release
     assert c.update(pose((0, 0, 0)), True, EE0).event == "engage"
+
+
+def test_a_scale_set_mid_stroke_goes_on_from_the_target_without_a_jump():
+    """``set_scales`` (the run-time teleop scale): the engaged stroke is re-anchored, so the next
+    target is the held one plus the *new* scale times the hand's motion since the change."""
+    c = make()
+    c.update(pose((0, 0, 0)), True, EE0)
+    t1 = c.update(pose((0.1, 0, 0)), True, EE0).target          # scale 1: +0.1 m
+    np.testing.assert_allclose(t1[:3, 3], EE0[:3, 3] + [0.1, 0, 0], atol=1e-12)
+    c.set_scales(position_scale=0.5, orientation_scale=0.25)
+    assert (c.params.position_scale, c.params.orientation_scale) == (0.5, 0.25)
+    same = c.update(pose((0.1, 0, 0)), True, EE0).target         # the hand has not moved: no jump
+    np.testing.assert_allclose(same, t1, atol=1e-12)
+    t2 = c.update(pose((0.2, 0, 0), (0, 0, 0.4)), True, EE0).target   # +0.1 m, +0.4 rad about z
+    np.testing.assert_allclose(t2[:3, 3], t1[:3, 3] + [0.05, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(t2[:3, :3], se3.so3_exp(np.array([0, 0, 0.1])) @ t1[:3, :3], atol=1e-12)
+    with pytest.raises(ValueError):                    # checked as the config is: nothing changes
+        c.set_scales(position_scale=-1.0)
+    assert c.params.position_scale == 0.5

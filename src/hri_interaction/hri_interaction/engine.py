@@ -30,6 +30,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from hri_interaction.core.admittance import AdmittanceParams
 from hri_interaction.core.controller import MODES, STOP_PREFIX, InteractionParams, reference_fault
 from hri_interaction.core.spd import GainError, gains_from_vector, validate_impedance_gains
 from hri_interaction import parameters_gen
@@ -80,6 +81,19 @@ def diagnostics(s: dict, dt: float) -> dict:
     return d
 
 
+def admittance_gains(params: InteractionParams, M, D, K) -> AdmittanceParams:
+    """``interaction.admittance`` with the gains M, D, K (6 diagonal values or 6x6 each) and the
+    other keys of ``params``: checked as the config's are (the declaration, then M and D SPD and
+    K SPSD, :func:`hri_interaction.core.spd.validate_spd`); GainError saying why otherwise."""
+    try:
+        return AdmittanceParams.from_gains(mass=M, damping=D, stiffness=K,
+                                           dexp_dot_step_s=params.admittance.dexp_dot_step_s)
+    except GainError:
+        raise
+    except ValueError as exc:            # the declaration's checks (ConfigError): shape, bounds
+        raise GainError(str(exc)) from None
+
+
 class PythonEngine:
     """``ArmTorqueSim`` + ``InteractionController`` stepped from Python (lockstep only).
     ``driver="topic"``: the arm is the robot model at the state given to :meth:`set_joint_state`
@@ -122,6 +136,20 @@ class PythonEngine:
 
     def set_gain_vector(self, values) -> bool:
         return self.ctrl.set_gain_vector(values)
+
+    def set_admittance(self, M, D, K) -> bool:
+        """Admittance M, D, K (:func:`admittance_gains`), from the next tick on (they act on λ̈
+        only: the pose stays continuous); a bad one is rejected and counted."""
+        try:
+            a = admittance_gains(self.params, M, D, K)
+        except GainError as exc:
+            return self.ctrl.reject_input(exc.cause, str(exc))
+        return self.ctrl.set_admittance_params(a)
+
+    @property
+    def last_rejection(self) -> Optional[tuple]:
+        """``(cause, why)`` of the last rejected input (None: none yet)."""
+        return getattr(self.ctrl, "last_rejection", None)
 
     def set_wrench(self, wrench_body) -> bool:
         return self.ctrl.set_wrench(wrench_body)
@@ -204,6 +232,7 @@ class _Inputs:
 
     def reject(self, cause: str, why: str) -> bool:
         self.rejected[cause] += 1
+        self.last_rejection = (cause, why)
         if self.rejected[cause] in (1, 10, 100, 1000):
             log.warning("interaction: rejected %s (%s), count %d", cause, why, self.rejected[cause])
         return False
@@ -290,6 +319,20 @@ class RtEngine:
         except GainError as exc:
             return self.inputs.reject(exc.cause, str(exc))
         return self.set_gains(K, D)
+
+    def set_admittance(self, M, D, K) -> bool:
+        """As :meth:`PythonEngine.set_admittance`: the loop takes them at its next tick."""
+        try:
+            a = admittance_gains(self.params, M, D, K)
+        except GainError as exc:
+            return self.inputs.reject(exc.cause, str(exc))
+        self.loop.set_admittance(a.mass, a.damping, a.stiffness)
+        return True
+
+    @property
+    def last_rejection(self) -> Optional[tuple]:
+        """``(cause, why)`` of the last rejected input (None: none yet)."""
+        return getattr(self.inputs, "last_rejection", None)
 
     def set_push(self, force_world, torque_world=(0.0, 0.0, 0.0)) -> None:
         self.loop.set_push(np.asarray(force_world, float), np.asarray(torque_world, float))

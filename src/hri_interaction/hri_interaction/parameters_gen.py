@@ -55,12 +55,12 @@ class InteractionImpedanceParams(Params):
     SECTION = "interaction.impedance"
 
     stiffness_diag: tuple[float, ...] = (60.0, 60.0, 60.0, 12000.0, 12000.0, 12000.0)
-    """K diagonal (w, v), body frame — N·m/rad x3, N/m x3. Unit: N·m/rad, N/m. Bounds: > 0, <=
-    1000000.0, length 6."""
+    """K diagonal (w, v), body frame — N·m/rad x3, N/m x3; applied at run time (blended over
+    blend_s; SPD within gain_limits). Unit: N·m/rad, N/m. Bounds: > 0, <= 1000000.0, length 6."""
 
     damping_diag: tuple[float, ...] = (4.0, 4.0, 4.0, 300.0, 300.0, 300.0)
-    """D diagonal (w, v) — N·m·s/rad x3, N·s/m x3. Unit: N·m·s/rad, N·s/m. Bounds: > 0, <= 100000.0,
-    length 6."""
+    """D diagonal (w, v) — N·m·s/rad x3, N·s/m x3; applied at run time (blended over blend_s; SPD
+    within gain_limits). Unit: N·m·s/rad, N·s/m. Bounds: > 0, <= 100000.0, length 6."""
 
     stiffness_full: Optional[tuple[tuple[float, ...], ...]] = None
     """full 6x6 SPD K (replaces the diagonal) — optional 6x6 SPD matrix (block-diagonal or full);
@@ -80,15 +80,16 @@ class InteractionAdmittanceParams(Params):
     SECTION = "interaction.admittance"
 
     mass_diag: tuple[float, ...] = (0.5, 0.5, 0.5, 4.0, 4.0, 4.0)
-    """M diagonal (w, v) — kg·m² x3, kg x3. Unit: kg·m², kg. Bounds: > 0, <= 10000.0, length 6."""
+    """M diagonal (w, v) — kg·m² x3, kg x3; applied at run time (next tick). Unit: kg·m², kg.
+    Bounds: > 0, <= 10000.0, length 6."""
 
     damping_diag: tuple[float, ...] = (6.0, 6.0, 6.0, 160.0, 160.0, 160.0)
-    """D diagonal — N·m·s/rad x3, N·s/m x3. Unit: N·m·s/rad, N·s/m. Bounds: > 0, <= 100000.0, length
-    6."""
+    """D diagonal — N·m·s/rad x3, N·s/m x3; applied at run time (next tick). Unit: N·m·s/rad, N·s/m.
+    Bounds: > 0, <= 100000.0, length 6."""
 
     stiffness_diag: tuple[float, ...] = (50.0, 50.0, 50.0, 2500.0, 2500.0, 2500.0)
-    """K diagonal (0 = pure damper) — N·m/rad x3, N/m x3 (K_z = 2500 N/m, table 13.9). Unit:
-    N·m/rad, N/m. Bounds: >= 0, <= 1000000.0, length 6."""
+    """K diagonal (0 = pure damper) — N·m/rad x3, N/m x3 (K_z = 2500 N/m, table 13.9); applied at
+    run time (next tick). Unit: N·m/rad, N/m. Bounds: >= 0, <= 1000000.0, length 6."""
 
     mass_full: Optional[tuple[tuple[float, ...], ...]] = None
     """full 6x6 SPD M — optional 6x6 SPD matrices. Bounds: length 6. May be None."""
@@ -372,7 +373,8 @@ class InteractionParams(Params):
     10000. Source: Chang 2026 ch. 12."""
 
     mode: Literal['impedance', 'admittance', 'hybrid'] = 'impedance'
-    """start mode — impedance | admittance | hybrid, the mode the node starts in."""
+    """mode — impedance | admittance | hybrid, the mode the node starts in; applied at run time (a
+    switch is refused while the stop holds)."""
 
     ee_site: str = 'attachment_site'
     """controlled frame (MuJoCo site) — MuJoCo site / frame the controllers act on (flange)."""

@@ -525,13 +525,16 @@ class PidTuningInitialGainsParams(Params):
     SECTION = "pid_tuning.initial_gains"
 
     kp: Optional[tuple[float, ...]] = None
-    """initial/hold Kp per joint. Unit: N·m/rad. Bounds: >= 0, length joints.names."""
+    """initial/hold Kp per joint; on joint_robot the Kp of its PID per joint, applied at run time
+    (next control period). Unit: N·m/rad. Bounds: >= 0, length joints.names."""
 
     ki: Optional[tuple[float, ...]] = None
-    """initial/hold Ki per joint. Unit: N·m/(rad·s). Bounds: >= 0, length joints.names."""
+    """initial/hold Ki per joint; on joint_robot the Ki of its PID per joint, applied at run time
+    (next control period). Unit: N·m/(rad·s). Bounds: >= 0, length joints.names."""
 
     kd: Optional[tuple[float, ...]] = None
-    """initial/hold Kd per joint. Unit: N·m·s/rad. Bounds: >= 0, length joints.names."""
+    """initial/hold Kd per joint; on joint_robot the Kd of its PID per joint, applied at run time
+    (next control period). Unit: N·m·s/rad. Bounds: >= 0, length joints.names."""
 
 
 @dataclass(frozen=True)
@@ -568,14 +571,17 @@ class PidTuningHumanoidArmInitialGainsParams(Params):
     SECTION = "pid_tuning.humanoid_arm.initial_gains"
 
     kp: tuple[float, ...] = (100.0, 100.0, 8.0, 25.0, 2.5)
-    """initial/hold Kp per joint — ours: ω ≈ 15 rad/s, ζ ≈ 0.8 on the S1 joint inertias (0.47, 0.49,
-    0.036, 0.10, 0.011 kg·m²). Unit: N·m/rad. Bounds: >= 0."""
+    """initial/hold Kp per joint; on joint_robot the Kp of its PID per joint, applied at run time
+    (next control period) — ours: ω ≈ 15 rad/s, ζ ≈ 0.8 on the S1 joint inertias (0.47, 0.49, 0.036,
+    0.10, 0.011 kg·m²). Unit: N·m/rad. Bounds: >= 0."""
 
     ki: tuple[float, ...] = (150.0, 150.0, 12.0, 35.0, 4.0)
-    """initial/hold Ki per joint. Unit: N·m/(rad·s). Bounds: >= 0."""
+    """initial/hold Ki per joint; on joint_robot the Ki of its PID per joint, applied at run time
+    (next control period). Unit: N·m/(rad·s). Bounds: >= 0."""
 
     kd: tuple[float, ...] = (11.0, 11.0, 0.9, 2.5, 0.27)
-    """initial/hold Kd per joint. Unit: N·m·s/rad. Bounds: >= 0."""
+    """initial/hold Kd per joint; on joint_robot the Kd of its PID per joint, applied at run time
+    (next control period). Unit: N·m·s/rad. Bounds: >= 0."""
 
 
 @dataclass(frozen=True)

@@ -350,6 +350,22 @@ class Node:
     def set_parameter(self, name: str, value: Any) -> SetParametersResult:
         return self._set_one(Parameter(name, value))
 
+    def record_parameter(self, name: str, value: Any) -> None:
+        """The value of a settable parameter (declared with ``on_set``) that the node has already
+        applied by another input (a topic, a service): stored without calling its applier, so
+        ``get_parameters`` returns what runs, and announced on ``/parameter_events``.
+        ParameterError when the value does not fit the declaration (nothing stored)."""
+        if name not in self._param_appliers:
+            raise ParameterError(f"parameter '{name}' is not settable at run time on {self._fqn}")
+        desc = self._descriptors[name]
+        value = check_value(name, value, desc)
+        if value == self._params[name].value:
+            return
+        new = Parameter(name, value, param_type_of(value) if desc.dynamic_typing else (desc.type or param_type_of(value)))
+        self._params[name] = new
+        if self._param_services is not None:
+            self._param_services.event(changed=[new])
+
     def _set_one(self, p: Parameter) -> SetParametersResult:
         if p.name not in self._params:
             return SetParametersResult(False, f"parameter '{p.name}' is not declared")

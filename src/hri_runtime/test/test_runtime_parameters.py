@@ -109,6 +109,22 @@ def test_declare_config_loads_the_robot_parameter_and_skips_mappings():
         node.destroy_node()
 
 
+def test_declare_config_declares_a_structured_map_field_by_field():
+    """A map with declared ``fields`` (``pid_tuning.initial_gains``: kp, ki, kd per joint) is
+    declared field by field where the robot's config holds one; an override reaches the tree."""
+    cfg = load_robot_config("fr3")
+    node = Node("declare_fields", parameters={"pid_tuning.initial_gains.kd": [1.0] * 7})
+    try:
+        out = declare_config(node, ("pid_tuning.initial_gains",), cfg=cfg)
+        ig = cfg["pid_tuning"]["initial_gains"]
+        assert node.get_parameter("pid_tuning.initial_gains.kp").value == [float(v) for v in ig["kp"]]
+        assert node.get_parameter_descriptor("pid_tuning.initial_gains.kp").read_only
+        assert out["pid_tuning"]["initial_gains"]["kd"] == [1.0] * 7
+        assert not node.has_parameter("pid_tuning.initial_gains")
+    finally:
+        node.destroy_node()
+
+
 def test_parameter_files_next_to_the_config_tree_win(tmp_path, monkeypatch):
     shutil.copytree(REPO / "config", tmp_path / "config")
     own = tmp_path / "src" / "hri_safety"

@@ -94,3 +94,23 @@ def test_set_parameters_atomically_rolls_back_what_the_node_applied(graph):
     assert not r.successful and "read-only" in r.reason
     assert n.get_parameter("rate_hz").value == 25.0
     assert n.applied == [("rate_hz", 50.0), ("rate_hz", 25.0)]          # applied, then rolled back
+
+
+def test_record_parameter_stores_what_another_input_applied(graph):
+    """``record_parameter``: the value a node applied by another input (a topic, a service)
+    becomes the parameter's value without its applier running again, announced on
+    /parameter_events; only for a settable parameter and only a value that fits the declaration."""
+    from hri_runtime.parameter import ParameterError
+
+    ctx, n, c = graph
+    events = []
+    c.create_subscription("rcl_interfaces/msg/ParameterEvent", "/parameter_events", events.append, qos=100)
+    n.record_parameter("rate_hz", 40)
+    assert n.get_parameter("rate_hz").value == 40.0 and n.applied == []
+    n.record_parameter("rate_hz", 40.0)                   # the same value: no event
+    for name, value in (("rate_hz", 500.0), ("mode", "fly"), ("gains.kp", 2.0)):
+        with pytest.raises(ParameterError):
+            n.record_parameter(name, value)
+    assert n.get_parameter("rate_hz").value == 40.0 and n.get_parameter("gains.kp").value == 3.0
+    ctx.spin_for(0.0)
+    assert [(p.name, from_value_msg(p.value)) for e in events for p in e.changed_parameters] == [("rate_hz", 40.0)]

@@ -30,6 +30,7 @@ or clamp is flagged and counted, never silent.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -113,6 +114,7 @@ class ClutchTeleop:
         self._robot_entry: Optional[np.ndarray] = None
         self._await_release = False   # after a safety release: engage only after the button is up
         self._ignored_press = False   # the last update's pressed button was ignored (awaiting its release)
+        self._last_hand: Optional[np.ndarray] = None   # the hand pose of the last engaged update
 
     # ------------------------------------------------------------------ mapping
     def mapped_target(self, base_T_hand: np.ndarray) -> np.ndarray:
@@ -138,6 +140,18 @@ class ClutchTeleop:
             return T_raw, False
         return rate_limit_pose(self.target, T_raw, dt, self.params.max_linear_speed_m_s,
                                self.params.max_angular_speed_rad_s)
+
+    def set_scales(self, position_scale: Optional[float] = None, orientation_scale: Optional[float] = None) -> None:
+        """New ``position_scale`` / ``orientation_scale`` (checked as the config is), used from the
+        next update on. An engaged stroke is re-anchored at the last hand pose and the current
+        target, so the target goes on from where it is (a new scale never jumps the target by
+        the stroke made so far)."""
+        changes = {k: float(v) for k, v in (("position_scale", position_scale),
+                                             ("orientation_scale", orientation_scale)) if v is not None}
+        self.params = dataclasses.replace(self.params, **changes)
+        if self.engaged and self._last_hand is not None and self.target is not None:
+            self._hand_entry = self._last_hand.copy()
+            self._robot_entry = self.target.copy()
 
     @property
     def awaiting_release(self) -> bool:
@@ -200,7 +214,8 @@ class ClutchTeleop:
 
         clipped = clamped = False
         if self.engaged:
-            T_raw = self.mapped_target(np.asarray(base_T_hand, dtype=float))
+            self._last_hand = np.array(base_T_hand, dtype=float)
+            T_raw = self.mapped_target(self._last_hand)
             dt = now - (self._t_target if self._t_target is not None else now)
             T, clipped = self._rate_limit(T_raw, dt)
             if self._clamp is not None:

@@ -23,7 +23,9 @@ port; once bound, the parameter reads the port), the robot description it reads 
 ``interaction.topics.*``, ``pulse.auth.*`` (the headset links' authentication, shared with
 hri_pulse: docs/protocols.md "Authentication"; a ``teleop.vr.bind_address`` off loopback without it
 is refused at startup, one line, exit 2). ``teleop.vr.enabled`` is applied at run time: false
-closes the VR receiver, true opens it. ``/diagnostics`` "hri_arm_teleop: vr link": the link's
+closes the VR receiver, true opens it; so are ``teleop.clutch.position_scale`` and
+``orientation_scale`` (the teleop scale: from the next hand sample on, an engaged stroke going on
+from where it is). ``/diagnostics`` "hri_arm_teleop: vr link": the link's
 health and counters (``rejected_<cause>``: forged ``bad_tag``, unknown ``bad_key_id``, ``replayed``, ...).
 """
 from __future__ import annotations
@@ -57,7 +59,9 @@ class ArmTeleopNode(Node):
         super().__init__("arm_teleop", **kw)
         self.cfg = declare_config(self, ("teleop", "pulse.auth", "frames.base", "joints.names", "interaction.topics"),
                                   cfg=cfg,
-                                  on_set={"teleop.vr.enabled": self._on_vr_enabled})
+                                  on_set={"teleop.vr.enabled": self._on_vr_enabled,
+                                          "teleop.clutch.position_scale": self._on_scale("position_scale"),
+                                          "teleop.clutch.orientation_scale": self._on_scale("orientation_scale")})
         t = self.params = TeleopParams.from_tree(self.cfg)     # the node's values
         self.log = logging.getLogger("hri_arm_teleop.arm_teleop")
         self.base_frame = FramesParams.from_tree(self.cfg).base
@@ -150,6 +154,15 @@ class ArmTeleopNode(Node):
         if receiver is not None:
             receiver.close()
             self.get_logger().info("VR receiver closed")
+
+    def _on_scale(self, key: str):
+        """The applier of ``teleop.clutch.<key>`` (a scale) set at run time: the clutch maps the
+        hand with it from the next packet on (an engaged stroke goes on from where it is)."""
+        def apply(value: float) -> Optional[str]:
+            with self._lock:
+                self.pipe.clutch.set_scales(**{key: value})
+            return None
+        return apply
 
     def _on_vr_enabled(self, enabled: bool) -> Optional[str]:
         """``teleop.vr.enabled`` set at run time: open or close the receiver (the reason if the

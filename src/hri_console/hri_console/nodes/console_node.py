@@ -26,8 +26,11 @@ Out:
   atomic reset only once an atomic state was received (an arm stack has no atomic node).
   The system stop state (``/safety/stop``, with the same StopListener as the actuators, so a
   silent supervisor shows as stopped) is ``robot.safe_stop`` and ``system_stop`` of the snapshot.
-  ``set_mode``  -> std_msgs/String on ``interaction.topics.mode``;
-  ``set_gains`` -> std_msgs/Float64MultiArray ``[K diag 6, D diag 6]`` on ``interaction.topics.gains``;
+  ``set_mode``  -> the parameter ``interaction.mode`` of the interaction node (``console.interaction_node``)
+                   through its parameter services (``set_parameters_atomically``: what ``ros2 param
+                   set`` does), so ``param get`` shows it; the node's refusal is shown with its sentence;
+  ``set_gains`` -> its parameters ``interaction.impedance.stiffness_diag`` and ``damping_diag``, both
+                   or neither (one atomic set);
   ``pid_*``     -> services of the hri_pid_tuning node (``<pid_service>/auto_tune``, ``apply``,
                     ``apply_all``, ``evaluate``, ``flip``, ``replay``, ``save_motion``,
                     ``record_start``, ``record_stop``, ``reset``, ``save``); a refusal
@@ -59,6 +62,8 @@ from hri_console.core.protocol import PID_TRIGGERS, CommandGate, CommandRules, C
 from hri_console.core.state import ConsoleState
 from hri_safety.nodes.stop_listener import RESET_SERVICE, STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 from hri_interaction.core.spd import ImpedanceGainLimits
+from hri_interaction.nodes.interaction_node import IMPEDANCE, MODE
+from hri_runtime.parameter_service import SERVICES as PARAM_SERVICES, register_interfaces, to_value_msg
 from hri_interaction.parameters_gen import InteractionImpedanceParams, InteractionTopicsParams
 
 TUNE_SRV = "hri_interfaces/srv/Tune"
@@ -115,8 +120,10 @@ class ConsoleNode(Node):
         self.system_stop = StopListener(self, on_change=lambda stopped, _r: self.state.on_safe_stop(stopped),
                                         params=self.cfg)
         self.pub_reset = self.create_publisher("std_msgs/msg/Bool", at.reset, qos=10)
-        self.pub_mode = self.create_publisher("std_msgs/msg/String", it.mode, qos=10)
-        self.pub_gains = self.create_publisher("std_msgs/msg/Float64MultiArray", it.gains, qos=10)
+        # the interaction node's mode and gains: its parameter services (what ros2 param set uses)
+        register_interfaces()
+        self.param_cli = self.create_client(PARAM_SERVICES["set_parameters_atomically"],
+                                            f"{self.params.interaction_node.rstrip('/')}/set_parameters_atomically")
         # --- in
         self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", self.params.topics.diagnostics,
                                  self.on_diagnostics, qos=50)
@@ -243,6 +250,24 @@ class ConsoleNode(Node):
             raise Rejected("service_refused", resp.message, cmd.id)
         return resp, result
 
+    def _set_parameters(self, cmd, values: dict) -> dict:
+        """Set ``values`` (name -> value) on the interaction node in one atomic set; its refusal
+        raises :class:`Rejected` with the node's sentence (nothing changed)."""
+        cli = self.param_cli
+        if not cli.service_is_ready():
+            raise Rejected("unavailable", f"service {cli.srv_name} is not available (is the interaction node "
+                           "running?)", cmd.id)
+        req = msgs.new(cli.req_type, parameters=[msgs.new("rcl_interfaces/msg/Parameter", name=n, value=to_value_msg(v))
+                                                 for n, v in values.items()])
+        try:
+            res = cli.call(req, timeout_s=self.service_timeout_s).result
+        except Exception as exc:  # noqa: BLE001  (timeout / transport: one line on the page)
+            raise Rejected("timeout", f"{cli.srv_name}: {exc}", cmd.id) from None
+        if not res.successful:
+            raise Rejected("service_refused", res.reason, cmd.id)
+        node = self.params.interaction_node
+        return {"message": f"{', '.join(values)} set on {node}", "node": node}
+
     def dispatch(self, cmd) -> Any:
         a = cmd.args
         t = cmd.type
@@ -263,13 +288,11 @@ class ConsoleNode(Node):
             # an arm stack has no atomic node: nobody on the atomic reset is only a warning on Tino
             return {"message": resp.message, **self._delivery(self.pub_reset, expected=self.state.has_atomic())}
         if t == "set_mode":
-            self.pub_mode.publish(msgs.new("std_msgs/msg/String", data=a["mode"]))
-            return {"mode": a["mode"], **self._delivery(self.pub_mode)}
+            return {"mode": a["mode"], **self._set_parameters(cmd, {MODE: str(a["mode"])})}
         if t == "set_gains":
             g = a["gains"]
-            self.pub_gains.publish(msgs.new("std_msgs/msg/Float64MultiArray",
-                                            data=list(g["stiffness"]) + list(g["damping"])))
-            return {**g, **self._delivery(self.pub_gains)}
+            return {**g, **self._set_parameters(cmd, {IMPEDANCE[k]: [float(x) for x in g[k]]
+                                                      for k in ("stiffness", "damping")})}
         if t == "pid_autotune":
             joint = self.state.pid_joint(a["joint"], cmd.id)
             resp, result = self._call("auto_tune", cmd, joint=joint, heuristic="")

@@ -101,7 +101,7 @@ function renderRobot(r) {
   const it = r.interaction || {};
   $("int-mode").textContent = it.mode || "-";
   $("int-none").textContent = r.interaction ? "" : "no interaction controller (no state received)";
-  $("int-flags").textContent = r.interaction ? JSON.stringify(r.interaction) : "";
+  renderInteraction(r.interaction || null);
   const at = r.atomic || null;
   $("atomic").textContent = at ? `state ${at.state}${at.fault ? " FAULT " + at.fault : ""}` : "-";
   $("atomic").className = "badge" + (at && at.fault ? " STOP" : "");
@@ -127,6 +127,23 @@ function renderRobot(r) {
     }
     tr.appendChild(td);
     tr.appendChild(el("td", {"class": "margin"}, j.margin_rad === null ? "-" : fmt(j.margin_rad * DEG, 1)));
+    tb.appendChild(tr);
+  }
+}
+
+// The interaction controller's state: one row per field, values formatted (never a raw JSON line).
+const show = (v) => Array.isArray(v) ? v.map(show).join(", ")
+  : (v !== null && typeof v === "object") ? Object.entries(v).map(([k, x]) => `${k}=${show(x)}`).join(" ")
+  : (typeof v === "number" && !Number.isInteger(v)) ? String(Number(v.toPrecision(6))) : String(v);
+function renderInteraction(it) {
+  const tb = $("int-state").tBodies[0];
+  tb.textContent = "";
+  if (!it) return;
+  for (const [k, v] of Object.entries(it)) {
+    if (k === "mode") continue;                     // the badge above
+    const tr = el("tr", {"data-key": k});
+    tr.appendChild(el("th", {}, k));
+    tr.appendChild(el("td", {}, show(v) || "-"));
     tb.appendChild(tr);
   }
 }

@@ -236,8 +236,10 @@ class PyInteractionController:
 
     # ------------------------------------------------------------------ inputs (latest values)
     def reject_input(self, cause: str, why: str) -> bool:
-        """Count (``rejected[cause]``) and log (at counts 1, 10, 100, …) a bad input; False."""
+        """Count (``rejected[cause]``) and log (at counts 1, 10, 100, …) a bad input; False.
+        ``last_rejection`` keeps ``(cause, why)`` (a parameter set answers with ``why``)."""
         self.rejected[cause] += 1
+        self.last_rejection = (cause, why)
         if self.rejected[cause] in (1, 10, 100, 1000) or self.rejected[cause] % 10000 == 0:
             self.log.warning("interaction: rejected %s (%s), count %d", cause, why, self.rejected[cause])
         return False

@@ -35,6 +35,15 @@ Parameters: ``robot`` (config name, default fr3), ``robot_id``, every key of ``i
 and ``safety.stop``, ``joints.names`` and ``teleop.topics.ee_pose`` by their dotted names
 (``hri_runtime.parameter_library.typed.declare_config``), e.g.
 ``-p interaction.mode:=admittance``, ``-p interaction.node.driver:=topic``.
+
+Settable at run time (``ros2 param set`` / ``hri param set``, the console): :data:`LIVE`, the mode
+and the impedance and admittance gain diagonals. A set goes through the engine's input check (the
+mode rules; :func:`hri_interaction.core.spd.validate_impedance_gains` for K and D,
+:func:`hri_interaction.engine.admittance_gains` for M, D, K), is taken from the next tick on and
+``param get`` returns it; a refused value answers with the check's sentence and changes nothing.
+The mode and gains topics change the same parameters (an accepted message is recorded as the
+parameter's value and announced on ``/parameter_events``). A gain diagonal replaces a configured
+``*_full`` matrix of the same gain.
 """
 from __future__ import annotations
 
@@ -46,11 +55,13 @@ from typing import Optional
 import numpy as np
 
 from hri_interaction.core.controller import InteractionParams
+from hri_interaction.core.spd import gains_from_vector
 from hri_interaction.engine import PythonEngine, RtEngine, diagnostics, rt_available, safety_checker
 from hri_runtime import msgs
 from hri_runtime.diagnostics import OK, WARN, Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
+from hri_runtime.parameter import ParameterError
 from hri_runtime.parameter_library.typed import declare_config, params_type   # teleop.topics: hri_arm_teleop's
 from hri_runtime.parameters_gen import FramesParams, JointsParams, RobotParams
 from hri_runtime.qos import QOS_LATCHED
@@ -63,11 +74,27 @@ def wrench_from_msg(msg) -> np.ndarray:
     return np.array([m.x, m.y, m.z, f.x, f.y, f.z], dtype=float)
 
 
+MODE = "interaction.mode"
+IMPEDANCE = {"stiffness": "interaction.impedance.stiffness_diag", "damping": "interaction.impedance.damping_diag"}
+ADMITTANCE = {"mass": "interaction.admittance.mass_diag", "damping": "interaction.admittance.damping_diag",
+              "stiffness": "interaction.admittance.stiffness_diag"}
+#: the parameters this node applies at run time
+LIVE = (MODE, *IMPEDANCE.values(), *ADMITTANCE.values())
+
+
 class InteractionNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("interaction", **kw)
-        self.cfg = declare_config(self, ("interaction", "safety.stop", "joints.names", "teleop.topics.ee_pose"), cfg=cfg)
+        on_set = {MODE: self._set_mode}
+        on_set.update({name: (lambda v, g=g: self._set_impedance(**{g: v})) for g, name in IMPEDANCE.items()})
+        on_set.update({name: (lambda v, g=g: self._set_admittance(**{g: v})) for g, name in ADMITTANCE.items()})
+        self.cfg = declare_config(self, ("interaction", "safety.stop", "joints.names", "teleop.topics.ee_pose"),
+                                  cfg=cfg, on_set=on_set)
         self.params = p = InteractionParams.from_tree(self.cfg)
+        # the gains that run (6x6): what a set of one diagonal combines with
+        self.impedance = {"stiffness": p.impedance.stiffness, "damping": p.impedance.damping}
+        self.admittance = {"mass": p.admittance.mass, "damping": p.admittance.damping,
+                           "stiffness": p.admittance.stiffness}
         self.driver = p.node.driver
         joints = JointsParams.from_tree(self.cfg)
         self.joint_names = list(joints.names)
@@ -147,10 +174,49 @@ class InteractionNode(Node):
             self.engine.set_push(w[3:], w[:3])
 
     def on_mode(self, msg) -> None:
-        self.engine.set_mode(str(msg.data).strip().lower())
+        """``topics.mode``: the engine's rules; accepted, it is the ``interaction.mode`` value."""
+        mode = str(msg.data).strip().lower()
+        if self.engine.set_mode(mode):
+            self._record(MODE, mode)
 
     def on_gains(self, msg) -> None:
-        self.engine.set_gain_vector(msg.data)
+        """``topics.gains`` [K diag, D diag]: the engine's check; accepted, they are the values of
+        ``interaction.impedance.stiffness_diag`` / ``damping_diag``."""
+        if self.engine.set_gain_vector(msg.data):
+            K, D = gains_from_vector(msg.data)
+            self.impedance = {"stiffness": K, "damping": D}
+            self._record(IMPEDANCE["stiffness"], K.tolist())
+            self._record(IMPEDANCE["damping"], D.tolist())
+
+    # ------------------------------------------------------------------ parameters set at run time
+    def _record(self, name: str, value) -> None:
+        """An input the engine accepted is the parameter's value (a value the engine takes but the
+        declaration would not, e.g. under wider gain_limits, is logged: get shows the last one)."""
+        try:
+            self.record_parameter(name, value)
+        except ParameterError as exc:
+            self.get_logger().warning(f"{name}: applied but not recorded as the parameter ({exc})")
+
+    def _refusal(self) -> str:
+        cause, why = self.engine.last_rejection or ("refused", "")
+        return f"{why} ({cause})"
+
+    def _set_mode(self, mode: str) -> Optional[str]:
+        return None if self.engine.set_mode(mode) else self._refusal()
+
+    def _set_impedance(self, **gain) -> Optional[str]:
+        new = {**self.impedance, **{k: np.asarray(v, float) for k, v in gain.items()}}   # 6 values: a diagonal
+        if not self.engine.set_gains(new["stiffness"], new["damping"]):
+            return self._refusal()
+        self.impedance = new
+        return None
+
+    def _set_admittance(self, **gain) -> Optional[str]:
+        new = {**self.admittance, **{k: np.asarray(v, float) for k, v in gain.items()}}
+        if not self.engine.set_admittance(new["mass"], new["damping"], new["stiffness"]):
+            return self._refusal()
+        self.admittance = new
+        return None
 
     def on_joint_state(self, msg) -> None:
         self.engine.set_joint_state(msg.name, msg.position, msg.velocity)

@@ -277,8 +277,9 @@ def declare_config(node, sections, cfg: Optional[dict] = None, *, robot: str = "
     the node's ``robot`` / ``robot_id`` parameters). A key's default is the config's value; an
     override (``-p teleop.vr.port:=0``, launch ``parameters:``, a params file, the node's
     ``parameters=``) wins. Keys without a ROS parameter type (map, any, lists of those) stay as
-    in the config. ``on_set``: dotted name -> applier for the keys settable at run time (all
-    others are read-only)."""
+    in the config; a map with declared ``fields`` (a structured value) is declared field by field
+    (``pid_tuning.initial_gains.kp``) where the config holds one. ``on_set``: dotted name ->
+    applier for the keys settable at run time (all others are read-only)."""
     if isinstance(sections, str):
         sections = (sections,)
     on_set = dict(on_set or {})
@@ -329,6 +330,10 @@ def _declared(node, name: str, default: str, description: str) -> str:
 
 
 def _leaves(spec: dict, path: tuple):
+    if is_structured(spec):              # a map with declared fields: each field is a parameter
+        for key, child in spec["fields"].items():
+            yield from _leaves(child, path + (key,))
+        return
     if is_leaf_spec(spec):
         yield path, spec
         return

@@ -21,7 +21,15 @@ Topics (names from ``pid_tuning.live``):
 * out ``joint_states`` (``sensor_msgs/JointState``, stamped with the node clock).
 * service ``~/rehome`` (``std_srvs/srv/Trigger``, simulation only): back to the base pose at rest.
 * service ``~/set_gains`` (``hri_interfaces/srv/Tune``: ``joint``, ``gains`` = [kp, ki, kd]) –
-  acknowledged (``success``) only when the joint exists and the gains are finite and ≥ 0.
+  acknowledged (``success``) only when the joint exists and :func:`pid_gains_refusal` finds
+  nothing wrong; it changes the gain parameters below (``param get`` shows them).
+
+Gains as parameters, settable at run time (``ros2 param set`` / ``hri param set``): the robot's
+PID gains per joint (in the order of its joints) are the parameters ``<gains>.kp``, ``.ki`` and
+``.kd`` of its config, ``<gains>`` = ``pid_tuning.initial_gains`` (a config robot, e.g. fr3) or
+``pid_tuning.humanoid_arm.initial_gains``: checked per joint by :func:`pid_gains_refusal` (the one
+check of the service too; refused with its sentence, nothing changed) and used from the next
+control period on.
 
 Safety: the system stop (``/safety/stop``, ``hri_safety.nodes.stop_listener``): while it is
 latched, or no supervisor has spoken yet, every joint holds where it is (flag ``system_stop``) and
@@ -54,6 +62,21 @@ PidTuning = params_type("pid_tuning")
 SET_GAINS_SRV = "hri_interfaces/srv/Tune"   # ~/set_gains takes the tuning service's request (joint, gains)
 
 
+def pid_gains_refusal(gains) -> str | None:
+    """Why ``[kp, ki, kd]`` cannot be a joint's PID gains (3 finite numbers >= 0), or None: the
+    one check of gains from the service and from a parameter set."""
+    try:
+        g = [float(x) for x in gains]
+    except (TypeError, ValueError):
+        return f"gains must be 3 finite numbers >= 0, got {gains!r}"
+    if len(g) != 3 or not all(math.isfinite(x) and x >= 0 for x in g):
+        return f"gains must be 3 finite numbers >= 0, got {g}"
+    return None
+
+
+GAIN_TERMS = ("kp", "ki", "kd")
+
+
 def _safety_limits(robot: str, cfg: dict, plant):
     """SafetyLimits: the FR3's from its config; the humanoid arm's from its model (its torque
     limits per setup; rates not limited beyond a full swing per control period)."""
@@ -81,9 +104,12 @@ class JointRobotNode(Node):
         setup = setup or self.declare_parameter("setup", node_cfg.setup).value
         # the keys this node reads beyond its plant, as node parameters (the setup's config values)
         gains = "pid_tuning.humanoid_arm.initial_gains" if self.robot == ARM_ROBOT else "pid_tuning.initial_gains"
+        self.gain_params = {term: f"{gains}.{term}" for term in GAIN_TERMS}    # settable at run time
         self.cfg = declare_config(self, ("safety.command_stale_after_s", "pid_tuning.live", "pid_tuning.pid",
                                          "pid_tuning.relay.joint_limit_margin_deg", gains),
-                                  cfg=cfg if cfg is not None else load_pid_config(self.robot))
+                                  cfg=cfg if cfg is not None else load_pid_config(self.robot),
+                                  on_set={name: (lambda v, t=term: self._set_gain_term(t, v))
+                                          for term, name in self.gain_params.items()})
         pt = PidTuning.from_tree(self.cfg)
         self.plant = plant if plant is not None else build_pid_robot(self.robot, setup, self.cfg)
         p = self.plant
@@ -161,26 +187,51 @@ class JointRobotNode(Node):
             self.cmd_t[i] = now
 
     def on_set_gains(self, req, resp):
-        from hri_core.pid import PIDGains
-
-        g = [float(x) for x in req.gains]
+        refused = pid_gains_refusal(req.gains)
         if req.joint not in self.names:
             resp.success, resp.message = False, f"unknown joint {req.joint!r}"
-        elif len(g) != 3 or not all(math.isfinite(x) and x >= 0 for x in g):
-            resp.success, resp.message = False, f"gains must be 3 finite numbers >= 0, got {g}"
+        elif refused:
+            resp.success, resp.message = False, refused
         else:
-            pid = self.pids[self.names.index(req.joint)]
-            if g[1] == 0.0:
-                # no integral action: a controller without memory, as a fresh one (a bumpless
-                # transfer would freeze whatever the integral held – e.g. after an unstable rule)
-                pid.set_gains(PIDGains(*g), bumpless=False)
-                pid.reset()
-            else:
-                pid.set_gains(PIDGains(*g))          # bumpless: the integral absorbs the change
+            g = [float(x) for x in req.gains]
+            self._apply_gains(self.names.index(req.joint), g)
+            for term, name in self.gain_params.items():     # the parameters say what runs
+                self.record_parameter(name, [getattr(pid.gains, term) for pid in self.pids])
             resp.success, resp.message = True, f"{req.joint}: kp={g[0]:.6g} ki={g[1]:.6g} kd={g[2]:.6g}"
         if not resp.success:
             self._reject("set_gains", "bad_gains", resp.message)
         return resp
+
+    def _set_gain_term(self, term: str, values) -> str | None:
+        """The applier of ``<gains>.<term>`` (one value per joint): every joint's gains checked
+        first (nothing changes when one is refused), then the changed joints get theirs."""
+        if len(values) != len(self.names):
+            return f"{len(values)} values for {len(self.names)} joints ({', '.join(self.names)})"
+        new = []
+        for i, v in enumerate(values):
+            g = {t: getattr(self.pids[i].gains, t) for t in GAIN_TERMS}
+            g[term] = v
+            refused = pid_gains_refusal([g[t] for t in GAIN_TERMS])
+            if refused:
+                return f"{self.names[i]}: {refused}"
+            new.append([float(g[t]) for t in GAIN_TERMS])
+        for i, g in enumerate(new):
+            if g != [getattr(self.pids[i].gains, t) for t in GAIN_TERMS]:
+                self._apply_gains(i, g)
+        return None
+
+    def _apply_gains(self, i: int, g: list) -> None:
+        """Joint ``i``'s PID takes ``g`` = [kp, ki, kd] (checked) at the next control period."""
+        from hri_core.pid import PIDGains
+
+        pid = self.pids[i]
+        if g[1] == 0.0:
+            # no integral action: a controller without memory, as a fresh one (a bumpless
+            # transfer would freeze whatever the integral held – e.g. after an unstable rule)
+            pid.set_gains(PIDGains(*g), bumpless=False)
+            pid.reset()
+        else:
+            pid.set_gains(PIDGains(*g))          # bumpless: the integral absorbs the change
 
     def on_rehome(self, req, resp):
         """Simulation only (a hardware driver has no such service): the robot back at its base
