@@ -74,6 +74,13 @@ def test_fr3_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, source
         ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
         probe = Probe(context=ctx)
         pad = Pad(probe, dev, cfg["teleop"]["gamepad"]["topic"], cfg)
+        refs, refs_lock = [], threading.Lock()
+
+        def on_ref(m):
+            with refs_lock:
+                refs.append(np.array([m.pose.position.x, m.pose.position.y, m.pose.position.z]))
+        probe.create_subscription("geometry_msgs/msg/PoseStamped", cfg["interaction"]["topics"]["reference"],
+                                  on_ref, qos=100)
         ctx.spin_in_background()
         assert wait_for(lambda: probe.last() is not None), "no /ee_pose from the stack"
         if dev:
@@ -87,13 +94,20 @@ def test_fr3_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, source
         assert np.linalg.norm(probe.last() - p0) < 0.002, (p0, probe.last())
         pad.hold(True, 1.0)                                    # clutch + stick up: +x
         assert wait_for(lambda: probe.last()[0] - p0[0] > 0.06, 30.0), (p0, probe.last())
-        pad.hold(False, 0.0)                                   # release: hold
-        time.sleep(1.0)
+        pad.hold(False, 0.0)                                   # release: the reference holds
+        time.sleep(0.3)
+        with refs_lock:
+            n_ref = len(refs)
+        time.sleep(2.0)
+        with refs_lock:
+            held = refs[n_ref:]
+        assert held and all(np.array_equal(r, held[0]) for r in held), held[:3]   # the target does not move
         p1 = probe.last()
         time.sleep(1.0)
-        p2 = probe.last()
+        p2 = probe.last()                                      # and the arm settles on it
         assert abs(p1[1] - p0[1]) < 0.01 and abs(p1[2] - p0[2]) < 0.01, (p0, p1)   # along x only
         assert np.linalg.norm(p2 - p1) < 0.002, (p1, p2)
+        assert np.linalg.norm(p2 - held[0]) < 0.01, (p2, held[0])
         with probe.lock:
             modes = list(probe.modes)
         assert "TRACK" in modes and "SAFETY_HOLD" not in modes, modes

@@ -113,7 +113,7 @@ def test_gamepad_joy_same_pulses_as_vr(pulse_cfg, recorder_cls):
 def test_gamepad_node_refuses_an_input_it_does_not_serve():
     """pulse.node.input keyboard (a launch's input:=keyboard on Tino): one clear error, no node."""
     from hri_pulse.nodes.gamepad_node import GamepadNode
-    from hri_runtime.config import ConfigError
+    from hri_runtime.params import ParameterError
     ctx = InprocContext(start_time_s=0.0)
-    with pytest.raises(ConfigError, match="pulse.node.input"):
+    with pytest.raises(ParameterError, match="pulse.node.input"):
         GamepadNode(context=ctx, parameters={"pulse.node.input": "keyboard"})

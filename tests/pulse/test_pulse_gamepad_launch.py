@@ -193,10 +193,10 @@ def test_tino_launch_refuses_keyboard_input():
     out = subprocess.run(HRI + ["launch", "--check", str(ROOT / "launch/tino.launch.yaml"), "input:=keyboard"],
                          env=no_ros_env(ep), capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0 and "pulse.node.input:=keyboard" in out.stdout, out.stdout + out.stderr
-    from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
-    from hri_runtime.config import ConfigError
-    from hri_runtime.inproc import InprocContext
-
-    with pytest.raises(ConfigError, match="pulse.node.input"):
-        VrInterfaceNode(context=InprocContext(start_time_s=0.0),
-                        parameters={"pulse.udp.port": 0, "pulse.node.input": "keyboard"})
+    exe = Path(sys.executable).parent / "vr_interface_node"
+    out = subprocess.run([str(exe), "--ros-args", "-p", "pulse.node.input:=keyboard", "-p", "pulse.udp.port:=0"],
+                         env=dict(no_ros_env(ep), HRI_TRANSPORT="inproc"), capture_output=True, text=True,
+                         timeout=60)
+    lines = [ln for ln in (out.stdout + out.stderr).splitlines() if ln.strip()]
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    assert any("pulse.node.input" in ln and "keyboard" in ln for ln in lines), lines
