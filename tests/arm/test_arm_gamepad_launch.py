@@ -1,4 +1,4 @@
-"""`hri launch launch/fr3.launch.yaml input:=gamepad` on the real Zenoh transport: the gamepad drives
+"""`hri launch launch/<arm>.launch.yaml input:=gamepad` (fr3, ur5e, iiwa14) on the real Zenoh transport: the gamepad drives
 the arm through the same clutch as the headset. Holding the clutch button (LB) with the left stick
 up moves the EE +x (the base frame's forward); releasing the button holds it. Injected as
 sensor_msgs/Joy on /joy (what the ROS 2 joy node publishes) or as kernel input_event records
@@ -57,14 +57,14 @@ class Pad:
         self._stop.set()
 
 
-@pytest.mark.parametrize("source", ["joy", "evdev"])
-def test_fr3_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, source):
-    cfg = load_robot_config("fr3")
+@pytest.mark.parametrize("robot, source", [("fr3", "joy"), ("fr3", "evdev"), ("ur5e", "joy"), ("iiwa14", "joy")])
+def test_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, robot, source):
+    cfg = load_robot_config(robot)
     ep = f"tcp/127.0.0.1:{free_port()}"
     pad_path = tmp_path / "pad"
     dev = PipeDevice(pad_path) if source == "evdev" else None
     device = str(pad_path) if dev else str(tmp_path / "absent")
-    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(REPO / "launch" / "fr3.launch.yaml"),
+    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(REPO / "launch" / f"{robot}.launch.yaml"),
                                        "input:=gamepad", f"joy_device:={device}"],
                                 env=no_ros_env(ep), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)

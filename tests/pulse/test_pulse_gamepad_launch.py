@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -25,15 +24,10 @@ from hri_runtime.config import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 from hri_runtime.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
+from ..arm.test_arm_e2e_launch import HRI, free_port  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
-HRI = [sys.executable, "-m", "hri_runtime.cli"]
 WAIT_S = 40.0
-
-
-def free_port(kind=socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait(cond, what, timeout_s=WAIT_S):
