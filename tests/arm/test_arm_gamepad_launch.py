@@ -1,6 +1,7 @@
-"""`hri launch launch/<arm>.launch.yaml input:=gamepad` (fr3, ur5e, iiwa14) on the real Zenoh transport: the gamepad drives
-the arm through the same clutch as the headset. Holding the clutch button (LB) with the left stick
-up moves the EE +x (the base frame's forward); releasing the button holds it. Injected as
+"""`hri launch launch/<arm>.launch.yaml input:=gamepad` (fr3, ur5e, iiwa14) on the real Zenoh
+transport: the gamepad drives the arm through the same clutch as the headset. Holding the clutch
+button (LB) with the left stick up moves the EE +x (the base frame's forward); releasing the
+button holds the reference and the arm settles on it. Injected as
 sensor_msgs/Joy on /joy (what the ROS 2 joy node publishes) or as kernel input_event records
 through joy_evdev reading a pipe (no /dev/uinput here). No VR receiver is opened. Wall clock:
 waits are bounded guards; where the arm went is asserted, not how long it took."""

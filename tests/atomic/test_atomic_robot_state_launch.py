@@ -47,7 +47,8 @@ def test_tino_launch_publishes_joint_states_robot_description_and_tf():
         probe = StateProbe(context=ctx)   # late: only the latches answer /robot_description and /tf_static
         probe.create_subscription("nav_msgs/msg/Odometry", cfg["atomic"]["topics"]["odom"], odom.append, qos=100)
         links = {"leg", "wheel_left", "wheel_right", "head", "head_tilt_link", "head_pitch_link"}
-        assert wait_for(lambda: probe.desc and probe.tf_static and (links | {base}) <= set(probe.tf) | set(probe.tf_static)
+        frames = links | {base}
+        assert wait_for(lambda: probe.desc and probe.tf_static and frames <= set(probe.tf) | set(probe.tf_static)
                         and len(probe.js) >= 20 and odom), \
             "no description, static and moving TF, joint states and odometry"
         with probe.lock:

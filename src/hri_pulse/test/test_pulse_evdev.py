@@ -95,11 +95,24 @@ def test_reset_releases_everything(joy):
 
 
 def test_a_bad_mapping_is_one_clear_error(g):
-    with pytest.raises(MappingError, match="unknown evdev code 'BTN_NOPE'"):
+    with pytest.raises(MappingError, match="evdev_buttons: 'BTN_NOPE' – expected one of BTN_A"):
         EvdevJoy.from_params(dataclasses.replace(g, evdev_buttons=["BTN_NOPE"]))
     joy = EvdevJoy.from_params(g)
-    with pytest.raises(MappingError, match="empty"):
+    with pytest.raises(MappingError, match=r"evdev_axis_max\[0\]: 5 – expected more than"):
         joy.set_range(0, 5, 5)
+
+
+def test_joy_evdev_refuses_a_bad_mapping_in_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "joy_evdev"
+    out = subprocess.run([str(exe), "--ros-args", "-p", "pulse.gamepad.evdev_axes:=[ABS_X, ABS_NOPE]"],
+                         env=dict(os.environ, HRI_TRANSPORT="inproc"), capture_output=True, text=True, timeout=60)
+    lines = [ln for ln in (out.stdout + out.stderr).splitlines() if ln.strip()]
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    assert any("pulse.gamepad.evdev_axes" in ln and "ABS_NOPE" in ln for ln in lines), lines
 
 
 def test_device_retry_once_per_period():

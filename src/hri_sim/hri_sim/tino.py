@@ -186,7 +186,8 @@ class TinoSim:
         joint torque N·m (MuJoCo's ``qfrc_actuator``, the gear applied)."""
         m, d = self.model, self.data
         j = [m.joint(n) for n in names]
-        return (np.array([d.qpos[x.qposadr[0]] for x in j], float), np.array([d.qvel[x.dofadr[0]] for x in j], float),
+        return (np.array([d.qpos[x.qposadr[0]] for x in j], float),
+                np.array([d.qvel[x.dofadr[0]] for x in j], float),
                 np.array([d.qfrc_actuator[x.dofadr[0]] for x in j], float))
 
     def head(self) -> np.ndarray:

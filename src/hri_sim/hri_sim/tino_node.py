@@ -79,7 +79,8 @@ class TinoSimNode(Node):
         t = self._advance()
         q, dq, tau = self.sim.joint_state(self.joint_names)
         self.pub_js.publish(msgs.new(
-            "sensor_msgs/msg/JointState", header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t), frame_id=""),
+            "sensor_msgs/msg/JointState",
+            header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t), frame_id=""),
             name=self.joint_names, position=q, velocity=dq, effort=tau))
 
     def tick(self) -> None:

@@ -61,7 +61,12 @@ def syn(t_s: float = 0.0) -> bytes:
 
 
 class MappingError(ValueError):
-    """A code name the mapping does not know, or a range with min >= max (one line)."""
+    """A code name the mapping does not know, or a bad range (one line; ``key``, ``value`` and
+    ``expected`` as a ConfigError names them)."""
+
+    def __init__(self, key: str, value, expected: str):
+        self.key, self.value, self.expected = key, value, expected
+        super().__init__(f"{key}: {value!r} – expected {expected}")
 
 
 @dataclass
@@ -89,16 +94,17 @@ class EvdevJoy:
     def from_params(cls, g) -> "EvdevJoy":
         """From ``pulse.gamepad`` (``GamepadParams``); MappingError for an unknown code name or a
         bad range."""
-        try:
-            buttons = [KEY_CODES[n] for n in g.evdev_buttons]
-            axes = [ABS_CODES[n] for n in g.evdev_axes]
-        except KeyError as exc:
-            raise MappingError(f"pulse.gamepad: unknown evdev code {exc.args[0]!r} "
-                               f"(known: {', '.join(sorted(KEY_CODES) + sorted(ABS_CODES))})") from None
+        for key, names, table in (("evdev_buttons", g.evdev_buttons, KEY_CODES),
+                                  ("evdev_axes", g.evdev_axes, ABS_CODES)):
+            bad = [n for n in names if n not in table]
+            if bad:
+                raise MappingError(f"pulse.gamepad.{key}", bad[0], f"one of {', '.join(sorted(table))}")
+        buttons = [KEY_CODES[n] for n in g.evdev_buttons]
+        axes = [ABS_CODES[n] for n in g.evdev_axes]
         lo, hi = list(g.evdev_axis_min), list(g.evdev_axis_max)
         if not (len(lo) == len(hi) == len(axes)):
-            raise MappingError(f"pulse.gamepad: evdev_axis_min/max need one value per evdev_axes entry "
-                               f"({len(axes)}), got {len(lo)} and {len(hi)}")
+            raise MappingError("pulse.gamepad.evdev_axis_min", lo,
+                               f"one value per evdev_axes entry ({len(axes)}) in it and in evdev_axis_max")
         d = cls(buttons, axes, lo, hi, float(g.deadzone))
         for i in range(len(axes)):
             d.set_range(i, lo[i], hi[i])
@@ -114,7 +120,7 @@ class EvdevJoy:
     def set_range(self, i: int, lo: int, hi: int) -> None:
         """The raw range of axis ``i`` (from the device, EVIOCGABS); MappingError if empty."""
         if not hi > lo:
-            raise MappingError(f"evdev axis {i}: range [{lo}, {hi}] is empty")
+            raise MappingError(f"pulse.gamepad.evdev_axis_max[{i}]", hi, f"more than evdev_axis_min[{i}] ({lo})")
         self.axis_min[i], self.axis_max[i] = int(lo), int(hi)
 
     def reset(self) -> None:

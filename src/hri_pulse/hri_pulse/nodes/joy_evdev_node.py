@@ -30,7 +30,7 @@ from hri_runtime.parameters import declare_config, params_type
 from hri_pulse.core.evdev import DeviceRetry, EvdevJoy, MappingError, absinfo_range, device_name, find_device
 
 READ_CHUNK = 24 * 64          # up to 64 records per read
-TICK_S = 0.005                # device polling period (the joy node's event wait is 50 ms; a 200 Hz poll keeps a frame's delay below 5 ms)
+TICK_S = 0.005                # device polling period: a frame waits at most 5 ms to be published
 
 
 class JoyEvdevNode(Node):
@@ -41,7 +41,7 @@ class JoyEvdevNode(Node):
         try:
             self.joy = EvdevJoy.from_params(g)
         except MappingError as exc:
-            raise ConfigError(None, "pulse.gamepad", None, str(exc)) from None
+            raise ConfigError(None, exc.key, exc.value, exc.expected) from None
         self.topic = params_type("pulse.topics").from_tree(cfg).joy
         self.pub = self.create_publisher("sensor_msgs/msg/Joy", self.topic, qos=10)
         self.fd: Optional[int] = None
