@@ -160,3 +160,35 @@ def test_a_root_body_or_site_the_model_lacks_is_refused(tino):
             '<mujoco><worldbody><site name="s"/><body name="b"><joint type="hinge"/>'
             '<geom size="0.1" mass="1"/></body></worldbody></mujoco>')
         urdf_from_mujoco(model2, ee_site="s", root_body="b", **kw)
+
+
+def test_robot_state_node_turns_odometry_into_odom_to_base_and_rejects_a_bad_one():
+    from hri_runtime import msgs
+    from hri_runtime.inproc import InprocContext
+    from hri_runtime.node import Node
+    from hri_sim.nodes.robot_state_node import RobotStateNode
+
+    ctx = InprocContext(start_time_s=0.0)
+    node = RobotStateNode(context=ctx, parameters={"robot": "tino"})
+    cfg = load_robot_config("tino")
+    probe = Node("tf_probe", context=ctx)
+    tf = []
+    probe.create_subscription("tf2_msgs/msg/TFMessage", "/tf", lambda m: tf.extend(m.transforms), qos=100)
+    pub = probe.create_publisher("nav_msgs/msg/Odometry", cfg["atomic"]["topics"]["odom"], qos=10)
+
+    def odom(x, yaw):
+        return msgs.new("nav_msgs/msg/Odometry", header=msgs.new("std_msgs/msg/Header", frame_id="odom"),
+                        child_frame_id=cfg["frames"]["base"], pose=msgs.new(
+                            "geometry_msgs/msg/PoseWithCovariance", pose=msgs.new(
+                                "geometry_msgs/msg/Pose", position=msgs.new("geometry_msgs/msg/Point", x=x, z=0.05),
+                                orientation=msgs.new("geometry_msgs/msg/Quaternion", z=math.sin(yaw / 2),
+                                                     w=math.cos(yaw / 2)))))
+    pub.publish(odom(1.5, 0.4))
+    pub.publish(odom(float("nan"), 0.0))
+    ctx.spin_for(0.05)
+    assert [(t.header.frame_id, t.child_frame_id) for t in tf] == [("odom", cfg["frames"]["base"])]
+    tr = tf[0].transform
+    assert (tr.translation.x, tr.translation.z) == (1.5, 0.05)
+    assert 2 * math.atan2(tr.rotation.z, tr.rotation.w) == pytest.approx(0.4, abs=1e-12)
+    assert node.rejected_count(cfg["atomic"]["topics"]["odom"], "bad_pose") == 1
+    node.destroy_node()
