@@ -20,11 +20,12 @@ setup(
     maintainer_email='team@hri-teleop.dev',
     description='VR (Unity UDP) and gamepad input, 3-cycle command pulses, link-health monitor.',
     license='Apache-2.0',
-    extras_require={'test': ['pytest', 'hypothesis'], 'evdev': ['evdev']},
+    extras_require={'test': ['pytest', 'hypothesis']},
     entry_points={
         'console_scripts': [
             'vr_interface_node = hri_pulse.nodes:vr_interface_node',
             'gamepad_node = hri_pulse.nodes:gamepad_node',
+            'joy_evdev = hri_pulse.nodes:joy_evdev',
         ],
         'hri.commands': [
             'vr-emulate = hri_pulse.emulator:main',

@@ -172,3 +172,46 @@ def test_ros2_robot_reorders_joint_states_and_sends_one_point_trajectories():
     assert list(got[-1].joint_names) == names and np.allclose(point.positions, 0.1)
     t = point.time_from_start
     assert t.sec + 1e-9 * t.nanosec == pytest.approx(ros2.trajectory_time_from_start_s, abs=1e-9)
+
+
+@pytest.mark.parametrize("inp", ["gamepad", "keyboard"])
+def test_gamepad_and_keyboard_inputs_open_no_vr_receiver(inp):
+    ctx = InprocContext()
+    node = ArmTeleopNode(cfg=load_robot_config("fr3", overrides=["teleop.output=joint"]), context=ctx,
+                         parameters={"teleop.input": inp, "teleop.vr.port": 0})
+    assert node.receiver is None and node.vr_address is None
+    assert (node.gamepad is not None) == (inp == "gamepad")
+    node.destroy_node()
+
+
+def test_keyboard_input_follows_ee_command():
+    """input:=keyboard: keyboard_teleop's /ee_command (run in a terminal of its own) drives the arm."""
+    ctx = InprocContext()
+    StopSupervisorNode(context=ctx)
+    cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
+    node = ArmTeleopNode(cfg=cfg, context=ctx, parameters={"teleop.input": "keyboard"})
+    probe = Probe(context=ctx)
+    ctx.spin_for(0.1)
+    T1 = matrix_from_pose(probe.ee[-1])
+    T1[2, 3] += 0.02
+    for _ in range(10):          # keyboard_teleop's /ee_command (10 Hz)
+        probe.cmd.publish(pose_stamped_from_matrix(T1, node.get_clock().now_s(), "fr3_base"))
+        ctx.spin_for(0.1)
+    ctx.spin_for(0.5)
+    assert matrix_from_pose(probe.ee[-1])[2, 3] == pytest.approx(T1[2, 3], abs=0.002)
+    node.destroy_node()
+
+
+def test_gamepad_input_rejects_a_nan_joy_and_an_unknown_input_is_refused():
+    from hri_runtime.parameter import ParameterError
+
+    ctx = InprocContext()
+    node = ArmTeleopNode(cfg=load_robot_config("fr3", overrides=["teleop.output=joint"]), context=ctx,
+                         parameters={"teleop.input": "gamepad"})
+    joy = Node("joy_probe", context=ctx).create_publisher("sensor_msgs/msg/Joy", "/joy", qos=10)
+    joy.publish(msgs.new("sensor_msgs/msg/Joy", axes=[float("nan")] * 8, buttons=[1] * 11))
+    ctx.spin_for(0.05)
+    assert node.rejected_count("/joy", "non_finite") == 1 and node.gamepad.rejected == 1
+    node.destroy_node()
+    with pytest.raises(ParameterError, match="teleop.input"):
+        ArmTeleopNode(cfg=load_robot_config("fr3"), context=InprocContext(), parameters={"teleop.input": "mouse"})

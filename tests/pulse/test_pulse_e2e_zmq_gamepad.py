@@ -1,5 +1,4 @@
 """The ZeroMQ carrier (same packets, same core) and the gamepad node, end to end."""
-import logging
 import time
 
 import pytest
@@ -83,7 +82,7 @@ class JoyDriver(Node):
 def test_gamepad_joy_same_pulses_as_vr(pulse_cfg, recorder_cls):
     from hri_pulse.nodes.gamepad_node import GamepadNode
     ctx = InprocContext(start_time_s=0.0)
-    node = GamepadNode(context=ctx, parameters={"pulse.gamepad.source": "joy"})
+    node = GamepadNode(context=ctx)
     rec = recorder_cls(pulse_cfg["topics"], context=ctx)
     joy = JoyDriver(pulse_cfg["topics"]["joy"], context=ctx)
     jb = pulse_cfg["gamepad"]["joy_buttons"]
@@ -111,15 +110,10 @@ def test_gamepad_joy_same_pulses_as_vr(pulse_cfg, recorder_cls):
     node.destroy_node()
 
 
-def test_gamepad_missing_evdev_device_is_a_message_and_a_retry(pulse_cfg, caplog):
+def test_gamepad_node_refuses_an_input_it_does_not_serve():
+    """pulse.node.input keyboard (a launch's input:=keyboard on Tino): one clear error, no node."""
     from hri_pulse.nodes.gamepad_node import GamepadNode
+    from hri_runtime.parameter import ParameterError
     ctx = InprocContext(start_time_s=0.0)
-    node = GamepadNode(context=ctx, parameters={"pulse.gamepad.source": "evdev"})
-    with caplog.at_level("ERROR"):
-        ctx.spin_for(5.0)
-    errs = [r for r in caplog.records
-            if r.levelno >= logging.ERROR and "gamepad:" in r.getMessage()]  # other tests may leave INFO on
-    period = pulse_cfg["gamepad"]["retry_period_s"]
-    assert len(errs) == int(5.0 / period) + 1          # one clear line per retry
-    assert node.published > 100                        # still publishing idle at 25 Hz
-    node.destroy_node()
+    with pytest.raises(ParameterError, match="pulse.node.input"):
+        GamepadNode(context=ctx, parameters={"pulse.node.input": "keyboard"})

@@ -148,7 +148,7 @@ class TeleopGamepadParams(Params):
     SECTION = "teleop.gamepad"
 
     topic: str = 'joy'
-    """sensor_msgs/Joy input topic."""
+    """sensor_msgs/Joy input topic (the joy node on ROS 2, hri_pulse's joy_evdev without ROS)."""
 
     axis_threshold: float = 0.5
     """|axis| above this is a press. Bounds: > 0, < 1."""
@@ -160,6 +160,30 @@ class TeleopGamepadParams(Params):
     axis_keys: tuple[str, ...] = ('', '', '', '', 'a/s', '', 'left/right', 'up/down')
     """"positive/negative" keyboard keys per Joy axis index (LX LY LT RX RY RT DpadX DpadY); "" =
     unbound. Bounds: at most 64."""
+
+    clutch_button: int = 4
+    """input gamepad: Joy button index of the clutch (held = engaged, as the VR grip; default LB on
+    the Xbox/Linux layout). Bounds: >= 0, <= 63."""
+
+    linear_axes: tuple[int, ...] = (1, 0, 4)
+    """input gamepad: Joy axis index driving the hand along base x, y, z (-1 = none; default left
+    stick up = +x forward, left stick left = +y left, right stick up = +z). Bounds: >= -1, <= 63,
+    length 3."""
+
+    angular_axes: tuple[int, ...] = (-1, -1, 3)
+    """input gamepad: Joy axis index turning the hand about base x, y, z (-1 = none; default right
+    stick left = +yaw). Bounds: >= -1, <= 63, length 3."""
+
+    linear_speed_m_s: float = 0.1
+    """input gamepad: hand speed at full stick (then teleop.clutch.position_scale and its speed
+    limits apply, as to the VR hand; ours). Unit: m/s. Bounds: > 0, <= 2."""
+
+    angular_speed_rad_s: float = 0.5
+    """input gamepad: hand turn rate at full stick (ours). Unit: rad/s. Bounds: > 0, <= 10."""
+
+    timeout_s: float = 0.5
+    """input gamepad: no Joy message this long (the joy node re-publishes at 20 Hz while its device
+    is open) -> the clutch releases and the arm holds; counted. Unit: s. Bounds: > 0, <= 10."""
 
 
 @dataclass(frozen=True)
@@ -423,6 +447,12 @@ class TeleopParams(Params):
     output: Literal['cartesian', 'joint'] = 'cartesian'
     """arm output: cartesian = pose reference to hri_interaction (torque control); joint = IK ->
     joint impedance."""
+
+    input: Literal['vr', 'gamepad', 'keyboard'] = 'vr'
+    """operator input (launch argument input) — vr: the headset's controller poses (UDP, teleop.vr)
+    | gamepad: sensor_msgs/Joy on teleop.gamepad.topic, clutch button + sticks into the same clutch
+    (core.gamepad.GamepadHand) | keyboard: absolute targets on topics.ee_command (keyboard_teleop);
+    the VR receiver opens only for vr. Read-only at run time."""
 
     clutch: TeleopClutchParams = field(default_factory=TeleopClutchParams)
     """``teleop.clutch``."""

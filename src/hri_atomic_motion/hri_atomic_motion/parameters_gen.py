@@ -169,7 +169,13 @@ class AtomicTopicsParams(Params):
     """controller state JSON — std_msgs/String: JSON of state, phase, queue, fault."""
 
     odom: str = 'odom'
-    """base odometry (nav_msgs/Odometry) — nav_msgs/Odometry of the base (tino sim node)."""
+    """base odometry (nav_msgs/Odometry) — nav_msgs/Odometry of the base (tino sim node);
+    robot_state publishes its pose as odom -> base on /tf."""
+
+    joint_states: str = '/joint_states'
+    """sensor_msgs/JointState out of the tino sim node: every joint of joints.names with position
+    (rad), velocity (rad/s), effort (N·m) at atomic.sim.joint_state_rate_hz (the
+    joint_state_broadcaster contract; robot_state turns it into /tf)."""
 
     head: str = 'head_cmd'
     """head command (geometry_msgs/Vector3: x pitch, y pan, z tilt, rad) — read by the tino sim node
@@ -309,6 +315,10 @@ class AtomicSimParams(Params):
     wheel_accel_max_rad_s2: float = 100.0
     """wheel speed ramp of the simulated driver — the simulated wheel driver's speed ramp (5 m/s^2
     at r = 0.05 m). Unit: rad/s^2. Bounds: > 0."""
+
+    joint_state_rate_hz: float = 100.0
+    """rate of topics.joint_states out of the tino sim node (ros2_control's joint_state_broadcaster
+    at the common 100 Hz controller-manager rate; ours). Unit: Hz. Bounds: > 0, <= 1000."""
 
 
 @dataclass(frozen=True)

@@ -306,6 +306,11 @@ class PulseNodeParams(Params):
     diagnostics_period_s: float = 1.0
     """/diagnostics period. Unit: s. Bounds: > 0, <= 60."""
 
+    input: Literal['vr', 'gamepad'] = 'vr'
+    """the operator input a launch starts (launch argument input) — vr: vr_interface (the headset's
+    packets) | gamepad: gamepad_node (sensor_msgs/Joy, same pulses); the social robot has no
+    keyboard path, so a node given another value refuses to start. Read-only at run time."""
+
 
 @dataclass(frozen=True)
 class PulseTopicsParams(Params):
@@ -340,7 +345,8 @@ class PulseTopicsParams(Params):
     skeleton feedback."""
 
     joy: str = 'joy'
-    """sensor_msgs/Joy input of gamepad_node (source joy)."""
+    """sensor_msgs/Joy of the gamepad (the joy node on ROS 2, joy_evdev without ROS) into
+    gamepad_node."""
 
 
 @dataclass(frozen=True)
@@ -349,20 +355,47 @@ class PulseGamepadParams(Params):
 
     SECTION = "pulse.gamepad"
 
-    source: Literal['joy', 'evdev'] = 'joy'
-    """gamepad input source — joy (sensor_msgs/Joy) | evdev (Linux device)."""
+    device: str = ''
+    """joy_evdev: the evdev device file (/dev/input/eventN, or a pipe / file of struct input_event
+    records); empty: the first input device whose name contains device_name. Read-only at run time."""
 
     device_name: str = 'Xbox'
-    """evdev device name substring — evdev: first device whose name contains this."""
+    """joy_evdev: with device empty, the first /dev/input/event* whose name contains this (case
+    insensitive). Read-only at run time."""
 
     retry_period_s: float = 2.0
-    """missing device: retry period. Unit: s. Bounds: > 0, <= 600."""
+    """joy_evdev: a missing or vanished device is looked for again this often (one log line each
+    time). Unit: s. Bounds: > 0, <= 600."""
+
+    autorepeat_rate_hz: float = 20.0
+    """joy_evdev: the Joy state is re-published this often without a change while the device is open
+    (0: only on a change), as the joy node's autorepeat_rate (its default, 20 Hz). Unit: Hz. Bounds:
+    >= 0, <= 1000."""
+
+    deadzone: float = 0.05
+    """joy_evdev: |axis| below this reads 0, the rest is rescaled to reach 1 (the joy node's
+    deadzone and its default). Bounds: >= 0, < 1."""
+
+    evdev_buttons: tuple[str, ...] = ('BTN_SOUTH', 'BTN_EAST', 'BTN_NORTH', 'BTN_WEST', 'BTN_TL', 'BTN_TR', 'BTN_SELECT', 'BTN_START', 'BTN_MODE', 'BTN_THUMBL', 'BTN_THUMBR')
+    """joy_evdev: evdev key code per Joy button index (linux/input-event-codes.h names; default: the
+    Xbox pad under the xpad driver as the joy node orders it: A B X Y LB RB Back Start Guide LS RS).
+    Bounds: at most 64. Read-only at run time."""
+
+    evdev_axes: tuple[str, ...] = ('ABS_X', 'ABS_Y', 'ABS_Z', 'ABS_RX', 'ABS_RY', 'ABS_RZ', 'ABS_HAT0X', 'ABS_HAT0Y')
+    """joy_evdev: evdev absolute axis per Joy axis index (default: LX LY LT RX RY RT DpadX DpadY,
+    the joy node's order for the xpad driver). Bounds: at most 64. Read-only at run time."""
+
+    evdev_axis_min: tuple[int, ...] = (-32768, -32768, 0, -32768, -32768, 0, -1, -1)
+    """joy_evdev: raw minimum per evdev_axes entry when the device cannot be asked (a pipe or file
+    of records; a real device reports its own, EVIOCGABS); default: the xpad driver's ranges.
+    Bounds: at most 64. Read-only at run time."""
+
+    evdev_axis_max: tuple[int, ...] = (32767, 32767, 255, 32767, 32767, 255, 1, 1)
+    """joy_evdev: raw maximum per evdev_axes entry when the device cannot be asked. Bounds: at most
+    64. Read-only at run time."""
 
     joy_buttons: dict[str, int] = field(default_factory=lambda: {'a': 0, 'b': 1, 'x': 2, 'y': 3, 'lb': 4, 'rb': 5})
     """Joy button indices — sensor_msgs/Joy indices (joy node, Xbox layout)."""
-
-    evdev_buttons: dict[str, str] = field(default_factory=lambda: {'a': 'BTN_SOUTH', 'b': 'BTN_EAST', 'x': 'BTN_NORTH', 'y': 'BTN_WEST', 'lb': 'BTN_TL', 'rb': 'BTN_TR'})
-    """evdev key names."""
 
     face_states: dict[str, int] = field(default_factory=lambda: {'x': 1, 'y': 2, 'b': 3, 'a': 0})
     """face button -> state — X -> state 1, Y -> 2, B -> 3, A -> idle."""

@@ -43,8 +43,8 @@ class RobotParams(Params):
     """vendor name. Read-only at run time."""
 
     dof: int = 0
-    """number of actuated joints of the arm (0 for kind social). Bounds: >= 0, <= 64. Read-only at
-    run time."""
+    """number of joints in joints.names (an arm's actuated joints; the social robot's leg, wheels
+    and head). Bounds: >= 0, <= 64. Read-only at run time."""
 
     description: str = ''
     """free text. Read-only at run time."""

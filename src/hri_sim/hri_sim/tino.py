@@ -52,6 +52,34 @@ class TinoSimParams:
         return cls(SimParams.from_tree(cfg), LegParams.from_tree(cfg))
 
 
+def tino_model(params: TinoSimParams):
+    """The compiled MuJoCo Tino as the simulation steps it: ``mjcf/tino.xml`` with the config's
+    timestep, motor and wheel values applied (the one model of the simulator and the URDF)."""
+    import mujoco
+
+    p = params.sim
+    m = mujoco.MjModel.from_xml_path(str(TINO_XML))
+    m.opt.timestep = p.timestep_s
+    a = m.actuator("leg_motor").id
+    m.actuator_gear[a, 0] = p.leg_gear_ratio
+    m.actuator_dynprm[a, 0] = p.motor_time_constant_s
+    m.actuator_gainprm[a, 0] = p.motor_kv_nm_s_rad
+    m.actuator_biasprm[a, 2] = -p.motor_kv_nm_s_rad
+    m.actuator_forcerange[a] = (-p.motor_torque_max_nm, p.motor_torque_max_nm)
+    for name in ("wheel_left", "wheel_right"):
+        w = m.actuator(name).id
+        m.actuator_gainprm[w, 0] = p.wheel_kv_nm_s_rad
+        m.actuator_biasprm[w, 2] = -p.wheel_kv_nm_s_rad
+    for g in ("wheel_left", "wheel_right"):
+        m.geom_size[m.geom(g).id, 0] = p.wheel_radius_m
+    m.body_pos[m.body("wheel_left").id, 1] = p.wheel_base_m / 2
+    m.body_pos[m.body("wheel_right").id, 1] = -p.wheel_base_m / 2
+    base_mass = float(m.body_subtreemass[m.body("base").id])
+    for n in ("wheel_left", "wheel_right"):   # reflected base mass, m r^2 / 2 per wheel
+        m.dof_armature[m.joint(n).dofadr[0]] = base_mass * p.wheel_radius_m ** 2 / 2
+    return m
+
+
 class TinoSim:
     def __init__(self, params: TinoSimParams):
         import mujoco
@@ -59,22 +87,8 @@ class TinoSim:
         self._mj = mujoco
         p = self.p = params.sim
         self.leg = params.leg
-        m = mujoco.MjModel.from_xml_path(str(TINO_XML))
-        m.opt.timestep = p.timestep_s
+        m = tino_model(params)
         a = m.actuator("leg_motor").id
-        m.actuator_gear[a, 0] = p.leg_gear_ratio
-        m.actuator_dynprm[a, 0] = p.motor_time_constant_s
-        m.actuator_gainprm[a, 0] = p.motor_kv_nm_s_rad
-        m.actuator_biasprm[a, 2] = -p.motor_kv_nm_s_rad
-        m.actuator_forcerange[a] = (-p.motor_torque_max_nm, p.motor_torque_max_nm)
-        for name in ("wheel_left", "wheel_right"):
-            w = m.actuator(name).id
-            m.actuator_gainprm[w, 0] = p.wheel_kv_nm_s_rad
-            m.actuator_biasprm[w, 2] = -p.wheel_kv_nm_s_rad
-        for g in ("wheel_left", "wheel_right"):
-            m.geom_size[m.geom(g).id, 0] = p.wheel_radius_m
-        m.body_pos[m.body("wheel_left").id, 1] = p.wheel_base_m / 2
-        m.body_pos[m.body("wheel_right").id, 1] = -p.wheel_base_m / 2
         self.model = m
         self.data = mujoco.MjData(m)
         self._leg_q = m.joint("leg").qposadr[0]
@@ -85,9 +99,6 @@ class TinoSim:
         self._base_q = [m.joint(n).qposadr[0] for n in ("base_x", "base_y", "base_yaw")]
         self._base_v = [m.joint(n).dofadr[0] for n in ("base_x", "base_y", "base_yaw")]
         self._wheel_v = [m.joint(n).dofadr[0] for n in ("wheel_left", "wheel_right")]
-        base_mass = float(m.body_subtreemass[m.body("base").id])
-        for n in ("wheel_left", "wheel_right"):   # reflected base mass, m r^2 / 2 per wheel
-            m.dof_armature[m.joint(n).dofadr[0]] = base_mass * p.wheel_radius_m ** 2 / 2
         self._act_head = [m.actuator(n).id for n in ("head_pan", "head_tilt", "head_pitch")]
         self.audio: tuple[float, float] | None = None   # (volume, orientation rad): set_audio
         mujoco.mj_forward(m, self.data)
@@ -162,6 +173,10 @@ class TinoSim:
         q = self.data.qpos
         return tuple(float(q[i]) for i in self._base_q)  # type: ignore[return-value]
 
+    def base_height(self) -> float:
+        """Height of the base frame above the floor (m; the URDF's root link in ``odom``)."""
+        return float(self.data.xpos[self.model.body("base").id][2])
+
     # ------------------------------------------------------------------ head
     def set_head(self, pan_rad: float, tilt_rad: float, pitch_rad: float) -> None:
         for a, v in zip(self._act_head, (pan_rad, tilt_rad, pitch_rad)):
@@ -170,6 +185,15 @@ class TinoSim:
     def set_audio(self, volume: float, orientation_rad: float) -> None:
         """The audio command (no speaker in the model: kept in ``audio`` for what reads it)."""
         self.audio = (float(volume), float(orientation_rad))
+
+    def joint_state(self, names) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(position, velocity, effort) of the named hinge joints: rad, rad/s and the actuator's
+        joint torque N·m (MuJoCo's ``qfrc_actuator``, the gear applied)."""
+        m, d = self.model, self.data
+        j = [m.joint(n) for n in names]
+        return (np.array([d.qpos[x.qposadr[0]] for x in j], float),
+                np.array([d.qvel[x.dofadr[0]] for x in j], float),
+                np.array([d.qfrc_actuator[x.dofadr[0]] for x in j], float))
 
     def head(self) -> np.ndarray:
         return np.array([self.data.qpos[self.model.joint(n).qposadr[0]] for n in ("head_pan", "head_tilt", "head_pitch")])

@@ -6,9 +6,11 @@ Subscribes ``atomic.topics.leg_rpm`` (std_msgs/Float64, motor RPM), ``cmd_vel`` 
 topics the atomic node's serial driver sends to the MCU; publishes ``leg_state``
 (sensor_msgs/JointState: ``leg`` position = ticks, velocity = measured motor RPM;
 ``leg_home_switch`` position 0/1) and ``odom`` (nav_msgs/Odometry, frame ``odom`` ->
-``{robot}_base``). A non-finite command is rejected, counted and logged; the last one is kept.
+``{robot}_base``) every ``atomic.node.period_s``; ``joint_states`` (sensor_msgs/JointState, every
+joint of ``joints.names`` with position, velocity, effort) at ``atomic.sim.joint_state_rate_hz``.
+A non-finite command is rejected, counted and logged; the last one is kept.
 Parameters: ``robot`` (default tino), ``robot_id`` and the ``atomic.sim`` and ``atomic.topics``
-keys (declared in hri_atomic_motion/parameters.yaml).
+keys (declared in hri_atomic_motion/parameters.yaml), ``joints.names``.
 """
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ from hri_sim.tino import TINO_XML, TinoSim, TinoSimParams
 class TinoSimNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("tino_sim", **kw)
-        self.cfg = declare_config(self, ("atomic.sim", "atomic.topics", "atomic.node.period_s", "frames.base"), cfg=cfg,
+        self.cfg = declare_config(self, ("atomic.sim", "atomic.topics", "atomic.node.period_s", "frames.base",
+                                                  "joints.names"), cfg=cfg,
                                   robot="tino")
         T = self.topics = params_type("atomic.topics").from_tree(self.cfg)
         period_s = params_type("atomic.node").from_tree(self.cfg).period_s
@@ -41,7 +44,10 @@ class TinoSimNode(Node):
         self.create_subscription("geometry_msgs/msg/Twist", T.cmd_vel, self.on_twist, qos=10)
         self.create_subscription("geometry_msgs/msg/Vector3", T.head, self.on_head, qos=10)
         self.create_subscription("geometry_msgs/msg/Vector3", T.audio, self.on_audio, qos=10)
+        self.joint_names = list(self.cfg["joints"]["names"] or [])
+        self.pub_js = self.create_publisher("sensor_msgs/msg/JointState", T.joint_states, qos=10)
         self.create_timer(period_s, self.tick)
+        self.create_timer(1.0 / self.sim.p.joint_state_rate_hz, self.publish_joint_states)
         self.get_logger().info(f"simulating {TINO_XML} every {period_s} s")
 
     def _ok(self, topic: str, *vals) -> bool:
@@ -68,11 +74,24 @@ class TinoSimNode(Node):
         if self._ok(self.topics.audio, msg.x, msg.y):
             self.sim.set_audio(float(msg.x), float(msg.y))
 
-    def tick(self) -> None:
+    def _advance(self) -> float:
+        """Step the simulation up to the node clock (lockstep); the node time."""
         t = self.get_clock().now_s()
         n = int(round((t - self._offset - self.sim.t_s) / self.sim.model.opt.timestep))
         if n > 0:
             self.sim.step(n)
+        return t
+
+    def publish_joint_states(self) -> None:
+        t = self._advance()
+        q, dq, tau = self.sim.joint_state(self.joint_names)
+        self.pub_js.publish(msgs.new(
+            "sensor_msgs/msg/JointState",
+            header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t), frame_id=""),
+            name=self.joint_names, position=q, velocity=dq, effort=tau))
+
+    def tick(self) -> None:
+        t = self._advance()
         stamp = time_from_seconds(t)
         self.pub_leg.publish(msgs.new(
             "sensor_msgs/msg/JointState", header=msgs.new("std_msgs/msg/Header", stamp=stamp, frame_id=""),
@@ -86,7 +105,7 @@ class TinoSimNode(Node):
             "nav_msgs/msg/Odometry", header=msgs.new("std_msgs/msg/Header", stamp=stamp, frame_id="odom"),
             child_frame_id=self.base_frame,
             pose=msgs.new("geometry_msgs/msg/PoseWithCovariance", covariance=np.zeros(36), pose=msgs.new(
-                "geometry_msgs/msg/Pose", position=msgs.new(P, x=x, y=y),
+                "geometry_msgs/msg/Pose", position=msgs.new(P, x=x, y=y, z=self.sim.base_height()),
                 orientation=msgs.new("geometry_msgs/msg/Quaternion", z=math.sin(yaw / 2), w=math.cos(yaw / 2)))),
             twist=msgs.new("geometry_msgs/msg/TwistWithCovariance", covariance=np.zeros(36), twist=msgs.new(
                 "geometry_msgs/msg/Twist", linear=msgs.new(V3, x=v), angular=msgs.new(V3, z=w)))))

@@ -40,7 +40,7 @@ import numpy as np
 from hri_core import se3
 
 from hri_arm_teleop.core.clutch import ClutchParams, ClutchTeleop
-from hri_arm_teleop.core.frames import TrackingFrame, TrackingParams
+from hri_arm_teleop.core.frames import TrackingFrame, TrackingParams, pose_parts
 from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, JointShaper, LoopParams,
                                       MultiRateLoop, PoseController, TeleopController)
 from hri_arm_teleop.core.robot import RobotInterface
@@ -65,6 +65,7 @@ class HandInput:
     clutch: bool
     stamp: float               # when it was received (injected clock)
     source_stamp: Optional[float] = None   # sender's stamp / sequence time for latency
+    base_T_hand: Optional[np.ndarray] = None   # already in the base frame (the gamepad's hand)
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,14 @@ class ArmTeleopPipeline:
                            bool(clutch) and valid, float(self.clock()), source_stamp)
         if not valid:
             sample.position = np.full(3, np.nan)
+        self.hands.put(sample, sample.stamp)
+
+    def on_hand_pose(self, base_T_hand: np.ndarray, clutch: bool, source_stamp: Optional[float] = None) -> None:
+        """A hand pose already in the robot base frame (the gamepad's virtual hand,
+        ``core.gamepad.GamepadHand``): the same clutch, planner and limits as a VR sample."""
+        T = np.array(base_T_hand, dtype=float)
+        p, q = pose_parts(T)          # recorded as is; the clutch takes T itself (no tracking transform)
+        sample = HandInput(p, q, bool(clutch), float(self.clock()), source_stamp, base_T_hand=T)
         self.hands.put(sample, sample.stamp)
 
     def submit_ee_command(self, base_T_target: np.ndarray, source_stamp: Optional[float] = None) -> bool:
@@ -267,9 +276,9 @@ class ArmTeleopPipeline:
         sample, stamp = self.hands.take()
         if sample is None or self.system_stop is not None:
             return
-        base_T_hand = None
-        if np.all(np.isfinite(sample.position)) and np.all(np.isfinite(sample.quat_xyzw)) \
-                and abs(np.linalg.norm(sample.quat_xyzw) - 1.0) < 1e-3:
+        base_T_hand = sample.base_T_hand
+        if base_T_hand is None and np.all(np.isfinite(sample.position)) \
+                and np.all(np.isfinite(sample.quat_xyzw)) and abs(np.linalg.norm(sample.quat_xyzw) - 1.0) < 1e-3:
             base_T_hand = self.tracking.base_T_hand(sample.position, sample.quat_xyzw)
         out = self.clutch.update(base_T_hand, sample.clutch,
                                  None if self._state is None else self._state.base_T_ee)

@@ -7,8 +7,12 @@ reference on arrival; the arm's
 state comes from the interaction node (``/interaction/joint_states``, ``/ee_pose``). ``joint``:
 IK -> joint impedance as described below.
 
-Inputs: VR controller pose packets (UDP, ``teleop.vr``; validated, sequence-checked) and absolute
-targets on ``/ee_command`` (PoseStamped, e.g. from ``keyboard_teleop``). Robot: the MuJoCo FR3
+Inputs (``teleop.input``): ``vr`` VR controller pose packets (UDP, ``teleop.vr``; validated,
+sequence-checked); ``gamepad`` sensor_msgs/Joy on ``teleop.gamepad.topic`` (the joy node, or
+hri_pulse's joy_evdev): the clutch button + sticks as a virtual hand into the same clutch
+(core.gamepad.GamepadHand, advanced every base tick; a Joy with a NaN axis is rejected and
+counted); with every input, absolute targets on ``/ee_command`` (PoseStamped, e.g. from
+``keyboard_teleop``, ``keyboard``). The VR receiver opens only for ``vr``. Robot: the MuJoCo FR3
 in lockstep with this node's base timer (``teleop.robot.interface: mujoco``; the chain runs on
 simulated time advanced one base period per tick, so it runs the same on the in-process runtime
 with a fake clock), or a real robot through ros2_control topics (``ros2``). Outputs:
@@ -99,7 +103,17 @@ class ArmTeleopNode(Node):
         self.diag = Updater(self, RobotParams.from_tree(self.cfg).model, t.vr.diagnostics_period_s, timer=True,
                             prefix="hri_arm_teleop")
         self.diag.add("vr link", self._diagnose)
-        if t.vr.enabled:
+        self.gamepad = None
+        if t.input == "gamepad":
+            from hri_arm_teleop.core.gamepad import GamepadHand
+
+            self.gamepad = GamepadHand(t.gamepad, self.clock())
+            self.create_subscription("sensor_msgs/msg/Joy", t.gamepad.topic, self.on_joy, qos=10)
+            self.get_logger().info(f"gamepad: Joy on {t.gamepad.topic}, clutch button {t.gamepad.clutch_button}")
+        if t.input == "keyboard":
+            self.get_logger().info(f"input keyboard: absolute targets on {t.topics.ee_command}; run the keyboard in a "
+                                   "terminal: ros2 run hri_arm_teleop keyboard_teleop (or hri run ...)")
+        if t.vr.enabled and t.input == "vr":
             self._open_vr()
         self.create_subscription("geometry_msgs/msg/PoseStamped", t.topics.ee_command, self.on_ee_command, qos=10)
         self.pub_js = self.create_publisher("sensor_msgs/msg/JointState", t.topics.joint_states, qos=10)
@@ -206,6 +220,11 @@ class ArmTeleopNode(Node):
     def _on_hand(self, p) -> None:
         self.pipe.on_hand(p.position, p.quat_xyzw, p.clutch, source_stamp=p.stamp_s, valid=p.tracking_valid)
 
+    def on_joy(self, msg) -> None:
+        with self._lock:
+            if not self.gamepad.on_joy(list(msg.axes), list(msg.buttons), self.clock()):
+                self._reject(self.params.gamepad.topic, "non_finite", "a Joy axis is NaN or infinite")
+
     def on_ee_command(self, msg) -> None:
         T = matrix_from_pose(msg)
         if T is None:
@@ -233,6 +252,10 @@ class ArmTeleopNode(Node):
         if self.receiver is not None and self._reader is None:
             for p in self.receiver.poll():
                 self._on_hand(p)
+        if self.gamepad is not None:
+            now = self.clock()
+            base_T_hand, clutch = self.gamepad.step(now)
+            self.pipe.on_hand_pose(base_T_hand, clutch, source_stamp=now)
         if self.lockstep is None and not self.robot.has_state:
             return  # a real robot that has not published its joint state yet
         io_tick = self.pipe.loop.tick_count % self.pipe.params.io_decimation == 0

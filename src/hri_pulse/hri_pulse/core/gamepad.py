@@ -2,7 +2,8 @@
 shoulder buttons add a direction (LB -1 left, RB +1 right) to the state pressed with them.
 
 Input is the set of pressed button *names* (``a b x y lb rb``), from a ``sensor_msgs/Joy``
-buttons array (``joy_buttons`` indices) or from evdev key events (``evdev_buttons`` names).
+buttons array (``joy_buttons`` indices): the ROS 2 ``joy`` node's, or ``joy_evdev``'s without ROS
+(core.evdev, the same arrays).
 The (state, direction) value goes through the same ``RisingEdge`` and ``PulseGenerator`` as the
 VR stream, so gamepad testing is VR behaviour. Two face buttons with states at once are
 ambiguous: no command (counted).
@@ -59,16 +60,12 @@ class GamepadMapper:
 
 
 class GamepadCore:
-    """The gamepad path without I/O: pressed buttons -> ``GamepadMapper`` -> ``PulseGenerator``,
-    and the retry policy of a missing device (one attempt every ``retry_period_s``)."""
+    """The gamepad path without I/O: Joy buttons -> ``GamepadMapper`` -> ``PulseGenerator``."""
 
     def __init__(self, params: GamepadParams, pulse: PulseParams, start_s: float = 0.0):
         self.mapper = GamepadMapper(params)
         self.pulse = PulseGenerator(pulse, start_s=start_s)
-        self.retry_period_s = params.retry_period_s
         self.commands = 0
-        self.device_losses = 0
-        self._next_retry_s = start_s
 
     def on_joy(self, buttons: Sequence[int], now_s: float) -> bool:
         """A ``sensor_msgs/Joy`` buttons array; False (counted ``bad_joy``) when it is too short."""
@@ -83,21 +80,9 @@ class GamepadCore:
         if cmd is not None and self.pulse.request(cmd, now_s):
             self.commands += 1
 
-    def retry_due(self, now_s: float) -> bool:
-        """True when the missing device is to be looked for again (then not before the period)."""
-        if now_s < self._next_retry_s:
-            return False
-        self._next_retry_s = now_s + self.retry_period_s
-        return True
-
-    def device_lost(self, now_s: float) -> None:
-        """The device vanished: a running pulse is cancelled (idle from now on)."""
-        self.device_losses += 1
-        self.pulse.cancel(now_s)
-
     def due(self, now_s: float) -> List[Emission]:
         return self.pulse.due(now_s)
 
     def status(self) -> dict:
         return {"commands": self.commands, "debounced": self.pulse.debounced, "ambiguous": self.mapper.ambiguous,
-                "bad_joy": self.mapper.bad_joy, "device_losses": self.device_losses}
+                "bad_joy": self.mapper.bad_joy}

@@ -6,3 +6,4 @@ from hri_runtime.signals import node_main
 
 vr_interface_node = node_main("hri_pulse.nodes.vr_interface_node")
 gamepad_node = node_main("hri_pulse.nodes.gamepad_node")
+joy_evdev = node_main("hri_pulse.nodes.joy_evdev_node")

@@ -12,7 +12,11 @@ middleware, no clock. What maps to what:
   motion); position limits = ``jnt_range``; velocity and effort limits from the config (MJCF has no
   velocity limit). A joint not in ``movable`` (e.g. the FR3's fingers, which no node commands) is
   ``fixed`` at ``qpos0``. A body without joint -> a ``fixed`` joint.
-- The EE site -> a fixed link ``ee_link`` (``frames.ee``) on the site's body.
+- A mobile robot (``root_body``, e.g. Tino's planar base): that body is the root link
+  ``root_link`` (with its inertia and geoms); its own joints (the planar x/y/yaw of the base) are
+  not in the URDF: the base's pose is ``odom -> root_link``, published from the odometry (as a
+  diff-drive controller does). Bodies outside its subtree (the floor) are left out.
+- The EE site (if any) -> a fixed link ``ee_link`` (``frames.ee``) on the site's body.
 - Geoms -> ``<visual>`` (every geom) and ``<collision>`` (geoms with contype or conaffinity):
   meshes by ``mesh_uri(absolute file path)`` at the file's frame (MuJoCo moves a mesh to its
   inertial frame when compiling: the file frame is the compiled geom pose · (mesh_pos,
@@ -81,20 +85,21 @@ def _name(model, kind: str, i: int) -> str:
     return getattr(model, kind)(i).name
 
 
-def urdf_from_mujoco(model, *, robot_name: str, root_link: str, ee_site: str, ee_link: str,
+def urdf_from_mujoco(model, *, robot_name: str, root_link: str, ee_site: Optional[str], ee_link: str,
                      movable: Mapping[str, tuple[float, float]],
-                     mesh_uri: Callable[[str], str]) -> str:
+                     mesh_uri: Callable[[str], str], root_body: Optional[str] = None) -> str:
     """The URDF of ``model``.
 
     ``movable``: joint name -> (velocity limit [rad/s or m/s], effort limit [N·m or N]) for the
     joints that move (every other hinge/slide is fixed at qpos0); ``mesh_uri``: absolute mesh file
     path -> the URI written in the URDF. Raises ValueError for a model it cannot express (a free or
     ball joint, several joints on one body, a movable joint missing from the model, the EE site or
-    a link name missing or clashing)."""
+    a link name missing or clashing). ``ee_site`` None: no EE link. ``root_body``: the body that is
+    the root link (a mobile base; default the world body)."""
     import mujoco
 
     jt = mujoco.mjtJoint
-    names = {_name(model, "body", b) for b in range(1, model.nbody)}
+    names = {_name(model, "body", b) for b in range(1, model.nbody)} - {root_body}
     for clash in (root_link, ee_link):
         if clash in names:
             raise ValueError(f"link name {clash!r} is already a body of the model")
@@ -102,14 +107,28 @@ def urdf_from_mujoco(model, *, robot_name: str, root_link: str, ee_site: str, ee
     missing = [j for j in movable if j not in known]
     if missing:
         raise ValueError(f"movable joints not in the model: {missing}")
-    site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, ee_site)
-    if site < 0:
-        raise ValueError(f"EE site {ee_site!r} not in the model")
+    site = -1
+    if ee_site is not None:
+        site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, ee_site)
+        if site < 0:
+            raise ValueError(f"EE site {ee_site!r} not in the model")
+    root = 0
+    if root_body is not None:
+        root = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, root_body)
+        if root <= 0:
+            raise ValueError(f"root body {root_body!r} not in the model")
 
-    link_of = lambda b: root_link if b == 0 else _name(model, "body", b)  # noqa: E731
+    def in_subtree(b: int) -> bool:
+        while b != root and b != 0:
+            b = int(model.body_parentid[b])
+        return b == root
+
+    link_of = lambda b: root_link if b == root else _name(model, "body", b)  # noqa: E731
     out = [f'<?xml version="1.0"?>', f'<robot name={quoteattr(robot_name)}>',
-           f'  <link name={quoteattr(root_link)}/>']
+           f'  <link name={quoteattr(root_link)}/>' if root == 0 else _link(model, root, mesh_uri, root_link)]
     for b in range(1, model.nbody):
+        if b == root or not in_subtree(b):
+            continue
         out.append(_link(model, b, mesh_uri))
         jids = [j for j in range(model.njnt) if model.jnt_bodyid[j] == b]
         if len(jids) > 1:
@@ -150,10 +169,13 @@ def urdf_from_mujoco(model, *, robot_name: str, root_link: str, ee_site: str, ee
         limit = (f'<limit lower="{_num(lo)}" upper="{_num(hi)}" velocity="{_num(vel)}" effort="{_num(eff)}"/>'
                  if kind != "continuous" else f'<limit velocity="{_num(vel)}" effort="{_num(eff)}"/>')
         out.append(_joint(jname, kind, parent, moving_child, offset, axis=axis, extra=limit))
-    sb = int(model.site_bodyid[site])
-    out.append(f"  <link name={quoteattr(ee_link)}/>")
-    out.append(_joint(f"{ee_link}__fixed", "fixed", link_of(sb), ee_link,
-                      _pose(model.site_pos[site], model.site_quat[site])))
+    if site >= 0:
+        sb = int(model.site_bodyid[site])
+        if not in_subtree(sb):
+            raise ValueError(f"EE site {ee_site!r} is not on the robot (outside {root_body!r})")
+        out.append(f"  <link name={quoteattr(ee_link)}/>")
+        out.append(_joint(f"{ee_link}__fixed", "fixed", link_of(sb), ee_link,
+                          _pose(model.site_pos[site], model.site_quat[site])))
     out.append("</robot>")
     return "\n".join(out) + "\n"
 
@@ -177,10 +199,10 @@ def _joint(name: str, kind: str, parent: str, child: str, origin: np.ndarray,
     return "\n".join(parts)
 
 
-def _link(model, b: int, mesh_uri: Callable[[str], str]) -> str:
+def _link(model, b: int, mesh_uri: Callable[[str], str], name: Optional[str] = None) -> str:
     import mujoco
 
-    name = _name(model, "body", b)
+    name = name or _name(model, "body", b)
     parts = [f"  <link name={quoteattr(name)}>"]
     mass = float(model.body_mass[b])
     if mass > 0.0:

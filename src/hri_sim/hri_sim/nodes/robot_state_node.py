@@ -1,7 +1,8 @@
-"""``robot_state``: /robot_description, /tf_static and /tf of an arm, as robot_state_publisher does.
+"""``robot_state``: /robot_description, /tf_static and /tf of a robot, as robot_state_publisher does.
 
 Wiring only; the logic is :mod:`hri_sim.core.urdf` (URDF of the MuJoCo model the simulation
-loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model) and
+loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model, for an arm;
+``hri_sim.tino.tino_model`` for the social robot, rooted at its base body) and
 :mod:`hri_sim.core.robot_state` (URDF -> transforms).
 
 - out ``topics.robot_description`` (std_msgs/String, the URDF; reliable, TRANSIENT_LOCAL depth 1);
@@ -67,15 +68,24 @@ class RobotStateNode(Node):
                                          "joints.torque_max_nm"), cfg=cfg)
         sec = self.cfg["robot_state"]
         robot = self.cfg["robot"]["model"]
-        if self.cfg["robot"].get("kind") != "arm":
-            raise ValueError(f"robot_state: {robot} is not an arm (robot.kind); no URDF is generated for it")
+        kind = self.cfg["robot"].get("kind")
         j = self.cfg["joints"]
+        if not j.get("names"):
+            raise ValueError(f"robot_state: {robot} has no joints.names; no URDF is generated for it")
         movable = {n: (math.radians(v), float(e)) for n, v, e in
                    zip(j["names"], j["velocity_max_deg_s"], j["torque_max_nm"])}
-        model = load_arm(robot, actuation="torque")
-        self.urdf = urdf_from_mujoco(model, robot_name=robot, root_link=self.cfg["frames"]["base"],
-                                     ee_site=sec["ee_site"], ee_link=self.cfg["frames"]["ee"], movable=movable,
-                                     mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)))
+        if kind == "social":
+            from ..tino import TinoSimParams, tino_model
+
+            self.cfg = declare_config(self, ("atomic.sim", "atomic.leg", "atomic.topics.odom"), cfg=self.cfg)
+            self.urdf = urdf_from_mujoco(tino_model(TinoSimParams.from_tree(self.cfg)), robot_name=robot,
+                                         root_link=self.cfg["frames"]["base"], root_body="base", ee_site=None,
+                                         ee_link=self.cfg["frames"]["ee"], movable=movable, mesh_uri=str)
+        else:
+            model = load_arm(robot, actuation="torque")
+            self.urdf = urdf_from_mujoco(model, robot_name=robot, root_link=self.cfg["frames"]["base"],
+                                         ee_site=sec["ee_site"], ee_link=self.cfg["frames"]["ee"], movable=movable,
+                                         mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)))
         self.tree = UrdfTree.parse(self.urdf)
         self.prefix = str(sec["frame_prefix"])
         self.known = {jt.name for jt in self.tree.movable}
@@ -89,13 +99,17 @@ class RobotStateNode(Node):
             self.static_pub = self.tf_pub = None
             self.get_logger().warning(f"no /tf and /tf_static (install ROS 2's tf2_msgs): {exc}")
         self.create_subscription("sensor_msgs/msg/JointState", t["joint_states"], self.on_joint_state, qos=10)
-        # the interaction loop's own topic names (declared once, with their access classes, in
-        # hri_interaction's parameters.yaml): the reference and the admittance frame
-        it = self.cfg["interaction"]["topics"]
-        for topic, frame in ((it["reference"], sec["frames"]["reference"]),
-                             (it["modified_pose"], sec["frames"]["admittance"])):
-            self.create_subscription("geometry_msgs/msg/PoseStamped", topic,
-                                     lambda msg, f=frame: self.on_pose(msg, f), qos=10)
+        if kind == "social":        # the planar base: odom -> base from the simulated base pose
+            self.odom_topic = self.cfg["atomic"]["topics"]["odom"]
+            self.create_subscription("nav_msgs/msg/Odometry", self.odom_topic, self.on_odom, qos=10)
+        else:
+            # the interaction loop's own topic names (declared once, with their access classes, in
+            # hri_interaction's parameters.yaml): the reference and the admittance frame
+            it = self.cfg["interaction"]["topics"]
+            for topic, frame in ((it["reference"], sec["frames"]["reference"]),
+                                 (it["modified_pose"], sec["frames"]["admittance"])):
+                self.create_subscription("geometry_msgs/msg/PoseStamped", topic,
+                                         lambda msg, f=frame: self.on_pose(msg, f), qos=10)
         self.desc_pub.publish(msgs.new("std_msgs/msg/String", data=self.urdf))
         if self.tf_pub is None:
             return
@@ -132,6 +146,16 @@ class RobotStateNode(Node):
             return
         self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
             self._transform(msg.header.frame_id, child, t, msg.header.stamp)]))
+
+    def on_odom(self, msg) -> None:
+        t = matrix_from_pose(msg.pose)
+        if t is None or not msg.header.frame_id or not msg.child_frame_id:
+            self._reject(self.odom_topic, "bad_pose", "not a finite rigid transform, or no frame ids")
+            return
+        if self.tf_pub is None:
+            return
+        self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
+            transform_stamped(msg.header.frame_id, msg.child_frame_id, t, msg.header.stamp)]))
 
 
 def main(argv=None):
