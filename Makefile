@@ -65,8 +65,11 @@ run: venv
 	$(HRI) teleop-demo $(RUN_ARGS)
 	$(HRI) atomic demo
 
+# The suite runs on every core (pytest-xdist): each test file on one worker, so a module's fixtures
+# (routers, sims) are set up once; PYTEST_JOBS=0 runs it in this one process.
+PYTEST_JOBS ?= auto
 test: venv
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_JOBS) --dist loadfile
 
 # The other CPython versions ROS 2 users run (Humble: 3.10, Jazzy: 3.12; 3.13 the newest): each
 # gets the full build in its own venv (.venv-3.X) and runs SMOKE, the tests of the compiled
@@ -85,7 +88,7 @@ $(addprefix test-python-,$(PYTHON_VERSIONS)): test-python-%:
 	  ls -d "$$(pyenv root 2>/dev/null)"/versions/$*.*/bin/python 2>/dev/null | sort -V | tail -1)"; \
 	test -n "$$py" || { echo "test-python-$*: no CPython $* (python$* on PATH or pyenv's $*.x)"; exit 1; }; \
 	echo "== CPython $* ($$py): build + smoke tests"; \
-	$(MAKE) --no-print-directory venv PYTHON="$$py" VENV=.venv-$* && .venv-$*/bin/python -m pytest $(SMOKE)
+	$(MAKE) --no-print-directory venv PYTHON="$$py" VENV=.venv-$* && .venv-$*/bin/python -m pytest -n $(PYTEST_JOBS) --dist loadfile $(SMOKE)
 
 # hri_interfaces is ament_cmake + rosidl: it builds only where ROS 2 is sourced (ament_cmake on
 # AMENT_PREFIX_PATH). Without ROS it is skipped; the no-ROS runtime reads its .msg/.srv files from

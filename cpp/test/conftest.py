@@ -2,6 +2,7 @@
 directly (no test framework), cached under build/cpp_tests/ by the hash of its sources."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -47,9 +48,16 @@ def build_cpp_test(name: str, extra_flags: tuple[str, ...] = (), shared: bool = 
     out_dir = REPO / "build" / ("asan/cpp_tests" if sanitize else "cpp_tests")
     stem, ext = (f"lib{name}", ".so") if shared else (name, "")
     exe = out_dir / f"{stem}_{h}{ext}"
-    if not exe.exists():
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = exe.with_suffix(".tmp")
+    if exe.exists():
+        return exe
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # one compiler per program across processes (pytest-xdist workers, make asan beside make test):
+    # the first builds, the others wait on the lock and then find it built
+    with open(out_dir / f"{stem}_{h}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if exe.exists():
+            return exe
+        tmp = exe.with_name(f"{exe.name}.{os.getpid()}.tmp")
         cmd = [cxx, "-std=c++17", "-O2", "-march=x86-64-v2", "-Wall", "-Werror", *extra_flags,
                f"-I{CPP / 'include'}", f"-I{eigen_include()}", str(src), "-o", str(tmp)]
         # the compiler itself runs without the libasan that `make asan` preloads into python
@@ -57,8 +65,8 @@ def build_cpp_test(name: str, extra_flags: tuple[str, ...] = (), shared: bool = 
         res = subprocess.run(cmd, capture_output=True, text=True, env=env)
         assert res.returncode == 0, res.stderr[-4000:]
         tmp.rename(exe)
-        for old in out_dir.glob(f"{stem}_*{ext}"):   # binaries of older sources
-            if old != exe:
+        for old in out_dir.glob(f"{stem}_*"):   # binaries (and locks) of older sources
+            if not old.name.startswith(f"{stem}_{h}") and old.suffix in (ext, ".lock"):
                 old.unlink(missing_ok=True)
     return exe
 
