@@ -18,10 +18,13 @@ PAIRS = (("requirements.in", "requirements.lock"), ("requirements-assets.in", "r
 
 
 def _ranges(path: Path) -> dict[str, Requirement]:
+    """The ranges of a requirements file, with the files it includes (``-r other.in``)."""
     out = {}
     for line in path.read_text().splitlines():
         text = line.split("#", 1)[0].strip()
-        if text:
+        if text.startswith("-r "):
+            out.update(_ranges(path.parent / text[3:].strip()))
+        elif text:
             req = Requirement(text)
             out[canonicalize_name(req.name)] = req
     return out
@@ -93,3 +96,20 @@ def test_make_installs_only_from_the_locks():
     for cmd in installs:
         assert "--require-hashes" in cmd and re.search(r"-r requirements(-assets)?\.lock\b", cmd), cmd
     assert not (REPO / "requirements.txt").exists(), "ranges live in requirements.in, versions in the lock"
+
+
+def test_the_ros2_lock_pins_every_range_of_the_workspace_too():
+    """requirements-ros2.lock (``make ros2-ci``'s venv, CPython 3.11 only) pins the Jazzy wheels and,
+    through ``-r requirements.in``, every range of the workspace: a range added to requirements.in
+    without ``make ros2-lock`` fails here, not first in CI's ROS 2 step."""
+    ranges, pins = _ranges(REPO / "requirements-ros2.in"), _pins(REPO / "requirements-ros2.lock")
+    assert "make ros2-lock" in (REPO / "requirements-ros2.lock").read_text().splitlines()[1]
+    env = _environment("3.11")
+    chosen = {name: version for name, version, marker, hashes in pins
+              if hashes and (marker is None or marker.evaluate(env))}
+    for name, req in ranges.items():
+        if req.marker is not None and not req.marker.evaluate(env):
+            continue
+        assert name in chosen, f"requirements-ros2.lock does not pin {name}: run `make ros2-lock`"
+        assert req.specifier.contains(chosen[name], prereleases=True), \
+            f"requirements-ros2.lock pins {name}=={chosen[name]} outside its range {req.specifier}: run `make ros2-lock`"
