@@ -51,16 +51,18 @@ def test_link_loss_is_requested_every_period_and_relatches_after_a_premature_res
 
 def test_console_reports_how_many_subscribers_a_command_reached():
     from hri_console.nodes.console_node import ConsoleNode
-    from hri_interaction.nodes.interaction_node import InteractionNode
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
 
     cfg = load_robot_config("fr3")
     ctx = InprocContext()
     console = ConsoleNode(cfg=cfg, context=ctx, parameters={"serve": False})
-    r = console.handle(json.dumps({"type": "set_mode", "mode": "admittance"}))
+    r = console.handle(json.dumps({"type": "safe_stop"}))            # no supervisor: reached nobody
     assert r["type"] == "ack" and r["result"]["subscribers"] == 0
-    assert "no subscriber on /interaction/mode" in r["result"]["warning"]
-    r = console.handle(json.dumps({"type": "safe_stop"}))            # no supervisor either
-    assert r["result"]["subscribers"] == 0 and "/safety/stop_request" in r["result"]["warning"]
-    InteractionNode(cfg=cfg, context=ctx)
+    assert "/safety/stop_request" in r["result"]["warning"]
+    # the mode goes through the interaction node's parameter service (not a topic): with no
+    # interaction node it is refused and says which service is missing, never silently lost
     r = console.handle(json.dumps({"type": "set_mode", "mode": "admittance"}))
+    assert r["type"] == "reject" and "/interaction/set_parameters_atomically" in json.dumps(r)
+    StopSupervisorNode(cfg=cfg, context=ctx)
+    r = console.handle(json.dumps({"type": "safe_stop"}))
     assert r["result"]["subscribers"] == 1 and "warning" not in r["result"]

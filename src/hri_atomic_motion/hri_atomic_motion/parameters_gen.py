@@ -172,7 +172,7 @@ class AtomicTopicsParams(Params):
     """base odometry (nav_msgs/Odometry) — nav_msgs/Odometry of the base (tino sim node);
     robot_state publishes its pose as odom -> base on /tf."""
 
-    joint_states: str = '/joint_states'
+    joint_states: str = 'joint_states'
     """sensor_msgs/JointState out of the tino sim node: every joint of joints.names with position
     (rad), velocity (rad/s), effort (N·m) at atomic.sim.joint_state_rate_hz (the
     joint_state_broadcaster contract; robot_state turns it into /tf)."""

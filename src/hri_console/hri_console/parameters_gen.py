@@ -150,9 +150,10 @@ class ConsoleParams(Params):
     services <pid_service>/auto_tune, /apply, ...; status <pid_service>/status. Bounds: matches
     //?[A-Za-z_][A-Za-z0-9_/]*/."""
 
-    interaction_node: str = '/interaction'
-    """the interaction node: the console sets its mode and impedance gains through its parameter
-    services (<interaction_node>/set_parameters_atomically). Bounds: matches //[A-Za-z0-9_/]+/."""
+    interaction_node: str = 'interaction'
+    """the interaction node (relative: in the console's namespace): the console sets its mode and
+    impedance gains through its parameter services (<interaction_node>/set_parameters_atomically,
+    access class parameter). Bounds: matches //?[A-Za-z_][A-Za-z0-9_/]*/."""
 
     topics: ConsoleTopicsParams = field(default_factory=ConsoleTopicsParams)
     """``console.topics``."""

@@ -108,8 +108,8 @@ class ArmTeleopNode(Node):
             from hri_arm_teleop.core.gamepad import GamepadHand
 
             self.gamepad = GamepadHand(t.gamepad, self.clock())
-            self.create_subscription("sensor_msgs/msg/Joy", t.gamepad.topic, self.on_joy, qos=10)
-            self.get_logger().info(f"gamepad: Joy on {t.gamepad.topic}, clutch button {t.gamepad.clutch_button}")
+            self.joy_sub = self.create_subscription("sensor_msgs/msg/Joy", t.gamepad.topic, self.on_joy, qos=10)
+            self.get_logger().info(f"gamepad: Joy on {self.joy_sub.topic_name}, clutch button {t.gamepad.clutch_button}")
         if t.input == "keyboard":
             self.get_logger().info(f"input keyboard: absolute targets on {t.topics.ee_command}; run the keyboard in a "
                                    "terminal: ros2 run hri_arm_teleop keyboard_teleop (or hri run ...)")
@@ -223,7 +223,7 @@ class ArmTeleopNode(Node):
     def on_joy(self, msg) -> None:
         with self._lock:
             if not self.gamepad.on_joy(list(msg.axes), list(msg.buttons), self.clock()):
-                self._reject(self.params.gamepad.topic, "non_finite", "a Joy axis is NaN or infinite")
+                self._reject(self.joy_sub.topic_name, "non_finite", "a Joy axis is NaN or infinite")
 
     def on_ee_command(self, msg) -> None:
         T = matrix_from_pose(msg)

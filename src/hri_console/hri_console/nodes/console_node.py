@@ -265,7 +265,7 @@ class ConsoleNode(Node):
             raise Rejected("timeout", f"{cli.srv_name}: {exc}", cmd.id) from None
         if not res.successful:
             raise Rejected("service_refused", res.reason, cmd.id)
-        node = self.params.interaction_node
+        node = cli.srv_name.rsplit("/", 1)[0]          # resolved in the console's namespace
         return {"message": f"{', '.join(values)} set on {node}", "node": node}
 
     def dispatch(self, cmd) -> Any:

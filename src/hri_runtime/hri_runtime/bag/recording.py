@@ -200,7 +200,10 @@ class McapWriter:
     def write(self, topic: str, msg: Any, t_s: Optional[float] = None, type_name: Optional[str] = None,
               log_time_ns: Optional[int] = None, publish_time_ns: Optional[int] = None) -> None:
         """msg: a message (its type from the message) or CDR bytes (type_name required unless
-        the channel exists). Time: log_time_ns, or t_s seconds, or now."""
+        the channel exists). Time: log_time_ns, or t_s seconds, or now. A relative topic name is
+        recorded as resolved in the root namespace (a bag holds fully qualified names)."""
+        if not topic.startswith("/"):
+            topic = "/" + topic
         if isinstance(msg, (bytes, bytearray, memoryview)):
             data = bytes(msg)
             if type_name is None:

@@ -235,8 +235,8 @@ def _one_subst(body: str, scope: Scope, where: str) -> str:
         if kind == "optenv":
             return ""
         raise LaunchError(f"{where}: $(env {args[0]}): environment variable not set and no default")
-    if kind == "dirname":
-        return str(scope.file.parent)
+    if kind == "dirname":       # absolute, as ROS 2's ThisLaunchFileDir
+        return os.path.abspath(scope.file.parent)
     if kind == "filename":
         return scope.file.name
     if kind in ("find-pkg-share", "find-pkg-prefix"):
