@@ -60,7 +60,7 @@ def write_mcap(path: str | Path, tl: Mapping[str, np.ndarray], topics: Mapping[s
 def read_mcap(path: str | Path, topics: Mapping[str, str]) -> dict[str, np.ndarray]:
     """Series for the plot: ``{name: array (n, 2) of (t_s, value)}`` per quantity. Reads our
     demo files and live recordings (``hri record``); a message that does not parse is skipped."""
-    by_topic = {v: k for k, v in topics.items() if k in TYPES}
+    by_topic = {(v if v.startswith("/") else "/" + v): k for k, v in topics.items() if k in TYPES}   # as recorded: root-resolved
     series: dict[str, list] = {k: [] for k in SERIES}
     reader = McapReader(path)
     want = [t for t, typ in reader.topics().items() if t in by_topic and msgs.normalize(typ) == TYPES[by_topic[t]]]

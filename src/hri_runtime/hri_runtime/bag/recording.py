@@ -356,7 +356,8 @@ class McapReader:
                  end_s: Optional[float] = None) -> Iterator[RecordedMessage]:
         from mcap.reader import make_reader
 
-        want = set(topics) if topics is not None else None
+        # a relative name asks for it resolved in the root namespace, as the writer records it
+        want = {t if t.startswith("/") else "/" + t for t in topics} if topics is not None else None
         with open(self.path, "rb") as fh:
             r = make_reader(fh)
             for sch, ch, m in r.iter_messages(
