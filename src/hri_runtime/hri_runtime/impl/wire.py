@@ -34,6 +34,7 @@ from hri_runtime.qos import DURABILITY, HISTORY, LIVELINESS, RELIABILITY, QoSPro
 # --------------------------------------------------------------------------------------------
 # protocol constants (rmw_zenoh / rmw / rosidl; never configuration)
 ADMIN_SPACE = "@ros2_lv"
+PROBE_SPACE = "@ros2_lv_probe"                 # outside ADMIN_SPACE: no graph sees it
 SLASH_REPLACEMENT = "%"
 HASH_NOT_SUPPORTED = "TypeHashNotSupported"   # Humble's hash segment (rmw_zenoh PR #388)
 RIHS01_PREFIX = "RIHS01_"

@@ -760,10 +760,16 @@ class ZenohContext(ThreadedContext):
         ``hri node list`` cannot wait for the subscriber's history to trickle in), merge the
         answers into the graph cache and return ``graph()``.
 
-        A query sent right after the session opened can be answered before the router has
-        taken the new session in (no or only some tokens): queries repeat until two in a row
-        return the same tokens (at most ``DISCOVER_QUERIES``), within ``timeout_s``."""
-        end = time.monotonic() + timeout_s
+        A query sent right after the session opened is answered before the router has taken
+        the new session in (no or only some tokens, within a millisecond, twice in a row if
+        asked twice). So the session first declares a probe token outside the ROS key space
+        and asks for it until the router returns it: the router has then processed this
+        session's declarations. Then queries repeat until two in a row return the same tokens
+        (at most ``DISCOVER_QUERIES``), within ``timeout_s``."""
+        start = time.monotonic()
+        end = start + timeout_s
+        # at most half the time: a router whose access rules deny the probe still gets queried
+        self._wait_until_router_knows_us(start + timeout_s / 2)
         previous = None
         for _ in range(self.DISCOVER_QUERIES):
             left = end - time.monotonic()
@@ -779,6 +785,20 @@ class ZenohContext(ThreadedContext):
                 break
             previous = keys
         return self.graph()
+
+    DISCOVER_PROBE_PERIOD_S = 0.005
+
+    def _wait_until_router_knows_us(self, end: float) -> None:
+        key = f"{wire.PROBE_SPACE}/{self.zid}/{self._next_id()}"
+        token = self.session.liveliness().declare_token(key)
+        try:
+            while time.monotonic() < end:
+                if any(r.ok is not None for r in self.session.liveliness().get(
+                        key, timeout=max(0.0, end - time.monotonic()))):
+                    return
+                time.sleep(self.DISCOVER_PROBE_PERIOD_S)
+        finally:
+            _undeclare(token)
 
     def entities(self) -> list[wire.LivelinessEntity]:
         with self._graph_lock:

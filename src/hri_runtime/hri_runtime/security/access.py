@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from hri_runtime.security.classes import CLASSES, AccessClass, check_access_declaration  # noqa: F401 (re-exported)
+from hri_runtime.impl import wire
 
 __all__ = ["ROLES", "CLASSES", "TOPIC_CLASSES", "SERVICE_CLASSES", "Endpoint", "endpoints", "classify",
            "role_rights", "role_key_exprs", "topic_key_expr", "service_key_expr", "roles_markdown"]
@@ -205,6 +206,8 @@ def adv_space(domain_id: int) -> list[str]:
 
 
 GRAPH_SPACE = ["@ros2_lv/**"]
+# a one-shot graph query's barrier token (ZenohContext.discover): outside the graph, any role
+PROBE_SPACE = [f"{wire.PROBE_SPACE}/**"]
 
 
 def role_key_exprs(eps: Iterable[Endpoint], domain_id: int) -> dict[str, dict[str, list[str]]]:
@@ -222,11 +225,12 @@ def role_key_exprs(eps: Iterable[Endpoint], domain_id: int) -> dict[str, dict[st
              "declare_subscriber": data_space(d) + adv_space(d),
              "query": calls + adv_space(d),
              "declare_liveliness_subscriber": GRAPH_SPACE + adv_space(d),
-             "liveliness_query": GRAPH_SPACE + adv_space(d)}
+             "liveliness_query": GRAPH_SPACE + PROBE_SPACE + adv_space(d),
+             "liveliness_token": PROBE_SPACE}
         if role != "observer":          # serves (its nodes' services and caches) and appears in the graph
             m.update({"declare_queryable": data_space(d) + adv_space(d),
                       "reply": data_space(d) + adv_space(d),
-                      "liveliness_token": GRAPH_SPACE + adv_space(d)})
+                      "liveliness_token": GRAPH_SPACE + adv_space(d) + PROBE_SPACE})
         out[role] = {k: list(dict.fromkeys(v)) for k, v in m.items() if v}
     return out
 
