@@ -35,7 +35,7 @@ from hri_interaction.core.admittance import CartesianAdmittance, LieAdmittance
 from hri_interaction.core.controller import (InteractionController, InteractionParams,
                                              PyInteractionController, loop_config, tick_params)
 from hri_interaction.core.impedance import cartesian_impedance_torque, lie_impedance_torque
-from hri_interaction.sim import Fr3Sim
+from hri_sim.arm_sim import ArmSim
 
 
 # ----------------------------------------------------------------------------- naive reference
@@ -104,9 +104,8 @@ def compute_rows(cfg, calls: int, naive_calls: int):
     sec = cfg["interaction"]
     p = InteractionParams.from_config(sec)
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    sim = Fr3Sim(p.rate_hz, home, sec["ee_site"])
-    sim.data.qvel[sim.vadr] = 0.05
-    sim.mj.mj_forward(sim.model, sim.data)
+    sim = ArmSim.of_robot("fr3", home, "torque", timestep_s=1.0 / p.rate_hz, ee_site=sec["ee_site"])
+    sim.set_joint_state(sim.q, np.full(sim.n, 0.05))
     st = sim.state()
     T_ref = st.world_T_ee.copy()
     T_ref[:3, 3] += [0.01, -0.005, 0.003]
@@ -181,9 +180,8 @@ def backend_rows(cfg, calls: int, rounds: int):
     sec = cfg["interaction"]
     p0 = InteractionParams.from_config(sec)
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    sim = Fr3Sim(p0.rate_hz, home, sec["ee_site"])
-    sim.data.qvel[sim.vadr] = 0.05
-    sim.mj.mj_forward(sim.model, sim.data)
+    sim = ArmSim.of_robot("fr3", home, "torque", timestep_s=1.0 / p0.rate_hz, ee_site=sec["ee_site"])
+    sim.set_joint_state(sim.q, np.full(sim.n, 0.05))
     st = sim.state()
     dt = 1.0 / p0.rate_hz
     F = np.array([0.2, -0.1, 0.05, 3.0, -2.0, 5.0])
@@ -269,10 +267,11 @@ def rt_thread_loop(cfg, seconds: float) -> dict:
 
 def _python_work(cfg):
     """What one tick of the Python node loop did: MuJoCo state read, the C++ tick (one call),
-    MuJoCo step (hri_interaction.sim.Fr3Sim, InteractionController)."""
+    MuJoCo step (hri_sim.arm_sim.ArmSim, mode torque, InteractionController)."""
     sec = cfg["interaction"]
     p = InteractionParams.from_config(sec)
-    sim = Fr3Sim(p.rate_hz, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"])
+    sim = ArmSim.of_robot("fr3", np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), "torque",
+                          timestep_s=1.0 / p.rate_hz, ee_site=sec["ee_site"])
     ctrl = InteractionController(p, sim.ee_pose(), sim.n, torque_max_nm=cfg["joints"]["torque_max_nm"])
     dt = 1.0 / p.rate_hz
 

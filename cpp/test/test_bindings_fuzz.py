@@ -365,6 +365,14 @@ def _rt_cases() -> list[Case]:
         s = L.state()
         return ok, s["tau"], s["world_T_ref"], s["world_T_d"], s["K"], s["lam"], s["wrench_body"], s["flag_bits"]
 
+    def robot_call(method, *args):
+        model, data = _arm()
+        robot = rt.MujocoRobot(model, data, ["j1", "j2", "j3"], "ee")
+        ok = getattr(robot, method)(*args)
+        robot.write(np.zeros(3))
+        s = robot.read()
+        return ok, s.q, s.dq, s.world_T_ee, s.body_jacobian, s.gravity, s.coriolis, s.wrench_body, s.time_s
+
     return [
         Case("rt.RtLoop", lambda world_T_d: loop(world_T_d=world_T_d), {"world_T_d": T1}, optional={"world_T_d"}),
         Case("rt.RtLoop.set_target", lambda T: loop("set_target", T=T), {"T": T0}),
@@ -373,6 +381,13 @@ def _rt_cases() -> list[Case]:
              {"M": M6, "D": D6, "K": K6}),
         Case("rt.RtLoop.set_wrench", lambda w: loop("set_wrench", w=w), {"w": RNG.normal(size=6)}),
         Case("rt.RtLoop.set_push", lambda f, t: loop("set_push", f=f, t=t), {"f": RNG.normal(size=3), "t": RNG.normal(size=3)}),
+        # the robot's own calls (hri_sim.arm_sim.ArmSim, mode torque): sized by the model (3 joints)
+        Case("rt.MujocoRobot.write", lambda tau: robot_call("write", tau), {"tau": RNG.normal(size=3)},
+             joint_axis={"tau": 0}, capacity=False, finite={"tau"}),
+        Case("rt.MujocoRobot.set_state", lambda q, dq: robot_call("set_state", q, dq),
+             {"q": RNG.normal(size=3) * 0.3, "dq": RNG.normal(size=3)}, joint_axis={"q": 0, "dq": 0}, capacity=False),
+        Case("rt.MujocoRobot.set_external_wrench", lambda f, t: robot_call("set_external_wrench", f, t),
+             {"f": RNG.normal(size=3), "t": RNG.normal(size=3)}),
     ]
 
 
@@ -386,6 +401,7 @@ NO_ARRAYS = {
     "safety.SafetyChecker.totals", "safety.SafetyResult", "interaction.TickParams",
     "interaction.InteractionTick.reset_filter", "interaction.InteractionTick.set_frozen",
     "interaction.InteractionTick.set_mode", "interaction.InteractionTick.twist", "rt.LoopConfig", "rt.MujocoRobot",
+    "rt.MujocoRobot.read", "rt.RobotState",
     "rt.RobotInterface", *(f"rt.RtLoop.{m}" for m in ("hold", "reset_filter", "reset_stats", "set_frozen", "set_mode",
                                                       "start", "state", "step", "stop", "trace")),
     *(f"interaction.TickParams.{f}=" for f in (

@@ -149,7 +149,7 @@ def build_stack(cfg: dict, engine: Optional[str] = None, jitter: Optional[bool] 
     """The cartesian stack on the simulated arm of ``cfg`` (any arm of config/robots). ``engine``:
     override ``interaction.engine``; ``jitter``: override ``teleop.scenario.jitter``."""
     from hri_arm_teleop.lockstep import build_pipeline
-    from hri_arm_teleop.robot_mujoco import start_position
+    from hri_arm_teleop.sim_robot import start_position
     from hri_interaction.core.passivity import DelayJitter
     from hri_interaction.engine import make_engine
 

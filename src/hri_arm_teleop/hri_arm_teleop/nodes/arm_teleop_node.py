@@ -81,9 +81,9 @@ class ArmTeleopNode(Node):
             self.robot = InteractionRobot(self, self.cfg, joint_states_topic=js)
             self.pipe = build_pipeline(self.cfg, self.robot, self.clock, self.log, output="cartesian")
         elif t.robot.interface == "mujoco":
-            from hri_arm_teleop.robot_mujoco import MujocoRobot
+            from hri_arm_teleop.sim_robot import SimRobot
 
-            self.robot = MujocoRobot.from_config(self.cfg)
+            self.robot = SimRobot.from_config(self.cfg)
             # the chain runs on simulated time advanced one period per tick: a late or bunched
             # timer tick in a loaded process never looks like a speed/acceleration jump to the
             # planner and the safety checker (the robot sees exactly one period per tick)

@@ -309,7 +309,7 @@ class JointRobotNode(Node):
         p.step(tau)
         self.ticks += 1
         qn = np.array(p.q_rad, dtype=float)
-        dq = np.array(p.data.qvel[p.dadr], dtype=float)
+        dq = p.dq
         m = msgs.new("sensor_msgs/msg/JointState", name=self.names, position=qn.tolist(),
                      velocity=dq.tolist(), effort=tau.tolist())
         m.header.stamp = time_from_seconds(now + p.dt_s)
