@@ -16,7 +16,8 @@ loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model, for an 
   rejected and counted).
 
 Frame ids in ``/tf`` and ``/tf_static`` carry ``robot_state.frame_prefix`` (robot_state_publisher's
-``frame_prefix``: two robots on one ``/tf``, docs/ros2-interop.md "Namespaces"); the URDF keeps
+``frame_prefix``: two robots on one ``/tf``, docs/ros2-interop.md "Namespaces"; Tino's odom -> base
+too, so two bases do not share an odom frame); the URDF keeps
 its link names.
 
 Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description and TF"). On
@@ -155,7 +156,7 @@ class RobotStateNode(Node):
         if self.tf_pub is None:
             return
         self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
-            transform_stamped(msg.header.frame_id, msg.child_frame_id, t, msg.header.stamp)]))
+            self._transform(msg.header.frame_id, msg.child_frame_id, t, msg.header.stamp)]))
 
 
 def main(argv=None):
