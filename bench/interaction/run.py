@@ -266,8 +266,8 @@ def rt_thread_loop(cfg, seconds: float) -> dict:
 
 
 def _python_work(cfg):
-    """What one tick of the Python node loop did: MuJoCo state read, the C++ tick (one call),
-    MuJoCo step (hri_sim.arm_sim.ArmSim, mode torque, InteractionController)."""
+    """What one tick of the Python node loop did: the robot's read, the C++ tick (one call), its
+    write (hri_sim.arm_sim.ArmSim, mode torque: the C++ MujocoRobot; InteractionController)."""
     sec = cfg["interaction"]
     p = InteractionParams.from_config(sec)
     sim = ArmSim.of_robot("fr3", np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), "torque",
@@ -277,7 +277,7 @@ def _python_work(cfg):
 
     def work():
         st = sim.state()
-        ctrl.set_wrench(sim.wrench_body())
+        ctrl.set_wrench(st.wrench_body)
         res = ctrl.tick(st, dt)
         sim.step(res.tau)
         return res.tau

@@ -1,5 +1,5 @@
 """The two engines (``rt``: the C++ loop stepped in lockstep; ``python``: the C++ tick on
-ArmTorqueSim stepped by the lockstep runner) behind one interface: the same input rules and
+ArmSim, mode torque, stepped by the lockstep runner) behind one interface: the same input rules and
 rejection counters, the same stop hold, the same published state."""
 import numpy as np
 import pytest
