@@ -145,7 +145,7 @@ def compute_rows(cfg, calls: int, naive_calls: int):
          per_call_us(lambda: naive_impedance(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), naive_calls)),
         ("full tick (Python oracle, no safety checker), admittance mode (+ filter, bounds)", per_call_us(lambda: ctrl_adm.tick(st, dt), calls),
          per_call_us(naive_tick_adm, naive_calls)),
-        ("MuJoCo state read (FK, J_b, g, c)", per_call_us(sim.state, calls), None),
+        ("MuJoCo state read (MujocoRobot.read: FK, J_b, g, c)", per_call_us(sim.state, calls), None),
     ]
     try:
         from hri_core._hri_core import interaction as cx  # noqa: F401

@@ -205,9 +205,7 @@ class AtomicNode(Node):
     def tick(self) -> None:
         t = self.now()
         if self.sim is not None:      # lockstep: advance the embedded simulation to the node clock
-            n = int(round((t - self._sim_offset - self.sim.t_s) / self.sim.model.opt.timestep))
-            if n > 0:
-                self.sim.step(n)
+            self.sim.advance_to(t - self._sim_offset)
         out, r = self.drive.step(t, self.stop.stopped, self.stop.cause)
         self._request_stop(self.drive.stop_request)
         if r is not None and self.leg_input is None:
