@@ -162,7 +162,8 @@ class InteractionNode(Node):
 
     def publish_joint_states(self) -> None:
         """``topics.joint_states`` (driver sim) at ``node.joint_state_rate_hz``."""
-        self.robot_js_pub.publish(joint_state_msg(self.get_clock().now_s(), self.base_frame, self.joint_names, self.engine.state()))
+        s = self.engine.state()
+        self.robot_js_pub.publish(joint_state_msg(self.get_clock().now_s(), self.base_frame, self.joint_names, s))
 
     def publish_state(self) -> None:
         now = self.get_clock().now_s()
