@@ -56,6 +56,13 @@ class Pad:
         self._stop.set()
 
 
+def still(probe, tol_m=5e-4) -> bool:
+    """Two end-effector samples 0.5 s apart within ``tol_m``: the arm has come to rest."""
+    a = probe.last()
+    time.sleep(0.5)
+    return a is not None and np.linalg.norm(probe.last() - a) < tol_m
+
+
 @pytest.mark.parametrize("robot, source", [("fr3", "joy"), ("fr3", "evdev"), ("ur5e", "joy"), ("iiwa14", "joy")])
 def test_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, robot, source):
     cfg = load_robot_config(robot)
@@ -81,7 +88,7 @@ def test_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, robot, sou
                     assert wait_for(dev.ready), "joy_evdev did not open the pipe"
                 pad.hold(False, 0.0)
                 assert wait_for(lambda: "HOLD" in probe.modes or "TRACK" in probe.modes), probe.modes   # stop released
-                time.sleep(1.0)
+                assert wait_for(lambda: still(probe), 30.0), "the arm does not come to rest"   # starting up, loaded
                 p0 = probe.last()
                 pad.hold(False, 1.0)                                   # stick without the clutch: nothing moves
                 time.sleep(1.0)

@@ -1,10 +1,12 @@
 """The engine (``InteractionController``: the gated tick as one C++ call, ``InteractionTick``)
-against its test oracle (``PyInteractionController``, the tick in Python): both controllers read the *same* MuJoCo state every tick (the sim is driven
+against its test oracle (``PyInteractionController``, the tick in Python, oracle/controller.py): both controllers read the *same* MuJoCo state every tick (the sim is driven
 by the Python controller's torque) and receive the same inputs (wrench, reference steps, mode
 switches, gain changes, freeze/release, bad input, a NaN state); their torques, references,
 flags, σ_min, counters and internal state must agree to 1e-9 on every tick of every scenario."""
 import copy
 import dataclasses
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,9 +17,11 @@ import mujoco  # noqa: F401  (required: a missing install fails here)
 from hri_runtime.config.tree import load_robot_config
 from hri_core.safety import arm_limits
 from hri_core.safety import SafetyChecker, SafetyLimits
-from hri_interaction.core.controller import (InteractionController, InteractionParams,
-                                             PyInteractionController)
+from hri_interaction.core.controller import InteractionController, InteractionParams
 from hri_sim.arm_sim import ArmSim
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
+from oracle.controller import PyInteractionController  # noqa: E402
 
 TOL = 1e-9
 

@@ -4,7 +4,7 @@
 
     ArmVrReceiver (real UDP) -> ArmTeleopPipeline (clutch, planner; output cartesian)
         -> reference link (optionally jittered: lognormal delays, latest-value delivery)
-        -> interaction engine (hri_interaction.engine: the C++ rt loop or the Python oracle,
+        -> interaction engine (hri_interaction.engine: the C++ rt loop or its tick stepped from Python,
            the MuJoCo arm with torque motors inside) -> joint torques
 
 ``StackDriver`` advances simulated time one interaction tick (1 ms) at a time: the caller's

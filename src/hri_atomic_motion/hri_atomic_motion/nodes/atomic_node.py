@@ -32,55 +32,16 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
 from hri_runtime import msgs
 from hri_runtime.diagnostics import Updater
-from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 
-from hri_atomic_motion.core import (AtomicController, AtomicParams, HeadAudioGate, HeadAudioLimits, LegReading,
-                                    LegStateInput)
+from hri_atomic_motion.core import AtomicController, AtomicParams, HeadAudioGate, HeadAudioLimits, LegStateInput
 from hri_atomic_motion.core.drive import AtomicDrive
-
-STATE_MSG = "hri_interfaces/msg/AtomicState"
-
-
-def atomic_state_msg(t_s: float, st: dict, system_stop: str = ""):
-    """``hri_interfaces/msg/AtomicState`` of ``AtomicController.status()`` at time ``t_s``;
-    ``system_stop``: the reason of the system stop the node obeys ("" = none)."""
-    return msgs.new(STATE_MSG, stamp=time_from_seconds(t_s), state=int(st["state"]),
-                    direction=int(st.get("direction", 0)),
-                    locked=bool(st["locked"]), fault=st["fault"] or "", system_stop=system_stop,
-                    leg_phase=str(st.get("leg_phase", "")),
-                    base_phase=str(st.get("base_phase", "")), queue=int(st.get("queue", 0)))
-
-
-def leg_state_msg(t_s: float, ticks: int, home: bool, rpm: float):
-    return msgs.new("sensor_msgs/msg/JointState",
-                    header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t_s), frame_id=""),
-                    name=["leg", "leg_home_switch"], position=np.array([float(ticks), 1.0 if home else 0.0]),
-                    velocity=np.array([float(rpm), 0.0]), effort=np.zeros(0))
-
-
-def parse_leg_state(msg) -> Optional[LegReading]:
-    """JointState -> LegReading, None when malformed (names missing, non-finite, non-integer ticks)."""
-    try:
-        names = list(msg.name)
-        pos = [float(v) for v in msg.position]
-        i = names.index("leg")
-        ticks = pos[i]
-        home = pos[names.index("leg_home_switch")] > 0.5
-        vel = [float(v) for v in msg.velocity]
-        rpm = vel[i] if len(vel) > i else 0.0
-    except (ValueError, IndexError, TypeError, AttributeError):
-        return None
-    if not (abs(ticks) < 1e9 and ticks == round(ticks)):
-        return None
-    return LegReading(int(ticks), home, rpm if rpm == rpm else 0.0)
-
+from hri_atomic_motion.messages import STATE_MSG, atomic_state_msg, leg_state_msg, parse_leg_state
 
 class AtomicNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
