@@ -7,7 +7,7 @@ a simulated clock or the topic driver take the python engine):
   through its C API inside the loop; ``start()`` runs it on its own thread with absolute
   deadlines, ``step(n)`` runs n ticks in lockstep without a thread). Falls back to ``python``
   (one WARNING line) when the installed core has no ``rt`` module.
-- ``python``: the same C++ tick (``InteractionController``) on ``ArmTorqueSim``, stepped from
+- ``python``: the same C++ tick (``InteractionController``) on ``ArmSim`` (mode torque), stepped from
   Python by the one lockstep runner (:class:`hri_interaction.sim.LockstepLoop`): simulated
   clocks, the topic driver (the arm model at the received joint state, never stepped) and cores
   without ``rt``. ``start()`` is refused (a Python timer is not a real-time loop).
@@ -142,7 +142,7 @@ class _Engine:
 
 
 class PythonEngine(_Engine):
-    """``ArmTorqueSim`` + ``InteractionController`` stepped from Python (lockstep only).
+    """``ArmSim`` (mode torque) + ``InteractionController`` stepped from Python (lockstep only).
     ``driver="topic"``: the arm is the robot model at the state given to :meth:`set_joint_state`
     (never stepped), the wrench comes from :meth:`set_wrench`; no tick before the first state."""
 
