@@ -338,11 +338,19 @@ def _robot_of(item):
 
 def order_items(items):
     """tests/conftest.py's hook: this module's tests grouped by robot (launch files in LAUNCHES'
-    order), in file order within a robot except the permitted /safety/stop put (a stop) last."""
+    order). Within a robot: the read-only inventory, then the arm's reference-stream test on the
+    stack as launched (nothing else has touched it yet, as when each test had its own stack), the
+    rest in file order, the permitted /safety/stop put (a stop, closing the stack) last."""
     robots = list(LAUNCHES)
-    return sorted(items, key=lambda it: (robots.index(_robot_of(it)) if _robot_of(it) in robots else -1,
-                                        getattr(it, "callspec", None) is not None
-                                        and it.callspec.params.get("topic") == "/safety/stop"))
+
+    def rank(it):
+        name = it.originalname if hasattr(it, "originalname") else it.name
+        if getattr(it, "callspec", None) is not None and it.callspec.params.get("topic") == "/safety/stop":
+            return 3
+        return {"test_every_input_is_classified_and_no_actuating_one_is_open_to_observers": 0,
+                "test_arm_reference_observer_stream_moves_nothing_operator_stream_moves_the_arm": 1}.get(name, 2)
+
+    return sorted(items, key=lambda it: (robots.index(_robot_of(it)) if _robot_of(it) in robots else -1, rank(it)))
 
 
 def stacks(cases):
