@@ -39,12 +39,12 @@ def wait_for(cond, timeout_s: float = WAIT_S) -> bool:
     return False
 
 
-def stack_env(ep: str, ros: bool = True, **extra) -> dict:
+def stack_env(ep: str, ros: bool = True) -> dict:
     """The launcher's environment: Zenoh transport, its router listening on ``ep``, the nodes
     connecting to it; ``ros=False`` also hides a sourced ROS 2 (``joy.launch.yaml`` then picks
     joy_evdev, as on a machine without ROS)."""
     env = {k: v for k, v in os.environ.items() if ros or k != "ROS_DISTRO"}
-    env.update(HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]", **extra)
+    env.update(HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
     return env
 
 
