@@ -1,4 +1,4 @@
-"""The vr_interface node's messages, built from the core's plain values (:mod:`hri_pulse.core.vr`).
+"""The pulse nodes' messages (vr_interface, gamepad), built from the core's plain values (:mod:`hri_pulse.core.vr`).
 
 ``/base_cmd`` (geometry_msgs/Twist): linear.x = the pulse state, angular.z = the direction;
 ``/head_cmd`` (Vector3, rad: pitch, pan, tilt) and ``/audio_cmd`` (Vector3: x volume,
@@ -20,9 +20,14 @@ def vector3(x: float = 0.0, y: float = 0.0, z: float = 0.0):
     return msgs.new("geometry_msgs/msg/Vector3", x=float(x), y=float(y), z=float(z))
 
 
+def twist(linear_x: float = 0.0, angular_z: float = 0.0):
+    """A planar geometry_msgs/Twist (the base: linear.x, angular.z)."""
+    return msgs.new("geometry_msgs/msg/Twist", linear=vector3(x=linear_x), angular=vector3(z=angular_z))
+
+
 def pulse_twist(emission):
-    """One pulse/idle message (:class:`hri_pulse.core.pulse.Emission`) as a Twist."""
-    return msgs.new("geometry_msgs/msg/Twist", linear=vector3(x=emission.state), angular=vector3(z=emission.direction))
+    """One pulse/idle message (:class:`hri_pulse.core.pulse.Emission`): linear.x = state, angular.z = direction."""
+    return twist(emission.state, emission.direction)
 
 
 def head_msg(head_rad: Sequence[float]):
