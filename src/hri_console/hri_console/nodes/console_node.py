@@ -35,7 +35,7 @@ from hri_console.core.state import ConsoleState, state_view
 from hri_console.nodes.ports import ConsolePorts
 from hri_safety.nodes.stop_listener import StopListener
 from hri_interaction.core.spd import ImpedanceGainLimits
-from hri_interaction.nodes.interaction_node import IMPEDANCE, MODE
+from hri_interaction.core.live import IMPEDANCE, MODE
 from hri_interaction.parameters_gen import InteractionImpedanceParams, InteractionTopicsParams
 
 #: the tuning progress: TRANSIENT_LOCAL (the last one at once) and a queue for its bursts
