@@ -53,6 +53,7 @@ struct RobotState {
   Vec6 body_twist = Vec6::Zero();
   MatJ body_jacobian;
   VecN gravity, coriolis;
+  interaction::MatN mass_matrix;    // M(q) (n x n; interaction law lie_osd)
   Vec6 wrench_body = Vec6::Zero();  // (moment, force) in the EE frame; NaN = no reading
   double time_s = 0.0;              // robot time (sim: MuJoCo time)
 
@@ -62,6 +63,7 @@ struct RobotState {
     body_jacobian = MatJ::Zero(6, n);
     gravity = VecN::Zero(n);
     coriolis = VecN::Zero(n);
+    mass_matrix = interaction::MatN::Zero(n, n);
   }
 };
 
@@ -489,7 +491,7 @@ class RtLoop {
       tick_->set_wrench(c.wrench, c.wrench_ok && c.wrench.allFinite());
     }
     interaction::TickInput in{&rs_.q, &rs_.dq, &rs_.world_T_ee, &rs_.body_twist,
-                              &rs_.body_jacobian, &rs_.gravity, &rs_.coriolis};
+                              &rs_.body_jacobian, &rs_.gravity, &rs_.coriolis, &rs_.mass_matrix};
     tick_->tick(in, dt_, out_);
     for (int i = 0; i < interaction::kNumTickFlags; ++i)
       if (out_.flags & (1u << i)) ++flag_ticks_[i];

@@ -5,7 +5,7 @@ driven by the one lockstep runner (``hri_runtime.lockstep.Lockstep``: :class:`Lo
   flange F/T sensor pair where its ``sim.model.ft_sensor`` says so) with the physics step = 1 / ``interaction.rate_hz`` (1 ms);
 - state for the controller (frames as in :mod:`hri_interaction.core.controller`):
   world_T_ee of the site, J_b = [Rᵀ J_ω; Rᵀ J_v] (from ``mj_jacSite``, world-aligned at the site),
-  V_b = J_b q̇, g(q) = ``mj_rne`` at q̇ = 0, c = ``qfrc_bias`` − g;
+  V_b = J_b q̇, g(q) = ``mj_rne`` at q̇ = 0, c = ``qfrc_bias`` − g, M(q) from ``mj_fullM``;
 - external "human" wrench: ``push(force_world, torque_world)`` sets ``xfrc_applied`` on the
   body of the site so that the force acts *at the site point* (moment r × f added);
 - the wrench the controller sees is that applied wrench in the EE frame (an ideal, tared wrist
@@ -55,6 +55,7 @@ class ArmTorqueSim:
         self._jacp = np.zeros((3, self.model.nv))
         self._jacr = np.zeros((3, self.model.nv))
         self._g = np.zeros(self.model.nv)
+        self._M = np.zeros((self.model.nv, self.model.nv))
         self.applied_force_world = np.zeros(3)
         self.applied_torque_world = np.zeros(3)
 
@@ -80,8 +81,10 @@ class ArmTorqueSim:
         mj.mj_rne(m, d, 0, self._g)
         d.qvel[:] = saved
         g = self._g[self.vadr].copy()
+        mj.mj_fullM(m, d, self._M)
         return ArmState(q=d.qpos[self.qadr].copy(), dq=dq, world_T_ee=T, body_twist=Jb @ dq,
-                        body_jacobian=Jb, gravity=g, coriolis=d.qfrc_bias[self.vadr] - g)
+                        body_jacobian=Jb, gravity=g, coriolis=d.qfrc_bias[self.vadr] - g,
+                        mass_matrix=self._M[np.ix_(self.vadr, self.vadr)])
 
     def push(self, force_world=(0, 0, 0), torque_world=(0, 0, 0)) -> None:
         """External wrench on the EE acting at the site point (world frame)."""
@@ -127,10 +130,10 @@ class LockstepLoop:
     ``"applied"`` feeds the sim's applied wrench to the controller each tick (an ideal tared F/T
     sensor); anything else leaves ``ctrl.set_wrench`` to the caller. ``step_arm`` False: the arm
     is only the robot model at the state the caller sets (``sim.set_joint_state``). ``ctrl``: the controller
-    (default the engine, ``InteractionController``, with ``law``, ``safety`` and the per-joint
+    (default the engine, ``InteractionController``, with ``law`` (None: ``interaction.law``), ``safety`` and the per-joint
     clamp ``torque_max_nm``)."""
 
-    def __init__(self, params: InteractionParams, q0_rad, ee_site="attachment_site", law="lie",
+    def __init__(self, params: InteractionParams, q0_rad, ee_site="attachment_site", law=None,
                  wrench_source: str = "applied", safety=None, *, robot: str = "fr3",
                  joint_names: Optional[Sequence[str]] = None, ctrl=None, logger=None,
                  step_arm: bool = True, torque_max_nm=None):

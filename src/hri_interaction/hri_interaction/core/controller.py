@@ -47,7 +47,7 @@ from hri_interaction import parameters_gen
 
 MODES = ("impedance", "admittance", "hybrid")
 STOP_PREFIX = "system stop"      # frozen_reason of a freeze by the stop input (hold)
-LAWS = ("lie", "cartesian")
+LAWS = ("lie", "cartesian", "gic", "lie_osd")   # interaction.law; gic, lie_osd: the C++ tick only
 
 
 class InteractionParams(parameters_gen.InteractionParams):
@@ -78,7 +78,7 @@ _TYPED_SECTIONS = {"impedance": ImpedanceParams, "admittance": AdmittanceParams,
                    "passivity": PassivityParams, "gain_limits": ImpedanceGainLimits}
 
 
-def tick_params(params: InteractionParams, n_joints: int, law: str = "lie", torque_max_nm=None):
+def tick_params(params: InteractionParams, n_joints: int, law: Optional[str] = None, torque_max_nm=None):
     """The C++ ``TickParams`` (named fields) of ``params`` for ``n_joints`` joints and ``law``
     ("lie" | "cartesian"), clamping the command to ``torque_max_nm`` (per joint, N·m; None: no
     clamp): what ``InteractionTick`` and ``hri_core.rt.RtLoop`` are built from."""
@@ -87,6 +87,7 @@ def tick_params(params: InteractionParams, n_joints: int, law: str = "lie", torq
     cx = cxx_kernels()
     if cx is None:
         raise ImportError("hri_core (cpp/) is not built: the interaction engine is its C++ tick")
+    law = law or params.law
     if law not in LAWS:
         raise ValueError(f"law must be one of {LAWS}")
     a, ps, sw, lim = params.admittance, params.passivity, params.switch, params.limits
@@ -99,8 +100,11 @@ def tick_params(params: InteractionParams, n_joints: int, law: str = "lie", torq
     t.reference_feedforward = params.reference_feedforward
     t.K, t.D = params.impedance.stiffness, params.impedance.damping
     t.M_adm, t.D_adm, t.K_adm = a.mass, a.damping, a.stiffness
+    t.M_osd = np.diag(np.asarray(params.lie_osd.inertia_diag, float))
     t.compliant_axes = params.compliant_axes
     t.wave_damping = np.asarray(ps.wave_damping, float)
+    t.jitter_alpha_base = np.asarray(ps.jitter.alpha_base, float)
+    t.jitter_alpha_scale = np.asarray(ps.jitter.alpha_scale, float)
     t.energy_floor_j = ps.energy_floor_j
     t.max_damping = ps.po_pc.max_damping
     t.settle_max_linear_m_s, t.settle_max_angular_rad_s = sw.settle_max_linear_m_s, sw.settle_max_angular_rad_s
@@ -137,6 +141,7 @@ class ArmState:
     body_jacobian: np.ndarray    # (6, n)
     gravity: np.ndarray          # (n,) g(q), the torque that holds the arm against gravity
     coriolis: np.ndarray         # (n,) c(q, dq)
+    mass_matrix: Optional[np.ndarray] = None   # (n, n) M(q): law lie_osd
 
 
 @dataclass
@@ -588,7 +593,7 @@ class _CxxAdmittanceView:
         return np.asarray(self._t.twist())
 
     def body_twist(self) -> np.ndarray:
-        if self.law == "lie":
+        if self.law != "cartesian":     # the Lie family (lie, gic, lie_osd) shares the Lie admittance
             return self.se3.right_jacobian(self.lam) @ self.lam_dot
         return self.lam_dot
 
@@ -646,11 +651,11 @@ class InteractionController(PyInteractionController):
     same ``hri_core.safety.SafetyChecker`` object, called from C++ directly."""
 
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
-                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None,
+                 law: Optional[str] = None, logger: Optional[logging.Logger] = None, safety=None,
                  torque_max_nm=None):
         from hri_interaction.core.impedance import cxx_kernels
 
-        T = self._setup(params, world_T_d, n_joints, law, logger, torque_max_nm)
+        T = self._setup(params, world_T_d, n_joints, law or params.law, logger, torque_max_nm)
         cx = cxx_kernels()
         if cx is None:
             raise ImportError("hri_core (cpp/) is not built: the interaction engine is its C++ tick")
@@ -659,8 +664,8 @@ class InteractionController(PyInteractionController):
 
         self._safety_bits = dict(SAFETY_FLAGS)
         a, ps = params.admittance, params.passivity
-        self._cx = cx.InteractionTick(tick_params(params, self.n, law, torque_max_nm), T, safety)
-        self.admittance = _CxxAdmittanceView(self._cx, a, law)
+        self._cx = cx.InteractionTick(tick_params(params, self.n, self.law, torque_max_nm), T, safety)
+        self.admittance = _CxxAdmittanceView(self._cx, a, self.law)
         self.filter = _CxxFilterView(self._cx, ps)
         self._target = T.copy()
         self._mode = params.mode
@@ -740,7 +745,7 @@ class InteractionController(PyInteractionController):
     def tick(self, state: ArmState, dt: float) -> TickResult:
         tau, T_ref, bits, sbits, smin = self._cx.tick(
             state.q, state.dq, state.world_T_ee, state.body_twist, state.body_jacobian,
-            state.gravity, state.coriolis, dt)
+            state.gravity, state.coriolis, dt, state.mass_matrix)
         self._dt = dt
         flags = self._flags_of(bits, sbits) if (bits or sbits) else frozenset()
         if bits or sbits:
