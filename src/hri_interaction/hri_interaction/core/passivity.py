@@ -31,6 +31,12 @@ the port (w_safe, λ̇) into the admittance, per tick:
   equivalent at zero channel delay to constant added damping  w_safe = w − b ⊙ λ̇ (passive for any
   Δt ≥ 0); wave variables u = (b λ̇ + w)/√(2b), v = (b λ̇ − w)/√(2b) are exposed for diagnostics.
 
+- :class:`JitterCompensator` ("jitter"): the dissertation's delay compensator (Chang 2026 §13.6.3,
+  supplementary, "a non-passivity baseline" in the predictive-display family of Sheridan): damping
+  that grows with the link's delay spread, α = α_base + α_scale · (σ_rtt / μ_rtt) per DoF,
+  w_safe = w − α ⊙ λ̇, with μ, σ the mean and standard deviation of the last ``window`` delays
+  observed on the wrench link (:meth:`JitterCompensator.observe`, or pushed as statistics).
+
 ``violations`` counts ticks where the energy after the filter is below ``E_floor`` (for the
 passivity family the controller makes this impossible unless λ̇ = 0 while E < E_floor, or α
 was capped).
@@ -41,6 +47,9 @@ damping in N·s/m on the translational and N·m·s/rad on the rotational compone
 :class:`DelayJitter` replays a wrench stream through a lognormal per-sample delay (mean and std
 from ``interaction.validation.jitter_*``, Chang 2026 ch. 13; moment-matched), latest-value semantics: a sample older than the newest
 delivered one is dropped (lock-free queue that "drops rather than blocks").
+:class:`ArrivalJitter` is the arrival pattern of a subscriber on a slow link: messages arrive at
+lognormal intervals, each carrying the value sent one lognormal delay before it arrived; between
+arrivals the last value is held (``interaction.validation.jitter_model``).
 """
 from __future__ import annotations
 
@@ -53,7 +62,7 @@ import numpy as np
 from hri_interaction.parameters_gen import InteractionPassivityParams
 
 
-FILTERS = ("none", "passivity", "tdpc", "wave")
+FILTERS = ("none", "passivity", "tdpc", "wave", "jitter")
 _EPS_V2 = 1e-18
 
 
@@ -210,6 +219,56 @@ class WaveVariableTransform(WrenchFilter):
         return (self.b * lam_dot + w) / s, (self.b * lam_dot - w) / s
 
 
+class JitterCompensator(WrenchFilter):
+    """Delay compensator: w − α ⊙ λ̇ with α = α_base + α_scale · (σ/μ) of the observed link delays
+    (module doc). Before two delays have been observed (or with μ ≤ 0) σ/μ = 0: α = α_base."""
+
+    name = "jitter"
+
+    def __init__(self, alpha_base, alpha_scale, window: int, energy_floor_j: float = 0.0):
+        self.alpha_base = np.asarray(alpha_base, dtype=float)
+        self.alpha_scale = np.asarray(alpha_scale, dtype=float)
+        self.window = int(window)
+        if self.alpha_base.shape != (6,) or self.alpha_scale.shape != (6,) or self.window < 2:
+            raise ValueError("JitterCompensator: alpha_base, alpha_scale need 6 values, window >= 2")
+        super().__init__(energy_floor_j)
+
+    def reset(self) -> None:
+        super().reset()
+        self.delays: deque = deque(maxlen=self.window)
+        self.mean_s = 0.0
+        self.std_s = 0.0
+
+    def observe(self, delay_s: float) -> None:
+        """One delay (s) measured on the wrench link (a message's latency or round trip); a
+        non-finite or negative one is ignored."""
+        d = float(delay_s)
+        if not (math.isfinite(d) and d >= 0.0):
+            return
+        self.delays.append(d)
+        if len(self.delays) >= 2:
+            a = np.fromiter(self.delays, float)
+            self.mean_s, self.std_s = float(a.mean()), float(a.std())
+
+    def set_statistics(self, mean_s: float, std_s: float) -> None:
+        """The link's delay mean and std (s) measured elsewhere (what the C++ tick takes)."""
+        self.mean_s, self.std_s = float(mean_s), float(std_s)
+
+    @property
+    def spread(self) -> float:
+        """σ/μ of the link delays (0 while unknown)."""
+        return self.std_s / self.mean_s if self.mean_s > 0 and math.isfinite(self.std_s) else 0.0
+
+    @property
+    def alpha(self) -> np.ndarray:
+        return self.alpha_base + self.alpha_scale * self.spread
+
+    def _shape(self, w, lam_dot, dt):
+        d = self.alpha * lam_dot
+        self.dissipated_j += float(np.dot(lam_dot, d)) * dt
+        return w - d
+
+
 def make_filter(params: PassivityParams, kind: Optional[str] = None) -> WrenchFilter:
     kind = params.filter if kind is None else kind
     if kind == "none":
@@ -220,6 +279,9 @@ def make_filter(params: PassivityParams, kind: Optional[str] = None) -> WrenchFi
         return TDPCFilter(params.energy_floor_j, params.po_pc.max_damping)
     if kind == "wave":
         return WaveVariableTransform(np.asarray(params.wave_damping, float), params.energy_floor_j)
+    if kind == "jitter":
+        j = params.jitter
+        return JitterCompensator(j.alpha_base, j.alpha_scale, j.window, params.energy_floor_j)
     raise ValueError(f"unknown wrench filter {kind!r} (expected one of {FILTERS})")
 
 
@@ -257,4 +319,47 @@ class DelayJitter:
                 self.value = val
             else:
                 self.dropped += 1
+        return default if self.value is None else self.value
+
+
+class ArrivalJitter:
+    """Sample-and-hold arrivals on a slow link (Chang 2026 §13.6.3: a "lognormal jitter injector"
+    that "mimics the arrival pattern of a real ZMQ subscriber"): messages arrive as a renewal
+    process with lognormal inter-arrival times, each carrying the value the sender had one
+    lognormal delay before the arrival (both lognormals moment-matched to the same mean and std);
+    between arrivals the subscriber holds the last value. ``push(t, value)`` every sender tick,
+    ``get(t, default)`` every receiver tick; ``delays`` are the latencies of the delivered
+    messages (what a delay compensator observes)."""
+
+    def __init__(self, mean_s: float, std_s: float, rng: np.random.Generator):
+        self.mu, self.sigma = lognormal_from_moments(mean_s, std_s)
+        self.rng = rng
+        self._t: list[float] = []
+        self._v: list[np.ndarray] = []
+        self._next = float(rng.lognormal(self.mu, self.sigma))
+        self.value: Optional[np.ndarray] = None
+        self.delays: deque = deque(maxlen=100000)
+        self.arrivals = 0
+
+    HISTORY = 200000   # sender samples kept (200 s at 1 kHz; the oldest half is dropped beyond)
+
+    def push(self, t_sent: float, value: np.ndarray) -> None:
+        self._t.append(float(t_sent))
+        self._v.append(np.array(value, dtype=float))
+        if len(self._t) > self.HISTORY:
+            del self._t[: self.HISTORY // 2]
+            del self._v[: self.HISTORY // 2]
+
+    def get(self, t: float, default: np.ndarray) -> np.ndarray:
+        """The held value at ``t``; at an arrival, the sender's value one delay before it."""
+        import bisect
+
+        while t >= self._next:
+            d = float(self.rng.lognormal(self.mu, self.sigma))
+            i = bisect.bisect_right(self._t, self._next - d) - 1
+            if i >= 0:
+                self.value = self._v[i]
+                self.delays.append(d)
+                self.arrivals += 1
+            self._next += float(self.rng.lognormal(self.mu, self.sigma))
         return default if self.value is None else self.value

@@ -3,15 +3,26 @@
 Protocol: pure admittance kernel, no plant; F_z = −5 N along body z from
 t = 1 s with a 0.5 s ramp; 5 s at 1 kHz; the wrench passes a preprocessor (baseline, PO/PC, TDPC,
 wave) and optionally a lognormal delay injector; metric |Δp| = ‖T_mod.t − T_d.t‖.
+
+Injector (``validation.jitter_model``): ``hold`` — the wrench reaches the admittance as a subscriber
+on the slow link sees it: messages arrive at lognormal intervals, each carrying the wrench sent one
+lognormal delay earlier, held in between (:class:`ArrivalJitter`); ``latest`` — every 1 kHz sample
+delayed by its own draw, the newest arrived wins (:class:`DelayJitter`). The jitter rows depend on
+the draw; :func:`table_13_9_seeds` reports their median over ``validation.jitter_seeds`` seeds with
+the 5–95 % band (the dissertation reports one run). The delay compensator ("jitter",
+:class:`JitterCompensator`, not in the dissertation's matrix) observes the delays of the messages
+that arrive.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from hri_interaction.core.admittance import AdmittanceParams, LieAdmittance
-from hri_interaction.core.passivity import DelayJitter, PassivityParams, make_filter
+from hri_interaction.core.passivity import ArrivalJitter, DelayJitter, PassivityParams, make_filter
 
 CHANG_TABLE_13_9 = {  # (preprocessor, jitter) -> (final mm, peak mm, |λ̇|max, E-viol), Chang 2026 table 13.9
     ("baseline", False): (2.000, 2.17, 0.0072, 0), ("baseline", True): (1.993, 2.85, 0.0214, 0),
@@ -20,6 +31,8 @@ CHANG_TABLE_13_9 = {  # (preprocessor, jitter) -> (final mm, peak mm, |λ̇|max,
     ("wave", False): (2.000, 2.10, 0.0055, 0), ("wave", True): (2.000, 2.26, 0.0140, 0),
 }
 PREPROCESSORS = {"baseline": "none", "passivity": "passivity", "tdpc": "tdpc", "wave": "wave"}
+#: supplementary rows (the dissertation describes the delay compensator, its matrix leaves it out)
+COMPENSATORS = {"jitter": "jitter"}
 
 
 @dataclass
@@ -43,12 +56,18 @@ def force_profile(t: float, v: dict) -> float:
 
 
 def run_table_13_9(adm: AdmittanceParams, pas: PassivityParams, validation: dict, rate_hz: float,
-                   preprocessor: str, jitter: bool, seed: int = 0) -> JitterRun:
+                   preprocessor: str, jitter: bool, seed: int = 0, model: Optional[str] = None) -> JitterRun:
+    """One condition; ``model``: the injector (default ``validation.jitter_model``, else latest)."""
     dt = 1.0 / rate_hz
     kernel = LieAdmittance(adm)
-    filt = make_filter(pas, PREPROCESSORS[preprocessor])
-    inj = DelayJitter(validation["jitter_mean_s"], validation["jitter_std_s"],
-                      np.random.default_rng(seed)) if jitter else None
+    filt = make_filter(pas, {**PREPROCESSORS, **COMPENSATORS}[preprocessor])
+    model = model or validation.get("jitter_model", "latest")
+    if model not in ("hold", "latest"):
+        raise ValueError(f"jitter model must be hold or latest, got {model!r}")
+    inj = (ArrivalJitter if model == "hold" else DelayJitter)(
+        validation["jitter_mean_s"], validation["jitter_std_s"], np.random.default_rng(seed)) if jitter else None
+    observe = getattr(filt, "observe", None)
+    seen = 0
     n = int(round(validation["duration_s"] * rate_hz))
     T_d = np.eye(4)
     peak = 0.0
@@ -61,6 +80,10 @@ def run_table_13_9(adm: AdmittanceParams, pas: PassivityParams, validation: dict
         if inj is not None:
             inj.push(t, w)
             w = inj.get(t, zero)
+            if observe is not None:          # the compensator sees the delays of what arrived
+                while seen < len(inj.delays):
+                    observe(inj.delays[seen])
+                    seen += 1
         w_safe = filt.filter(w, kernel.lam_dot, dt)
         kernel.step(w_safe, dt)
         dp = float(np.linalg.norm(kernel.modified_pose(T_d)[:3, 3] - T_d[:3, 3]))
@@ -78,13 +101,54 @@ def table_13_9(adm: AdmittanceParams, pas: PassivityParams, validation: dict, ra
             for p in PREPROCESSORS for j in (False, True)}
 
 
+@dataclass
+class SeedStats:
+    """A jitter row over seeds: the median run and the 5 % / 95 % quantiles of each metric."""
+    median: JitterRun
+    p5: JitterRun
+    p95: JitterRun
+    seeds: int
+
+
+def table_13_9_seeds(adm: AdmittanceParams, pas: PassivityParams, validation: dict, rate_hz: float,
+                     seeds: Optional[int] = None, rows=tuple(PREPROCESSORS) + tuple(COMPENSATORS)) -> dict:
+    """{(row, jitter): SeedStats}: the no-jitter rows once (no randomness), the jitter rows over
+    ``seeds`` seeds (default ``validation.jitter_seeds``) with their median and 5–95 % band."""
+    n = int(seeds or validation.get("jitter_seeds", 1))
+    out = {}
+    for p in rows:
+        r = run_table_13_9(adm, pas, validation, rate_hz, p, False)
+        out[(p, False)] = SeedStats(r, r, r, 1)
+        runs = [run_table_13_9(adm, pas, validation, rate_hz, p, True, seed) for seed in range(n)]
+        q = {f: np.percentile([getattr(x, f) for x in runs], (50, 5, 95)) for f in JitterRun.__dataclass_fields__}
+        out[(p, True)] = SeedStats(*(JitterRun(**{f: type(getattr(runs[0], f))(v[i]) for f, v in q.items()})
+                                     for i in range(3)), n)
+    return out
+
+
+def format_table_seeds(results: dict) -> str:
+    """Markdown: ours (jitter rows: median [5–95 %] over seeds) beside the dissertation's."""
+    lines = ["| preprocessor | jitter | final mm (ours / source) | peak mm (ours / source) | "
+             "max ‖λ̇‖ (ours / source) | E-viol (ours / source) |", "|---|---|---|---|---|---|"]
+    for (p, j), st in results.items():
+        m, lo, hi = st.median, st.p5, st.p95
+        src = CHANG_TABLE_13_9.get((p, j), ("–",) * 4)
+        band = (lambda f, fmt: f" [{fmt.format(getattr(lo, f))}–{fmt.format(getattr(hi, f))}]") if j else (lambda f, fmt: "")
+        s = [x if isinstance(x, str) else y.format(x) for x, y in zip(src, ("{:.3f}", "{:.2f}", "{:.4f}", "{}"))]
+        lines.append(f"| {p} | {'lognormal' if j else 'off'} | {m.final_mm:.3f}{band('final_mm', '{:.3f}')} / {s[0]} | "
+                     f"{m.peak_mm:.2f}{band('peak_mm', '{:.2f}')} / {s[1]} | "
+                     f"{m.lam_dot_max:.4f}{band('lam_dot_max', '{:.4f}')} / {s[2]} | "
+                     f"{int(round(hi.energy_violations))} / {s[3]} |")
+    return "\n".join(lines)
+
+
 def format_table(results: dict) -> str:
     """Markdown: ours beside the dissertation's."""
     lines = ["| preprocessor | jitter | final mm (ours / source) | peak mm (ours / source) | "
              "max ‖λ̇‖ (ours / source) | E-viol (ours / source) |",
              "|---|---|---|---|---|---|"]
     for (p, j), r in results.items():
-        s = CHANG_TABLE_13_9[(p, j)]
+        s = CHANG_TABLE_13_9.get((p, j), (math.nan, math.nan, math.nan, "–"))
         lines.append(f"| {p} | {'lognormal' if j else 'off'} | {r.final_mm:.3f} / {s[0]:.3f} | "
                      f"{r.peak_mm:.2f} / {s[1]:.2f} | {r.lam_dot_max:.4f} / {s[2]:.4f} | "
                      f"{r.energy_violations} / {s[3]} |")
@@ -93,24 +157,30 @@ def format_table(results: dict) -> str:
 
 def table_params(section: dict) -> tuple[AdmittanceParams, PassivityParams]:
     """Admittance/passivity parameters of the table 13.9 run from the ``interaction`` section: the
-    configured admittance diagonal with the body-z entries of ``validation`` (M_z, D_z, K_z)."""
+    configured admittance diagonal with the body-z entries of ``validation`` (M_z, D_z, K_z) and the
+    wave damping with its body-z entry ``validation.wave_damping_z_ns_m`` (b_z)."""
     v = section["validation"]
     a = section["admittance"]
     m, d, k = (np.array(a[f"{x}_diag"], dtype=float) for x in ("mass", "damping", "stiffness"))
     m[5], d[5], k[5] = v["mass_z_kg"], v["damping_z_ns_m"], v["stiffness_z_n_m"]
-    return (AdmittanceParams.make(m, d, k, a["dexp_dot_step_s"]),
-            PassivityParams.from_config(section["passivity"]))
+    pas = dict(section["passivity"])
+    b = list(pas["wave_damping"])
+    b[5] = v["wave_damping_z_ns_m"]
+    pas["wave_damping"] = b
+    return AdmittanceParams.make(m, d, k, a["dexp_dot_step_s"]), PassivityParams.from_config(pas)
 
 
 def main() -> None:
-    """``python -m hri_interaction.core.validation [robot]``: print table 13.9, ours beside the dissertation's."""
+    """``python -m hri_interaction.core.validation [robot]``: print table 13.9 (jitter rows: median and
+    5–95 % band over ``validation.jitter_seeds`` seeds) with the delay compensator's rows, ours beside
+    the dissertation's."""
     import sys
 
     from hri_runtime.config.tree import load_robot_config
 
     sec = load_robot_config(sys.argv[1] if len(sys.argv) > 1 else "fr3")["interaction"]
     adm, pas = table_params(sec)
-    print(format_table(table_13_9(adm, pas, sec["validation"], sec["rate_hz"])))
+    print(format_table_seeds(table_13_9_seeds(adm, pas, sec["validation"], sec["rate_hz"])))
 
 
 if __name__ == "__main__":
