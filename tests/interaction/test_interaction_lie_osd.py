@@ -306,3 +306,24 @@ def test_the_law_switches_live_within_the_lie_family_only():
         k.set_law("pid")
     assert not _tick("cartesian").set_law("gic")
     assert not k.set_osd_inertia(-np.eye(6))
+
+
+def test_the_rt_engine_runs_the_law_with_the_mass_matrix_of_its_robot():
+    """``interaction.law: lie_osd`` through ``make_engine`` (the C++ real-time loop stepped in lockstep:
+    MujocoRobot reads M(q) through MuJoCo's C API): a 10 N push ends at F/K as on the python engine."""
+    from hri_interaction.engine import make_engine, rt_available
+
+    assert rt_available()
+    cfg, p = fr3_params(law="lie_osd")
+    deflections = []
+    for kind in ("rt", "python"):
+        e = make_engine(cfg, home(cfg), engine=kind)
+        assert e.kind == kind
+        T0 = e.ee_pose()
+        e.set_push([10.0, 0.0, 0.0])
+        e.step(2000)
+        s = e.state()
+        assert not s["flags"]
+        deflections.append(np.asarray(s["world_T_ee"])[0, 3] - T0[0, 3])
+    assert deflections[0] == pytest.approx(10.0 / p.impedance.stiffness[3, 3], rel=0.01)
+    assert deflections[0] == pytest.approx(deflections[1], rel=1e-3)   # mj_step vs mj_step2+mj_step1 order
