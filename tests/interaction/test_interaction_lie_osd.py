@@ -15,39 +15,19 @@ import pytest
 
 from hri_core._hri_core import interaction as cx   # required: a missing build fails here
 from hri_runtime.config.tree import load_robot_config
-from hri_interaction.core.controller import InteractionParams
 from hri_interaction.sim import LockstepLoop
+
+import importlib.util
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location("laws_oracle", Path(__file__).with_name("laws_oracle.py"))
+_h = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_h)
+hat, inv, adjoint, ad, rodrigues, random_pose, fr3_params, home = (
+    _h.hat, _h.inv, _h.adjoint, _h.ad, _h.rodrigues, _h.random_pose, _h.fr3_params, _h.home)
 
 
 # ----------------------------------------------------------------------------- numpy oracle
-def hat(w):
-    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-
-
-def inv(T):
-    Ti = np.eye(4)
-    Ti[:3, :3] = T[:3, :3].T
-    Ti[:3, 3] = -T[:3, :3].T @ T[:3, 3]
-    return Ti
-
-
-def adjoint(T):
-    R, p = T[:3, :3], T[:3, 3]
-    A = np.zeros((6, 6))
-    A[:3, :3] = R
-    A[3:, 3:] = R
-    A[3:, :3] = hat(p) @ R
-    return A
-
-
-def ad(xi):
-    A = np.zeros((6, 6))
-    A[:3, :3] = hat(xi[:3])
-    A[3:, 3:] = hat(xi[:3])
-    A[3:, :3] = hat(xi[3:])
-    return A
-
-
 def se3_log(T):
     """(w, v) with T = exp((w, v)^): rotation angle from the trace, v = V(w)^-1 p."""
     R, p = T[:3, :3], T[:3, 3]
@@ -94,34 +74,9 @@ def oracle_torque(T, Vb, Jb, bias, Tr, K, D, Md, M, jdq, Vr=None, F=None):
 
 
 # ----------------------------------------------------------------------------- helpers
-def rodrigues(w):
-    th = np.linalg.norm(w)
-    if th < 1e-12:
-        return np.eye(3) + hat(w)
-    k = hat(w / th)
-    return np.eye(3) + np.sin(th) * k + (1 - np.cos(th)) * k @ k
-
-
-def random_pose(rng, scale=0.5):
-    T = np.eye(4)
-    T[:3, :3] = rodrigues(rng.normal(size=3) * scale * 2)
-    T[:3, 3] = rng.normal(size=3) * scale
-    return T
-
-
 def spd(rng, n, scale):
     A = rng.normal(size=(n, n))
     return scale * (A @ A.T / n + np.eye(n))
-
-
-def fr3_params(**changes):
-    cfg = load_robot_config("fr3")
-    cfg["interaction"].update(changes)
-    return cfg, InteractionParams.from_tree(cfg)
-
-
-def home(cfg):
-    return np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
 
 
 def impedance_energy(T, Vb, Tr, K, Md):
