@@ -119,7 +119,8 @@ ros2-test: venv
 # build/asan/report.<pid> (pytest would swallow them with the aborted process's output), UBSan's to
 # stderr (GCC's combined runtime ignores log_path for them: pytest runs with --capture=sys and its
 # stderr is kept in build/asan/pytest.stderr); both are counted and any one fails the run, as does
-# any failed test. Leak checking is off (CPython keeps its interned objects and arenas to the end).
+# any failed test. The tests run on every core as `make test` does (xdist workers inherit the
+# preload, the options and the stderr that is scanned). Leak checking is off (CPython keeps its interned objects and arenas to the end).
 # cpp/test/test_sanitizer_live.py proves the sanitizers are live (instrumented extensions loaded,
 # a deliberately faulty canary reported). The extensions are rebuilt (every unit) when a source changes.
 ASAN := build/asan
@@ -142,7 +143,7 @@ asan: $(ASAN)/.ext
 	$(ASAN_ENV) $(PY) -c "import hri_core._hri_core as c, hri_runtime._cdr as r; \
 	  assert all('/$(ASAN)/lib/' in m.__file__ for m in (c, r)), (c.__file__, r.__file__); print('asan builds:', c.__file__, r.__file__)"
 	@rm -f $(ASAN)/report.* $(ASAN)/pytest.stderr
-	@$(ASAN_ENV) $(PY) -m pytest --capture=sys --durations=15 $(ASAN_TESTS) 2>$(ASAN)/pytest.stderr; rc=$$?; \
+	@$(ASAN_ENV) $(PY) -m pytest -n $(PYTEST_JOBS) --dist loadfile --capture=sys --durations=15 $(ASAN_TESTS) 2>$(ASAN)/pytest.stderr; rc=$$?; \
 	  cat $(ASAN)/pytest.stderr >&2; cat $(ASAN)/report.* 2>/dev/null; \
 	  n=$$(cat $(ASAN)/report.* $(ASAN)/pytest.stderr 2>/dev/null | grep -c -e 'ERROR: AddressSanitizer' -e ': runtime error: '); \
 	  echo "asan: $$n sanitizer reports, pytest exit status $$rc"; test $$rc = 0 && test $$n = 0

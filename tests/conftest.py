@@ -1,6 +1,21 @@
 """Fixtures shared by the test folders below."""
 import pytest
 
+
+def pytest_collection_modifyitems(session, config, items):
+    """A test module may order its own tests: ``order_items(items) -> items`` (e.g. tests that
+    share an expensive stack run one after the other). Stable; the module's slice only."""
+    start = 0
+    while start < len(items):
+        mod = getattr(items[start], "module", None)
+        end = start
+        while end < len(items) and getattr(items[end], "module", None) is mod:
+            end += 1
+        order = getattr(mod, "order_items", None)
+        if callable(order):
+            items[start:end] = order(items[start:end])
+        start = end
+
 #: the key ring of the authenticated headset-link tests (docs/protocols.md "Authentication")
 VR_KEYS = {1: bytes(range(32)), 2: bytes(range(100, 132))}
 

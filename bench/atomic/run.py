@@ -158,7 +158,8 @@ def run_naive(cfg, steps):
 def bench_node(cfg, seconds):
     from hri_runtime.inproc import InprocContext
 
-    from hri_atomic_motion.nodes.atomic_node import AtomicNode, leg_state_msg, parse_leg_state
+    from hri_atomic_motion.messages import leg_state_msg, parse_leg_state
+    from hri_atomic_motion.nodes.atomic_node import AtomicNode
     ctx = InprocContext(start_time_s=0.0)
     node = AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "topic"})
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode

@@ -14,8 +14,8 @@ than 2 T (a whole period without a tick: the definition of the node's diagnostic
 read + tick + write (+ publish for the node loop).
 
 Per-tick rows: µs per call (median of 5 repeats of ``--calls`` calls), and the ratio naive/ours.
-"ours" = the hri_interaction Python code on the hri_core C++ SE(3) maps; "C++ kernel" rows
-appear when ``hri_core._hri_core.interaction`` exists. The naive implementation is written here
+"ours" = the Python test oracle (tests/interaction/oracle: the laws and the tick in Python, on
+the hri_core C++ SE(3) maps and kernels) and the C++ tick ``InteractionTick``. The naive implementation is written here
 (scipy ``expm``/``logm`` for SE(3), series left Jacobian, finite-difference d/dt dexp) – what a
 first numpy implementation of the same equations looks like.
 """
@@ -31,11 +31,14 @@ import numpy as np
 import scipy.linalg as sla
 
 from hri_runtime.config.tree import load_robot_config
-from hri_interaction.core.admittance import CartesianAdmittance, LieAdmittance
-from hri_interaction.core.controller import (InteractionController, InteractionParams,
-                                             PyInteractionController, loop_config, tick_params)
-from hri_interaction.core.impedance import cartesian_impedance_torque, lie_impedance_torque
-from hri_interaction.sim import Fr3Sim
+from hri_interaction.core.controller import (InteractionController, InteractionParams, loop_config,
+                                             tick_params)
+from hri_sim.arm_sim import ArmSim
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "interaction"))
+from oracle.admittance import CartesianAdmittance, LieAdmittance  # noqa: E402  (the Python oracle)
+from oracle.controller import PyInteractionController  # noqa: E402
+from oracle.impedance import cartesian_impedance_torque, lie_impedance_torque  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- naive reference
@@ -104,9 +107,8 @@ def compute_rows(cfg, calls: int, naive_calls: int):
     sec = cfg["interaction"]
     p = InteractionParams.from_config(sec)
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    sim = Fr3Sim(p.rate_hz, home, sec["ee_site"])
-    sim.data.qvel[sim.vadr] = 0.05
-    sim.mj.mj_forward(sim.model, sim.data)
+    sim = ArmSim.of_robot("fr3", home, "torque", timestep_s=1.0 / p.rate_hz, ee_site=sec["ee_site"])
+    sim.set_joint_state(sim.q, np.full(sim.n, 0.05))
     st = sim.state()
     T_ref = st.world_T_ee.copy()
     T_ref[:3, 3] += [0.01, -0.005, 0.003]
@@ -146,27 +148,30 @@ def compute_rows(cfg, calls: int, naive_calls: int):
          per_call_us(lambda: naive_impedance(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, K, D), naive_calls)),
         ("full tick (Python oracle, no safety checker), admittance mode (+ filter, bounds)", per_call_us(lambda: ctrl_adm.tick(st, dt), calls),
          per_call_us(naive_tick_adm, naive_calls)),
-        ("MuJoCo state read (FK, J_b, g, c)", per_call_us(sim.state, calls), None),
+        ("MuJoCo state read (MujocoRobot.read: FK, J_b, g, c)", per_call_us(sim.state, calls), None),
     ]
     try:
         from hri_core._hri_core import interaction as cx  # noqa: F401
-        rows += cxx_rows(cx, st, T_ref, K, D, bias, a, F, dt, calls)
+        rows += cxx_rows(cx, p, st, T_ref, K, D, bias, F, dt, calls, tmax)
     except ImportError:
         rows.append(("C++ kernel", None, None))
     return rows
 
 
-def cxx_rows(cx, st, T_ref, K, D, bias, a, F, dt, calls):
-    kern = cx.InteractionKernel(a.mass, a.damping, a.stiffness, K, D)
+def cxx_rows(cx, p, st, T_ref, K, D, bias, F, dt, calls, tmax):
+    """The C++ kernel and the C++ tick (``InteractionTick`` in admittance mode, no safety checker:
+    the work of the Python oracle rows above) from Python and inside C++."""
+    ctrl = InteractionController(p, T_ref, st.q.size, torque_max_nm=tmax)
+    ctrl.request_mode("admittance", st)
+    ctrl.set_wrench(F)
+    args = (st.q, st.dq, st.world_T_ee, st.body_twist, st.body_jacobian, st.gravity, st.coriolis, dt)
     imp = per_call_us(lambda: cx.lie_impedance_torque(st.world_T_ee, st.body_twist, st.body_jacobian,
                                                       bias, T_ref, K, D), calls)
-    tick = per_call_us(lambda: kern.tick(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref,
-                                         F, dt), calls)
-    inner = kern.bench_tick_ns(st.world_T_ee, st.body_twist, st.body_jacobian, bias, T_ref, F, dt,
-                               100000) / 1000.0
+    tick = per_call_us(lambda: ctrl._cx.tick(*args), calls)
+    inner = ctrl._cx.bench_tick_ns(*args, 100000) / 1000.0
     return [("C++ Lie impedance torque, from Python", imp, None),
-            ("C++ admittance + impedance tick, from Python", tick, None),
-            ("C++ admittance + impedance tick, in C++ (no crossing)", inner, None)]
+            ("C++ tick (InteractionTick), admittance mode, no safety checker, from Python", tick, None),
+            ("C++ tick (InteractionTick), admittance mode, no safety checker, in C++ (no crossing)", inner, None)]
 
 
 def backend_rows(cfg, calls: int, rounds: int):
@@ -181,9 +186,8 @@ def backend_rows(cfg, calls: int, rounds: int):
     sec = cfg["interaction"]
     p0 = InteractionParams.from_config(sec)
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    sim = Fr3Sim(p0.rate_hz, home, sec["ee_site"])
-    sim.data.qvel[sim.vadr] = 0.05
-    sim.mj.mj_forward(sim.model, sim.data)
+    sim = ArmSim.of_robot("fr3", home, "torque", timestep_s=1.0 / p0.rate_hz, ee_site=sec["ee_site"])
+    sim.set_joint_state(sim.q, np.full(sim.n, 0.05))
     st = sim.state()
     dt = 1.0 / p0.rate_hz
     F = np.array([0.2, -0.1, 0.05, 3.0, -2.0, 5.0])
@@ -268,17 +272,18 @@ def rt_thread_loop(cfg, seconds: float) -> dict:
 
 
 def _python_work(cfg):
-    """What one tick of the Python node loop did: MuJoCo state read, the C++ tick (one call),
-    MuJoCo step (hri_interaction.sim.Fr3Sim, InteractionController)."""
+    """What one tick of the Python node loop did: the robot's read, the C++ tick (one call), its
+    write (hri_sim.arm_sim.ArmSim, mode torque: the C++ MujocoRobot; InteractionController)."""
     sec = cfg["interaction"]
     p = InteractionParams.from_config(sec)
-    sim = Fr3Sim(p.rate_hz, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"])
+    sim = ArmSim.of_robot("fr3", np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), "torque",
+                          timestep_s=1.0 / p.rate_hz, ee_site=sec["ee_site"])
     ctrl = InteractionController(p, sim.ee_pose(), sim.n, torque_max_nm=cfg["joints"]["torque_max_nm"])
     dt = 1.0 / p.rate_hz
 
     def work():
         st = sim.state()
-        ctrl.set_wrench(sim.wrench_body())
+        ctrl.set_wrench(st.wrench_body)
         res = ctrl.tick(st, dt)
         sim.step(res.tau)
         return res.tau

@@ -49,12 +49,12 @@ def realtime(cfg, seconds: float) -> np.ndarray:
     from hri_arm_teleop.emulate import ScriptedOperator, sealer
     from hri_arm_teleop.lockstep import build_pipeline
     from hri_arm_teleop.recording import Trace
-    from hri_arm_teleop.robot_mujoco import MujocoRobot
+    from hri_arm_teleop.sim_robot import SimRobot
     from hri_arm_teleop.vr_link import ArmVrReceiver
 
     t = cfg["teleop"]
     period = 1.0 / t["loop"]["base_rate_hz"]
-    robot = MujocoRobot.from_config(cfg)
+    robot = SimRobot.from_config(cfg)
     t0 = time.perf_counter()
     clock = lambda: time.perf_counter() - t0  # noqa: E731
     pipe = build_pipeline(cfg, robot, clock)
@@ -97,7 +97,7 @@ def _robot_proc(ep, overrides, ready, stop, q):
     (Float64MultiArray) in; records perf_counter (CLOCK_MONOTONIC, shared by processes) and the
     data of every command on arrival."""
     from hri_arm_teleop.core.types import JointCommand
-    from hri_arm_teleop.robot_mujoco import MujocoRobot
+    from hri_arm_teleop.sim_robot import SimRobot
     from hri_runtime import msgs
     from hri_runtime.node import Node
     from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
@@ -106,7 +106,7 @@ def _robot_proc(ep, overrides, ready, stop, q):
     cfg = load_robot_config("fr3", overrides=overrides)
     t, ros2 = cfg["teleop"], cfg["teleop"]["robot"]["ros2"]
     period = t["loop"]["controller_decimation"] / t["loop"]["base_rate_hz"]
-    robot = MujocoRobot.from_config(cfg)
+    robot = SimRobot.from_config(cfg)
     names = list(cfg["joints"]["names"])
     got = []
     ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
@@ -121,7 +121,7 @@ def _robot_proc(ep, overrides, ready, stop, q):
 
         def on_cmd(self, m):
             got.append((time.perf_counter(), tuple(float(x) for x in m.data)))
-            robot.send_command(JointCommand(robot.sim.time_s, np.asarray(m.data, float)))
+            robot.send_command(JointCommand(robot.sim.t_s, np.asarray(m.data, float)))
 
         def tick(self):
             robot.sim.advance(period)

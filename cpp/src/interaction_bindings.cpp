@@ -23,49 +23,6 @@ namespace py = pybind11;
 
 namespace hri_core::interaction {
 
-class InteractionKernel {
- public:
-  InteractionKernel(const Mat6& M, const Mat6& Da, const Mat6& Ka, const Mat6& K, const Mat6& D)
-      : K_(K), D_(D) {
-    adm_.M = M;
-    adm_.D = Da;
-    adm_.K = Ka;
-  }
-  VecN tick(const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias, const Mat4& Td,
-            const Vec6& F, double dt) {
-    adm_.step(F, dt);
-    const Mat4 Tref = Td * exp(adm_.lam);
-    const Vec6 Vref = right_jacobian(adm_.lam) * adm_.lam_dot;
-    return lie_impedance_torque(T, Vb, Jb, bias, Tref, K_, D_, &Vref);
-  }
-  Vec6 lam() const { return adm_.lam; }
-  Vec6 lam_dot() const { return adm_.lam_dot; }
-  void reset(const Vec6& lam, const Vec6& lam_dot) {
-    adm_.lam = lam;
-    adm_.lam_dot = lam_dot;
-  }
-  void set_impedance(const Mat6& K, const Mat6& D) {
-    K_ = K;
-    D_ = D;
-  }
-  // Mean ns per tick of n ticks run inside C++ (no Python crossing); state restored afterwards.
-  double bench_tick_ns(const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias,
-                       const Mat4& Td, const Vec6& F, double dt, int n) {
-    const LieAdmittance saved = adm_;
-    double sink = 0.0;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < n; ++i) sink += tick(T, Vb, Jb, bias, Td, F, dt)(0);
-    const auto t1 = std::chrono::steady_clock::now();
-    adm_ = saved;
-    if (sink != sink) throw std::invalid_argument("bench_tick_ns: NaN torque (non-finite input)");
-    return std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
-  }
-
- private:
-  LieAdmittance adm_;
-  Mat6 K_, D_;
-};
-
 inline void check_dof(const MatJ& Jb, const VecN& bias) {
   if (Jb.cols() != bias.size())
     throw std::invalid_argument("body_jacobian columns (" + std::to_string(Jb.cols()) +
@@ -185,37 +142,6 @@ void bind_interaction(py::module_& root) {
                     [](I::LieAdmittance& a, const FinVec6& v) { a.lam = *v; })
       .def_property("lam_dot", [](const I::LieAdmittance& a) { return a.lam_dot; },
                     [](I::LieAdmittance& a, const FinVec6& v) { a.lam_dot = *v; });
-  py::class_<I::InteractionKernel>(m, "InteractionKernel")
-      .def(py::init([](const FinMat6& M, const FinMat6& Da, const FinMat6& Ka, const FinMat6& K, const FinMat6& D) {
-             return I::InteractionKernel(M, Da, Ka, K, D);
-           }),
-           py::arg("M"), py::arg("D_adm"), py::arg("K_adm"), py::arg("K"), py::arg("D"))
-      .def(
-          "tick",
-          [](I::InteractionKernel& k, const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias,
-             const Mat4& Td, const FinVec6& F, double dt) {
-            I::check_dof(Jb, bias);
-            return k.tick(T, Vb, Jb, bias, Td, F, dt);
-          },
-          py::arg("world_T_ee"), py::arg("body_twist"), py::arg("body_jacobian"), py::arg("bias"),
-          py::arg("world_T_d"), py::arg("wrench_body"), py::arg("dt"),
-          "admittance step, T_mod = T_d exp(lambda), impedance torque towards T_mod")
-      .def(
-          "bench_tick_ns",
-          [](I::InteractionKernel& k, const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias,
-             const Mat4& Td, const FinVec6& F, double dt, int n) {
-            I::check_dof(Jb, bias);
-            if (n < 1) throw std::invalid_argument("bench_tick_ns: n must be >= 1");
-            return k.bench_tick_ns(T, Vb, Jb, bias, Td, F, dt, n);
-          },
-          py::arg("world_T_ee"), py::arg("body_twist"), py::arg("body_jacobian"), py::arg("bias"),
-          py::arg("world_T_d"), py::arg("wrench_body"), py::arg("dt"), py::arg("n"))
-      .def("reset", [](I::InteractionKernel& k, const FinVec6& lam, const FinVec6& lam_dot) { k.reset(lam, lam_dot); },
-           py::arg("lam"), py::arg("lam_dot"))
-      .def("set_impedance", [](I::InteractionKernel& k, const FinMat6& K, const FinMat6& D) { k.set_impedance(K, D); },
-           py::arg("K"), py::arg("D"))
-      .def_property_readonly("lam", &I::InteractionKernel::lam)
-      .def_property_readonly("lam_dot", &I::InteractionKernel::lam_dot);
 
   namespace Sf = hri_core::safety;
   m.attr("TICK_FLAGS") = [] {

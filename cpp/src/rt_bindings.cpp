@@ -119,6 +119,15 @@ py::dict state_dict(R::RtLoop& L) {
   return d;
 }
 
+#ifdef HRI_WITH_MUJOCO
+/// ValueError unless an array has one value per joint of the robot (after py_check's <= kMaxDof).
+void dof_check(const R::RobotInterface& r, long n, const std::string& what) {
+  if (n != r.dof())
+    throw py::value_error(what + " has " + std::to_string(n) + " values, the robot " + std::to_string(r.dof()) +
+                          " joints");
+}
+#endif
+
 }  // namespace
 
 void bind_rt(py::module_& root) {
@@ -128,6 +137,8 @@ void bind_rt(py::module_& root) {
   using CMat6 = hri_core::py_check::Checked<Mat6>;
   using CVec6 = hri_core::py_check::Checked<Vec6>;
   using CVec3 = hri_core::py_check::Checked<Vec3>;
+  using CVecN = hri_core::py_check::Checked<I::VecN>;
+  using FVecN = hri_core::py_check::Finite<I::VecN>;
   py::module_ m = root.def_submodule(
       "rt", "The 1 kHz real-time loop: read -> InteractionTick -> write on a C++ thread with absolute "
             "deadlines (docs/realtime.md).");
@@ -152,6 +163,23 @@ void bind_rt(py::module_& root) {
       .def_readwrite("trace_capacity", &R::LoopConfig::trace_capacity,
                      "ticks of wake/cost times recorded (bench; 0 = none)");
 
+  // the fields are writable numpy views of the reading (a test may poison one entry); the
+  // attributes themselves are not assignable (nothing of another size gets in)
+  py::class_<R::RobotState>(m, "RobotState",
+                            "One read() of a robot: q, dq, world_T_ee, body_twist (w, v), body_jacobian "
+                            "(6, n), gravity g(q), coriolis c(q, dq), mass_matrix M(q) (n, n), wrench_body (moment, "
+                            "force) in the EE frame, time_s (the attributes of hri_interaction's ArmState).")
+      .def_property_readonly("q", [](R::RobotState& s) -> I::VecN& { return s.q; })
+      .def_property_readonly("dq", [](R::RobotState& s) -> I::VecN& { return s.dq; })
+      .def_property_readonly("world_T_ee", [](R::RobotState& s) -> Mat4& { return s.world_T_ee; })
+      .def_property_readonly("body_twist", [](R::RobotState& s) -> Vec6& { return s.body_twist; })
+      .def_property_readonly("body_jacobian", [](R::RobotState& s) -> I::MatJ& { return s.body_jacobian; })
+      .def_property_readonly("gravity", [](R::RobotState& s) -> I::VecN& { return s.gravity; })
+      .def_property_readonly("coriolis", [](R::RobotState& s) -> I::VecN& { return s.coriolis; })
+      .def_property_readonly("mass_matrix", [](R::RobotState& s) -> I::MatN& { return s.mass_matrix; })
+      .def_property_readonly("wrench_body", [](R::RobotState& s) -> Vec6& { return s.wrench_body; })
+      .def_property_readonly("time_s", [](const R::RobotState& s) { return s.time_s; });
+
   py::class_<R::RobotInterface>(m, "RobotInterface",
                                 "The read/write interface of one arm (C++ only: drivers derive from "
                                 "hri_core::rt::RobotInterface, see docs/realtime.md).")
@@ -171,7 +199,44 @@ void bind_rt(py::module_& root) {
            }),
            py::arg("model"), py::arg("data"), py::arg("joint_names"), py::arg("ee_site"),
            py::keep_alive<1, 2>(), py::keep_alive<1, 3>())
-      .def_property_readonly("timestep", &R::MujocoRobot::timestep);
+      .def_property_readonly("timestep", &R::MujocoRobot::timestep)
+      // the calls the loop makes, from Python (hri_sim.arm_sim.ArmSim, mode torque): every array
+      // checked (py_check.hpp) and sized to the robot's joints before it reaches the model
+      .def(
+          "read",
+          [](R::MujocoRobot& r) {
+            R::RobotState s;
+            s.resize(r.dof());
+            r.read(s);
+            return s;
+          },
+          "RobotState of the current model state (nothing stepped)")
+      .def(
+          "write",
+          [](R::MujocoRobot& r, const FVecN& tau) {
+            dof_check(r, tau->size(), "MujocoRobot.write: tau");
+            r.write(tau);
+          },
+          py::arg("tau"), "joint torques for one physics step (mj_step2 then mj_step1); finite, one per joint")
+      .def(
+          "set_external_wrench",
+          [](R::MujocoRobot& r, const CVec3& f, const CVec3& t) {
+            if (!f->allFinite() || !t->allFinite()) return false;
+            r.set_external_wrench(f, t);
+            return true;
+          },
+          py::arg("force_world"), py::arg("torque_world"),
+          "scripted push on the EE (world frame, force at the site point) from the next write; "
+          "False (and the last one kept) when not finite")
+      .def(
+          "set_state",
+          [](R::MujocoRobot& r, const CVecN& q, const CVecN& dq) {
+            dof_check(r, q->size(), "MujocoRobot.set_state: q");
+            dof_check(r, dq->size(), "MujocoRobot.set_state: dq");
+            r.set_state(q, dq);
+          },
+          py::arg("q"), py::arg("dq"),
+          "the model at a measured (q, dq), not stepped (position and velocity stages recomputed)");
 #endif
 
   py::class_<PyRtLoop>(

@@ -196,10 +196,6 @@ T0, T1 = pose(), pose()
 K6, D6, M6 = spd(scale=100.0), spd(scale=10.0), spd()
 
 
-def _kernel(M=M6, D_adm=D6, K_adm=np.zeros((6, 6)), K=K6, D=D6):
-    return ia.InteractionKernel(M, D_adm, K_adm, K, D)
-
-
 def _params(n=N, **fields):
     p = ia.TickParams()
     p.n = n
@@ -242,8 +238,6 @@ def _setter(method, **kw):
 def _interaction_cases() -> list[Case]:
     imp = {"T": T0, "Vb": RNG.normal(size=6), "Jb": RNG.normal(size=(6, N)), "bias": RNG.normal(size=N), "Tref": T1,
            "K": K6, "D": D6, "Vref": RNG.normal(size=6)}
-    kt = {"T": T0, "Vb": RNG.normal(size=6), "Jb": RNG.normal(size=(6, N)), "bias": RNG.normal(size=N), "Td": T1,
-          "F": RNG.normal(size=6)}
     jb = {"Jb": 1, "bias": 0}
 
     def admittance(M, D, K, F):
@@ -256,27 +250,6 @@ def _interaction_cases() -> list[Case]:
         a.lam, a.lam_dot = lam, lam_dot
         a.step(np.ones(6), 1e-3)
         return a.lam, a.lam_dot
-
-    def ktick(**kw):
-        k = _kernel()
-        return k.tick(*kw.values(), 1e-3), k.lam, k.lam_dot
-
-    def kbench(**kw):
-        return np.isfinite(_kernel().bench_tick_ns(*kw.values(), 1e-3, 3))
-
-    def kmake(**kw):
-        k = _kernel(**kw)
-        return k.tick(*kt.values(), 1e-3), k.lam
-
-    def kreset(lam, lam_dot):
-        k = _kernel()
-        k.reset(lam, lam_dot)
-        return k.tick(*kt.values(), 1e-3), k.lam, k.lam_dot
-
-    def kimp(K, D):
-        k = _kernel()
-        k.set_impedance(K, D)
-        return k.tick(*kt.values(), 1e-3)
 
     def params(**fields):
         p = _params(**fields)
@@ -336,13 +309,6 @@ def _interaction_cases() -> list[Case]:
              finite={"M", "D", "K", "F"}, covers=("interaction.LieAdmittance.step",)),
         Case("interaction.LieAdmittance.lam=", lam_set, {"lam": RNG.normal(size=6) * 0.1, "lam_dot": RNG.normal(size=6)},
              finite={"lam", "lam_dot"}, covers=("interaction.LieAdmittance.lam_dot=",)),
-        Case("interaction.InteractionKernel", kmake, {"M": M6, "D_adm": D6, "K_adm": np.zeros((6, 6)), "K": K6, "D": D6},
-             finite={"M", "D_adm", "K_adm", "K", "D"}),
-        Case("interaction.InteractionKernel.tick", ktick, kt, joint_axis=jb, finite={"F"}),
-        Case("interaction.InteractionKernel.bench_tick_ns", kbench, kt, joint_axis=jb, finite={"F"}),
-        Case("interaction.InteractionKernel.reset", kreset, {"lam": RNG.normal(size=6) * 0.1, "lam_dot": np.ones(6)},
-             finite={"lam", "lam_dot"}),
-        Case("interaction.InteractionKernel.set_impedance", kimp, {"K": K6, "D": D6}, finite={"K", "D"}),
         Case("interaction.TickParams", params,
              dict(six, compliant_axes=np.array([1.0, 1, 1, 0, 0, 0]), wave_damping=np.ones(6) * 3,
                   torque_max_nm=np.full(N, 40.0)),
@@ -390,6 +356,14 @@ def _rt_cases() -> list[Case]:
         s = L.state()
         return ok, s["tau"], s["world_T_ref"], s["world_T_d"], s["K"], s["lam"], s["wrench_body"], s["flag_bits"]
 
+    def robot_call(method, *args):
+        model, data = _arm()
+        robot = rt.MujocoRobot(model, data, ["j1", "j2", "j3"], "ee")
+        ok = getattr(robot, method)(*args)
+        robot.write(np.zeros(3))
+        s = robot.read()
+        return ok, s.q, s.dq, s.world_T_ee, s.body_jacobian, s.gravity, s.coriolis, s.wrench_body, s.time_s
+
     return [
         Case("rt.RtLoop", lambda world_T_d: loop(world_T_d=world_T_d), {"world_T_d": T1}, optional={"world_T_d"}),
         Case("rt.RtLoop.set_target", lambda T: loop("set_target", T=T), {"T": T0}),
@@ -398,6 +372,13 @@ def _rt_cases() -> list[Case]:
              {"M": M6, "D": D6, "K": K6}),
         Case("rt.RtLoop.set_wrench", lambda w: loop("set_wrench", w=w), {"w": RNG.normal(size=6)}),
         Case("rt.RtLoop.set_push", lambda f, t: loop("set_push", f=f, t=t), {"f": RNG.normal(size=3), "t": RNG.normal(size=3)}),
+        # the robot's own calls (hri_sim.arm_sim.ArmSim, mode torque): sized by the model (3 joints)
+        Case("rt.MujocoRobot.write", lambda tau: robot_call("write", tau), {"tau": RNG.normal(size=3)},
+             joint_axis={"tau": 0}, capacity=False, finite={"tau"}),
+        Case("rt.MujocoRobot.set_state", lambda q, dq: robot_call("set_state", q, dq),
+             {"q": RNG.normal(size=3) * 0.3, "dq": RNG.normal(size=3)}, joint_axis={"q": 0, "dq": 0}, capacity=False),
+        Case("rt.MujocoRobot.set_external_wrench", lambda f, t: robot_call("set_external_wrench", f, t),
+             {"f": RNG.normal(size=3), "t": RNG.normal(size=3)}),
     ]
 
 
@@ -412,6 +393,7 @@ NO_ARRAYS = {
     "interaction.InteractionTick.reset_filter", "interaction.InteractionTick.set_frozen",
     "interaction.InteractionTick.set_mode", "interaction.InteractionTick.twist", "rt.LoopConfig", "rt.MujocoRobot",
     "interaction.InteractionTick.set_law", "interaction.InteractionTick.set_link_statistics",
+    "rt.MujocoRobot.read", "rt.RobotState",
     "rt.RobotInterface", *(f"rt.RtLoop.{m}" for m in ("hold", "reset_filter", "reset_stats", "set_frozen", "set_mode",
                                                       "start", "state", "step", "stop", "trace")),
     *(f"interaction.TickParams.{f}=" for f in (
@@ -643,12 +625,13 @@ def test_random_arrays_in_every_argument_never_crash(name, data):
 # ------------------------------------------------------------------------------------ the issue's cases
 
 @pytest.mark.parametrize("n", OVERSIZE)
-def test_the_issue_case_lie_impedance_torque_and_kernel_tick(n):
+def test_the_issue_case_lie_impedance_torque_and_tick(n):
     T, V = np.eye(4), np.zeros(6)
     with pytest.raises(ValueError, match=LIMIT_MSG):
         ia.lie_impedance_torque(T, V, np.zeros((6, n)), np.zeros(n), T, np.eye(6), np.eye(6))
     with pytest.raises(ValueError, match=LIMIT_MSG):
-        _kernel().tick(T, V, np.zeros((6, n)), np.zeros(n), T, V, 1e-3)
+        ia.InteractionTick(_params(), T).tick(np.zeros(n), np.zeros(n), T, V, np.zeros((6, n)), np.zeros(n),
+                                              np.zeros(n), 1e-3)
     p = ia.TickParams()
     with pytest.raises(ValueError, match=LIMIT_MSG):
         p.torque_max_nm = np.ones(n)

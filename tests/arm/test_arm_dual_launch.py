@@ -8,8 +8,6 @@ streaming, and one reset releases both (docs/safety.md "A cell of several robots
 bounded guards; only where the arms went and what the nodes report is asserted."""
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import subprocess
 import threading
@@ -22,9 +20,8 @@ import zenoh  # noqa: F401  (required: a missing install fails here)
 from hri_runtime import msgs
 from hri_runtime.node import Node
 from hri_runtime.qos import QOS_LATCHED
-from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers
 
-from .test_arm_e2e_launch import HRI, REPO, WAIT_S, free_port, wait_for
+from ..stack_launch import HRI, REPO, WAIT_S, LaunchedStack, free_port, wait_for
 
 ARMS = ("left", "right")
 # what both stacks may name: the cell's stop and the names global by design
@@ -96,18 +93,11 @@ def finish(p):
 
 
 def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
-    ep = f"tcp/127.0.0.1:{free_port()}"
     left_port = free_port(socket.SOCK_DGRAM)
-    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
-    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(REPO / "launch" / "fr3_dual.launch.yaml"),
-                                       f"left_vr_port:={left_port}"], env=env, cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    ctx = probe = None
-    try:
-        assert wait_for(lambda: router_answers(ep, 0.2)), "hri launch did not start the router"
-        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-        probe = CellProbe(context=ctx)
-        ctx.spin_in_background()
+    with LaunchedStack("fr3_dual.launch.yaml", f"left_vr_port:={left_port}") as stack:
+        ctx, env = stack.ctx, stack.env
+        probe = stack.add(CellProbe(context=ctx))
+        stack.spin()
         assert wait_for(lambda: all(probe.pos(a) is not None for a in ARMS) and probe.stopped() is False,
                         2 * WAIT_S), "the two stacks did not come up"
         assert wait_for(lambda: all(probe.mode(a) == "HOLD" for a in ARMS), WAIT_S), [probe.mode(a) for a in ARMS]
@@ -158,14 +148,5 @@ def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
         assert wait_for(lambda: all(probe.mode(a) not in (None, "STOP") for a in ARMS), 10.0), \
             [probe.mode(a) for a in ARMS]
         assert wait_for(lambda: not any(bool(probe.state(a).frozen) for a in ARMS), 10.0)
-    finally:
-        if ctx is not None:
-            ctx.shutdown()
-            if probe is not None:
-                probe.destroy_node()
-            ctx.close()
-        launcher.send_signal(signal.SIGINT)
-        text, _ = launcher.communicate(timeout=WAIT_S)
-        print(text[-20000:])                 # shown when the test fails
-    assert "Traceback" not in text, text[-4000:]
-    assert "SAFETY_HOLD" not in text, text[-4000:]
+    assert "Traceback" not in stack.text, stack.text[-4000:]
+    assert "SAFETY_HOLD" not in stack.text, stack.text[-4000:]

@@ -8,14 +8,9 @@ the arm. The nodes run on wall-clock time, so waits are bounded guards; only whe
 and what the nodes report is asserted, never how long it took."""
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,17 +18,8 @@ import pytest
 import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime.node import Node  # noqa: E402
-from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
-WAIT_S = 60.0
-
-
-def free_port(kind=socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ..stack_launch import LaunchedStack, free_port, wait_for  # noqa: E402
 
 
 class Probe(Node):
@@ -68,15 +54,6 @@ class Probe(Node):
             return np.array(self.ee[-1]) if self.ee else None
 
 
-def wait_for(cond, timeout_s=WAIT_S):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.parametrize("auth", [False, True], ids=["plain", "authenticated"])
 def test_launch_plus_arm_emulate_moves_the_simulated_arm(auth, request):
     """``authenticated``: HRI_VR_AUTH=required and the key in HRI_VR_KEY_FILE (docs/protocols.md
@@ -84,19 +61,10 @@ def test_launch_plus_arm_emulate_moves_the_simulated_arm(auth, request):
     environment; an unsealed packet is dropped (bad_size)."""
     if auth:
         request.getfixturevalue("vr_keys")            # sets HRI_VR_AUTH / HRI_VR_KEY_FILE
-    ep = f"tcp/127.0.0.1:{free_port()}"
     vr_port = free_port(socket.SOCK_DGRAM)
-    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]",
-               HRI_ZENOH_CONNECT=f"[{ep}]")
-    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(REPO / "launch" / "fr3.launch.yaml"),
-                                       f"vr_port:={vr_port}"], env=env, cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    ctx = probe = None
-    try:
-        assert wait_for(lambda: router_answers(ep, 0.2)), "hri launch did not start the router"
-        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-        probe = Probe(context=ctx)
-        ctx.spin_in_background()
+    with LaunchedStack("fr3.launch.yaml", f"vr_port:={vr_port}") as stack:
+        probe = stack.add(Probe(context=stack.ctx))
+        stack.spin()
         assert wait_for(lambda: probe.last() is not None), "no /ee_pose from the arm_teleop node"
         p0 = probe.last()
         from hri_arm_teleop.emulate import main as emulate
@@ -128,13 +96,6 @@ def test_launch_plus_arm_emulate_moves_the_simulated_arm(auth, request):
         p_stop = probe.last()
         time.sleep(1.0)
         assert np.linalg.norm(probe.last() - p_stop) < 0.002
-    finally:
-        if ctx is not None:
-            ctx.shutdown()
-            if probe is not None:
-                probe.destroy_node()
-            ctx.close()
-        launcher.send_signal(signal.SIGINT)
-        text, _ = launcher.communicate(timeout=WAIT_S)
+    text = stack.text
     assert "clutch engaged" in text and "SAFETY_HOLD" not in text, text
     assert ("packet dropped (bad_size)" in text) == auth, text

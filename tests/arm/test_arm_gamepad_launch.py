@@ -7,8 +7,6 @@ through joy_evdev reading a pipe (no /dev/uinput here). No VR receiver is opened
 waits are bounded guards; where the arm went is asserted, not how long it took."""
 from __future__ import annotations
 
-import signal
-import subprocess
 import threading
 import time
 
@@ -20,10 +18,10 @@ import zenoh  # noqa: F401  (required: a missing install fails here)
 from hri_pulse.core import evdev as ev  # noqa: E402
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
-from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
-from .test_arm_e2e_launch import HRI, REPO, WAIT_S, Probe, free_port, wait_for  # noqa: E402
-from ..pulse.test_pulse_gamepad_launch import PipeDevice, no_ros_env  # noqa: E402
+from ..stack_launch import LaunchedStack, wait_for  # noqa: E402
+from .test_arm_e2e_launch import Probe  # noqa: E402
+from ..pulse.test_pulse_gamepad_launch import PipeDevice  # noqa: E402
 
 
 class Pad:
@@ -58,72 +56,68 @@ class Pad:
         self._stop.set()
 
 
+def still(probe, tol_m=5e-4) -> bool:
+    """Two end-effector samples 0.5 s apart within ``tol_m``: the arm has come to rest."""
+    a = probe.last()
+    time.sleep(0.5)
+    return a is not None and np.linalg.norm(probe.last() - a) < tol_m
+
+
 @pytest.mark.parametrize("robot, source", [("fr3", "joy"), ("fr3", "evdev"), ("ur5e", "joy"), ("iiwa14", "joy")])
 def test_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, robot, source):
     cfg = load_robot_config(robot)
-    ep = f"tcp/127.0.0.1:{free_port()}"
     pad_path = tmp_path / "pad"
     dev = PipeDevice(pad_path) if source == "evdev" else None
     device = str(pad_path) if dev else str(tmp_path / "absent")
-    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(REPO / "launch" / f"{robot}.launch.yaml"),
-                                       "input:=gamepad", f"joy_device:={device}"],
-                                env=no_ros_env(ep), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
-    ctx = probe = pad = None
     try:
-        assert wait_for(lambda: router_answers(ep, 0.2)), "hri launch did not start the router"
-        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-        probe = Probe(context=ctx)
-        pad = Pad(probe, dev, cfg["teleop"]["gamepad"]["topic"], cfg)
-        refs, refs_lock = [], threading.Lock()
+        with LaunchedStack(f"{robot}.launch.yaml", "input:=gamepad", f"joy_device:={device}", ros=False) as stack:
+            ctx = stack.ctx
+            probe = stack.add(Probe(context=ctx))
+            pad = Pad(probe, dev, cfg["teleop"]["gamepad"]["topic"], cfg)
+            try:
+                refs, refs_lock = [], threading.Lock()
 
-        def on_ref(m):
-            with refs_lock:
-                refs.append(np.array([m.pose.position.x, m.pose.position.y, m.pose.position.z]))
-        probe.create_subscription("geometry_msgs/msg/PoseStamped", cfg["interaction"]["topics"]["reference"],
-                                  on_ref, qos=100)
-        ctx.spin_in_background()
-        assert wait_for(lambda: probe.last() is not None), "no /ee_pose from the stack"
-        if dev:
-            assert wait_for(dev.ready), "joy_evdev did not open the pipe"
-        pad.hold(False, 0.0)
-        assert wait_for(lambda: "HOLD" in probe.modes or "TRACK" in probe.modes), probe.modes   # stop released
-        time.sleep(1.0)
-        p0 = probe.last()
-        pad.hold(False, 1.0)                                   # stick without the clutch: nothing moves
-        time.sleep(1.0)
-        assert np.linalg.norm(probe.last() - p0) < 0.002, (p0, probe.last())
-        pad.hold(True, 1.0)                                    # clutch + stick up: +x
-        assert wait_for(lambda: probe.last()[0] - p0[0] > 0.06, 30.0), (p0, probe.last())
-        pad.hold(False, 0.0)                                   # release: the reference holds
-        time.sleep(0.3)
-        with refs_lock:
-            n_ref = len(refs)
-        time.sleep(2.0)
-        with refs_lock:
-            held = refs[n_ref:]
-        assert held and all(np.array_equal(r, held[0]) for r in held), held[:3]   # the target does not move
-        p1 = probe.last()
-        time.sleep(1.0)
-        p2 = probe.last()                                      # and the arm settles on it
-        assert abs(p1[1] - p0[1]) < 0.01 and abs(p1[2] - p0[2]) < 0.01, (p0, p1)   # along x only
-        assert np.linalg.norm(p2 - p1) < 0.002, (p1, p2)
-        assert np.linalg.norm(p2 - held[0]) < 0.01, (p2, held[0])
-        with probe.lock:
-            modes = list(probe.modes)
-        assert "TRACK" in modes and "SAFETY_HOLD" not in modes, modes
+                def on_ref(m):
+                    with refs_lock:
+                        refs.append(np.array([m.pose.position.x, m.pose.position.y, m.pose.position.z]))
+                probe.create_subscription("geometry_msgs/msg/PoseStamped", cfg["interaction"]["topics"]["reference"],
+                                          on_ref, qos=100)
+                ctx.spin_in_background()
+                assert wait_for(lambda: probe.last() is not None), "no /ee_pose from the stack"
+                if dev:
+                    assert wait_for(dev.ready), "joy_evdev did not open the pipe"
+                pad.hold(False, 0.0)
+                assert wait_for(lambda: "HOLD" in probe.modes or "TRACK" in probe.modes), probe.modes   # stop released
+                assert wait_for(lambda: still(probe), 30.0), "the arm does not come to rest"   # starting up, loaded
+                p0 = probe.last()
+                pad.hold(False, 1.0)                                   # stick without the clutch: nothing moves
+                time.sleep(1.0)
+                assert np.linalg.norm(probe.last() - p0) < 0.002, (p0, probe.last())
+                pad.hold(True, 1.0)                                    # clutch + stick up: +x
+                assert wait_for(lambda: probe.last()[0] - p0[0] > 0.06, 30.0), (p0, probe.last())
+                pad.hold(False, 0.0)                                   # release: the reference holds
+                time.sleep(0.3)
+                with refs_lock:
+                    n_ref = len(refs)
+                time.sleep(2.0)
+                with refs_lock:
+                    held = refs[n_ref:]
+                assert held and all(np.array_equal(r, held[0]) for r in held), held[:3]   # the target does not move
+                p1 = probe.last()
+                time.sleep(1.0)
+                p2 = probe.last()                                      # and the arm settles on it
+                assert abs(p1[1] - p0[1]) < 0.01 and abs(p1[2] - p0[2]) < 0.01, (p0, p1)   # along x only
+                assert np.linalg.norm(p2 - p1) < 0.002, (p1, p2)
+                assert np.linalg.norm(p2 - held[0]) < 0.01, (p2, held[0])
+                with probe.lock:
+                    modes = list(probe.modes)
+                assert "TRACK" in modes and "SAFETY_HOLD" not in modes, modes
+            finally:
+                pad.close()                                        # its thread stops before the probe goes
     finally:
-        if pad is not None:
-            pad.close()
-        if ctx is not None:
-            ctx.shutdown()
-            if probe is not None:
-                probe.destroy_node()
-            ctx.close()
-        launcher.send_signal(signal.SIGINT)
-        text, _ = launcher.communicate(timeout=WAIT_S)
         if dev:
             dev.close()
+    text = stack.text
     assert "Traceback" not in text, text
     assert "clutch engaged" in text and "clutch released" in text, text
     assert "VR controller poses on udp" not in text, text              # no VR receiver with input:=gamepad

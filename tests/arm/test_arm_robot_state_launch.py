@@ -5,10 +5,7 @@ position, velocity, effort, from the interaction loop's simulation), /robot_desc
 frame chained through /tf_static and /tf is where /ee_pose says the EE is."""
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
 import threading
 import xml.etree.ElementTree as ET
 
@@ -18,9 +15,8 @@ import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime.node import Node  # noqa: E402
 from hri_runtime.qos import QOS_LATCHED  # noqa: E402
-from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
-from .test_arm_e2e_launch import HRI, REPO, WAIT_S, free_port, wait_for  # noqa: E402
+from ..stack_launch import LaunchedStack, free_port, wait_for  # noqa: E402
 
 JOINTS = [f"fr3_joint{i}" for i in range(1, 8)]
 
@@ -64,22 +60,15 @@ class StateProbe(Node):
 
 
 def test_fr3_launch_publishes_joint_states_robot_description_and_tf():
-    ep = f"tcp/127.0.0.1:{free_port()}"
-    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
-    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(REPO / "launch" / "fr3.launch.yaml"),
-                                       f"vr_port:={free_port(socket.SOCK_DGRAM)}"], env=env, cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    ctx = probe = None
-    try:
-        assert wait_for(lambda: router_answers(ep, 0.2)), "hri launch did not start the router"
-        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
+    with LaunchedStack("fr3.launch.yaml", f"vr_port:={free_port(socket.SOCK_DGRAM)}") as stack:
+        ctx = stack.ctx
         # wait until the stack has been up (its /ee_pose flows) before the late subscriptions exist
-        first = Node("ee_watch", context=ctx)
+        first = stack.add(Node("ee_watch", context=ctx))
         ee = []
         first.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", ee.append, qos=10)
         ctx.spin_in_background()
         assert wait_for(lambda: len(ee) > 0), "no /ee_pose from the stack"
-        probe = StateProbe(context=ctx)
+        probe = stack.add(StateProbe(context=ctx))
         links = {f"fr3_link{i}" for i in range(1, 8)}
         done = lambda: probe.desc and probe.tf_static and links <= set(probe.tf) and len(probe.js) >= 20  # noqa: E731
         assert wait_for(done), (len(probe.desc), sorted(probe.tf_static), sorted(probe.tf), len(probe.js))
@@ -106,12 +95,4 @@ def test_fr3_launch_publishes_joint_states_robot_description_and_tf():
         p = ee_pose.pose.position
         assert ee_pose.header.frame_id == "fr3_base"
         assert np.linalg.norm(t[:3, 3] - [p.x, p.y, p.z]) < 2e-3, (t[:3, 3], p)
-    finally:
-        if ctx is not None:
-            ctx.shutdown()
-            if probe is not None:
-                probe.destroy_node()
-            ctx.close()
-        launcher.send_signal(signal.SIGINT)
-        text, _ = launcher.communicate(timeout=WAIT_S)
-    assert "Traceback" not in text, text
+    assert "Traceback" not in stack.text, stack.text

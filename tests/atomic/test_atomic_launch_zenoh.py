@@ -6,12 +6,8 @@ no duration is asserted (the deterministic version is test_atomic_e2e.py)."""
 import math
 import os
 import re
-import signal
 import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -21,16 +17,10 @@ from hri_pulse import emulator  # noqa: E402
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
-from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..stack_launch import LaunchedStack, free_port  # noqa: E402
+
 WAIT_S = 40.0
-
-
-def free_port(kind=socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Watch(Node):
@@ -85,18 +75,10 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
     cfg = load_robot_config("tino")
     assert (cfg["pulse"]["auth"]["mode"] == "required") == auth
     T, base = cfg["atomic"]["topics"], cfg["atomic"]["base"]
-    ep, udp = f"tcp/127.0.0.1:{free_port()}", free_port(socket.SOCK_DGRAM)
-    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
-    launcher = subprocess.Popen([sys.executable, "-m", "hri_runtime.cli.main", "launch", str(ROOT / "launch/tino.launch.yaml"),
-                                 f"vr_port:={udp}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, cwd=ROOT)
-    ctx = None
-    try:
-        # the router is the launcher's: wait until it answers before connecting
-        from hri_runtime.impl.zenoh_backend import router_answers
-        wait(lambda: launcher.poll() is None and router_answers(ep, 0.5), "the launcher's router")
-        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-        w = Watch(T, context=ctx)
+    udp = free_port(socket.SOCK_DGRAM)
+    with LaunchedStack("tino.launch.yaml", f"vr_port:={udp}") as stack:
+        ctx = stack.ctx
+        w = stack.add(Watch(T, context=ctx))
         ctx.spin_in_background()
         wait(lambda: w.states and w.base_cmd and w.legs and w.odom, "atomic, vr_interface and tino_sim")
         wait(w.ready, "atomic hearing the stop supervisor, vr_interface's pulses and tino_sim's leg states")
@@ -121,12 +103,7 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
         q = w.odom[-1].pose.pose.orientation
         assert 2 * math.atan2(q.z, q.w) == pytest.approx(-base["move_angular_rad_s"] * base["move_s"], rel=0.1)
         assert abs(w.odom[-1].twist.twist.linear.x) < 1e-3 and abs(w.odom[-1].twist.twist.angular.z) < 1e-3
-    finally:
-        if ctx is not None:
-            ctx.shutdown()
-            ctx.close()
-        launcher.send_signal(signal.SIGINT)
-        text, _ = launcher.communicate(timeout=WAIT_S)
-    assert launcher.returncode == 0, text
+    text = stack.text
+    assert stack.returncode == 0, text
     assert re.search(r"fault latched: (link_safe_stop|system_stop \(system stop: link_(safe_stop|loss):)", text), text
     assert "pulse rejected_system_stop" not in text, "a press reached atomic before it was ready"

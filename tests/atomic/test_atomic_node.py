@@ -9,7 +9,8 @@ from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.inproc import InprocContext  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
-from hri_atomic_motion.nodes.atomic_node import AtomicNode, parse_leg_state  # noqa: E402
+from hri_atomic_motion.messages import parse_leg_state  # noqa: E402
+from hri_atomic_motion.nodes.atomic_node import AtomicNode  # noqa: E402
 from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode  # noqa: E402
 
 
@@ -114,7 +115,7 @@ def test_tino_sim_rejects_a_non_finite_command_and_counts_it(cfg):
     ctx.spin_for(0.05)
     pub.publish(msgs.new("std_msgs/msg/Float64", data=float("nan")))
     ctx.spin_for(0.05)
-    assert sim.rejected == {(cfg["atomic"]["topics"]["leg_rpm"], "non_finite"): 1}
+    assert sim.rejected_count() == sim.rejected_count(cfg["atomic"]["topics"]["leg_rpm"], "non_finite") == 1
     assert sim.loop_counters()["inputs_rejected"] == 1
     assert sim.sim.leg_rpm_cmd == 10.0
 

@@ -6,10 +6,7 @@ frame chained through /tf and /tf_static sits where the URDF puts it on the movi
 from __future__ import annotations
 
 import math
-import os
-import signal
 import socket
-import subprocess
 import time
 import xml.etree.ElementTree as ET
 
@@ -19,32 +16,24 @@ import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
-from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
-from ..arm.test_arm_e2e_launch import HRI, REPO, WAIT_S, free_port, wait_for  # noqa: E402
+from ..stack_launch import LaunchedStack, free_port, wait_for  # noqa: E402
 from ..arm.test_arm_robot_state_launch import StateProbe, _matrix  # noqa: E402
 
 
 def test_tino_launch_publishes_joint_states_robot_description_and_tf():
     cfg = load_robot_config("tino")
     names, base = list(cfg["joints"]["names"]), cfg["frames"]["base"]
-    ep = f"tcp/127.0.0.1:{free_port()}"
-    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
-    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(REPO / "launch/tino.launch.yaml"),
-                                       f"vr_port:={free_port(socket.SOCK_DGRAM)}"],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
-    ctx = probe = None
     odom = []
-    try:
-        assert wait_for(lambda: launcher.poll() is None and router_answers(ep, 0.5)), "the launcher's router"
-        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-        first = Node("js_watch", context=ctx)
+    with LaunchedStack("tino.launch.yaml", f"vr_port:={free_port(socket.SOCK_DGRAM)}") as stack:
+        ctx = stack.ctx
+        first = stack.add(Node("js_watch", context=ctx))
         js0 = []
         first.create_subscription("sensor_msgs/msg/JointState", "/joint_states", js0.append, qos=10)
         ctx.spin_in_background()
         assert wait_for(lambda: len(js0) > 0), "no /joint_states from tino_sim"
         time.sleep(0.5)                   # robot_state is up too (it starts with the others)
-        probe = StateProbe(context=ctx)   # late: only the latches answer /robot_description and /tf_static
+        probe = stack.add(StateProbe(context=ctx))   # late: only the latches answer /robot_description and /tf_static
         probe.create_subscription("nav_msgs/msg/Odometry", cfg["atomic"]["topics"]["odom"], odom.append, qos=100)
         links = {"leg", "wheel_left", "wheel_right", "head", "head_tilt_link", "head_pitch_link"}
         frames = links | {base}
@@ -79,12 +68,4 @@ def test_tino_launch_publishes_joint_states_robot_description_and_tf():
             frame = step.header.frame_id
         assert base in chain and "head" in chain
         assert math.isfinite(t[2, 3]) and t[2, 3] > 0.3       # the head is on top of the robot
-    finally:
-        if ctx is not None:
-            ctx.shutdown()
-            if probe is not None:
-                probe.destroy_node()
-            ctx.close()
-        launcher.send_signal(signal.SIGINT)
-        text, _ = launcher.communicate(timeout=WAIT_S)
-    assert "Traceback" not in text, text
+    assert "Traceback" not in stack.text, stack.text

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ import pytest
 
 from hri_runtime import msgs
 from hri_runtime.node import Node
-from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, start_router
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
 
 HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 30.0
@@ -33,29 +32,15 @@ def wait_until(pred, timeout_s=WAIT_S, step_s=0.02):
     return pred()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def router():
-    ep = f"tcp/127.0.0.1:{free_port()}"
-    r = start_router([ep])
-    yield ep
-    r.close()
-
-
 @pytest.fixture
-def graph(router):
+def graph(zenoh_router):
     """This process's side of the graph: a session on the router and a way to listen."""
-    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[router]))
+    ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[zenoh_router]))
     ctx.spin_in_background()
     node = Node("pub_test_listener", context=ctx)
 
     class G:
-        env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{router}]", PYTHONUNBUFFERED="1")
+        env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{zenoh_router}]", PYTHONUNBUFFERED="1")
 
         @staticmethod
         def listen(topic, qos=10, type_name=STRING, field=lambda m: m.data):

@@ -26,11 +26,10 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip("!!! /usr/bin/chromium ABSENT: browser tests NOT RUN (apt-get install -y chromium) !!!",
-                allow_module_level=True)
-from playwright import sync_api
+from .chromium import chromium, new_page, require_chromium
+
+require_chromium()
+from playwright import sync_api  # noqa: E402
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
@@ -41,8 +40,6 @@ from hri_console.nodes.console_node import ConsoleNode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ART = ROOT / "runs" / "console-screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 HRI = str(Path(sys.executable).with_name("hri"))
 T_UI = 20000          # ms: generous UI wait (2 shared cores); no timing is asserted on it
 LINK = "hri_pulse: vr link"
@@ -111,17 +108,10 @@ def page(stack, tmp_path_factory):
     for old in ART.glob("*.png"):           # this run's artefacts only
         old.unlink()
     port = stack[1]["console"].port
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("profile")), executable_path=CHROMIUM, args=ARGS, headless=True,
-            viewport={"width": 1400, "height": 1450})
-        pg = browser.new_page()
-        errors = []
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.on("pageerror", lambda e: errors.append(str(e)))
+    with chromium(tmp_path_factory.mktemp("profile"), viewport={"width": 1400, "height": 1450}) as browser:
+        pg, errors = new_page(browser)
         pg.goto(f"http://127.0.0.1:{port}/")
         yield pg, errors
-        browser.close()
 
 
 def expect(locator):

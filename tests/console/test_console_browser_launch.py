@@ -19,18 +19,15 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip("!!! /usr/bin/chromium ABSENT: browser tests NOT RUN (apt-get install -y chromium) !!!",
-                allow_module_level=True)
-from playwright import sync_api
-import zenoh  # noqa: F401  (required: a missing install fails here)
+from .chromium import chromium, new_page, require_chromium
+
+require_chromium()
+from playwright import sync_api  # noqa: E402
+import zenoh  # noqa: F401,E402  (required: a missing install fails here)
 
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 T_UI = 30000          # ms: generous UI wait (2 shared cores); no timing is asserted on it
 WAIT_S = 60.0
 PID_BUTTONS = ["#pid-start", "#pid-record", "#pid-stop", "#pid-reset", "#pid-save", "#pid-autotune"]
@@ -86,20 +83,13 @@ class Launch:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("profile")), executable_path=CHROMIUM, args=ARGS, headless=True,
-            viewport={"width": 1400, "height": 1450})
+    with chromium(tmp_path_factory.mktemp("profile"), viewport={"width": 1400, "height": 1450}) as b:
         yield b
-        b.close()
 
 
 def open_page(browser, robot):
     launch = Launch(robot)
-    pg = browser.new_page()
-    errors: list[str] = []
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg, errors = new_page(browser)
     try:
         pg.goto(f"http://127.0.0.1:{launch.console_port()}/")
     except BaseException:

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import http.server
-import os
 import threading
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip("!!! /usr/bin/chromium ABSENT: browser tests NOT RUN (apt-get install -y chromium) !!!",
-                allow_module_level=True)
-from playwright import sync_api
+from .chromium import chromium, require_chromium
+
+require_chromium()
+from playwright import sync_api  # noqa: E402
 
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 
@@ -81,14 +79,8 @@ def evil_site(console):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"]
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch_persistent_context(str(tmp_path_factory.mktemp("profile")),
-                                                  executable_path=CHROMIUM, args=args, headless=True)
+    with chromium(tmp_path_factory.mktemp("profile"), [f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"]) as b:
         yield b
-        b.close()
 
 
 @pytest.mark.parametrize("site_host", ["127.0.0.1", EVIL])

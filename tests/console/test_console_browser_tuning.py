@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip("!!! /usr/bin/chromium ABSENT: browser tests NOT RUN (apt-get install -y chromium) !!!",
-                allow_module_level=True)
-from playwright import sync_api
+from .chromium import chromium, new_page, require_chromium
+
+require_chromium()
+from playwright import sync_api  # noqa: E402
 
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
@@ -34,8 +32,6 @@ from hri_pid_tuning.session import TuningSession  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ART = ROOT / "runs" / "console-screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 T_UI = 60000          # ms: generous UI wait (a service runs a simulated test on 2 shared cores); not asserted
 
 
@@ -62,18 +58,11 @@ def stack(tmp_path_factory):
 @pytest.fixture(scope="module")
 def page(stack, tmp_path_factory):
     ART.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("profile")), executable_path=CHROMIUM, args=ARGS, headless=True,
-            viewport={"width": 1400, "height": 1600})
-        pg = browser.new_page()
-        errors = []
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.on("pageerror", lambda e: errors.append(str(e)))
+    with chromium(tmp_path_factory.mktemp("profile"), viewport={"width": 1400, "height": 1600}) as browser:
+        pg, errors = new_page(browser)
         pg.goto(f"http://127.0.0.1:{stack[1].port}/")
         sync_api.expect(pg.locator("#pid-joint option")).not_to_have_count(0, timeout=T_UI)
         yield pg, errors
-        browser.close()
 
 
 def expect(locator):

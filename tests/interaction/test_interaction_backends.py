@@ -1,10 +1,12 @@
 """The engine (``InteractionController``: the gated tick as one C++ call, ``InteractionTick``)
-against its test oracle (``PyInteractionController``, the tick in Python): both controllers read the *same* MuJoCo state every tick (the sim is driven
+against its test oracle (``PyInteractionController``, the tick in Python, oracle/controller.py): both controllers read the *same* MuJoCo state every tick (the sim is driven
 by the Python controller's torque) and receive the same inputs (wrench, reference steps, mode
 switches, gain changes, freeze/release, bad input, a NaN state); their torques, references,
 flags, σ_min, counters and internal state must agree to 1e-9 on every tick of every scenario."""
 import copy
 import dataclasses
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,9 +17,11 @@ import mujoco  # noqa: F401  (required: a missing install fails here)
 from hri_runtime.config.tree import load_robot_config
 from hri_core.safety import arm_limits
 from hri_core.safety import SafetyChecker, SafetyLimits
-from hri_interaction.core.controller import (InteractionController, InteractionParams,
-                                             PyInteractionController)
-from hri_interaction.sim import Fr3Sim
+from hri_interaction.core.controller import InteractionController, InteractionParams
+from hri_sim.arm_sim import ArmSim
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
+from oracle.controller import PyInteractionController  # noqa: E402
 
 TOL = 1e-9
 
@@ -37,7 +41,7 @@ class Twin:
         if changes:
             p = dataclasses.replace(p, **changes)
         q0 = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"] if q0_deg is None else q0_deg)
-        self.sim = Fr3Sim(p.rate_hz, q0, sec["ee_site"])
+        self.sim = ArmSim.of_robot("fr3", q0, "torque", timestep_s=1.0 / p.rate_hz, ee_site=sec["ee_site"])
         self.dt = 1.0 / p.rate_hz
         T0 = self.sim.ee_pose()
         mk = (lambda: SafetyChecker(SafetyLimits(**arm_limits(cfg).as_kwargs()))) if safety else (lambda: None)
@@ -193,7 +197,7 @@ def _scenarios(tw, cfg):
     v = cfg["interaction"]["validation"]
     # 1) impedance under a 5 N, 0.5 Hz disturbance
     for k in range(300):
-        tw.sim.push([v["disturbance_force_n"] * np.sin(2 * np.pi * v["disturbance_freq_hz"] * tw.sim.time_s), 0, 0])
+        tw.sim.push([v["disturbance_force_n"] * np.sin(2 * np.pi * v["disturbance_freq_hz"] * tw.sim.t_s), 0, 0])
         tw.tick()
     # 2) a reference step (ramped by the governor)
     T = tw.py.world_T_d.copy()
@@ -244,7 +248,7 @@ def _scenarios(tw, cfg):
 def test_both_paths_agree_on_safety_freeze_torque_clamp_and_singularity(cfg):
     # workspace box 4 mm above the start: the admittance walks into it, the checker freezes both
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    z0 = Fr3Sim(1000.0, home, cfg["interaction"]["ee_site"]).ee_pose()[2, 3]
+    z0 = ArmSim.of_robot("fr3", home, "torque", timestep_s=1e-3, ee_site=cfg["interaction"]["ee_site"]).ee_pose()[2, 3]
     wmax = list(cfg["safety"]["workspace_max_m"])
     wmax[2] = round(z0 + 0.004, 4)
     tight = load_robot_config("fr3", overrides=[f"safety.workspace_max_m=[{wmax[0]}, {wmax[1]}, {wmax[2]}]"])

@@ -1,5 +1,5 @@
 """The two engines (``rt``: the C++ loop stepped in lockstep; ``python``: the C++ tick on
-ArmTorqueSim stepped by the lockstep runner) behind one interface: the same input rules and
+ArmSim, mode torque, stepped by the lockstep runner) behind one interface: the same input rules and
 rejection counters, the same stop hold, the same published state."""
 import numpy as np
 import pytest
@@ -89,3 +89,28 @@ def test_python_topic_driver_waits_for_a_joint_state_and_rejects_a_bad_one(cfg):
     assert e.state()["rejected"] == {"joint_state_invalid": 1}
     with pytest.raises(RuntimeError, match="lockstep only"):
         e.start()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_simulated_clock_takes_the_lockstep_engine(cfg, kind):
+    """What the node runs on an in-process context or ``use_sim_time``: the C++ tick stepped from
+    Python whatever the configured engine (the rt loop's thread would run on the wall clock)."""
+    e = make_engine(cfg, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), engine=kind, simulated=True)
+    assert e.kind == "python"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_one_gain_diagonal_combines_with_the_running_gains(cfg, kind):
+    e = engine(cfg, kind)
+    K = np.asarray(cfg["interaction"]["impedance"]["stiffness_diag"], float)
+    D = np.asarray(cfg["interaction"]["impedance"]["damping_diag"], float)
+    assert e.update_impedance(stiffness=K * 1.5) is None                 # D stays as it runs
+    assert np.allclose(e.impedance["stiffness"], K * 1.5) and np.allclose(np.diag(e.impedance["damping"]), D)
+    e.step(int(round(cfg["interaction"]["blend_s"] * cfg["interaction"]["rate_hz"])) + 5)
+    assert np.allclose(np.diag(e.state()["K"]), K * 1.5) and np.allclose(np.diag(e.state()["D"]), D)
+    why = e.update_impedance(damping=np.zeros(6))                        # refused: not PD
+    assert why is not None and why.endswith("(gains_invalid)") and np.allclose(np.diag(e.impedance["damping"]), D)
+    M = np.asarray(cfg["interaction"]["admittance"]["mass_diag"], float)
+    assert e.update_admittance(mass=M * 2) is None and np.allclose(e.admittance["mass"], M * 2)
+    assert e.update_admittance(stiffness=-np.ones(6)) is not None and np.allclose(e.admittance["mass"], M * 2)
+    assert e.state()["rejected"] == {"gains_invalid": 2}

@@ -2,6 +2,8 @@
 the controller (the C++ engine and its Python oracle) refuses non-SPD or out-of-range K/D with a counted cause and
 keeps its gains; the config itself is checked at load; the console uses the same check."""
 import copy
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,10 +11,13 @@ import pytest
 import hri_core.se3  # noqa: F401  (required: a missing install fails here)
 import mujoco  # noqa: F401  (required: a missing install fails here)
 
-from hri_interaction.core.controller import InteractionParams, PyInteractionController  # noqa: E402
+from hri_interaction.core.controller import InteractionParams  # noqa: E402
 from hri_interaction.core.spd import GainError  # noqa: E402
 from hri_interaction.sim import LockstepLoop  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
+from oracle.controller import PyInteractionController  # noqa: E402
 
 
 @pytest.fixture(scope="module")

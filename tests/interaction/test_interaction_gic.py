@@ -1,5 +1,5 @@
 """Geometric impedance control (GIC, Seo et al. 2023; Chang 2026 table 12.4) as ``interaction.law:
-gic`` of the C++ tick: agreement with an independent numpy oracle written here (to 1e-9), and the
+gic`` of the C++ tick: agreement with an independent numpy oracle (oracle/geometric_laws.py, to 1e-9), and the
 documented properties of the law: the stiffness is the gradient of a potential on SE(3) (a
 conservative, SE(3)-consistent spring), the law is left-invariant (the same torque in any world
 frame; the classical Cartesian law is not), its small-error stiffness is the configured K, and in
@@ -8,44 +8,20 @@ gains energy.
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from hri_core._hri_core import interaction as cx   # required: a missing build fails here
-from hri_interaction.core.impedance import cartesian_impedance_torque
 from hri_interaction.sim import LockstepLoop
 
-import importlib.util
-from pathlib import Path
-
-_spec = importlib.util.spec_from_file_location("laws_oracle", Path(__file__).with_name("laws_oracle.py"))
-_h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_h)
-hat, vee, inv, adjoint, rodrigues, random_pose, fr3_params, home = (
-    _h.hat, _h.vee, _h.inv, _h.adjoint, _h.rodrigues, _h.random_pose, _h.fr3_params, _h.home)
-
-
-# ----------------------------------------------------------------------------- numpy oracle
-def oracle_gains(K):
-    Kw = K[:3, :3]
-    return 0.5 * np.trace(Kw) * np.eye(3) - Kw, K[3:, 3:]
-
-
-def oracle_potential(T, Tr, K):
-    KR, Kp = oracle_gains(K)
-    R, Rr, ep = T[:3, :3], Tr[:3, :3], T[:3, 3] - Tr[:3, 3]
-    return 0.5 * ep @ Rr @ Kp @ Rr.T @ ep + np.trace(KR @ (np.eye(3) - Rr.T @ R))
-
-
-def oracle_wrench(T, Tr, K):
-    KR, Kp = oracle_gains(K)
-    R, Rr, ep = T[:3, :3], Tr[:3, :3], T[:3, 3] - Tr[:3, 3]
-    return np.r_[vee(KR @ Rr.T @ R - R.T @ Rr @ KR), R.T @ Rr @ Kp @ Rr.T @ ep]
-
-
-def oracle_torque(T, Vb, Jb, bias, Tr, K, D, Vr=None):
-    eV = Vb if Vr is None else Vb - adjoint(inv(T) @ Tr) @ Vr
-    return Jb.T @ (-oracle_wrench(T, Tr, K) - D @ eV) + bias
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
+from oracle.geometric_laws import (adjoint, fr3_params, gic_elastic_wrench as oracle_wrench,  # noqa: E402
+                                   gic_potential as oracle_potential, gic_torque as oracle_torque, home,
+                                   inv, random_pose, rodrigues, vee)
+from oracle.impedance import cartesian_impedance_torque  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- helpers

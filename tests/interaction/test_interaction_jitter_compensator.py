@@ -1,19 +1,26 @@
 """The delay compensator (Chang 2026 §13.6.3: JitterCompensator, α = α_base + α_scale σ_rtt/μ_rtt,
-w_safe = w − α ⊙ λ̇) as ``interaction.passivity.filter: jitter`` — the same arithmetic in Python
-(``hri_interaction.core.passivity.JitterCompensator``) and in the C++ tick (to 1e-9), its statistics
-over the observed link delays — and the arrival-pattern injector (``ArrivalJitter``) of the table
-13.9 jitter rows: messages arrive at lognormal intervals of the configured mean and std, each with
-the value sent one delay earlier, held in between."""
+w_safe = w − α ⊙ λ̇) as ``interaction.passivity.filter: jitter`` of the C++ tick — the same
+arithmetic as the Python oracle (tests/interaction/oracle/passivity.py, to 1e-9), its statistics
+over the observed link delays (``hri_interaction.core.passivity.LinkDelays``, what the tick is
+given) — and the arrival-pattern injector (``ArrivalJitter``) of the table 13.9 jitter rows:
+messages arrive at lognormal intervals of the configured mean and std, each with the value sent
+one delay earlier, held in between."""
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hri_core._hri_core import interaction as cx   # required: a missing build fails here
 from hri_runtime.config.tree import load_robot_config
-from hri_interaction.core.admittance import LieAdmittance
 from hri_interaction.core.controller import InteractionParams, tick_params
-from hri_interaction.core.passivity import ArrivalJitter, JitterCompensator, make_filter
+from hri_interaction.core.passivity import ArrivalJitter, LinkDelays
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
+from oracle.admittance import LieAdmittance  # noqa: E402
+from oracle.passivity import JitterCompensator, make_filter  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +50,22 @@ def test_alpha_follows_the_spread_of_the_observed_delays(params):
     v = load_robot_config("fr3")["interaction"]["validation"]
     f.set_statistics(v["jitter_mean_s"], v["jitter_std_s"])
     np.testing.assert_allclose(f.alpha, params.passivity.wave_damping, rtol=1e-2)
+
+
+def test_the_link_statistics_the_tick_is_given_are_the_oracles_window():
+    """``LinkDelays`` (what the engine's caller pushes to ``set_link_statistics``) and the oracle's
+    own window agree on every delay of a jittered link, bad delays ignored by both."""
+    j = load_robot_config("fr3")["interaction"]["passivity"]["jitter"]
+    link, f = LinkDelays(j["window"]), JitterCompensator(j["alpha_base"], j["alpha_scale"], j["window"])
+    assert (link.mean_s, link.std_s) == (0.0, 0.0)
+    rng = np.random.default_rng(9)
+    for d in list(rng.lognormal(np.log(0.137), 0.5, size=3 * j["window"])) + [float("nan"), -1.0]:
+        assert link.observe(d) == (np.isfinite(d) and d >= 0)
+        f.observe(d)
+        assert link.mean_s == pytest.approx(f.mean_s, rel=1e-12) and link.std_s == pytest.approx(f.std_s, rel=1e-12)
+    assert len(link.delays) == j["window"]
+    with pytest.raises(ValueError):
+        LinkDelays(1)
 
 
 def test_the_compensator_damps_the_admittance_and_accounts_the_energy(params):

@@ -1,6 +1,6 @@
 """Lie-group impedance with operational-space dynamics (Kim et al. 2025 through Chang 2026 ch. 12 and
 table 12.4) as ``interaction.law: lie_osd`` of the C++ tick: agreement with an independent numpy
-oracle written here (SE(3) log and the right Jacobian by their series, no hri_core maths) to 1e-9,
+oracle (oracle/geometric_laws.py: SE(3) log and the right Jacobian by their series, no hri_core maths) to 1e-9,
 and the behaviour the law promises: the closed loop M_d V̇_e + D V_e + J_r(λ)^-T K λ = F_ext is
 passive (the impedance's energy never exceeds the work the push did), a push displaces the end
 effector by F/K, the arm converges to the reference, and a singular arm (no Λ) falls back to the
@@ -8,7 +8,8 @@ Lie-PD law, flagged, instead of a pseudoinverse; a missing or bad M(q) holds the
 """
 from __future__ import annotations
 
-import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,60 +18,9 @@ from hri_core._hri_core import interaction as cx   # required: a missing build f
 from hri_runtime.config.tree import load_robot_config
 from hri_interaction.sim import LockstepLoop
 
-import importlib.util
-from pathlib import Path
-
-_spec = importlib.util.spec_from_file_location("laws_oracle", Path(__file__).with_name("laws_oracle.py"))
-_h = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_h)
-hat, inv, adjoint, ad, rodrigues, random_pose, fr3_params, home = (
-    _h.hat, _h.inv, _h.adjoint, _h.ad, _h.rodrigues, _h.random_pose, _h.fr3_params, _h.home)
-
-
-# ----------------------------------------------------------------------------- numpy oracle
-def se3_log(T):
-    """(w, v) with T = exp((w, v)^): rotation angle from the trace, v = V(w)^-1 p."""
-    R, p = T[:3, :3], T[:3, 3]
-    c = np.clip((np.trace(R) - 1) / 2, -1.0, 1.0)
-    th = math.acos(c)
-    if th < 1e-8:
-        w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]) / 2
-    else:
-        w = th / (2 * math.sin(th)) * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    W = hat(w)
-    th = np.linalg.norm(w)
-    if th < 1e-8:
-        V = np.eye(3) + W / 2
-    else:
-        V = np.eye(3) + (1 - math.cos(th)) / th**2 * W + (th - math.sin(th)) / th**3 * W @ W
-    return np.r_[w, np.linalg.solve(V, p)]
-
-
-def right_jacobian(xi, terms=40):
-    """J_r(xi) = sum_k (-ad xi)^k / (k+1)!  (the series; entire, so exact for any |xi| here)."""
-    A = -ad(xi)
-    J, P = np.eye(6), np.eye(6)
-    for k in range(1, terms):
-        P = P @ A / (k + 1)
-        J = J + P
-    return J
-
-
-def oracle_torque(T, Vb, Jb, bias, Tr, K, D, Md, M, jdq, Vr=None, F=None):
-    X = inv(Tr) @ T
-    lam = se3_log(X)
-    Ve, acc = Vb.copy(), np.zeros(6)
-    if Vr is not None:
-        Vre = adjoint(inv(X)) @ Vr
-        Ve = Vb - Vre
-        acc = -ad(Ve) @ Vre
-    rhs = -D @ Ve - np.linalg.solve(right_jacobian(lam).T, K @ lam)
-    if F is not None:
-        rhs = rhs + F
-    acc = acc + np.linalg.solve(Md, rhs)
-    Lam = np.linalg.inv(Jb @ np.linalg.solve(M, Jb.T))
-    Fc = Lam @ (acc - jdq) - (F if F is not None else 0.0)
-    return Jb.T @ Fc + bias
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
+from oracle.geometric_laws import (fr3_params, home, inv, lie_osd_torque as oracle_torque,  # noqa: E402
+                                   random_pose, rodrigues, se3_log)
 
 
 # ----------------------------------------------------------------------------- helpers

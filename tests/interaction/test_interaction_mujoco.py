@@ -49,13 +49,13 @@ def disturbance_run(cfg, flip_gravity=False, law="lie", seconds=3.0):
 
         def flipped():
             s = orig()
-            s.gravity = -s.gravity
+            s.gravity[:] = -s.gravity     # hri_core.rt.RobotState: its arrays are views of the reading
             return s
         loop.sim.state = flipped
     dev = []
 
     def each(lp, res):
-        t = lp.sim.time_s
+        t = lp.sim.t_s
         lp.sim.push([v["disturbance_force_n"] * np.sin(2 * np.pi * v["disturbance_freq_hz"] * t), 0, 0])
         dev.append(np.linalg.norm(pos(lp) - p0))
         assert np.all(np.isfinite(res.tau))

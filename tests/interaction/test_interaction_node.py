@@ -139,12 +139,13 @@ class TorqueRobot(Node):
 
     def __init__(self, cfg, **kw):
         super().__init__("fr3_sim_robot", **kw)
-        from hri_interaction.sim import Fr3Sim
+        from hri_sim.arm_sim import ArmSim
 
         t = cfg["interaction"]["topics"]
         self.names = cfg["joints"]["names"]
-        self.sim = Fr3Sim(cfg["interaction"]["rate_hz"], np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]),
-                          cfg["interaction"]["ee_site"], self.names)
+        self.sim = ArmSim.of_robot("fr3", np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), "torque",
+                                   joint_names=self.names, timestep_s=1.0 / cfg["interaction"]["rate_hz"],
+                                   ee_site=cfg["interaction"]["ee_site"])
         self.tau = None
         self.create_subscription("std_msgs/msg/Float64MultiArray", t["torque"], self.on_tau, qos=10)
         self.js = self.create_publisher("sensor_msgs/msg/JointState", t["joint_states"], qos=10)

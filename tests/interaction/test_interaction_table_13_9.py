@@ -7,14 +7,25 @@ zero energy (passivity) violations, the passivity family equal to the baseline (
 with jitter the baseline peak and max ‖λ̇‖ rise by the dissertation's factors (+31 %, ×3.0) to within
 its own rounding, the wave-variable peak stays within 5 % of the no-jitter behaviour, and the delay
 compensator takes the jitter rows down as the wave transform does. Our table beside the
-dissertation's is in docs/validation.md (``python -m hri_interaction.core.validation``)."""
+dissertation's is in docs/validation.md (``python -m hri_interaction.core.validation``). The table
+runs on the C++ tick; the same protocol on the Python oracle's admittance and filters (its own
+delay statistics for the compensator) gives the same table to 1e-9."""
+import sys
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 import hri_core.se3  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime.config.tree import load_robot_config
-from hri_interaction.core.validation import (CHANG_TABLE_13_9, COMPENSATORS, PREPROCESSORS, format_table_seeds,
+from hri_interaction.core.validation import (CHANG_TABLE_13_9, COMPENSATORS, PREPROCESSORS, JitterRun,
+                                             force_profile, format_table_seeds, injector, run_table_13_9,
                                              table_13_9, table_13_9_seeds, table_params)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
+from oracle.admittance import LieAdmittance  # noqa: E402
+from oracle.passivity import make_filter  # noqa: E402
 
 SEEDS = 15   # the documented table uses validation.jitter_seeds (101); the medians settle well before
 
@@ -22,10 +33,51 @@ SEEDS = 15   # the documented table uses validation.jitter_seeds (101); the medi
 @pytest.fixture(scope="module")
 def results():
     sec = load_robot_config("fr3")["interaction"]
-    adm, pas = table_params(sec)
     v = sec["validation"]
     assert v["jitter_model"] == "hold"
-    return v, table_13_9_seeds(adm, pas, v, sec["rate_hz"], seeds=SEEDS)
+    return v, table_13_9_seeds(table_params(sec), v, seeds=SEEDS)
+
+
+def oracle_run(params, validation: dict, preprocessor: str, jitter: bool, seed: int = 0) -> JitterRun:
+    """The protocol on the Python oracle: its Lie admittance and wrench filter, stepped directly;
+    the delay compensator observes the delays of the arrived messages itself."""
+    dt = 1.0 / params.rate_hz
+    kernel = LieAdmittance(params.admittance)
+    filt = make_filter(params.passivity, {**PREPROCESSORS, **COMPENSATORS}[preprocessor])
+    inj = injector(validation, seed) if jitter else None
+    observe, seen = getattr(filt, "observe", None), 0
+    T_d, zero, peak, vmax = np.eye(4), np.zeros(6), 0.0, 0.0
+    for k in range(int(round(validation["duration_s"] * params.rate_hz))):
+        w = np.zeros(6)
+        w[5] = force_profile(k * dt, validation)
+        if inj is not None:
+            inj.push(k * dt, w)
+            w = inj.get(k * dt, zero)
+            while observe is not None and seen < len(inj.delays):
+                observe(inj.delays[seen])
+                seen += 1
+        kernel.step(filt.filter(w, kernel.lam_dot, dt), dt)
+        dp = float(np.linalg.norm(kernel.modified_pose(T_d)[:3, 3] - T_d[:3, 3]))
+        peak = max(peak, dp)
+        vmax = max(vmax, float(np.linalg.norm(kernel.lam_dot)))
+    return JitterRun(final_mm=dp * 1e3, peak_mm=peak * 1e3, lam_dot_max=vmax,
+                     energy_violations=filt.violations, min_energy_j=filt.min_energy_j,
+                     pc_dissipated_j=filt.dissipated_j, pc_saturations=filt.saturations)
+
+
+def test_the_cxx_table_is_the_oracles_table():
+    """Every row (the compensator's too), with and without jitter (seed 0 of the configured
+    injector): the C++ tick and the oracle to 1e-9."""
+    sec = load_robot_config("fr3")["interaction"]
+    v, params = sec["validation"], table_params(sec)
+    res = table_13_9(params, v, seed=0)
+    res.update({("jitter", j): run_table_13_9(params, v, "jitter", j, seed=0) for j in (False, True)})
+    for (pre, jit), r in res.items():
+        o = oracle_run(params, v, pre, jit, seed=0)
+        for f in ("final_mm", "peak_mm", "lam_dot_max", "min_energy_j", "pc_dissipated_j"):
+            assert getattr(r, f) == pytest.approx(getattr(o, f), rel=1e-9, abs=1e-12), (pre, jit, f)
+        assert (r.energy_violations, r.pc_saturations) == (o.energy_violations, o.pc_saturations)
+    assert res[("jitter", True)].pc_dissipated_j > 0.0      # the compensator acted
 
 
 def test_final_displacement_is_F_over_K_within_1_percent_in_all_rows(results):
@@ -107,9 +159,8 @@ def test_the_latest_value_injector_barely_moves_the_peak():
     lag is the minimum of many draws, the ramp stays smooth, jitter adds almost nothing — why it
     does not reproduce the dissertation's rows (docs/validation.md)."""
     sec = load_robot_config("fr3")["interaction"]
-    adm, pas = table_params(sec)
     v = dict(sec["validation"], jitter_model="latest")
-    res = table_13_9(adm, pas, v, sec["rate_hz"], seed=0)
+    res = table_13_9(table_params(sec), v, seed=0)
     assert res[("baseline", True)].peak_mm == pytest.approx(res[("baseline", False)].peak_mm, rel=0.03)
 
 

@@ -1,9 +1,9 @@
 """hri_core.rt.RtLoop, the C++ 1 kHz loop with the FR3 stepped through MuJoCo's C API inside it,
-from Python: lockstep ``step(n)`` against the Python harness (``LockstepLoop``: same controller,
-python-mujoco stepping) on hold, an impedance push (≈ F/K) and an admittance push; lock-free
-inputs (target, mode, frozen hold, push, gains); bad input refused with one clear error; the
-real-time thread starts, runs the same cycle, reports its scheduling and stops (no timing asserted:
-timing lives in bench/interaction)."""
+from Python: lockstep ``step(n)`` against the Python harness (``LockstepLoop``: the same controller
+and the same C++ robot, stepped from Python through hri_sim.arm_sim.ArmSim) on hold, an impedance
+push (≈ F/K) and an admittance push; lock-free inputs (target, mode, frozen hold, push, gains);
+bad input refused with one clear error; the real-time thread starts, runs the same cycle, reports
+its scheduling and stops (no timing asserted: timing lives in bench/interaction)."""
 from __future__ import annotations
 
 import copy

@@ -53,7 +53,7 @@ def test_gravity_pulls_an_unactuated_arm_down_only_with_gravity(pt):
         plant.reset(q0)
         for _ in range(200):
             plant.step(np.zeros(5))
-        assert (abs(plant.q_true_rad[1] - q0[1]) > 0.05) == moves
+        assert (abs(plant.q[1] - q0[1]) > 0.05) == moves
 
 
 def test_joint_view_holds_the_other_joints(pt):
@@ -64,7 +64,7 @@ def test_joint_view_holds_the_other_joints(pt):
     jv.reset(jv.plant.base_pose_rad[3])
     for _ in range(500):
         jv.step(5.0)          # push the elbow
-    q = plant.q_true_rad
+    q = plant.q
     assert q[3] > plant.base_pose_rad[3] + 0.2
     shoulders = [0, 1, 2]
     assert np.max(np.abs(q[shoulders] - plant.base_pose_rad[shoulders])) < math.radians(3)
@@ -80,9 +80,9 @@ def test_measurement_delay(pt):
     true_after = []
     for _ in range(plant.delay_steps):
         plant.step(u)
-        true_after.append(plant.q_true_rad[3])
+        true_after.append(plant.q[3])
     assert plant.q_rad[3] == pytest.approx(plant.base_pose_rad[3])    # not yet seen
-    assert plant.q_true_rad[3] > plant.base_pose_rad[3]
+    assert plant.q[3] > plant.base_pose_rad[3]
     plant.step(u)                                                     # one more: step 1's state arrives
     assert plant.q_rad[3] == pytest.approx(true_after[0], abs=1e-12)
     assert plant.q_rad[3] > plant.base_pose_rad[3]
@@ -132,7 +132,8 @@ def test_tino_leg_relay_and_heuristics(pt):
 
 def test_tino_leg_model_absent_is_reported(monkeypatch, tmp_path):
     import hri_sim.pid_plants_mujoco as ppm
-    monkeypatch.setattr(ppm, "TINO_XML", tmp_path / "missing.xml")
+    import hri_sim.tino
+    monkeypatch.setattr(hri_sim.tino, "TINO_XML", tmp_path / "missing.xml")
     with pytest.raises(FileNotFoundError):
         ppm.build_tino_leg(["leg"], [1.0], [0.0])
     monkeypatch.undo()

@@ -7,7 +7,6 @@ movement of the atomic controller, as a VR press does. Wall clock: waits are bou
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -22,9 +21,8 @@ from hri_pulse.core import evdev as ev  # noqa: E402
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
-from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
-from ..arm.test_arm_e2e_launch import HRI, free_port  # noqa: E402
+from ..stack_launch import HRI, LaunchedStack, free_port, stack_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 40.0
@@ -35,13 +33,6 @@ def wait(cond, what, timeout_s=WAIT_S):
     while not cond():
         assert time.monotonic() < end, f"timed out waiting for {what}"
         time.sleep(0.05)
-
-
-def no_ros_env(ep: str) -> dict:
-    """hri launch without ROS (joy.launch.yaml picks joy_evdev when ROS_DISTRO is unset)."""
-    env = {k: v for k, v in os.environ.items() if k != "ROS_DISTRO"}
-    env.update(HRI_TRANSPORT="zenoh", HRI_ZENOH_ROUTER_LISTEN=f"[{ep}]", HRI_ZENOH_CONNECT=f"[{ep}]")
-    return env
 
 
 class PipeDevice:
@@ -135,47 +126,37 @@ class Watch(Node):
 def test_tino_gamepad_press_is_one_pulse_and_one_movement(tmp_path, source):
     cfg = load_robot_config("tino")
     T, jb = cfg["atomic"]["topics"], cfg["pulse"]["gamepad"]["joy_buttons"]
-    ep = f"tcp/127.0.0.1:{free_port()}"
     pad = tmp_path / "pad"
     dev = PipeDevice(pad) if source == "evdev" else None
     device = str(pad) if dev else str(tmp_path / "absent")      # joy: the reader finds no device, Joy comes from us
-    launcher = subprocess.Popen(HRI + ["launch", "--router", ep, str(ROOT / "launch/tino.launch.yaml"),
-                                       "input:=gamepad", f"joy_device:={device}"],
-                                env=no_ros_env(ep), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, cwd=ROOT)
-    ctx = None
     try:
-        wait(lambda: launcher.poll() is None and router_answers(ep, 0.5), "the launcher's router")
-        ctx = ZenohContext(ZenohParams.defaults().with_(connect_endpoints=[ep]))
-        w = Watch(T, cfg["pulse"]["topics"]["joy"], context=ctx)
-        ctx.spin_in_background()
-        wait(w.ready, "atomic hearing the stop supervisor, gamepad_node's idle pulses and tino_sim")
-        if dev:
-            wait(dev.ready, "joy_evdev opening the pipe")
-            dev.write(ev.key("BTN_NORTH", True) + ev.syn())          # X down ...
-            time.sleep(0.3)                                          # (held: the reader repeats it at 20 Hz)
-            dev.write(ev.key("BTN_NORTH", False) + ev.syn())         # ... and up
-        else:
-            for _ in range(6):                                       # X held 0.3 s, as the joy node repeats it
-                w.press(jb["x"])
-                time.sleep(0.05)
-            for _ in range(4):
-                w.press()
-                time.sleep(0.05)
-        wait(lambda: w.movements() == [1], "the movement of state 1")
-        wait(w.idle, "the movement's end")
-        time.sleep(1.0)                                              # nothing else follows
-        assert w.pulses() == [(1, 0, 3)]                             # one 3-cycle pulse
-        assert w.movements() == [1]
+        with LaunchedStack("tino.launch.yaml", "input:=gamepad", f"joy_device:={device}", ros=False) as stack:
+            ctx = stack.ctx
+            w = stack.add(Watch(T, cfg["pulse"]["topics"]["joy"], context=ctx))
+            ctx.spin_in_background()
+            wait(w.ready, "atomic hearing the stop supervisor, gamepad_node's idle pulses and tino_sim")
+            if dev:
+                wait(dev.ready, "joy_evdev opening the pipe")
+                dev.write(ev.key("BTN_NORTH", True) + ev.syn())          # X down ...
+                time.sleep(0.3)                                          # (held: the reader repeats it at 20 Hz)
+                dev.write(ev.key("BTN_NORTH", False) + ev.syn())         # ... and up
+            else:
+                for _ in range(6):                                       # X held 0.3 s, as the joy node repeats it
+                    w.press(jb["x"])
+                    time.sleep(0.05)
+                for _ in range(4):
+                    w.press()
+                    time.sleep(0.05)
+            wait(lambda: w.movements() == [1], "the movement of state 1")
+            wait(w.idle, "the movement's end")
+            time.sleep(1.0)                                              # nothing else follows
+            assert w.pulses() == [(1, 0, 3)]                             # one 3-cycle pulse
+            assert w.movements() == [1]
     finally:
-        if ctx is not None:
-            ctx.shutdown()
-            ctx.close()
-        launcher.send_signal(signal.SIGINT)
-        text, _ = launcher.communicate(timeout=WAIT_S)
         if dev:
             dev.close()
-    assert launcher.returncode == 0, text
+    text = stack.text
+    assert stack.returncode == 0, text
     assert "Traceback" not in text, text
     assert "vr_interface" not in text, text                          # the headset path is not started
     assert ("joy_evdev: reading" in text) == (source == "evdev"), text
@@ -185,11 +166,11 @@ def test_tino_launch_refuses_keyboard_input():
     """Tino has no keyboard path: input:=keyboard is one clear line from vr_interface, no pulses."""
     ep = f"tcp/127.0.0.1:{free_port()}"
     out = subprocess.run(HRI + ["launch", "--check", str(ROOT / "launch/tino.launch.yaml"), "input:=keyboard"],
-                         env=no_ros_env(ep), capture_output=True, text=True, cwd=ROOT, timeout=60)
+                         env=stack_env(ep, ros=False), capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0 and "pulse.node.input:=keyboard" in out.stdout, out.stdout + out.stderr
     exe = Path(sys.executable).parent / "vr_interface_node"
     out = subprocess.run([str(exe), "--ros-args", "-p", "pulse.node.input:=keyboard", "-p", "pulse.udp.port:=0"],
-                         env=dict(no_ros_env(ep), HRI_TRANSPORT="inproc"), capture_output=True, text=True,
+                         env=dict(stack_env(ep, ros=False), HRI_TRANSPORT="inproc"), capture_output=True, text=True,
                          timeout=60)
     lines = [ln for ln in (out.stdout + out.stderr).splitlines() if ln.strip()]
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stdout + out.stderr

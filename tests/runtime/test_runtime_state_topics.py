@@ -22,23 +22,9 @@ from hri_runtime.config.tree import load_robot_config
 from hri_runtime.inproc import InprocContext
 from hri_runtime.node import Node
 from hri_runtime.qos import QOS_LATCHED
-from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, start_router
+from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
 
 WAIT_S = 30.0
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def router():
-    ep = f"tcp/127.0.0.1:{free_port()}"
-    r = start_router([ep])
-    yield ep
-    r.close()
 
 
 # ---------------------------------------------------------------------------- the state publishers
@@ -147,13 +133,13 @@ def test_a_late_subscriber_gets_the_state_at_once_in_process(topic):
 
 
 @pytest.mark.parametrize("topic", sorted(STATE_TOPICS))
-def test_echo_once_on_a_real_router_answers_from_the_publishers_cache(topic, router, capsys):
+def test_echo_once_on_a_real_router_answers_from_the_publishers_cache(topic, zenoh_router, capsys):
     """``hri topic echo --once`` of a node whose context no longer runs: the answer can only come
     from the TRANSIENT_LOCAL cache (``hri topic info -v`` shows the publisher's durability)."""
     from hri_runtime.cli.topic import topic_main
 
     type_name, build = STATE_TOPICS[topic]
-    params = ZenohParams.defaults().with_(connect_endpoints=[router])
+    params = ZenohParams.defaults().with_(connect_endpoints=[zenoh_router])
     ctx = ZenohContext(params)
     try:
         def spin(seconds):                     # run the node's callbacks for that long, then none

@@ -46,20 +46,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def router():
-    ep = f"tcp/127.0.0.1:{free_port()}"
-    r = start_router([ep])
-    yield ep
-    r.close()
-
-
 @pytest.fixture
-def make_ctx(router):
+def make_ctx(zenoh_router):
     made = []
 
     def make(**kw):
-        params = ZenohParams.defaults().with_(connect_endpoints=[router], **kw)
+        params = ZenohParams.defaults().with_(connect_endpoints=[zenoh_router], **kw)
         ctx = ZenohContext(params)
         ctx.spin_in_background()
         made.append(ctx)
@@ -72,11 +64,11 @@ def make_ctx(router):
 
 
 @pytest.fixture
-def raw(router):
+def raw(zenoh_router):
     """A plain zenoh client session: the foreign peer."""
     c = zenoh.Config()
     c.insert_json5("mode", '"client"')
-    c.insert_json5("connect/endpoints", f'["{router}"]')
+    c.insert_json5("connect/endpoints", f'["{zenoh_router}"]')
     c.insert_json5("scouting/multicast/enabled", "false")
     s = zenoh.open(c)
     yield s
@@ -312,10 +304,10 @@ def test_humble_mode_puts_type_hash_not_supported(make_ctx, raw):
     s.undeclare()
 
 
-def test_router_helpers(router):
-    assert router_answers(router, 1.0)
+def test_router_helpers(zenoh_router):
+    assert router_answers(zenoh_router, 1.0)
     with pytest.raises(TransportUnavailableError):
-        start_router([router])                  # the port is taken by the running router
+        start_router([zenoh_router])                  # the port is taken by the running router
     closed = f"tcp/127.0.0.1:{free_port()}"
     assert not router_answers(closed, 1.0)
     with pytest.raises(TransportUnavailableError) as e:
@@ -341,12 +333,12 @@ sys.exit(run_node(Talker, sys.argv[1:]))
 """
 
 
-def test_separate_process_talker_seen_by_name_and_data(make_ctx, router):
+def test_separate_process_talker_seen_by_name_and_data(make_ctx, zenoh_router):
     ctx = make_ctx()
     got = []
     Node("listener", context=ctx).create_subscription("std_msgs/msg/String", "/ns1/proc_chatter",
                                                       lambda m: got.append(m.data))
-    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{router}]")
+    env = dict(os.environ, HRI_TRANSPORT="zenoh", HRI_ZENOH_CONNECT=f"[{zenoh_router}]")
     proc = subprocess.Popen([sys.executable, "-c", TALKER, "--ros-args", "-r", "__ns:=/ns1"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

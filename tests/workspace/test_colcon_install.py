@@ -35,7 +35,7 @@ def _assert_urdf_meshes_installed(share: Path) -> None:
 
     from hri_sim.core.urdf import urdf_from_mujoco
     from hri_sim.models import arm_asset_root, load_arm
-    from hri_sim.nodes.robot_state_node import mesh_uri_function
+    from hri_sim.core.urdf import mesh_uri_function
 
     from hri_runtime.config.tree import list_arms
 

@@ -168,6 +168,9 @@ class MujocoRobot : public RobotInterface {
     torque_ = m.allFinite() ? m : Vec3::Zero();
   }
 
+  /// The model at a measured (q, dq) of the named joints, not stepped (a topic driver's state).
+  void set_state(const VecN& q, const VecN& dq) { arm_.update(q, dq); }
+
  private:
   MujocoArmModel arm_;
   std::vector<int> aadr_;

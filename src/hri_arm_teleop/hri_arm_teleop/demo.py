@@ -146,7 +146,7 @@ def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = 
     summary = {
         "robot": RobotParams.from_tree(cfg).model, "ik_solver": t.ik.solver,
         "actuation": SimArmParams.from_tree(cfg).actuation,
-        "simulated_s": robot.sim.time_s, "wall_s": wall_s,
+        "simulated_s": robot.sim.t_s, "wall_s": wall_s,
         "square_side_m": scenario.side_m, "speed_m_s": scenario.speed_m_s, "strokes": scenario.strokes,
         "engagements": pipe.clutch.counters.engagements,
         "tracking_rms_error_m": metrics["rms_error_m"], "tracking_max_error_m": metrics["max_error_m"],

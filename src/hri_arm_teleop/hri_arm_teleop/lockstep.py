@@ -17,7 +17,7 @@ from hri_arm_teleop.core.loop import LoopParams
 from hri_arm_teleop.core.pipeline import ArmTeleopPipeline
 from hri_arm_teleop.core.safety import SafetyGate
 from hri_arm_teleop.parameters_gen import TeleopParams
-from hri_arm_teleop.robot_mujoco import MujocoRobot, start_position
+from hri_arm_teleop.sim_robot import SimRobot, start_position
 from hri_runtime.clock import SimClock
 from hri_runtime.lockstep import Lockstep
 from hri_runtime.parameters_gen import JointsParams, KinematicsIkParams, RobotParams
@@ -50,12 +50,12 @@ def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = N
 def build_sim_pipeline(cfg: dict, logger: Optional[logging.Logger] = None):
     """The joint output (IK -> joint impedance on the MuJoCo arm) on a ``SimClock`` at the
     simulator's time; the cartesian stack is ``hri_arm_teleop.stack.build_stack``."""
-    robot = MujocoRobot.from_config(cfg)
-    clock = SimClock(robot.sim.time_s)
+    robot = SimRobot.from_config(cfg)
+    clock = SimClock(robot.sim.t_s)
     return build_pipeline(cfg, robot, clock, logger, output="joint"), robot, clock
 
 
-def sim_lockstep(pipeline: ArmTeleopPipeline, robot: MujocoRobot) -> Lockstep:
+def sim_lockstep(pipeline: ArmTeleopPipeline, robot: SimRobot) -> Lockstep:
     """The lockstep run of ``build_sim_pipeline``'s pipeline: per base period one loop tick, then
     the physics; ``run_until(t_end, before)`` calls ``before(t)`` first in every step."""
     ls = Lockstep(pipeline.loop.base_period_s, pipeline.clock, sim_step=robot.sim.advance)

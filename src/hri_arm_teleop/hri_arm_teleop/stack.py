@@ -4,7 +4,7 @@
 
     ArmVrReceiver (real UDP) -> ArmTeleopPipeline (clutch, planner; output cartesian)
         -> reference link (optionally jittered: lognormal delays, latest-value delivery)
-        -> interaction engine (hri_interaction.engine: the C++ rt loop or the Python oracle,
+        -> interaction engine (hri_interaction.engine: the C++ rt loop or its tick stepped from Python,
            the MuJoCo arm with torque motors inside) -> joint torques
 
 ``StackDriver`` advances simulated time one interaction tick (1 ms) at a time: the caller's
@@ -149,7 +149,7 @@ def build_stack(cfg: dict, engine: Optional[str] = None, jitter: Optional[bool] 
     """The cartesian stack on the simulated arm of ``cfg`` (any arm of config/robots). ``engine``:
     override ``interaction.engine``; ``jitter``: override ``teleop.scenario.jitter``."""
     from hri_arm_teleop.lockstep import build_pipeline
-    from hri_arm_teleop.robot_mujoco import start_position
+    from hri_arm_teleop.sim_robot import start_position
     from hri_interaction.core.passivity import DelayJitter
     from hri_interaction.engine import make_engine
 

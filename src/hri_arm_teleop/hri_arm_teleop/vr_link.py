@@ -9,12 +9,17 @@ restart confirmation) and link health (rate over a sliding window, disconnection
 (``pulse.sequence``, ``pulse.link``, ``pulse.health``, ``pulse.udp``); the expected rate and the
 timeout of this link from ``teleop.vr``. Authentication: ``pulse.auth`` as for the pulse packet
 (``hri_pulse.core.auth``, the one framing of both headset links: trailer, key ring, replay window).
+
+``bind_vr_receiver`` opens the receiver on ``teleop.vr`` (the checks and the one-line errors of a
+bind); ``VrReader`` is the event-driven input: a thread that hands each accepted pose on on arrival.
 """
 from __future__ import annotations
 
 import dataclasses
 import logging
+import select
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -22,11 +27,12 @@ from typing import Callable, Optional
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.parameters_gen import TeleopVrParams
 from hri_pulse.carriers import UdpCarrier
-from hri_pulse.core.auth import Authenticator, AuthParams
+from hri_pulse.core.auth import Authenticator, AuthParams, check_receiver_bind
 from hri_pulse.core.health import LEVEL_NAMES, HealthParams
 from hri_pulse.core.link import LinkParams, LinkReceiver
 from hri_pulse.core.sequence import SequenceParams
 from hri_pulse.parameters_gen import PulseUdpParams
+from hri_runtime.config.tree import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -125,3 +131,64 @@ class ArmVrReceiver:
 
     def close(self) -> None:
         self.carrier.close()
+
+
+def bind_vr_receiver(cfg: dict, clock: Callable[[], float], logger: Optional[logging.Logger] = None,
+                     who: str = "arm_teleop") -> ArmVrReceiver:
+    """An :class:`ArmVrReceiver` on a UDP socket bound to ``teleop.vr.bind_address``:``port`` (0:
+    any free port; ``receiver.address`` says which). One-line errors: StartupRefused off loopback
+    without ``pulse.auth``; RuntimeError (from the OSError) when the port cannot be bound;
+    ConfigError when the ``pulse.auth`` key file cannot be read."""
+    vr, auth = TeleopVrParams.from_tree(cfg), AuthParams.from_tree(cfg)
+    check_receiver_bind(f"{who} teleop.vr.bind_address", vr.bind_address, auth)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sock.bind((vr.bind_address, vr.port))
+    except OSError as exc:
+        sock.close()
+        raise RuntimeError(f"{who}: cannot receive VR packets on udp://{vr.bind_address}:{vr.port} "
+                           f"({exc}); another receiver there? set teleop.vr.port (0: any free port)") from exc
+    try:
+        return ArmVrReceiver(sock, clock, cfg, logger=logger)
+    except ValueError as exc:                     # pulse.auth key file missing / malformed
+        sock.close()
+        raise ConfigError(None, "pulse.auth", auth.key_file, str(exc)) from None
+
+
+class VrReader:
+    """Event-driven input (docs/arm-teleop.md "Rate structure"): a thread that waits on the
+    receiver's socket and, holding ``lock`` (the one the consumer's periodic work holds too),
+    drains it and hands each accepted pose to ``on_pose`` on arrival. While ``ready()`` is false
+    (e.g. the arm has no state yet) the packets stay queued in the socket."""
+
+    def __init__(self, receiver: ArmVrReceiver, lock: threading.Lock, ready: Callable[[], bool],
+                 on_pose: Callable[[vp.ControllerPose], None], name: str = "vr_reader", wait_s: float = 0.1):
+        self.receiver, self.lock, self.ready, self.on_pose = receiver, lock, ready, on_pose
+        self.wait_s = wait_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> "VrReader":
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 1.0) -> None:
+        """Ends the thread (within ``wait_s``; waits at most ``timeout_s``); the receiver stays open."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=timeout_s)
+
+    def _run(self) -> None:
+        sock = self.receiver.carrier.sock
+        while not self._stop.is_set():
+            try:
+                ready, _, _ = select.select([sock], [], [], self.wait_s)
+            except (OSError, ValueError):
+                return                      # socket closed
+            if not ready:
+                continue
+            with self.lock:
+                if self._stop.is_set() or not self.ready():
+                    continue                # the packet stays queued until the consumer is ready
+                for p in self.receiver.poll():
+                    self.on_pose(p)

@@ -108,3 +108,35 @@ def test_a_second_sender_is_dropped_while_the_first_holds_the_link(link):
         assert rx.stats.rejected == {"foreign_peer": 1}
     finally:
         other.close()
+
+
+def test_bind_refuses_a_taken_port_in_one_line_and_binds_any_free_one():
+    import copy
+    import threading
+
+    from hri_arm_teleop.vr_link import VrReader, bind_vr_receiver
+
+    cfg = copy.deepcopy(CFG)
+    cfg["teleop"]["vr"].update(bind_address="127.0.0.1", port=0)
+    rx = bind_vr_receiver(cfg, SimClock())
+    taken = copy.deepcopy(cfg)
+    taken["teleop"]["vr"]["port"] = rx.address[1]
+    with pytest.raises(RuntimeError, match=r"cannot receive VR packets on udp://127\.0\.0\.1:\d+ .*teleop\.vr\.port"):
+        bind_vr_receiver(taken, SimClock())
+    # the reader thread hands each accepted pose on as it arrives, only once the consumer is ready
+    lock, got, ready = threading.Lock(), [], threading.Event()
+    arrived = threading.Semaphore(0)
+    reader = VrReader(rx, lock, ready.is_set, lambda p: (got.append(p.sequence), arrived.release()), wait_s=0.01).start()
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        tx.sendto(pkt(1), rx.address)
+        assert not arrived.acquire(timeout=0.2) and got == []      # queued while not ready
+        ready.set()
+        assert arrived.acquire(timeout=5.0) and got == [1]
+        tx.sendto(pkt(2), rx.address)
+        assert arrived.acquire(timeout=5.0) and got == [1, 2]
+    finally:
+        reader.stop()
+        tx.close()
+        rx.close()
+    assert not reader._thread.is_alive()

@@ -43,7 +43,7 @@ def test_diagnostics_flood_keeps_the_table_bounded_and_real_rows_alive(cfg):
     snap = node.snapshot()
     assert len(snap["health"]) <= max_rows
     assert "hri_pulse: vr link" in snap["health"]
-    assert node.rejected[("diagnostics", "too_many_statuses")] == 5
+    assert node.rejected_count("diagnostics", "too_many_statuses") == 5
     text, _ = state_frame(1, 0.0, snap, node.params.forward)
     lim = node.params.forward
     assert len(text.encode()) < max_rows * (lim.max_string_chars + 200) + 100000

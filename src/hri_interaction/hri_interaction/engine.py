@@ -1,21 +1,23 @@
 """The 1 kHz interaction loop with its robot, behind one interface for nodes, scenario and tests.
 
-``make_engine(cfg, q0)`` builds the configured engine (``interaction.engine``, docs/realtime.md):
+``make_engine(cfg, q0)`` builds the configured engine (``interaction.engine``, docs/realtime.md;
+a simulated clock or the topic driver take the python engine):
 
 - ``rt``: ``hri_core.rt.RtLoop`` — the C++ real-time loop (read -> tick -> write, MuJoCo stepped
   through its C API inside the loop; ``start()`` runs it on its own thread with absolute
   deadlines, ``step(n)`` runs n ticks in lockstep without a thread). Falls back to ``python``
   (one WARNING line) when the installed core has no ``rt`` module.
-- ``python``: the same C++ tick (``InteractionController``) on ``ArmTorqueSim``, stepped from
+- ``python``: the same C++ tick (``InteractionController``) on ``ArmSim`` (mode torque), stepped from
   Python by the one lockstep runner (:class:`hri_interaction.sim.LockstepLoop`): simulated
   clocks, the topic driver (the arm model at the received joint state, never stepped) and cores
   without ``rt``. ``start()`` is refused (a Python timer is not a real-time loop).
 
-Both take validated inputs only: the reference (finite rigid transform, step <=
-``limits.max_pose_step_m`` from the last accepted one; ``None`` for a message that did not
-convert), the mode (impedance | admittance | hybrid; settle bound for ``switch.settle_s``), the
-impedance gains (SPD within ``gain_limits``, blended over ``blend_s``); a bad input is rejected,
-counted in ``rejected`` and logged once, the last value is held. ``hold(True, reason)`` is the
+Both check every input by the one set of input rules (:mod:`hri_interaction.core.inputs`): the
+reference, the mode (settle bound for ``switch.settle_s``), the impedance gains (blended over
+``blend_s``) and the admittance gains; a bad input is rejected, counted in ``rejected`` and
+logged, the last value is held. The gains can also be set one diagonal at a time
+(:meth:`update_impedance`, :meth:`update_admittance`: the live parameters), combined with the
+running ones. ``hold(True, reason)`` is the
 stop input: the reference and the admittance freeze at the measured EE pose (gravity
 compensated, zero reference velocity) and references / mode switches are refused
 (``reference_during_stop``, ``mode_switch_refused``) until ``hold(False)``. ``state()`` is one
@@ -25,14 +27,12 @@ published interaction state.
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from typing import Optional, Sequence
 
 import numpy as np
 
-from hri_interaction.core.admittance import AdmittanceParams
-from hri_interaction.core.controller import MODES, STOP_PREFIX, InteractionParams, reference_fault
-from hri_interaction.core.spd import GainError, gains_from_vector, validate_impedance_gains
+from hri_interaction.core.controller import STOP_PREFIX, InteractionParams
+from hri_interaction.core.inputs import InputRules
 from hri_interaction import parameters_gen
 from hri_runtime.parameters_gen import JointsParams, RobotParams
 
@@ -65,9 +65,11 @@ def joint_state_indices(names: Sequence[str], joint_names: Sequence[str]) -> Opt
         return None
 
 
-def diagnostics(s: dict, dt: float) -> dict:
+def diagnostics(s: dict, dt: float, periods: Optional[dict] = None) -> dict:
     """The published interaction state (``hri_interfaces/msg/InteractionState`` fields) of an
-    engine ``state()`` snapshot; ``period_us`` only when the engine measures its periods (rt)."""
+    engine ``state()`` snapshot; ``period_us``: the engine's own period statistics (rt), else
+    ``periods`` (µs ``p50``, ``p99``, ``max``, ``missed``: the caller's timer,
+    :class:`hri_interaction.core.periods.PeriodStats`), else none."""
     d = {"mode": s["mode"], "time_s": float(s["time_s"]), "frozen": s.get("frozen_reason"),
          "flags": list(s["flags"]) + [f"safety_{f}" for f in s.get("safety_flags", [])],
          "rejected": dict(s.get("rejected", {})), "events": dict(s.get("events", {})),
@@ -78,24 +80,69 @@ def diagnostics(s: dict, dt: float) -> dict:
     if pe:
         d["period_us"] = {k: 1e6 * dt + pe.get(k, float("nan")) for k in ("p50", "p99", "max")}
         d["period_us"]["missed"] = int(s.get("missed", 0))
+    elif periods:
+        d["period_us"] = dict(periods)
     return d
 
 
-def admittance_gains(params: InteractionParams, M, D, K) -> AdmittanceParams:
-    """``interaction.admittance`` with the gains M, D, K (6 diagonal values or 6x6 each) and the
-    other keys of ``params``: checked as the config's are (the declaration, then M and D SPD and
-    K SPSD, :func:`hri_interaction.core.spd.validate_spd`); GainError saying why otherwise."""
-    try:
-        return AdmittanceParams.from_gains(mass=M, damping=D, stiffness=K,
-                                           dexp_dot_step_s=params.admittance.dexp_dot_step_s)
-    except GainError:
-        raise
-    except ValueError as exc:            # the declaration's checks (ConfigError): shape, bounds
-        raise GainError(str(exc)) from None
+class _Engine:
+    """What both engines share: the running gains (``impedance``, ``admittance``: the values a
+    set of one diagonal combines with), the gain inputs and ``last_rejection``."""
+
+    inputs: InputRules
+
+    def _init_gains(self) -> None:
+        p = self.params
+        self.impedance = {"stiffness": p.impedance.stiffness, "damping": p.impedance.damping}
+        self.admittance = {"mass": p.admittance.mass, "damping": p.admittance.damping,
+                           "stiffness": p.admittance.stiffness}
+
+    @property
+    def last_rejection(self) -> Optional[tuple]:
+        """``(cause, why)`` of the last rejected input (None: none yet)."""
+        return self.inputs.last_rejection
+
+    def refusal(self) -> str:
+        """The last rejection as one sentence: ``why (cause)``."""
+        cause, why = self.last_rejection or ("refused", "")
+        return f"{why} ({cause})"
+
+    def set_gains(self, K, D) -> bool:
+        """Impedance K, D (6 diagonal values or 6x6 each), blended in over ``blend_s``."""
+        if not self._set_gains(K, D):
+            return False
+        self.impedance = {"stiffness": np.asarray(K, float), "damping": np.asarray(D, float)}
+        return True
+
+    def set_gain_vector(self, values) -> bool:
+        """Impedance gains as on ``interaction.topics.gains``: [K diag (6), D diag (6)]."""
+        g = self.inputs.gain_vector(values)
+        return g is not None and self.set_gains(*g)
+
+    def set_admittance(self, M, D, K) -> bool:
+        """Admittance M, D, K (:meth:`InputRules.admittance`), from the next tick on (they act on
+        λ̈ only: the pose stays continuous); a bad one is rejected and counted."""
+        a = self.inputs.admittance(M, D, K)
+        if a is None or not self._set_admittance(a):
+            return False
+        self.admittance = {"mass": np.asarray(M, float), "damping": np.asarray(D, float),
+                           "stiffness": np.asarray(K, float)}
+        return True
+
+    def update_impedance(self, **gain) -> Optional[str]:
+        """Set ``stiffness`` and/or ``damping`` (6 values: a diagonal), the other as it runs;
+        None when taken, else the refusal sentence."""
+        new = {**self.impedance, **gain}
+        return None if self.set_gains(new["stiffness"], new["damping"]) else self.refusal()
+
+    def update_admittance(self, **gain) -> Optional[str]:
+        """As :meth:`update_impedance` for ``mass``, ``damping``, ``stiffness``."""
+        new = {**self.admittance, **gain}
+        return None if self.set_admittance(new["mass"], new["damping"], new["stiffness"]) else self.refusal()
 
 
-class PythonEngine:
-    """``ArmTorqueSim`` + ``InteractionController`` stepped from Python (lockstep only).
+class PythonEngine(_Engine):
+    """``ArmSim`` (mode torque) + ``InteractionController`` stepped from Python (lockstep only).
     ``driver="topic"``: the arm is the robot model at the state given to :meth:`set_joint_state`
     (never stepped), the wrench comes from :meth:`set_wrench`; no tick before the first state."""
 
@@ -117,6 +164,8 @@ class PythonEngine:
                                  torque_max_nm=joints.torque_max_nm,
                                  wrench_source="applied" if driver == "sim" else "input")
         self.sim, self.ctrl, self.dt = self.loop.sim, self.loop.ctrl, self.loop.dt
+        self.inputs = self.ctrl.inputs
+        self._init_gains()
         self.model = self.sim.model
         self.ready = driver == "sim"        # topic driver: a joint state has arrived
         self.ticks = 0
@@ -131,25 +180,11 @@ class PythonEngine:
     def set_mode(self, mode: str) -> bool:
         return self.ctrl.request_mode(mode, self.sim.state())
 
-    def set_gains(self, K, D) -> bool:
+    def _set_gains(self, K, D) -> bool:
         return self.ctrl.set_impedance_gains(K, D)
 
-    def set_gain_vector(self, values) -> bool:
-        return self.ctrl.set_gain_vector(values)
-
-    def set_admittance(self, M, D, K) -> bool:
-        """Admittance M, D, K (:func:`admittance_gains`), from the next tick on (they act on λ̈
-        only: the pose stays continuous); a bad one is rejected and counted."""
-        try:
-            a = admittance_gains(self.params, M, D, K)
-        except GainError as exc:
-            return self.ctrl.reject_input(exc.cause, str(exc))
+    def _set_admittance(self, a) -> bool:
         return self.ctrl.set_admittance_params(a)
-
-    @property
-    def last_rejection(self) -> Optional[tuple]:
-        """``(cause, why)`` of the last rejected input (None: none yet)."""
-        return getattr(self.ctrl, "last_rejection", None)
 
     def set_wrench(self, wrench_body) -> bool:
         return self.ctrl.set_wrench(wrench_body)
@@ -218,53 +253,7 @@ class PythonEngine:
         }
 
 
-class _Inputs:
-    """The controller's input rules in front of the C++ loop (which does not repeat them):
-    reference, mode and gain validation, the stop hold, rejection counters."""
-
-    def __init__(self, params: InteractionParams, world_T_d: np.ndarray):
-        self.p = params
-        self.rejected: Counter = Counter()
-        self.target = np.array(world_T_d, float)
-        self.mode = params.mode
-        self.held = False
-        self.hold_reason = ""
-
-    def reject(self, cause: str, why: str) -> bool:
-        self.rejected[cause] += 1
-        self.last_rejection = (cause, why)
-        if self.rejected[cause] in (1, 10, 100, 1000):
-            log.warning("interaction: rejected %s (%s), count %d", cause, why, self.rejected[cause])
-        return False
-
-    def reference(self, T) -> Optional[np.ndarray]:
-        if self.held:
-            self.reject("reference_during_stop", "system stop: reference ignored")
-            return None
-        T = np.asarray(T if T is not None else np.nan, float)
-        fault = reference_fault(T, self.target, self.p.limits.max_pose_step_m)
-        if fault is not None:
-            self.reject(*fault)
-            return None
-        self.target = T.copy()
-        return self.target
-
-    def mode_ok(self, mode: str) -> bool:
-        if mode not in MODES:
-            return self.reject("mode_invalid", f"unknown mode {mode!r}")
-        if self.held:
-            return self.reject("mode_switch_refused", "held (stop)")
-        return True
-
-    def gains(self, K, D):
-        try:
-            return validate_impedance_gains(K, D, self.p.gain_limits)
-        except GainError as exc:
-            self.reject(exc.cause, str(exc))
-            return None
-
-
-class RtEngine:
+class RtEngine(_Engine):
     """``hri_core.rt.RtLoop`` with Python-side input validation (see the module doc)."""
 
     kind = "rt"
@@ -292,47 +281,34 @@ class RtEngine:
                               loop_config(self.params),
                               self.robot, world_T_d=None, safety=safety)
         self.dt = 1.0 / self.params.rate_hz
-        self.inputs = _Inputs(self.params, self.loop.state()["world_T_ee"])
+        self.inputs = InputRules(self.params, self.loop.state()["world_T_ee"], log)
+        self.mode = self.params.mode          # the active mode
+        self._init_gains()
 
-    mode = property(lambda self: self.inputs.mode, doc="the active mode")
     held = property(lambda self: self.inputs.held, doc="the stop input holds")
 
     def set_mode(self, mode: str) -> bool:
-        if not self.inputs.mode_ok(mode):
+        """The input rules' mode check (refused while the stop holds); the loop switches at its
+        next tick with the settle bound for ``switch.settle_s``."""
+        frozen = f"{STOP_PREFIX}: {self.inputs.hold_reason}" if self.inputs.held else None
+        if not self.inputs.mode(mode, frozen):
             return False
-        if mode != self.inputs.mode:
-            log.info("interaction: mode %s -> %s", self.inputs.mode, mode)
+        if mode != self.mode:
+            log.info("interaction: mode %s -> %s", self.mode, mode)
             self.loop.set_mode(mode, self.params.switch.settle_s)
-            self.inputs.mode = mode
+            self.mode = mode
         return True
 
-    def set_gains(self, K, D) -> bool:
+    def _set_gains(self, K, D) -> bool:
         g = self.inputs.gains(K, D)
         if g is None:
             return False
         self.loop.set_gains(g[0], g[1], self.params.blend_s)
         return True
 
-    def set_gain_vector(self, values) -> bool:
-        try:
-            K, D = gains_from_vector(values)
-        except GainError as exc:
-            return self.inputs.reject(exc.cause, str(exc))
-        return self.set_gains(K, D)
-
-    def set_admittance(self, M, D, K) -> bool:
-        """As :meth:`PythonEngine.set_admittance`: the loop takes them at its next tick."""
-        try:
-            a = admittance_gains(self.params, M, D, K)
-        except GainError as exc:
-            return self.inputs.reject(exc.cause, str(exc))
+    def _set_admittance(self, a) -> bool:
         self.loop.set_admittance(a.mass, a.damping, a.stiffness)
         return True
-
-    @property
-    def last_rejection(self) -> Optional[tuple]:
-        """``(cause, why)`` of the last rejected input (None: none yet)."""
-        return getattr(self.inputs, "last_rejection", None)
 
     def set_push(self, force_world, torque_world=(0.0, 0.0, 0.0)) -> None:
         self.loop.set_push(np.asarray(force_world, float), np.asarray(torque_world, float))
@@ -344,10 +320,7 @@ class RtEngine:
         if bool(on) == self.inputs.held:
             return
         (log.warning if on else log.info)("interaction: %s (%s)", "hold" if on else "hold released", reason)
-        self.inputs.held = bool(on)
-        self.inputs.hold_reason = reason
-        if on:
-            self.inputs.target = np.asarray(self.loop.state()["world_T_ee"], float)
+        self.inputs.hold(on, reason, self.loop.state()["world_T_ee"] if on else None)
         self.loop.hold(bool(on))
 
     def set_target(self, T) -> bool:
@@ -367,6 +340,10 @@ class RtEngine:
     def running(self) -> bool:
         return bool(self.loop.running)
 
+    @property
+    def ticks(self) -> int:
+        return int(self.loop.state()["ticks"])
+
     def ee_pose(self) -> np.ndarray:
         return np.asarray(self.loop.state()["world_T_ee"])
 
@@ -381,18 +358,21 @@ class RtEngine:
 
 
 def make_engine(cfg: dict, q0: Sequence[float], engine: Optional[str] = None, safety="config",
-                driver: str = "sim"):
+                driver: str = "sim", simulated: bool = False,
+                params: Optional[InteractionParams] = None):
     """The configured engine (``interaction.engine``, or ``engine``); ``safety="config"``: an
     ``hri_core.safety.SafetyChecker`` with the config limits (None: only the torque clamp).
-    ``driver="topic"`` is the python engine's (the rt loop steps its simulated arm itself)."""
+    ``driver="topic"`` and ``simulated`` (a simulated clock: the caller steps the engine in
+    lockstep with it) take the python engine (the rt loop steps its simulated arm itself on a
+    real clock). ``params``: the ``interaction`` params (default: from ``cfg``)."""
     kind = engine or parameters_gen.InteractionParams.from_tree(cfg).engine
     if kind not in ENGINES:
         raise ValueError(f"interaction.engine must be one of {ENGINES}, got {kind!r}")
     if safety == "config":
         safety = safety_checker(cfg)
-    if kind == "rt" and driver == "sim":
+    if kind == "rt" and driver == "sim" and not simulated:
         if rt_available():
-            return RtEngine(cfg, q0, safety=safety)
+            return RtEngine(cfg, q0, params=params, safety=safety)
         log.warning("interaction.engine rt: the installed hri_core has no rt module; "
                     "using the python engine (lockstep only)")
-    return PythonEngine(cfg, q0, safety=safety, driver=driver)
+    return PythonEngine(cfg, q0, params=params, safety=safety, driver=driver)

@@ -457,8 +457,8 @@ class InteractionParams(Params):
 
     engine: Literal['rt', 'python'] = 'rt'
     """who steps the 1 kHz tick: rt = the C++ real-time loop with the robot inside (hri_core.rt);
-    python = the same C++ tick on ArmTorqueSim stepped from Python, lockstep only (what simulated
-    clocks, the topic driver and a core without rt use; docs/realtime.md)."""
+    python = the same C++ tick on hri_sim.arm_sim.ArmSim (mode torque) stepped from Python, lockstep
+    only (what simulated clocks, the topic driver and a core without rt use; docs/realtime.md)."""
 
     impedance: InteractionImpedanceParams = field(default_factory=InteractionImpedanceParams)
     """``interaction.impedance``."""

@@ -92,9 +92,9 @@ def test_manual_recording_from_topics_and_save_load(env):
     js.publish(msgs.new("sensor_msgs/msg/JointState", name=joints[:2], position=[0.0, 0.0]))
     js.publish(msgs.new("sensor_msgs/msg/JointState", name=joints, position=[math.nan] * len(joints)))
     ctx.spin_for(0.02)
-    assert node.rejected[("joint_states", "length_mismatch")] == 1
-    assert node.rejected[("joint_states", "missing_joint")] == 1
-    assert node.rejected[("joint_states", "non_finite")] == 1
+    assert node.rejected_count("joint_states", "length_mismatch") == 1
+    assert node.rejected_count("joint_states", "missing_joint") == 1
+    assert node.rejected_count("joint_states", "non_finite") == 1
     r = call(ctx, client, "std_srvs/srv/Trigger", "/pid_tuning/record_stop")
     assert r.success
     ev = json.loads(r.message)["evaluation"]

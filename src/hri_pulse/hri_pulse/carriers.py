@@ -5,13 +5,19 @@ carriers). Both drain on a bounded budget per call, so a flood can never hold th
   memory a flood can take: the kernel drops what does not fit). Peer = ``(host, port)``.
 * ``ZmqCarrier``: NetMQ/ZeroMQ PUB/SUB; the robot binds a SUB on ``sub_endpoint`` (Unity -> robot,
   5565) and a PUB on ``pub_endpoint`` (robot -> Unity, 5566). Peer = ``"zmq"``.
+* ``CarrierSet``: the link's carriers drained on one budget per cycle, and a reply routed back on
+  the carrier its peer came from.
+* ``ReadableWaker``: a thread that calls back once when a socket becomes readable (a low-latency
+  drain on a threaded executor), then waits to be re-armed.
 """
 from __future__ import annotations
 
 import ctypes
+import select
 import socket
 import struct
-from typing import List, Optional, Tuple
+import threading
+from typing import Callable, List, Optional, Sequence, Tuple
 
 SO_ATTACH_FILTER, SO_DETACH_FILTER = 26, 27     # Linux <asm-generic/socket.h>
 _SKF_NET_OFF = -0x100000                         # classic BPF: offsets relative to the IP header
@@ -161,3 +167,104 @@ class ZmqCarrier:
     def close(self) -> None:
         self.sub.close(0)
         self.pub.close(0)
+
+
+class CarrierSet:
+    """The carriers of one link (UDP first, then ZeroMQ if any), drained on one shared budget per
+    cycle (:meth:`new_cycle`): however many drains run in a cycle, at most ``budget`` datagrams
+    are taken, so a flood can never starve the caller. Replies (:meth:`send`) go back on the
+    carrier the peer came on: ZeroMQ's PUB, or UDP to the peer's host at ``feedback_port`` (0:
+    the peer's own port)."""
+
+    def __init__(self, carriers: Sequence, budget: int, feedback_port: int = 0):
+        self.carriers = list(carriers)
+        self.udp = next((c for c in self.carriers if c.kind == "udp"), None)
+        self.zmq = next((c for c in self.carriers if c.kind == "zmq"), None)
+        self.budget = budget
+        self.left = budget
+        self.feedback_port = feedback_port
+
+    @classmethod
+    def open(cls, params, who: str) -> "CarrierSet":
+        """The headset link's carriers of ``params`` (``hri_pulse.core.PulseConfig``): UDP on
+        ``udp.bind_address``:``udp.port`` and, with ``zmq.enabled``, ZeroMQ; budget
+        ``udp.max_packets_per_cycle``. Off loopback only with authentication (StartupRefused
+        naming ``who``'s setting: one line, exit 2; ``hri_pulse.core.auth.check_receiver_bind``)."""
+        from hri_pulse.core.auth import check_receiver_bind
+
+        u, z = params.udp, params.zmq
+        check_receiver_bind(f"{who} pulse.udp.bind_address", u.bind_address, params.auth)
+        if z.enabled and z.sub_endpoint.startswith("tcp://"):
+            check_receiver_bind(f"{who} pulse.zmq.sub_endpoint", z.sub_endpoint[6:].rpartition(":")[0], params.auth)
+        carriers = [UdpCarrier.bind(u.bind_address, u.port, u.rcvbuf_bytes, u.max_packets_per_cycle,
+                                    u.max_datagram_bytes)]
+        if z.enabled:
+            try:
+                carriers.append(ZmqCarrier(z.sub_endpoint, z.pub_endpoint, z.rcvhwm, u.max_packets_per_cycle))
+            except Exception:
+                carriers[0].close()
+                raise
+        return cls(carriers, u.max_packets_per_cycle, feedback_port=u.feedback_port)
+
+    def new_cycle(self) -> None:
+        self.left = self.budget
+
+    def drain(self) -> List[tuple]:
+        """(data, peer) from each carrier in order, within what is left of the cycle's budget."""
+        out: List[tuple] = []
+        for carrier in self.carriers:
+            if self.left <= 0:
+                break
+            batch = carrier.drain(self.left)
+            self.left -= len(batch)
+            out.extend(batch)
+        return out
+
+    def send(self, data: bytes, peer) -> None:
+        if peer == ZmqCarrier.PEER:
+            self.zmq.send(data, None)
+        else:
+            self.udp.send(data, (peer[0], self.feedback_port or peer[1]))
+
+    @property
+    def budget_exhausted(self) -> int:
+        """Drains that stopped on a carrier's budget, over every carrier (flood indicator)."""
+        return sum(c.budget_exhausted for c in self.carriers)
+
+    def close(self) -> None:
+        for c in self.carriers:
+            c.close()
+
+
+class ReadableWaker:
+    """Calls ``on_readable()`` (from its own thread) once ``sock`` is readable, then waits until
+    :meth:`arm` is called again: at most one call per arming, so the callbacks it posts can never
+    crowd out the owner's periodic work. Starts armed; :meth:`close` ends the thread."""
+
+    def __init__(self, sock, on_readable: Callable[[], None], name: str = "waker", wait_s: float = 0.1):
+        self.sock, self.on_readable, self.wait_s = sock, on_readable, wait_s
+        self._armed = threading.Event()
+        self._armed.set()
+        self._closing = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def arm(self) -> None:
+        self._armed.set()
+
+    def close(self, timeout_s: float = 1.0) -> None:
+        self._closing = True
+        self._armed.set()
+        self._thread.join(timeout=timeout_s)
+
+    def _run(self) -> None:
+        while not self._closing:
+            if not self._armed.wait(self.wait_s):
+                continue
+            try:
+                r, _, _ = select.select([self.sock], [], [], self.wait_s)
+            except (OSError, ValueError):
+                return
+            if r and not self._closing:
+                self._armed.clear()
+                self.on_readable()

@@ -72,3 +72,76 @@ def test_zmq_carrier_roundtrip(pulse_section):
     finally:
         pub.close(0)
         c.close()
+
+
+def test_a_carrier_set_shares_one_budget_per_cycle_and_replies_on_the_peers_carrier(pulse_section):
+    from hri_pulse.carriers import CarrierSet
+
+    u = pulse_section["udp"]
+    a = UdpCarrier.bind("127.0.0.1", 0, u["rcvbuf_bytes"], 100, u["max_datagram_bytes"])
+    fb = sender("127.0.0.1")                                   # the headset's feedback socket
+    link = CarrierSet([a], budget=5, feedback_port=fb.getsockname()[1])
+    s = sender("127.0.0.1")
+    try:
+        for i in range(8):
+            s.sendto(bytes([i]), a.address)
+        wait_readable(a.sock)
+        first = link.drain()
+        assert [d for d, _ in first] == [bytes([i]) for i in range(5)]
+        assert link.drain() == [] and link.left == 0            # the cycle's budget is spent
+        link.new_cycle()
+        assert [d for d, _ in link.drain()] == [bytes([i]) for i in range(5, 8)]
+        link.send(b"pose", first[0][1])                         # to the peer's host, at feedback_port
+        wait_readable(fb)
+        assert fb.recvfrom(100) == (b"pose", a.address)
+        link.feedback_port = 0                                  # 0: the peer's own port
+        link.send(b"pose2", first[0][1])
+        wait_readable(s)
+        assert s.recv(100) == b"pose2"
+    finally:
+        link.close()
+        s.close()
+        fb.close()
+
+
+def test_the_waker_calls_back_once_per_arming_when_the_socket_is_readable(udp):
+    import threading
+
+    from hri_pulse.carriers import ReadableWaker
+
+    calls = threading.Semaphore(0)
+    waker = ReadableWaker(udp.sock, calls.release, wait_s=0.01)
+    try:
+        s = sender("127.0.0.1")
+        s.sendto(b"a", udp.address)
+        assert calls.acquire(timeout=5.0)
+        s.sendto(b"b", udp.address)                             # still readable, but not re-armed
+        assert not calls.acquire(timeout=0.2)
+        waker.arm()
+        assert calls.acquire(timeout=5.0)
+        s.close()
+    finally:
+        waker.close()
+    assert not waker._thread.is_alive()
+
+
+def test_opening_the_link_binds_loopback_and_refuses_an_open_address_without_authentication(pulse_section):
+    import copy
+
+    from hri_pulse.carriers import CarrierSet
+    from hri_pulse.core import PulseConfig
+    from hri_runtime.security.bind import StartupRefused
+
+    sec = copy.deepcopy(pulse_section)
+    sec["udp"].update(bind_address="127.0.0.1", port=0)
+    sec["zmq"]["enabled"] = False
+    link = CarrierSet.open(PulseConfig.from_config(sec), "test")
+    try:
+        assert [c.kind for c in link.carriers] == ["udp"] and link.zmq is None
+        assert link.udp.address[0] == "127.0.0.1" and link.budget == sec["udp"]["max_packets_per_cycle"]
+    finally:
+        link.close()
+    sec["udp"]["bind_address"] = "0.0.0.0"
+    sec["auth"]["mode"] = "off"
+    with pytest.raises(StartupRefused, match="test pulse.udp.bind_address '0.0.0.0' is not loopback"):
+        CarrierSet.open(PulseConfig.from_config(sec), "test")

@@ -134,9 +134,19 @@ class Node:
     resolve_service_name = resolve_topic_name
 
     # ---- bad input
+    def _endpoint_name(self, endpoint: str) -> str:
+        """A topic or service name resolved as the node's endpoints are (``joint_states`` in
+        namespace ``/left`` counts as ``/left/joint_states``); any other label as given."""
+        try:
+            return self.resolve_topic_name(endpoint)
+        except (ValueError, TypeError):
+            return endpoint
+
     def _reject(self, endpoint: str, cause: str, detail: str = "") -> None:
         """Count a rejected input per (endpoint, cause); log the first and then at most one
-        line per runtime.node.reject_log_interval_s with the running count."""
+        line per runtime.node.reject_log_interval_s with the running count. A relative name is
+        counted (and logged) resolved, like the endpoint it arrived on."""
+        endpoint = self._endpoint_name(endpoint)
         key = (endpoint, cause)
         n = self.rejected.get(key, 0) + 1
         self.rejected[key] = n
@@ -147,6 +157,8 @@ class Node:
             self._logger.warn(f"dropped input on {endpoint} ({cause}, {n} so far): {detail}")
 
     def rejected_count(self, endpoint: Optional[str] = None, cause: Optional[str] = None) -> int:
+        """Rejected inputs, all or of one endpoint (a relative name resolved) and/or cause."""
+        endpoint = None if endpoint is None else self._endpoint_name(endpoint)
         return sum(n for (e, c), n in self.rejected.items()
                    if (endpoint is None or e == endpoint) and (cause is None or c == cause))
 

@@ -137,11 +137,10 @@ def test_every_robot_launch_takes_a_namespace(robot):
     assert any(n.node_name == "stop_supervisor" for n in d.nodes)
     off = parse_launch_file(LAUNCH / f"{robot}.launch.yaml", {"stop_supervisor": "false"}, check_executables=False)
     assert not any(n.node_name == "stop_supervisor" for n in off.nodes)
-    if robot != "tino":
-        d = parse_launch_file(LAUNCH / f"{robot}.launch.yaml", {"namespace": "left", "frame_prefix": "left/"},
-                              check_executables=False)
-        rs = next(n for n in d.nodes if n.node_name == "robot_state")
-        assert rs.params["robot_state.frame_prefix"] == "left/"
+    d = parse_launch_file(LAUNCH / f"{robot}.launch.yaml", {"namespace": "left", "frame_prefix": "left/"},
+                          check_executables=False)
+    rs = next(n for n in d.nodes if n.node_name == "robot_state")
+    assert rs.params["robot_state.frame_prefix"] == "left/"
 
 
 def test_dual_arm_cell_wiring():

@@ -7,13 +7,17 @@ Every plant satisfies ``hri_pid_tuning.core.plant.JointPlant``: ``dt_s``, ``effo
   discretised exactly (zero-order hold) with ``scipy.signal.cont2discrete``. Used for plants with
   known ultimate gain/period, e.g. 1/(s+1)³ (Ku = 8, Tu = 2π/√3).
 * :class:`PlantJoint` – one joint of a multi-joint plant or robot as a ``JointPlant`` (the common
-  part of the simulated view, ``pid_plants_mujoco.JointView``, and the live one,
+  part of the simulated view, :class:`JointView`, and the live one,
   ``hri_pid_tuning.live.LiveJointView``).
-* MuJoCo plants live in :mod:`hri_sim.pid_plants_mujoco`.
+* :class:`JointView` – one joint of the simulated arm (``hri_sim.arm_sim.ArmSim``, mode pid), the
+  others held by their own PIDs.
+* The MuJoCo plants (models and setups) are built in :mod:`hri_sim.pid_plants_mujoco`.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from typing import Any, Mapping
 
 import numpy as np
 from scipy import signal
@@ -107,3 +111,35 @@ class PlantJoint:
         q = np.array(self.plant.base_pose_rad, dtype=float)
         q[self.index] = q_rad
         return q
+
+
+class JointView(PlantJoint):
+    """One joint of a simulated plant (``hri_sim.arm_sim.ArmSim`` in mode pid: ``ArmSim.joint``) as
+    a ``JointPlant``; the other joints are held at the base pose by PIDs with ``hold_gains[joint]``
+    (``PIDGains``) and output limits ±effort_max."""
+
+    def __init__(self, plant, index: int, hold_gains: Mapping[str, Any], pid_params):
+        from hri_core.pid import PID
+
+        super().__init__(plant, index)
+        base = pid_params
+        self._holds = []
+        for i, jn in enumerate(plant.joint_names):
+            if i == index:
+                continue
+            p = replace(base, output_min=-float(plant.effort_max[i]), output_max=float(plant.effort_max[i]))
+            self._holds.append((i, PID(hold_gains[jn], p)))
+        self._u = np.zeros(plant.n)
+
+    def reset(self, q_rad: float) -> None:
+        self.plant.reset(self.pose_with(q_rad))
+        for _, pid in self._holds:
+            pid.reset()
+
+    def step(self, effort: float) -> None:
+        q = self.plant.q_rad
+        t = self.plant.t_s
+        for i, pid in self._holds:
+            self._u[i] = pid.update(self.plant.base_pose_rad[i], q[i], t)
+        self._u[self.index] = effort
+        self.plant.step(self._u)

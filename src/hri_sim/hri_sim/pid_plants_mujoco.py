@@ -1,30 +1,26 @@
-"""MuJoCo plants for PID tuning (used by hri_pid_tuning).
+"""MuJoCo plants for PID tuning (used by hri_pid_tuning): the models and setups of the robots
+tuned, each simulated by the one arm simulation, ``hri_sim.arm_sim.ArmSim`` in mode ``pid``
+(efforts per joint at ``control_period_s``, zero-order hold, optional measurement delay;
+``joint(name, ...)`` one joint as a ``JointPlant`` with the others held by their own PIDs, as in
+the thesis where joints are tuned one at a time while the others keep their configuration).
 
 * :func:`build_humanoid_arm` – the 5-joint humanoid arm (``mjcf/humanoid_arm.xml``) in one of the
   thesis's setups S1–S4 (Webel's thesis §4.1), every number from ``pid_tuning.setups.<name>``.
 * :func:`build_fr3` – the FR3 (franky-sim MJCF) with its position servos replaced by torque motors.
-* :func:`build_tino_leg` – the social robot's leg, when ``mjcf/tino.xml`` exists.
-
-:class:`MujocoMultiJointPlant` drives all actuated joints with efforts (N·m) at a control period
-``control_period_s`` (an integer number of physics steps, zero-order hold), with an optional
-measurement delay (whole control periods; the thesis's remote PIDs see the pose with latency).
-:meth:`MujocoMultiJointPlant.joint` returns a single-joint view (``JointPlant`` protocol of
-``hri_pid_tuning.core.plant``) whose other joints are held at their base pose by their own PIDs,
-as in the thesis where joints are tuned one at a time while the others keep their configuration.
+* :func:`build_tino_leg` – the social robot's leg (the model of ``hri_sim.tino``).
 """
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from hri_runtime.parameter_library.typed import params_type   # pid_tuning.*: hri_pid_tuning's (it depends on us)
 from hri_runtime.parameters_gen import JointsParams
 
-from hri_sim.pid_plants import PlantJoint
+from hri_sim.arm_sim import ArmSim
 
 MJCF_DIR = Path(__file__).resolve().parent / "mjcf"
 HUMANOID_ARM_XML = MJCF_DIR / "humanoid_arm.xml"
@@ -40,118 +36,6 @@ def load_pid_config(robot: str, config_root=None, overrides=None) -> dict:
 
     return load_robot_config(CONFIG_ROBOT_FOR_ARM if robot == ARM_ROBOT else robot,
                              config_root=config_root, overrides=overrides)
-
-
-class MujocoMultiJointPlant:
-    """All joints of a MuJoCo model with one motor each. Angles in rad (absolute joint angles)."""
-
-    def __init__(self, model, joint_names: Sequence[str], effort_max: Sequence[float],
-                 base_pose_rad: Sequence[float], control_period_s: float, measurement_delay_s: float = 0.0,
-                 extra_ctrl: Callable[[Any, Any], None] | None = None,
-                 actuator_names: Sequence[str] | None = None):
-        import mujoco
-
-        self._mj = mujoco
-        self.model = model
-        self.data = mujoco.MjData(model)
-        self.joint_names = list(joint_names)
-        self.n = len(self.joint_names)
-        jids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in self.joint_names]
-        if min(jids) < 0:
-            raise ValueError(f"joint not in model: {[j for j, i in zip(self.joint_names, jids) if i < 0]}")
-        self.qadr = np.array([model.jnt_qposadr[i] for i in jids])
-        self.dadr = np.array([model.jnt_dofadr[i] for i in jids])
-        acts = list(actuator_names) if actuator_names is not None else self.joint_names
-        self.aid = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in acts])
-        if len(acts) != self.n or self.aid.min() < 0:
-            raise ValueError("every joint needs an actuator (named like the joint unless actuator_names is given)")
-        self.q_min = np.array([model.jnt_range[i][0] for i in jids])
-        self.q_max = np.array([model.jnt_range[i][1] for i in jids])
-        self.effort_max = np.asarray(effort_max, dtype=float)
-        self.base_pose_rad = np.asarray(base_pose_rad, dtype=float)
-        self.substeps = max(1, int(round(control_period_s / model.opt.timestep)))
-        self.dt_s = self.substeps * model.opt.timestep
-        self.delay_steps = int(round(measurement_delay_s / self.dt_s))
-        self.extra_ctrl = extra_ctrl
-        self._buf: deque = deque(maxlen=self.delay_steps + 1)
-        self.reset(self.base_pose_rad)
-
-    @property
-    def t_s(self) -> float:
-        return float(self.data.time)
-
-    @property
-    def q_rad(self) -> np.ndarray:
-        """Measured (possibly delayed) joint angles; NaN once the simulation diverged."""
-        if self.diverged:
-            return np.full(self.n, np.nan)
-        return self._buf[0]
-
-    @property
-    def q_true_rad(self) -> np.ndarray:
-        return self.data.qpos[self.qadr].copy()
-
-    def reset(self, q_rad: Sequence[float]) -> None:
-        mj = self._mj
-        mj.mj_resetData(self.model, self.data)
-        self.diverged = False
-        self.data.qpos[self.qadr] = np.asarray(q_rad, dtype=float)
-        mj.mj_forward(self.model, self.data)
-        q = self.q_true_rad
-        self._buf.clear()
-        for _ in range(self.delay_steps + 1):
-            self._buf.append(q.copy())
-
-    def step(self, efforts: Sequence[float]) -> None:
-        u = np.clip(np.asarray(efforts, dtype=float), -self.effort_max, self.effort_max)
-        self.data.ctrl[self.aid] = u
-        if self.extra_ctrl is not None:
-            self.extra_ctrl(self.model, self.data)
-        if self.diverged:
-            return
-        bad = self._mj.mjtWarning.mjWARN_BADQACC
-        n_bad = self.data.warning[bad].number
-        t_before = self.data.time
-        for _ in range(self.substeps):
-            self._mj.mj_step(self.model, self.data)
-        # MuJoCo resets the state (time back to 0) when the simulation becomes unstable
-        if self.data.warning[bad].number != n_bad or self.data.time < t_before:
-            self.diverged = True
-        self._buf.append(self.q_true_rad)
-
-    def joint(self, name: str, hold_gains: Mapping[str, Any], pid_params) -> "JointView":
-        return JointView(self, self.joint_names.index(name), hold_gains, pid_params)
-
-
-class JointView(PlantJoint):
-    """One joint of a :class:`MujocoMultiJointPlant` as a ``JointPlant``; the other joints are
-    held at the base pose by PIDs with ``hold_gains[joint]`` (``PIDGains``) and output limits ±effort_max."""
-
-    def __init__(self, plant: MujocoMultiJointPlant, index: int, hold_gains: Mapping[str, Any], pid_params):
-        from hri_core.pid import PID
-
-        super().__init__(plant, index)
-        base = pid_params
-        self._holds = []
-        for i, jn in enumerate(plant.joint_names):
-            if i == index:
-                continue
-            p = replace(base, output_min=-float(plant.effort_max[i]), output_max=float(plant.effort_max[i]))
-            self._holds.append((i, PID(hold_gains[jn], p)))
-        self._u = np.zeros(plant.n)
-
-    def reset(self, q_rad: float) -> None:
-        self.plant.reset(self.pose_with(q_rad))
-        for _, pid in self._holds:
-            pid.reset()
-
-    def step(self, effort: float) -> None:
-        q = self.plant.q_rad
-        t = self.plant.t_s
-        for i, pid in self._holds:
-            self._u[i] = pid.update(self.plant.base_pose_rad[i], q[i], t)
-        self._u[self.index] = effort
-        self.plant.step(self._u)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -191,15 +75,14 @@ def humanoid_arm_model(setup: ArmSetup):
     return spec.compile()
 
 
-def build_humanoid_arm(setup: ArmSetup) -> MujocoMultiJointPlant:
-    model = humanoid_arm_model(setup)
-    return MujocoMultiJointPlant(model, HUMANOID_ARM_JOINTS, setup.effort_max_nm,
-                                 np.radians(setup.base_pose_deg), setup.control_period_s,
-                                 setup.measurement_delay_s)
+def build_humanoid_arm(setup: ArmSetup) -> ArmSim:
+    return ArmSim(humanoid_arm_model(setup), HUMANOID_ARM_JOINTS, np.radians(setup.base_pose_deg), "pid",
+                  ee_site=None, effort_max=setup.effort_max_nm, control_period_s=setup.control_period_s,
+                  measurement_delay_s=setup.measurement_delay_s)
 
 
 def build_fr3(effort_max_nm: Sequence[float], base_pose_deg: Sequence[float], control_period_s: float = 0.001,
-              measurement_delay_s: float = 0.0, physics_dt_s: float = 0.001) -> MujocoMultiJointPlant:
+              measurement_delay_s: float = 0.0, physics_dt_s: float = 0.001) -> ArmSim:
     """The FR3 of ``hri_sim.models.fr3_spec()`` with torque motors on its 7 joints (gripper kept
     on its position servo)."""
     import mujoco
@@ -217,31 +100,30 @@ def build_fr3(effort_max_nm: Sequence[float], base_pose_deg: Sequence[float], co
         a.set_to_motor()
         a.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
         a.ctrlrange = [-tmax, tmax]
-    model = spec.compile()
-    return MujocoMultiJointPlant(model, names, effort_max_nm, np.radians(base_pose_deg), control_period_s,
-                                 measurement_delay_s)
-
-
-TINO_XML = MJCF_DIR / "tino.xml"
+    return ArmSim(spec.compile(), names, np.radians(base_pose_deg), "pid", ee_site=None, effort_max=effort_max_nm,
+                  control_period_s=control_period_s, measurement_delay_s=measurement_delay_s)
 
 
 def build_tino_leg(leg_joints: Sequence[str] = ("leg",), effort_max: Sequence[float] = (),
                    base_pose_deg: Sequence[float] = (), control_period_s: float = 0.001,
                    actuator_names: Sequence[str] | None = ("leg_motor",),
-                   measurement_delay_s: float = 0.0) -> MujocoMultiJointPlant:
-    """The social robot's leg (``mjcf/tino.xml``, model of hri_sim.tino). The leg's actuator is a
+                   measurement_delay_s: float = 0.0, cfg: Mapping[str, Any] | None = None) -> ArmSim:
+    """The social robot's leg: the model ``hri_sim.tino.TinoSim`` steps (``tino_model`` with the
+    ``atomic.sim`` values of ``cfg``, default the tino robot file). The leg's actuator is a
     speed-controlled DC motor driver, so the PID's output ("effort") is the motor speed command
     (rad/s at the motor) and ``effort_max`` its limit; the plant seen by the PID is an integrator
     with the motor lag (the atomic-motion leg hold). Raises FileNotFoundError without the model."""
-    import mujoco
+    from hri_runtime.config.tree import load_robot_config
 
-    if not TINO_XML.is_file():
-        raise FileNotFoundError(f"{TINO_XML} does not exist (the social robot's model is issue of hri_sim)")
+    from hri_sim import tino
+
+    if not tino.TINO_XML.is_file():
+        raise FileNotFoundError(f"{tino.TINO_XML} does not exist (the social robot's model is issue of hri_sim)")
     if len(effort_max) != len(leg_joints) or len(base_pose_deg) != len(leg_joints):
         raise ValueError("effort_max and base_pose_deg need one value per leg joint")
-    model = mujoco.MjModel.from_xml_path(str(TINO_XML))
-    return MujocoMultiJointPlant(model, leg_joints, effort_max, np.radians(base_pose_deg), control_period_s,
-                                 measurement_delay_s, actuator_names=actuator_names)
+    model = tino.tino_model(tino.TinoSimParams.from_tree(load_robot_config("tino") if cfg is None else cfg))
+    return ArmSim(model, leg_joints, np.radians(base_pose_deg), "pid", ee_site=None, actuator_names=actuator_names,
+                  effort_max=effort_max, control_period_s=control_period_s, measurement_delay_s=measurement_delay_s)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -257,7 +139,7 @@ class SelfCollisionCheck:
     reference posture (the robot's base pose) is collision-free by definition. When the model has
     collision geoms (contype/conaffinity ≠ 0) only those count, else every geom."""
 
-    def __init__(self, plant: MujocoMultiJointPlant, clearance_m: float,
+    def __init__(self, plant: ArmSim, clearance_m: float,
                  reference_q_rad: Sequence[float] | None = None):
         import mujoco
 
@@ -298,7 +180,7 @@ class SelfCollisionCheck:
         return f"{m.body(m.geom_bodyid[a]).name} – {m.body(m.geom_bodyid[b]).name}"
 
 
-def build_pid_robot(robot: str, setup: str | None, cfg: Mapping[str, Any]) -> MujocoMultiJointPlant:
+def build_pid_robot(robot: str, setup: str | None, cfg: Mapping[str, Any]) -> ArmSim:
     """The tunable robot of a merged config (``pid_tuning`` section): ``humanoid_arm`` in setup
     ``setup`` (S1–S4) or ``fr3`` (torque motors, base pose ``hri_home``). Raises ValueError."""
     if robot == "humanoid_arm":

@@ -123,6 +123,13 @@ class TinoSim:
     def step_for(self, duration_s: float) -> None:
         self.step(int(round(duration_s / self.model.opt.timestep)))
 
+    def advance_to(self, t_s: float) -> None:
+        """Whole physics steps up to simulated time ``t_s`` (lockstep with a node's clock: ``t_s``
+        = the clock minus its offset at start); nothing when ``t_s`` is not ahead."""
+        n = int(round((t_s - self.t_s) / self.model.opt.timestep))
+        if n > 0:
+            self.step(n)
+
     # ------------------------------------------------------------------ leg
     @property
     def leg_angle_rad(self) -> float:

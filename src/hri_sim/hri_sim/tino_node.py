@@ -77,9 +77,7 @@ class TinoSimNode(Node):
     def _advance(self) -> float:
         """Step the simulation up to the node clock (lockstep); the node time."""
         t = self.get_clock().now_s()
-        n = int(round((t - self._offset - self.sim.t_s) / self.sim.model.opt.timestep))
-        if n > 0:
-            self.sim.step(n)
+        self.sim.advance_to(t - self._offset)
         return t
 
     def publish_joint_states(self) -> None:

@@ -1,4 +1,6 @@
-"""FR3 model variants (MjSpec edits) and the lockstep arm simulator."""
+"""FR3 model variants (MjSpec edits) and the one arm simulation (hri_sim.arm_sim.ArmSim) in its
+modes: position (the teleop arm's joint controller), torque (the C++ MujocoRobot behind the 1 kHz
+loop) and pid (the tuning plants)."""
 from __future__ import annotations
 
 import mujoco
@@ -65,10 +67,10 @@ def test_every_arm_gets_config_joint_names_torque_motors_and_the_flange_site(rob
 def test_arm_sim_holds_and_follows_a_ramp(actuation):
     cfg = load_robot_config("fr3", overrides=[f"sim.arm.actuation={actuation}"])
     q0 = named_position(cfg, "home")
-    sim = ArmSim("fr3", cfg["joints"]["names"], ArmSimParams.from_config(cfg["sim"]["arm"]), q0,
-                 interpolation_s=0.01)
+    sim = ArmSim.of_robot("fr3", q0, "position", params=ArmSimParams.from_config(cfg["sim"]["arm"]),
+                          interpolation_s=0.01)
     sim.advance(1.0)
-    assert sim.time_s == pytest.approx(1.0)
+    assert sim.t_s == pytest.approx(1.0)
     assert np.max(np.abs(sim.q - q0)) < 1e-3
     # 0.2 rad/s ramp on joint 1 commanded at 100 Hz
     lag = []
@@ -86,8 +88,8 @@ def test_arm_sim_holds_and_follows_a_ramp(actuation):
 
 def test_command_must_be_finite():
     cfg = load_robot_config("fr3")
-    sim = ArmSim("fr3", cfg["joints"]["names"], ArmSimParams.from_config(cfg["sim"]["arm"]),
-                 named_position(cfg, "home"))
+    sim = ArmSim.of_robot("fr3", named_position(cfg, "home"), "position",
+                          params=ArmSimParams.from_config(cfg["sim"]["arm"]))
     with pytest.raises(ValueError):
         sim.command(np.full(7, np.nan))
 
@@ -98,8 +100,66 @@ def test_instability_is_an_error_not_a_silent_reset(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # MuJoCo writes MUJOCO_LOG.TXT into the working directory
 
     cfg = load_robot_config("fr3")
-    sim = ArmSim("fr3", cfg["joints"]["names"], ArmSimParams.from_config(cfg["sim"]["arm"]),
-                 named_position(cfg, "home"))
+    sim = ArmSim.of_robot("fr3", named_position(cfg, "home"), "position",
+                          params=ArmSimParams.from_config(cfg["sim"]["arm"]))
     sim.data.qvel[0] = float("nan")  # what a diverging integration produces
     with pytest.raises(SimulationUnstable):
         sim.advance(0.01)
+
+
+def test_torque_mode_is_the_cpp_robot_read_write_push_and_measured_state():
+    """mode torque reads and writes through hri_core.rt.MujocoRobot: gravity held by g(q), a push
+    in the EE frame, a refused non-finite push, the model put at a measured state, bad arrays refused."""
+    from hri_core import rt
+
+    cfg = load_robot_config("fr3")
+    q0 = named_position(cfg, "home")
+    sim = ArmSim.of_robot("fr3", q0, "torque", timestep_s=0.001)
+    assert isinstance(sim.robot, rt.MujocoRobot) and sim.robot.dof == 7
+    st = sim.state()
+    np.testing.assert_allclose(st.q, q0, atol=1e-12)
+    np.testing.assert_allclose(st.world_T_ee, sim.ee_pose(), atol=1e-12)
+    np.testing.assert_allclose(st.body_twist, st.body_jacobian @ st.dq, atol=1e-12)
+    for _ in range(200):                      # tau = g(q): the arm stays put
+        sim.step(sim.state().gravity)
+    assert sim.t_s == pytest.approx(0.2) and np.max(np.abs(sim.q - q0)) < 1e-4
+    assert sim.push([0.0, 0.0, -10.0])
+    R = sim.ee_pose()[:3, :3]
+    np.testing.assert_allclose(sim.wrench_body()[3:], R.T @ [0.0, 0.0, -10.0], atol=1e-12)
+    assert sim.push([np.nan, 0.0, 0.0]) is False   # refused, the last push kept
+    np.testing.assert_allclose(sim.wrench_body()[3:], R.T @ [0.0, 0.0, -10.0], atol=1e-12)
+    q1 = q0 + 0.1
+    sim.set_joint_state(q1, np.full(7, 0.2))
+    st = sim.state()
+    np.testing.assert_allclose(st.q, q1) and np.testing.assert_allclose(st.dq, np.full(7, 0.2))
+    with pytest.raises(ValueError, match="7 joints"):
+        sim.step(np.zeros(6))
+    with pytest.raises(ValueError, match="finite"):
+        sim.step(np.full(7, np.nan))
+    with pytest.raises(RuntimeError, match="mode position"):
+        sim.command(q0)
+
+
+def test_pid_mode_clips_holds_and_flags_divergence(tmp_path, monkeypatch):
+    """mode pid: efforts clipped to effort_max and held for control_period_s (whole physics steps);
+    a diverged simulation measures NaN until reset."""
+    from hri_sim.pid_plants_mujoco import build_fr3
+
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes MUJOCO_LOG.TXT into the working directory
+
+    cfg = load_robot_config("fr3")
+    sim = build_fr3(cfg["joints"]["torque_max_nm"], cfg["joints"]["named_positions_deg"]["hri_home"],
+                    control_period_s=0.002, physics_dt_s=0.001)
+    assert sim.mode == "pid" and sim.substeps == 2 and sim.dt_s == pytest.approx(0.002)
+    sim.step(np.full(7, 1e6))
+    np.testing.assert_allclose(sim.data.ctrl[sim.aadr], sim.effort_max)
+    assert sim.t_s == pytest.approx(0.002) and not sim.diverged
+    sim.data.qvel[0] = float("nan")
+    sim.step(np.zeros(7))
+    assert sim.diverged and np.all(np.isnan(sim.q_rad))
+    sim.reset(sim.base_pose_rad)
+    assert not sim.diverged and sim.t_s == 0.0
+    with pytest.raises(RuntimeError, match="mode torque"):
+        sim.push([1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="mode must be one of"):
+        ArmSim(sim.model, sim.joint_names, sim.base_pose_rad, "velocity")

@@ -92,7 +92,7 @@ def test_system_stop_holds_every_joint_and_refuses_commands_until_reset(robot):
     for _ in range(250):                                       # still commanded: refused, counted
         pub.publish(_cmd(["fr3_joint7"], [math.nan], [5.0]))
         ctx.spin_for(0.002)
-    assert node.rejected[("joint_commands", "system_stop")] >= 250 and np.array_equal(node.q_ref, held)
+    assert node.rejected_count("joint_commands", "system_stop") >= 250 and np.array_equal(node.q_ref, held)
     assert np.max(np.abs(np.array(node.plant.q_rad) - held)) < math.radians(1.0)   # held there, not driven
     cli = node.create_client("std_srvs/srv/Trigger", RESET_SERVICE)
     ctx.spin_for(0.5)                                          # the request is not repeated: reset

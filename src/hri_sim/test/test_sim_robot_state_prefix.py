@@ -37,3 +37,22 @@ def test_frame_prefix_on_every_published_frame_in_the_nodes_namespace():
     other.publish(msgs.new("sensor_msgs/msg/JointState", name=joints, position=[0.2] * len(joints)))
     ctx.spin_for(0.2)
     assert len(got["tf"]) == n + 1                                        # only its own stack's joint states
+
+
+def test_tino_odom_and_links_carry_the_prefix():
+    """Two Tinos on one /tf: the base's odom -> base transform is prefixed like the links, so each
+    robot's tree hangs from its own odom frame."""
+    ctx = InprocContext()
+    node = RobotStateNode(context=ctx, namespace="tino2",
+                          parameters={"robot": "tino", "robot_state.frame_prefix": "tino2/"})
+    probe = Node("probe", context=ctx)
+    got = []
+    probe.create_subscription("tf2_msgs/msg/TFMessage", "/tf", got.append, qos=100)
+    odom = probe.create_publisher("nav_msgs/msg/Odometry", "/tino2/odom", qos=10)
+    base = node.cfg["frames"]["base"]
+    odom.publish(msgs.new("nav_msgs/msg/Odometry", header=msgs.new("std_msgs/msg/Header", frame_id="odom"),
+                          child_frame_id=base, pose=msgs.new("geometry_msgs/msg/PoseWithCovariance", pose=msgs.new(
+                              "geometry_msgs/msg/Pose", orientation=msgs.new("geometry_msgs/msg/Quaternion", w=1.0)))))
+    ctx.spin_until(lambda: got, 10.0)
+    frames = [(t.header.frame_id, t.child_frame_id) for m in got for t in m.transforms]
+    assert frames == [("tino2/odom", f"tino2/{base}")]

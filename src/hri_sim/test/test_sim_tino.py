@@ -65,3 +65,16 @@ def test_head_follows(sim):
     sim.set_head(0.3, -0.1, 0.2)
     sim.step_for(2.0)
     assert sim.head() == pytest.approx([0.3, -0.1, 0.2], abs=0.02)
+
+
+def test_advance_to_steps_whole_timesteps_up_to_a_clock_and_never_back(sim):
+    """The lockstep of the tino_sim node and the atomic node's sim driver: step to the node clock."""
+    dt = sim.model.opt.timestep
+    sim.advance_to(0.05)
+    assert sim.t_s == pytest.approx(0.05)
+    sim.advance_to(0.02)                  # behind the simulation: nothing
+    assert sim.t_s == pytest.approx(0.05)
+    sim.advance_to(0.05 + 0.4 * dt)       # less than half a step ahead: nothing
+    assert sim.t_s == pytest.approx(0.05)
+    sim.advance_to(0.05 + 3 * dt)
+    assert sim.t_s == pytest.approx(0.05 + 3 * dt)

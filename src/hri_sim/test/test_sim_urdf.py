@@ -148,7 +148,7 @@ def test_inertias_limits_and_meshes_come_from_the_model(arm):
 
 
 def test_package_uris_are_relative_to_the_model_folder():
-    from hri_sim.nodes.robot_state_node import mesh_uri_function
+    from hri_sim.core.urdf import mesh_uri_function
 
     root = arm_asset_root("fr3")
     _, _, text = _urdf("fr3", mesh_uri_function("fr3", "package", root))
@@ -225,3 +225,14 @@ def test_a_model_the_urdf_cannot_express_is_refused():
         urdf_from_mujoco(model, ee_site="nope", movable={}, **kw)
     with pytest.raises(ValueError, match="already a body"):
         urdf_from_mujoco(model, ee_site="attachment_site", movable={}, **dict(kw, root_link="hand"))
+
+
+def test_joint_positions_of_a_joint_state_or_why_it_is_refused():
+    _, _, text = _urdf("fr3")
+    tree = UrdfTree.parse(text)
+    movable = [j.name for j in tree.movable]
+    got, refused = tree.joint_positions([movable[0], "gripper_finger", movable[1]], [0.1, 5.0, -0.2])
+    assert refused is None and got == {movable[0]: 0.1, movable[1]: -0.2}     # others ignored
+    assert tree.joint_positions(movable[:2], [0.1]) == (None, ("length_mismatch", "2 names, 1 positions"))
+    assert tree.joint_positions(movable[:2], [0.1, math.nan])[1][0] == "not_finite"
+    assert tree.joint_positions(["knee"], [0.0])[1][0] == "unknown_joints"

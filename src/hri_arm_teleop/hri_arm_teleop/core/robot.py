@@ -1,6 +1,6 @@
 """The robot seen by the controller task: read a ``RobotState``, send a ``JointCommand``.
 
-Implementations: ``hri_arm_teleop.robot_mujoco.MujocoRobot`` (simulation, lockstep) and
+Implementations: ``hri_arm_teleop.sim_robot.SimRobot`` (simulation, lockstep) and
 ``hri_arm_teleop.nodes.ros2_robot.Ros2Robot`` (ros2_control topics of a real robot:
 ``sensor_msgs/JointState`` in, joint impedance ``std_msgs/Float64MultiArray`` or
 ``trajectory_msgs/JointTrajectory`` out, names from config ``teleop.robot.ros2``).

@@ -35,8 +35,6 @@ health and counters (``rejected_<cause>``: forged ``bad_tag``, unknown ``bad_key
 from __future__ import annotations
 
 import logging
-import select
-import socket
 import threading
 from typing import Optional
 
@@ -44,11 +42,9 @@ import numpy as np
 
 from hri_arm_teleop.lockstep import build_pipeline, sim_lockstep
 from hri_arm_teleop.parameters_gen import TeleopParams
-from hri_arm_teleop.vr_link import ArmVrReceiver
-from hri_pulse.core.auth import AuthParams, check_receiver_bind
+from hri_arm_teleop.vr_link import ArmVrReceiver, VrReader, bind_vr_receiver
 from hri_runtime import msgs
 from hri_runtime.clock import SimClock
-from hri_runtime.config.tree import ConfigError
 from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
@@ -81,9 +77,9 @@ class ArmTeleopNode(Node):
             self.robot = InteractionRobot(self, self.cfg, joint_states_topic=js)
             self.pipe = build_pipeline(self.cfg, self.robot, self.clock, self.log, output="cartesian")
         elif t.robot.interface == "mujoco":
-            from hri_arm_teleop.robot_mujoco import MujocoRobot
+            from hri_arm_teleop.sim_robot import SimRobot
 
-            self.robot = MujocoRobot.from_config(self.cfg)
+            self.robot = SimRobot.from_config(self.cfg)
             # the chain runs on simulated time advanced one period per tick: a late or bunched
             # timer tick in a loaded process never looks like a speed/acceleration jump to the
             # planner and the safety checker (the robot sees exactly one period per tick)
@@ -97,8 +93,7 @@ class ArmTeleopNode(Node):
             self.robot.fk = self.pipe.controller.ik.fk
         self.receiver: Optional[ArmVrReceiver] = None
         self.vr_address = None
-        self._reader: Optional[threading.Thread] = None
-        self._reader_stop = threading.Event()
+        self._reader: Optional[VrReader] = None
         # /diagnostics "hri_arm_teleop: vr link": link health and every counter (dropped packets by cause)
         self.diag = Updater(self, RobotParams.from_tree(self.cfg).model, t.vr.diagnostics_period_s, timer=True,
                             prefix="hri_arm_teleop")
@@ -126,42 +121,24 @@ class ArmTeleopNode(Node):
 
     # ------------------------------------------------------------------ VR receiver
     def _open_vr(self) -> None:
-        """Bind the VR socket (``teleop.vr``) and start receiving; RuntimeError (from the
-        OSError: one line, exit 2) when the port cannot be bound; StartupRefused off loopback
-        without ``pulse.auth``, ConfigError when its key file cannot be read."""
+        """Bind the VR socket (``teleop.vr``; errors: :func:`hri_arm_teleop.vr_link.bind_vr_receiver`)
+        and start receiving: on the base tick, or event-driven by a reader thread (cartesian output)."""
         vr = self.params.vr
-        auth = AuthParams.from_tree(self.cfg)
-        check_receiver_bind("arm_teleop teleop.vr.bind_address", vr.bind_address, auth)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            sock.bind((vr.bind_address, vr.port))
-        except OSError as exc:
-            sock.close()
-            raise RuntimeError(f"arm_teleop: cannot receive VR packets on udp://{vr.bind_address}:{vr.port} "
-                               f"({exc}); another receiver there? set teleop.vr.port (0: any free port)") from exc
-        try:
-            receiver = ArmVrReceiver(sock, self.clock, self.cfg, logger=self.log)
-        except ValueError as exc:                     # pulse.auth key file missing / malformed
-            sock.close()
-            raise ConfigError(None, "pulse.auth", auth.key_file, str(exc)) from None
-        self.vr_address = sock.getsockname()
+        receiver = bind_vr_receiver(self.cfg, self.clock, logger=self.log)
+        self.vr_address = receiver.address
         if vr.port == 0:                    # any free port: the parameter reads the one bound (hri arm-emulate --namespace)
             self.report_parameter_value("teleop.vr.port", int(self.vr_address[1]))
         with self._lock:
             self.receiver = receiver
         if self.output == "cartesian" and vr.event_driven:
-            # event-driven input (docs/arm-teleop.md "Rate structure"): each packet goes through
-            # clutch -> planner -> /interaction/reference on arrival, not at the next base tick
-            self._reader_stop = threading.Event()
-            self._reader = threading.Thread(target=self._read_vr, args=(sock, self._reader_stop),
-                                            name="arm_teleop_vr", daemon=True)
-            self._reader.start()
+            # each packet goes through clutch -> planner -> /interaction/reference on arrival
+            self._reader = VrReader(receiver, self._lock, lambda: self.robot.has_state, self._on_hand_now,
+                                    name="arm_teleop_vr").start()
         self.get_logger().info(f"VR controller poses on udp://{self.vr_address[0]}:{self.vr_address[1]}")
 
     def _close_vr(self) -> None:
-        self._reader_stop.set()
         if self._reader is not None:
-            self._reader.join(timeout=1.0)
+            self._reader.stop()
             self._reader = None
         with self._lock:
             receiver, self.receiver = self.receiver, None
@@ -190,21 +167,6 @@ class ArmTeleopNode(Node):
             self._close_vr()
         return None
 
-    def _read_vr(self, sock: socket.socket, stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                ready, _, _ = select.select([sock], [], [], 0.1)
-            except (OSError, ValueError):
-                return                      # socket closed
-            if not ready:
-                continue
-            with self._lock:
-                if self.receiver is None or not self.robot.has_state:
-                    continue                # the packet stays queued until the arm is there
-                for p in self.receiver.poll():
-                    self._on_hand(p)
-                    self.pipe.process_input()
-
     def _diagnose(self, stat) -> None:
         with self._lock:
             if self.receiver is None:
@@ -219,6 +181,10 @@ class ArmTeleopNode(Node):
     # ------------------------------------------------------------------ callbacks
     def _on_hand(self, p) -> None:
         self.pipe.on_hand(p.position, p.quat_xyzw, p.clutch, source_stamp=p.stamp_s, valid=p.tracking_valid)
+
+    def _on_hand_now(self, p) -> None:
+        self._on_hand(p)
+        self.pipe.process_input()
 
     def on_joy(self, msg) -> None:
         with self._lock:

@@ -32,54 +32,16 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
 from hri_runtime import msgs
 from hri_runtime.diagnostics import Updater
-from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, StopListener
 
-from hri_atomic_motion.core import (AtomicController, AtomicParams, HeadAudioGate, HeadAudioLimits, LegReading,
-                                    LegStateInput)
-
-STATE_MSG = "hri_interfaces/msg/AtomicState"
-
-
-def atomic_state_msg(t_s: float, st: dict, system_stop: str = ""):
-    """``hri_interfaces/msg/AtomicState`` of ``AtomicController.status()`` at time ``t_s``;
-    ``system_stop``: the reason of the system stop the node obeys ("" = none)."""
-    return msgs.new(STATE_MSG, stamp=time_from_seconds(t_s), state=int(st["state"]),
-                    direction=int(st.get("direction", 0)),
-                    locked=bool(st["locked"]), fault=st["fault"] or "", system_stop=system_stop,
-                    leg_phase=str(st.get("leg_phase", "")),
-                    base_phase=str(st.get("base_phase", "")), queue=int(st.get("queue", 0)))
-
-
-def leg_state_msg(t_s: float, ticks: int, home: bool, rpm: float):
-    return msgs.new("sensor_msgs/msg/JointState",
-                    header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t_s), frame_id=""),
-                    name=["leg", "leg_home_switch"], position=np.array([float(ticks), 1.0 if home else 0.0]),
-                    velocity=np.array([float(rpm), 0.0]), effort=np.zeros(0))
-
-
-def parse_leg_state(msg) -> Optional[LegReading]:
-    """JointState -> LegReading, None when malformed (names missing, non-finite, non-integer ticks)."""
-    try:
-        names = list(msg.name)
-        pos = [float(v) for v in msg.position]
-        i = names.index("leg")
-        ticks = pos[i]
-        home = pos[names.index("leg_home_switch")] > 0.5
-        vel = [float(v) for v in msg.velocity]
-        rpm = vel[i] if len(vel) > i else 0.0
-    except (ValueError, IndexError, TypeError, AttributeError):
-        return None
-    if not (abs(ticks) < 1e9 and ticks == round(ticks)):
-        return None
-    return LegReading(int(ticks), home, rpm if rpm == rpm else 0.0)
-
+from hri_atomic_motion.core import AtomicController, AtomicParams, HeadAudioGate, HeadAudioLimits, LegStateInput
+from hri_atomic_motion.core.drive import AtomicDrive
+from hri_atomic_motion.messages import STATE_MSG, atomic_state_msg, leg_state_msg, parse_leg_state
 
 class AtomicNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
@@ -88,8 +50,8 @@ class AtomicNode(Node):
         self.params = p = AtomicParams.from_config(self.cfg["atomic"])
         self.driver = p.node.driver
         self.ctrl = AtomicController(p)
-        self.sim = self.leg_drv = self.base_drv = self.link = self.leg_input = None
-        self.head_gate = self.head_drv = self.audio_drv = None
+        self.sim = self.link = None
+        drivers: dict = {}
         if self.driver == "sim":
             from hri_sim.tino import TinoSim, TinoSimParams
 
@@ -97,19 +59,23 @@ class AtomicNode(Node):
                                                        MujocoLegDriver)
 
             self.sim = TinoSim(TinoSimParams.from_config(self.cfg["atomic"]))
-            self.leg_drv, self.base_drv = MujocoLegDriver(self.sim), MujocoBaseDriver(self.sim)
-            self.head_drv, self.audio_drv = MujocoHeadDriver(self.sim), MujocoAudioDriver(self.sim)
+            drivers = dict(leg=MujocoLegDriver(self.sim), base=MujocoBaseDriver(self.sim),
+                           head=MujocoHeadDriver(self.sim), audio=MujocoAudioDriver(self.sim))
             self._sim_offset = self.now() - self.sim.t_s
         elif self.driver == "serial":
             from hri_atomic_motion.serial_driver import (SerialAudioDriver, SerialBaseDriver, SerialHeadDriver,
                                                          SerialLegDriver, SerialLink)
 
             self.link = link = SerialLink.open(p.serial, clock=self.now)
-            self.leg_drv, self.base_drv = SerialLegDriver(link), SerialBaseDriver(link)
-            self.head_drv, self.audio_drv = SerialHeadDriver(link), SerialAudioDriver(link)
+            drivers = dict(leg=SerialLegDriver(link), base=SerialBaseDriver(link), head=SerialHeadDriver(link),
+                           audio=SerialAudioDriver(link), link=link)
             self.pub_stop_request = self.create_publisher(STOP_REQUEST_TYPE, STOP_REQUEST_TOPIC, qos=10)
         else:
-            self.leg_input = LegStateInput(p.node.leg_state_timeout_s)
+            drivers = dict(leg_input=LegStateInput(p.node.leg_state_timeout_s))
+        if "head" in drivers:                      # the node drives the head and audio hardware
+            drivers["head_gate"] = HeadAudioGate(HeadAudioLimits.from_config(self.cfg))
+        self.drive = AtomicDrive(self.ctrl, **drivers)
+        self.head_gate, self.leg_input = self.drive.head_gate, self.drive.leg_input
         T = p.topics
         self.pub_twist = self.create_publisher("geometry_msgs/msg/Twist", T.cmd_vel, qos=10)
         self.pub_rpm = self.create_publisher("std_msgs/msg/Float64", T.leg_rpm, qos=10)
@@ -123,8 +89,7 @@ class AtomicNode(Node):
         self.create_subscription("geometry_msgs/msg/Twist", T.pulse, self.on_pulse, qos=10)
         self.create_subscription("std_msgs/msg/Bool", T.safe_stop, self.on_safe_stop, qos=10)
         self.create_subscription("std_msgs/msg/Bool", T.reset, self.on_reset, qos=10)
-        if self.head_drv is not None:              # the node drives the head and audio hardware
-            self.head_gate = HeadAudioGate(HeadAudioLimits.from_config(self.cfg))
+        if self.head_gate is not None:
             self.create_subscription("geometry_msgs/msg/Vector3", T.head, self.on_head, qos=10)
             self.create_subscription("geometry_msgs/msg/Vector3", T.audio, self.on_audio, qos=10)
         self.stop = StopListener(self, on_change=self.on_system_stop)
@@ -140,7 +105,7 @@ class AtomicNode(Node):
 
     @property
     def rejected_leg_state(self) -> int:
-        return self.leg_input.rejected if self.leg_input is not None else 0
+        return self.drive.rejected_leg_state
 
     # ------------------------------------------------------------------ callbacks
     def on_system_stop(self, stopped: bool, reason: str) -> None:
@@ -151,12 +116,9 @@ class AtomicNode(Node):
         if stopped:
             self._output_zero()                      # at once, not at the next tick
 
-    def _head_held(self) -> bool:
-        """The head holds while the system stop or a latched fault does."""
-        return self.stop.stopped or self.ctrl.fault is not None
-
     def on_head(self, msg) -> None:
-        if self.head_gate.on_head(msg.x, msg.y, msg.z, stopped=self._head_held()) == "rejected_non_finite":
+        if self.head_gate.on_head(msg.x, msg.y, msg.z, stopped=self.drive.head_held(self.stop.stopped)) \
+                == "rejected_non_finite":
             self._reject(self.params.topics.head, "non_finite", f"head ({msg.x}, {msg.y}, {msg.z})")
 
     def on_audio(self, msg) -> None:
@@ -164,11 +126,7 @@ class AtomicNode(Node):
             self._reject(self.params.topics.audio, "non_finite", f"audio ({msg.x}, {msg.y})")
 
     def _output_zero(self) -> None:
-        if self.head_gate is not None:
-            self.head_gate.stop()
-        if self.leg_drv is not None:
-            self.leg_drv.command_rpm(0.0)
-            self.base_drv.command_twist(0.0, 0.0)
+        self.drive.output_zero()
         self.pub_rpm.publish(msgs.new("std_msgs/msg/Float64", data=0.0))
         self.pub_twist.publish(msgs.new("geometry_msgs/msg/Twist"))
 
@@ -189,57 +147,30 @@ class AtomicNode(Node):
             self.ctrl.safe_stop(self.now())
 
     def on_reset(self, msg) -> None:
-        if not bool(msg.data):
-            return
-        if self.link is not None and self.link.fault is not None and not self.link.reset():
-            return                                    # device still absent: the fault stays
-        self._check_device(self.now())
-        if self.ctrl.reset(self.now()):
-            self.get_logger().info("fault reset")
+        if bool(msg.data):
+            cleared, request = self.drive.reset(self.now())
+            self._request_stop(request)
+            if cleared:
+                self.get_logger().info("fault reset")
 
-    def _check_device(self, t: float) -> None:
-        """A serial link fault (stall / vanished device, serial_driver.SerialLink) latches the
-        controller fault ``device_fault`` and requests the system stop, once per fault."""
-        if self.link is None:
-            return
-        fault = self.link.fault
-        if self.ctrl.on_device(t, None if fault is None else f"serial {fault}"):
-            self.pub_stop_request.publish(msgs.new(STOP_REQUEST_TYPE, source="serial_fault",
-                                                   reason=f"atomic serial {fault}"[:200]))
+    def _request_stop(self, reason: Optional[str]) -> None:
+        """A serial link fault requests the system stop (once per fault: :class:`AtomicDrive`)."""
+        if reason:
+            self.pub_stop_request.publish(msgs.new(STOP_REQUEST_TYPE, source="serial_fault", reason=reason))
 
     def on_leg_state(self, msg) -> None:
         if not self.leg_input.on_reading(parse_leg_state(msg), self.now()):
             self.get_logger().warning("leg_state rejected (malformed)")
 
     # ------------------------------------------------------------------ loop
-    def _read_leg(self, t: float) -> Optional[LegReading]:
-        if self.leg_input is not None:
-            return self.leg_input.read(t)
-        try:
-            return self.leg_drv.read()
-        except RuntimeError:
-            return None
-
     def tick(self) -> None:
         t = self.now()
         if self.sim is not None:      # lockstep: advance the embedded simulation to the node clock
-            n = int(round((t - self._sim_offset - self.sim.t_s) / self.sim.model.opt.timestep))
-            if n > 0:
-                self.sim.step(n)
-        r = self._read_leg(t)
-        self._check_device(t)
-        out = self.ctrl.control(t, r, self.stop.stopped, self.stop.cause)
-        if self.leg_drv is not None:
-            self.leg_drv.command_rpm(out.leg_rpm)
-            self.base_drv.command_twist(out.linear_m_s, out.angular_rad_s)
-            if r is not None:
-                self.pub_leg.publish(leg_state_msg(t, r.ticks, r.home_pressed, r.rpm))
-        if self.head_gate is not None:
-            for kind, vals in self.head_gate.due(t, stopped=self._head_held()):
-                if kind == "H":
-                    self.head_drv.command_head(*vals)
-                else:
-                    self.audio_drv.command_audio(*vals)
+            self.sim.advance_to(t - self._sim_offset)
+        out, r = self.drive.step(t, self.stop.stopped, self.stop.cause)
+        self._request_stop(self.drive.stop_request)
+        if r is not None and self.leg_input is None:
+            self.pub_leg.publish(leg_state_msg(t, r.ticks, r.home_pressed, r.rpm))
         self.pub_rpm.publish(msgs.new("std_msgs/msg/Float64", data=float(out.leg_rpm)))
         self.pub_twist.publish(msgs.new("geometry_msgs/msg/Twist",
                                         linear=msgs.new("geometry_msgs/msg/Vector3", x=float(out.linear_m_s)),
@@ -258,14 +189,8 @@ class AtomicNode(Node):
     def _diagnose(self, stat) -> None:
         level, message, values = self.ctrl.diagnostics(self.leg_input is not None and not self.leg_input.ever)
         stat.summary(level, message)
-        values.update(driver=self.driver, system_stop=self.stop.reason, pulses_received=self.pulses_received,
-                      rejected_leg_state=self.rejected_leg_state)
-        if self.leg_input is not None:
-            values.update(leg_states_received=self.leg_input.received)
-        if self.link is not None:
-            values.update(self.link.status())
-        if self.head_gate is not None:
-            values.update(self.head_gate.status())
+        values.update(driver=self.driver, system_stop=self.stop.reason, pulses_received=self.pulses_received)
+        values.update(self.drive.diagnostic_values())
         for k, v in values.items():
             stat.add(k, v)
 

@@ -48,6 +48,25 @@ Dropped = Optional[tuple[str, str]]
 StateParams = ConsoleStateParams
 
 
+def state_view(d: dict, type_name: str) -> dict:
+    """A typed state message (hri_interfaces AtomicState, InteractionState, PidTuningStatus), as a
+    dict (``msgs.to_dict``) of type ``type_name``, in the plain form the page shows: stamp dropped,
+    ``Count[]`` -> ``{name: count}``, ``admittance_lambda`` -> ``lambda``; PidTuningStatus's
+    ``JointGains[]`` -> ``gains`` and ``acknowledged`` maps ``{joint: {kp, ki, kd}}`` (``None``: not
+    acknowledged). ``d`` is changed in place and returned."""
+    d.pop("stamp", None)
+    for k in ("rejected", "events", "served"):
+        if isinstance(d.get(k), list):
+            d[k] = {c["name"]: c["count"] for c in d[k]}
+    if "admittance_lambda" in d:
+        d["lambda"] = d.pop("admittance_lambda")
+    if type_name == "hri_interfaces/msg/PidTuningStatus":
+        gains = {g["joint"]: {"kp": g["kp"], "ki": g["ki"], "kd": g["kd"]} for g in d["gains"]}
+        d["acknowledged"] = {g["joint"]: (gains[g["joint"]] if g["acknowledged"] else None) for g in d["gains"]}
+        d["gains"] = gains
+    return d
+
+
 def _finite_or_none(v: float):
     return v if math.isfinite(v) else None
 

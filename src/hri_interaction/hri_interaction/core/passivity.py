@@ -31,11 +31,11 @@ the port (w_safe, λ̇) into the admittance, per tick:
   equivalent at zero channel delay to constant added damping  w_safe = w − b ⊙ λ̇ (passive for any
   Δt ≥ 0); wave variables u = (b λ̇ + w)/√(2b), v = (b λ̇ − w)/√(2b) are exposed for diagnostics.
 
-- :class:`JitterCompensator` ("jitter"): the dissertation's delay compensator (Chang 2026 §13.6.3,
+- ``JitterCompensator`` ("jitter"): the dissertation's delay compensator (Chang 2026 §13.6.3,
   supplementary, "a non-passivity baseline" in the predictive-display family of Sheridan): damping
   that grows with the link's delay spread, α = α_base + α_scale · (σ_rtt / μ_rtt) per DoF,
   w_safe = w − α ⊙ λ̇, with μ, σ the mean and standard deviation of the last ``window`` delays
-  observed on the wrench link (:meth:`JitterCompensator.observe`, or pushed as statistics).
+  observed on the wrench link (:class:`LinkDelays`), pushed to the tick as statistics.
 
 ``violations`` counts ticks where the energy after the filter is below ``E_floor`` (for the
 passivity family the controller makes this impossible unless λ̇ = 0 while E < E_floor, or α
@@ -47,9 +47,15 @@ damping in N·s/m on the translational and N·m·s/rad on the rotational compone
 :class:`DelayJitter` replays a wrench stream through a lognormal per-sample delay (mean and std
 from ``interaction.validation.jitter_*``, Chang 2026 ch. 13; moment-matched), latest-value semantics: a sample older than the newest
 delivered one is dropped (lock-free queue that "drops rather than blocks").
+
 :class:`ArrivalJitter` is the arrival pattern of a subscriber on a slow link: messages arrive at
 lognormal intervals, each carrying the value sent one lognormal delay before it arrived; between
-arrivals the last value is held (``interaction.validation.jitter_model``).
+arrivals the last value is held (``interaction.validation.jitter_model``). :class:`LinkDelays` is
+the delay compensator's statistics: μ, σ of the last ``window`` delays observed on the link, what
+``InteractionTick.set_link_statistics`` takes.
+
+The filters run in the C++ tick (``InteractionTick``, cpp/include/hri_core/interaction.hpp); their
+Python form is the test oracle (tests/interaction/oracle/passivity.py).
 """
 from __future__ import annotations
 
@@ -63,7 +69,6 @@ from hri_interaction.parameters_gen import InteractionPassivityParams
 
 
 FILTERS = ("none", "passivity", "tdpc", "wave", "jitter")
-_EPS_V2 = 1e-18
 
 
 class PassivityParams(InteractionPassivityParams):
@@ -81,208 +86,28 @@ def energy_deficit_dof_j(energy_floor_j: float, energy_dof_j) -> float:
     return float(np.sum(np.maximum(0.0, energy_floor_j / 6.0 - np.asarray(energy_dof_j))))
 
 
-class WrenchFilter:
-    """Base: energy observer over the port (w_safe, λ̇)."""
+class LinkDelays:
+    """μ, σ of the last ``window`` delays (s) observed on a link (the delay compensator's σ/μ,
+    ``interaction.passivity.jitter.window``); a non-finite or negative delay is ignored. Before
+    two delays have been observed μ = σ = 0 (the tick's spread is then 0: α = α_base)."""
 
-    name = "baseline"
-
-    def __init__(self, energy_floor_j: float = 0.0):
-        self.energy_floor_j = float(energy_floor_j)
-        self.reset()
-
-    def reset(self) -> None:
-        self.energy_j = 0.0
-        self.dissipated_j = 0.0
-        self.violations = 0
-        self.min_energy_j = 0.0
-        self.saturations = 0          # ticks where the PC's α hit max_damping
-        self._short = False           # this tick: the cap left a deficit (set by _shape)
-
-    @property
-    def deficit_j(self) -> float:
-        """Energy (J) the observer is below its floor now: max(0, E_floor − E); the energy a
-        capped (or λ̇ = 0) tick could not dissipate, carried until it is."""
-        return energy_deficit_j(self.energy_floor_j, self.energy_j)
-
-    def _shape(self, w: np.ndarray, lam_dot: np.ndarray, dt: float) -> np.ndarray:
-        return w
-
-    def filter(self, w: np.ndarray, lam_dot: np.ndarray, dt: float) -> np.ndarray:
-        self._short = False
-        w_safe = self._shape(np.asarray(w, float), np.asarray(lam_dot, float), float(dt))
-        self._account(w_safe, lam_dot, dt)
-        return w_safe
-
-    def _account(self, w_safe, lam_dot, dt) -> None:
-        self.energy_j = self._energy_after(w_safe, lam_dot, dt)
-        self.min_energy_j = min(self.min_energy_j, self.energy_j)
-        if self.energy_j < self.energy_floor_j - 1e-12 or self._short:
-            self.violations += 1
-
-    def _energy_after(self, w_safe, lam_dot, dt) -> float:
-        return self.energy_j + dt * float(np.dot(lam_dot, w_safe))
-
-
-class Passthrough(WrenchFilter):
-    name = "baseline"
-
-
-class _CappedPC(WrenchFilter):
-    """Base of the passivity controllers whose correction α is capped at ``max_damping``."""
-
-    def __init__(self, energy_floor_j: float = 0.0, max_damping: float = math.inf):
-        if not float(max_damping) > 0:
-            raise ValueError(f"max_damping must be > 0, got {max_damping!r}")
-        self.max_damping = float(max_damping)
-        super().__init__(energy_floor_j)
-
-
-class PassivityFilter(_CappedPC):
-    """Single-port PO/PC with α capped at ``max_damping`` (module doc). ``max_damping`` = inf
-    is the uncapped textbook controller (unit tests); the controller passes the config value."""
-
-    name = "passivity"
-
-    def _shape(self, w, lam_dot, dt):
-        e_next = self.energy_j + dt * float(np.dot(lam_dot, w))
-        v2 = float(np.dot(lam_dot, lam_dot))
-        if e_next < self.energy_floor_j and v2 > _EPS_V2 and dt > 0:
-            alpha = (self.energy_floor_j - e_next) / (dt * v2)
-            if alpha > self.max_damping:
-                alpha = self.max_damping
-                self.saturations += 1
-                self._short = True
-            self.last_alpha = alpha
-            self.dissipated_j += alpha * v2 * dt
-            return w + alpha * lam_dot
-        self.last_alpha = 0.0
-        return w
-
-    def reset(self) -> None:
-        super().reset()
-        self.last_alpha = 0.0         # α applied on the last tick (N·s/m | N·m·s/rad)
-
-
-class TDPCFilter(_CappedPC):
-    """Per-DoF time-domain passivity observer/controller."""
-
-    name = "tdpc"
-
-    def reset(self) -> None:
-        super().reset()
-        self.energy_dof_j = np.zeros(6)
-        self.last_alpha = np.zeros(6)  # α_i applied on the last tick
-
-    @property
-    def deficit_j(self) -> float:
-        """Σ_i max(0, E_floor/6 − E_i): the per-DoF energy below the floors (J)."""
-        return energy_deficit_dof_j(self.energy_floor_j, self.energy_dof_j)
-
-    def _shape(self, w, lam_dot, dt):
-        e_next = self.energy_dof_j + dt * lam_dot * w
-        floor = self.energy_floor_j / 6.0
-        out = w.copy()
-        v2 = lam_dot * lam_dot
-        act = (e_next < floor) & (v2 > _EPS_V2) & (dt > 0)
-        alpha = np.zeros(6)
-        if np.any(act):
-            alpha = np.where(act, (floor - e_next) / np.where(act, dt * v2, 1.0), 0.0)
-            capped = alpha > self.max_damping
-            if np.any(capped):
-                alpha = np.minimum(alpha, self.max_damping)
-                self.saturations += 1
-                self._short = True
-            out = w + alpha * lam_dot
-            self.dissipated_j += float(np.sum(alpha * v2 * dt))
-        self.last_alpha = alpha
-        self.energy_dof_j = self.energy_dof_j + dt * lam_dot * out
-        return out
-
-
-class WaveVariableTransform(WrenchFilter):
-    """Constant added damping w − b ⊙ λ̇ (zero-delay wave transform)."""
-
-    name = "wave"
-
-    def __init__(self, wave_damping: np.ndarray, energy_floor_j: float = 0.0):
-        self.b = np.asarray(wave_damping, dtype=float)
-        super().__init__(energy_floor_j)
-
-    def _shape(self, w, lam_dot, dt):
-        d = self.b * lam_dot
-        self.dissipated_j += float(np.dot(lam_dot, d)) * dt
-        return w - d
-
-    def wave_variables(self, w: np.ndarray, lam_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """u = (b λ̇ + w)/√(2b), v = (b λ̇ − w)/√(2b)."""
-        s = np.sqrt(2.0 * self.b)
-        return (self.b * lam_dot + w) / s, (self.b * lam_dot - w) / s
-
-
-class JitterCompensator(WrenchFilter):
-    """Delay compensator: w − α ⊙ λ̇ with α = α_base + α_scale · (σ/μ) of the observed link delays
-    (module doc). Before two delays have been observed (or with μ ≤ 0) σ/μ = 0: α = α_base."""
-
-    name = "jitter"
-
-    def __init__(self, alpha_base, alpha_scale, window: int, energy_floor_j: float = 0.0):
-        self.alpha_base = np.asarray(alpha_base, dtype=float)
-        self.alpha_scale = np.asarray(alpha_scale, dtype=float)
-        self.window = int(window)
-        if self.alpha_base.shape != (6,) or self.alpha_scale.shape != (6,) or self.window < 2:
-            raise ValueError("JitterCompensator: alpha_base, alpha_scale need 6 values, window >= 2")
-        super().__init__(energy_floor_j)
-
-    def reset(self) -> None:
-        super().reset()
-        self.delays: deque = deque(maxlen=self.window)
+    def __init__(self, window: int):
+        if int(window) < 2:
+            raise ValueError("LinkDelays: window must be >= 2")
+        self.delays: deque = deque(maxlen=int(window))
         self.mean_s = 0.0
         self.std_s = 0.0
 
-    def observe(self, delay_s: float) -> None:
-        """One delay (s) measured on the wrench link (a message's latency or round trip); a
-        non-finite or negative one is ignored."""
+    def observe(self, delay_s: float) -> bool:
+        """One delay (s); True if it was taken."""
         d = float(delay_s)
         if not (math.isfinite(d) and d >= 0.0):
-            return
+            return False
         self.delays.append(d)
         if len(self.delays) >= 2:
             a = np.fromiter(self.delays, float)
             self.mean_s, self.std_s = float(a.mean()), float(a.std())
-
-    def set_statistics(self, mean_s: float, std_s: float) -> None:
-        """The link's delay mean and std (s) measured elsewhere (what the C++ tick takes)."""
-        self.mean_s, self.std_s = float(mean_s), float(std_s)
-
-    @property
-    def spread(self) -> float:
-        """σ/μ of the link delays (0 while unknown)."""
-        return self.std_s / self.mean_s if self.mean_s > 0 and math.isfinite(self.std_s) else 0.0
-
-    @property
-    def alpha(self) -> np.ndarray:
-        return self.alpha_base + self.alpha_scale * self.spread
-
-    def _shape(self, w, lam_dot, dt):
-        d = self.alpha * lam_dot
-        self.dissipated_j += float(np.dot(lam_dot, d)) * dt
-        return w - d
-
-
-def make_filter(params: PassivityParams, kind: Optional[str] = None) -> WrenchFilter:
-    kind = params.filter if kind is None else kind
-    if kind == "none":
-        return Passthrough(params.energy_floor_j)
-    if kind == "passivity":
-        return PassivityFilter(params.energy_floor_j, params.po_pc.max_damping)
-    if kind == "tdpc":
-        return TDPCFilter(params.energy_floor_j, params.po_pc.max_damping)
-    if kind == "wave":
-        return WaveVariableTransform(np.asarray(params.wave_damping, float), params.energy_floor_j)
-    if kind == "jitter":
-        j = params.jitter
-        return JitterCompensator(j.alpha_base, j.alpha_scale, j.window, params.energy_floor_j)
-    raise ValueError(f"unknown wrench filter {kind!r} (expected one of {FILTERS})")
+        return True
 
 
 def lognormal_from_moments(mean: float, std: float) -> tuple[float, float]:

@@ -27,8 +27,6 @@ drain per tick, sharing the per-tick budget, so a flood can never starve the pul
 from __future__ import annotations
 
 import math
-import select
-import threading
 from typing import Optional
 
 from hri_runtime import msgs
@@ -40,13 +38,9 @@ from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import STOP_REQUEST_TOPIC, STOP_REQUEST_TYPE, stop_params
 
-from hri_pulse.carriers import UdpCarrier, ZmqCarrier
+from hri_pulse.carriers import CarrierSet, ReadableWaker
 from hri_pulse.core import PulseConfig, VrCommandCore
-from hri_pulse.core.auth import check_receiver_bind
 from hri_pulse.core.feedback import encode_pose, encode_skeleton
-
-ZMQ_PEER = ZmqCarrier.PEER
-
 
 SECTIONS = ("pulse.packet", "pulse.sequence", "pulse.auth", "pulse.pulse", "pulse.health", "pulse.link",
             "pulse.udp", "pulse.zmq", "pulse.feedback", "pulse.node", "pulse.topics", "safety.stop")
@@ -58,29 +52,17 @@ class VrInterfaceNode(Node):
         cfg = declare_config(self, SECTIONS, cfg, robot="tino",
                              on_set={"pulse.link.kernel_flood_filter": self._set_kernel_flood_filter})
         self.params = p = PulseConfig.from_config(cfg["pulse"])
-        u = p.udp
+        # UDP (+ ZeroMQ): one budget per tick over both, feedback back on the carrier of the peer;
         # off loopback only authenticated packets (one line, exit 2 otherwise; docs/protocols.md)
-        check_receiver_bind("vr_interface pulse.udp.bind_address", u.bind_address, p.auth)
-        if p.zmq.enabled and p.zmq.sub_endpoint.startswith("tcp://"):
-            check_receiver_bind("vr_interface pulse.zmq.sub_endpoint",
-                                p.zmq.sub_endpoint[6:].rpartition(":")[0], p.auth)
-        self.udp = UdpCarrier.bind(u.bind_address, u.port, u.rcvbuf_bytes, u.max_packets_per_cycle,
-                                   u.max_datagram_bytes)
+        self.link = CarrierSet.open(p, "vr_interface")
+        self.udp, self.zmq = self.link.udp, self.link.zmq
         try:
             self.core = VrCommandCore(p, clock=self.now, logger=self.get_logger(),
                                       stop_request_period_s=stop_params(cfg).period_s,
                                       host_filter=self.udp.host_filter)
         except ValueError as exc:                    # pulse.auth key file missing / malformed
-            self.udp.close()
+            self.link.close()
             raise ConfigError(None, "pulse.auth", p.auth.key_file, str(exc)) from None
-        self.carriers = [self.udp]
-        self.zmq: Optional[ZmqCarrier] = None
-        if p.zmq.enabled:
-            self.zmq = ZmqCarrier(p.zmq.sub_endpoint, p.zmq.pub_endpoint, p.zmq.rcvhwm, u.max_packets_per_cycle)
-            self.carriers.append(self.zmq)
-        self.feedback_port = u.feedback_port
-        self.budget = u.max_packets_per_cycle
-        self._budget_left = self.budget
         T = p.topics
         self.pub_cmd = self.create_publisher("geometry_msgs/msg/Twist", T.base_cmd, qos=10)
         self.pub_stop = self.create_publisher("std_msgs/msg/Bool", T.safe_stop, qos=QOS_LATCHED)   # on change
@@ -104,13 +86,12 @@ class VrInterfaceNode(Node):
             self.create_timer(1.0 / p.health.pose_send_rate_hz, self.send_pose)
             self.create_timer(1.0 / p.health.skeleton_send_rate_hz, self.send_skeleton)
         self.published = 0
-        self._waker: Optional[threading.Thread] = None
-        self._wake_armed = threading.Event()
-        self._closing = False
+        self._waker = None
         if getattr(self.context, "kind", "inproc") != "inproc" and hasattr(self.context, "executor"):
-            self._wake_armed.set()
-            self._waker = threading.Thread(target=self._wake_loop, name="vr_interface-waker", daemon=True)
-            self._waker.start()
+            # at most one event-driven drain per tick: the waker is re-armed by ``tick`` only, so
+            # posted drains can never crowd the executor queue ahead of the timers under a flood
+            self._waker = ReadableWaker(self.udp.sock, lambda: self.context.executor.post(self._drain_event),
+                                        name="vr_interface-waker")
         addr = self.udp.address
         self.get_logger().info(f"vr_interface: udp {addr[0]}:{addr[1]}"
                                + (f", zmq {p.zmq.sub_endpoint}" if self.zmq else "")
@@ -124,37 +105,19 @@ class VrInterfaceNode(Node):
     def port(self) -> int:
         return self.udp.address[1]
 
-    def _wake_loop(self) -> None:
-        """Threaded backends: post a drain as soon as the UDP socket is readable."""
-        while not self._closing:
-            if not self._wake_armed.wait(0.1):
-                continue
-            try:
-                r, _, _ = select.select([self.udp.sock], [], [], 0.1)
-            except (OSError, ValueError):
-                return
-            if r and not self._closing:
-                self._wake_armed.clear()
-                self.context.executor.post(self._drain_event)
-
     def _drain_event(self) -> None:
-        # at most one event-driven drain per tick: the waker is re-armed by ``tick`` only, so
-        # posted drains can never crowd the executor queue ahead of the timers under a flood
         self._drain(self.now())
 
     def _drain(self, now: float) -> None:
-        for carrier in self.carriers:
-            if self._budget_left <= 0:
-                return
-            batch = carrier.drain(self._budget_left)
-            self._budget_left -= len(batch)
-            for data, peer in batch:
-                pkt = self.core.on_datagram(data, peer, now)
-                if pkt is not None:
-                    h = self.core.head_rad(pkt)
-                    self.pub_head.publish(msgs.new("geometry_msgs/msg/Vector3", x=h[0], y=h[1], z=h[2]))
-                    self.pub_audio.publish(msgs.new("geometry_msgs/msg/Vector3", x=float(pkt.audio_volume),
-                                                    y=math.radians(pkt.audio_orientation), z=0.0))
+        if self.link.left <= 0:
+            return
+        for data, peer in self.link.drain():
+            pkt = self.core.on_datagram(data, peer, now)
+            if pkt is not None:
+                h = self.core.head_rad(pkt)
+                self.pub_head.publish(msgs.new("geometry_msgs/msg/Vector3", x=h[0], y=h[1], z=h[2]))
+                self.pub_audio.publish(msgs.new("geometry_msgs/msg/Vector3", x=float(pkt.audio_volume),
+                                                y=math.radians(pkt.audio_orientation), z=0.0))
         self._emit(now)
 
     def _emit(self, now: float) -> None:
@@ -179,11 +142,11 @@ class VrInterfaceNode(Node):
     # ------------------------------------------------------------------ timers / callbacks
     def tick(self) -> None:
         now = self.now()
-        self._budget_left = self.budget
+        self.link.new_cycle()
         self._drain(now)
         self.core.flood_check(now)
         if self._waker is not None:
-            self._wake_armed.set()
+            self._waker.arm()
 
     def _set_kernel_flood_filter(self, enabled: bool) -> None:
         """``pulse.link.kernel_flood_filter`` at run time: on/off at the next tick; turning it off
@@ -208,10 +171,7 @@ class VrInterfaceNode(Node):
         if to is None:
             return
         peer, seq = to
-        if peer == ZMQ_PEER:
-            self.zmq.send(encode(seq, now), None)
-        else:
-            self.udp.send(encode(seq, now), (peer[0], self.feedback_port or peer[1]))
+        self.link.send(encode(seq, now), peer)
 
     def send_pose(self) -> None:
         pos, ori = self._pose or ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
@@ -223,7 +183,7 @@ class VrInterfaceNode(Node):
     def publish_diagnostics(self) -> None:
         now = self.now()
         rep, vals = self.core.status(now, tx_active=self.fb_enabled)
-        vals["flood_budget_hits"] = sum(c.budget_exhausted for c in self.carriers)
+        vals["flood_budget_hits"] = self.link.budget_exhausted
         self._link_status = (rep, vals)
         self.diag.force_update()
         line = self.core.log_line(now, rep, vals)
@@ -237,12 +197,9 @@ class VrInterfaceNode(Node):
             stat.add(k, v)
 
     def destroy_node(self) -> None:
-        self._closing = True
-        self._wake_armed.set()
         if self._waker is not None:
-            self._waker.join(timeout=1.0)
-        for c in self.carriers:
-            c.close()
+            self._waker.close()
+        self.link.close()
         super().destroy_node()
 
 

@@ -7,6 +7,8 @@ URDF with revolute, continuous, prismatic and fixed joints). As robot_state_publ
 - ``moving_transforms(positions)``: every movable joint whose position is given, parent -> child
   at that position (for ``/tf``, stamped with the joint state's stamp); joints without a position
   are left out (robot_state_publisher publishes only what it knows);
+- ``joint_positions(names, positions)``: a joint state's positions of this tree's movable joints,
+  or why it is refused (mismatched lengths, a non-finite position, no joint of the tree);
 - ``link_pose(link, positions)``: the link's pose in the root link (forward kinematics through
   the tree; the tests compare it with MuJoCo and the C++ core).
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -116,6 +118,22 @@ class UrdfTree:
         if len(roots) != 1:
             raise UrdfError(f"URDF must have exactly one root link, has {roots}")
         return cls(robot.get("name", ""), roots[0], joints)
+
+    def joint_positions(self, names: Sequence[str], positions: Sequence[float]
+                        ) -> tuple[Optional[dict[str, float]], Optional[tuple[str, str]]]:
+        """``({joint: position}, None)`` for the movable joints of this tree named in a joint
+        state (others ignored), or ``(None, (cause, detail))``: ``length_mismatch``,
+        ``not_finite`` (any position), ``unknown_joints`` (none is a joint of the tree)."""
+        names, pos = list(names), np.asarray(positions, float)
+        if len(names) != len(pos):
+            return None, ("length_mismatch", f"{len(names)} names, {len(pos)} positions")
+        if not np.all(np.isfinite(pos)):
+            return None, ("not_finite", "a position is NaN or infinite")
+        known = {j.name for j in self.movable}
+        out = {n: float(q) for n, q in zip(names, pos) if n in known}
+        if not out:
+            return None, ("unknown_joints", f"none of {names[:4]} is a joint of the URDF")
+        return out, None
 
     def static_transforms(self) -> list[tuple[str, str, np.ndarray]]:
         return [(j.parent, j.child, j.origin.copy()) for j in self.joints if j.kind == "fixed"]

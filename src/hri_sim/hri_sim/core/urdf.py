@@ -28,12 +28,25 @@ model's to rounding (checked to 1e-9 against MuJoCo and the C++ core in the test
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
 __all__ = ["urdf_from_mujoco", "quat_to_matrix", "rpy_from_matrix"]
+
+
+MESH_PACKAGE = "hri_sim"      # package://hri_sim/meshes/<robot>/<path under the model's asset root>
+
+
+def mesh_uri_function(robot: str, mode: str, asset_root: Path) -> Callable[[str], str]:
+    """absolute mesh path -> URI for ``robot_state.mesh_uri``: ``package`` (under
+    ``package://hri_sim/meshes/<robot>/``, the path below ``asset_root``) or ``file``."""
+    root = Path(asset_root).resolve()
+    if mode == "package":
+        return lambda p: f"package://{MESH_PACKAGE}/meshes/{robot}/{Path(p).resolve().relative_to(root).as_posix()}"
+    return lambda p: Path(p).resolve().as_uri()
 
 
 def quat_to_matrix(q) -> np.ndarray:

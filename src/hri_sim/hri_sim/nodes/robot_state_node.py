@@ -16,7 +16,8 @@ loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model, for an 
   rejected and counted).
 
 Frame ids in ``/tf`` and ``/tf_static`` carry ``robot_state.frame_prefix`` (robot_state_publisher's
-``frame_prefix``: two robots on one ``/tf``, docs/ros2-interop.md "Namespaces"); the URDF keeps
+``frame_prefix``: two robots on one ``/tf``, docs/ros2-interop.md "Namespaces"; Tino's odom -> base
+too, so two bases do not share an odom frame); the URDF keeps
 its link names.
 
 Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description and TF"). On
@@ -25,7 +26,6 @@ rclpy without the tf2_msgs package the node says so once and publishes only the 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -37,18 +37,7 @@ from hri_runtime.parameter_library.typed import declare_config
 from hri_runtime.qos import QOS_LATCHED
 
 from ..core.robot_state import UrdfTree, transform_tuple
-from ..core.urdf import urdf_from_mujoco
-
-MESH_PACKAGE = "hri_sim"      # package://hri_sim/meshes/<robot>/<path under the model's asset root>
-
-
-def mesh_uri_function(robot: str, mode: str, asset_root: Path):
-    """absolute mesh path -> URI for ``robot_state.mesh_uri`` (package | file)."""
-    root = asset_root.resolve()
-    if mode == "package":
-        return lambda p: f"package://{MESH_PACKAGE}/meshes/{robot}/{Path(p).resolve().relative_to(root).as_posix()}"
-    return lambda p: Path(p).resolve().as_uri()
-
+from ..core.urdf import mesh_uri_function, urdf_from_mujoco
 
 def transform_stamped(parent: str, child: str, t: np.ndarray, stamp):
     (x, y, z), (qx, qy, qz, qw) = transform_tuple(t)
@@ -88,7 +77,6 @@ class RobotStateNode(Node):
                                          mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)))
         self.tree = UrdfTree.parse(self.urdf)
         self.prefix = str(sec["frame_prefix"])
-        self.known = {jt.name for jt in self.tree.movable}
         t = sec["topics"]
         self.js_topic = t["joint_states"]
         self.desc_pub = self.create_publisher("std_msgs/msg/String", t["robot_description"], qos=QOS_LATCHED)
@@ -121,16 +109,9 @@ class RobotStateNode(Node):
         return transform_stamped(self.prefix + parent, self.prefix + child, t, stamp)
 
     def on_joint_state(self, msg) -> None:
-        names, pos = list(msg.name), np.asarray(msg.position, float)
-        if len(names) != len(pos):
-            self._reject(self.js_topic, "length_mismatch", f"{len(names)} names, {len(pos)} positions")
-            return
-        if not np.all(np.isfinite(pos)):
-            self._reject(self.js_topic, "not_finite", "a position is NaN or infinite")
-            return
-        positions = {n: float(q) for n, q in zip(names, pos) if n in self.known}
-        if not positions:
-            self._reject(self.js_topic, "unknown_joints", f"none of {names[:4]} is a joint of the URDF")
+        positions, refused = self.tree.joint_positions(msg.name, msg.position)
+        if refused:
+            self._reject(self.js_topic, *refused)
             return
         if self.tf_pub is None:
             return
@@ -155,7 +136,7 @@ class RobotStateNode(Node):
         if self.tf_pub is None:
             return
         self.tf_pub.publish(msgs.new("tf2_msgs/msg/TFMessage", transforms=[
-            transform_stamped(msg.header.frame_id, msg.child_frame_id, t, msg.header.stamp)]))
+            self._transform(msg.header.frame_id, msg.child_frame_id, t, msg.header.stamp)]))
 
 
 def main(argv=None):

@@ -1,12 +1,19 @@
 """The C++ kernels (hri_core._hri_core.interaction) agree with the Python reference to rounding."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from hri_core import se3
 
-from hri_interaction.core.admittance import AdmittanceParams, LieAdmittance  # noqa: E402
-from hri_interaction.core.impedance import cxx_kernels, lie_impedance_torque  # noqa: E402
+from hri_interaction.core.admittance import AdmittanceParams  # noqa: E402
+from hri_interaction.core.impedance import cxx_kernels  # noqa: E402
 from hri_interaction.core.spd import spd_from_cholesky  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
+from oracle.admittance import LieAdmittance  # noqa: E402
+from oracle.impedance import lie_impedance_torque  # noqa: E402
 
 cx = cxx_kernels()
 assert cx is not None, "hri_core built without its interaction kernels: rebuild it (make venv)"

@@ -1,4 +1,6 @@
-"""``RobotInterface`` over ``hri_sim.arm_sim.ArmSim`` (MuJoCo, lockstep with simulated time)."""
+"""The simulated arm behind the teleop ``RobotInterface``: ``hri_sim.arm_sim.ArmSim`` in mode
+position (MuJoCo, lockstep with simulated time; its joint controller follows each command,
+interpolated over one controller period of the teleop loop)."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,28 +22,28 @@ def start_position(cfg: dict) -> np.ndarray:
     return named_position(cfg, r.start_pose)
 
 
-class MujocoRobot(RobotInterface):
+class SimRobot(RobotInterface):
+    """``get_state`` / ``send_command`` on ``self.sim`` (an :class:`ArmSim` in mode position)."""
+
     def __init__(self, sim: ArmSim):
         self.sim = sim
         self.joint_names = sim.joint_names
         self.commands = 0
 
     @classmethod
-    def from_config(cls, cfg: dict) -> "MujocoRobot":
+    def from_config(cls, cfg: dict) -> "SimRobot":
         """The configured arm at its start position; a joint command is interpolated over one
         controller period of the teleop loop."""
         from hri_arm_teleop.core.loop import LoopParams
 
-        interpolation_s = LoopParams.from_tree(cfg).controller_period_s
-        params = ArmSimParams.from_tree(cfg)
-        q0 = start_position(cfg)
-        sim = ArmSim(RobotParams.from_tree(cfg).model, JointsParams.from_tree(cfg).names, params, q0,
-                     ee_site=TeleopIkParams.from_tree(cfg).ee_site, interpolation_s=interpolation_s)
+        sim = ArmSim.of_robot(RobotParams.from_tree(cfg).model, start_position(cfg), "position",
+                              joint_names=JointsParams.from_tree(cfg).names, params=ArmSimParams.from_tree(cfg),
+                              ee_site=TeleopIkParams.from_tree(cfg).ee_site,
+                              interpolation_s=LoopParams.from_tree(cfg).controller_period_s)
         return cls(sim)
 
     def get_state(self) -> RobotState:
-        return RobotState(stamp=self.sim.time_s, q=self.sim.q, dq=self.sim.dq,
-                          base_T_ee=self.sim.ee_pose())
+        return RobotState(stamp=self.sim.t_s, q=self.sim.q, dq=self.sim.dq, base_T_ee=self.sim.ee_pose())
 
     def send_command(self, cmd: JointCommand) -> None:
         self.sim.command(np.asarray(cmd.q_des, dtype=float), cmd.dq_des)

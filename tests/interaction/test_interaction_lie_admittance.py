@@ -1,12 +1,17 @@
-"""Lie-group admittance (Chang 2026 app. H): property tests on M_λ, D_λ, energy, H.2, convergence."""
+"""Lie-group admittance (Chang 2026 app. H): property tests on M_λ, D_λ, energy, H.2, convergence (the Python oracle; its step runs the C++ kernel when the core has it)."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from hri_core import se3
 
-from hri_interaction.core.admittance import (AdmittanceParams, CartesianAdmittance, LieAdmittance,
-                                             body_wrench_from_world)
+from hri_interaction.core.admittance import AdmittanceParams
 from hri_interaction.core.spd import spd_from_cholesky
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
+from oracle.admittance import CartesianAdmittance, LieAdmittance, body_wrench_from_world  # noqa: E402
 
 
 def _drive(kernels, F, steps: int, dt: float = 1e-3) -> None:

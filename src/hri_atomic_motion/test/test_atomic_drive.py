@@ -1,0 +1,132 @@
+"""AtomicDrive (hri_atomic_motion.core.drive) without a node: the controller on its drivers, time
+passed in. The serial drivers talk to a pty standing in for the microcontroller (what the host
+sends is read back from the master side); the topic driver takes readings as the node would."""
+import math
+import os
+import time
+import tty
+
+import pytest
+import serial
+
+from hri_runtime.config.tree import load_robot_config
+
+from hri_atomic_motion.core import AtomicController, AtomicParams, HeadAudioGate, HeadAudioLimits, LegReading, LegStateInput
+from hri_atomic_motion.core.drive import AtomicDrive
+from hri_atomic_motion.core.line_protocol import LineParser, encode
+from hri_atomic_motion.serial_driver import (SerialAudioDriver, SerialBaseDriver, SerialHeadDriver, SerialLegDriver,
+                                             SerialLink)
+
+CFG = load_robot_config("tino")
+P = AtomicParams.from_config(CFG["atomic"])
+
+
+@pytest.fixture
+def mcu():
+    """(drive, master fd, link): serial drivers + head gate on a pty."""
+    master, slave = os.openpty()
+    tty.setraw(master)
+    tty.setraw(slave)
+    port = serial.Serial(os.ttyname(slave), timeout=0.05)
+    link = SerialLink(port)
+    drive = AtomicDrive(AtomicController(P), leg=SerialLegDriver(link), base=SerialBaseDriver(link),
+                        head=SerialHeadDriver(link), audio=SerialAudioDriver(link),
+                        head_gate=HeadAudioGate(HeadAudioLimits.from_config(CFG)), link=link)
+    fds = {"master": master}
+    yield drive, fds, link
+    port.close()
+    for fd in (fds["master"], slave):
+        if fd is not None:
+            os.close(fd)
+
+
+def sent(master) -> list:
+    """The lines the host wrote so far (kind, fields)."""
+    os.set_blocking(master, False)
+    data = b""
+    try:
+        while True:
+            chunk = os.read(master, 4096)
+            if not chunk:
+                break
+            data += chunk
+    except BlockingIOError:
+        pass
+    return [(m.kind, m.fields) for m in LineParser().feed(data)]
+
+
+def report(master, link, ticks, home, rpm):
+    """The MCU reports its encoder; waits until the kernel has passed the bytes on (no timing assert)."""
+    os.write(master, encode("E", ticks, int(home), rpm))
+    for _ in range(1000):
+        if link.port.in_waiting:
+            return
+        time.sleep(0.001)
+
+
+def test_a_period_reads_the_leg_and_commands_every_driver(mcu):
+    drive, fds, link = mcu
+    out, r = drive.step(1.0, stopped=False)
+    assert r is None                                     # no report yet: the drive waits, nothing fails
+    report(fds["master"], link, 0, True, 0.0)
+    out, r = drive.step(1.01, stopped=False)
+    assert (r.ticks, r.home_pressed) == (0, True)
+    lines = sent(fds["master"])
+    assert ("M", (out.leg_rpm,)) in lines and ("V", (out.linear_m_s, out.angular_rad_s)) in lines
+    assert drive.stop_request is None
+
+
+def test_head_and_audio_lines_go_out_when_due_and_the_head_holds_under_a_stop(mcu):
+    drive, fds, link = mcu
+    drive.head_gate.on_head(0.1, 0.0, 0.0)
+    drive.head_gate.on_audio(10.0, 0.0)
+    drive.step(2.0, stopped=False)
+    kinds = [k for k, _ in sent(fds["master"])]
+    assert "H" in kinds and "A" in kinds
+    assert drive.head_held(stopped=True) and not drive.head_held(stopped=False)
+    drive.head_gate.on_head(0.2, 0.0, 0.0)
+    drive.output_zero()                                  # a system stop: the waiting head line is dropped
+    assert ("M", (0.0,)) in sent(fds["master"]) and drive.head_gate.counts["head_refused_stop"] == 1
+    drive.step(3.0, stopped=True)
+    assert "H" not in [k for k, _ in sent(fds["master"])]
+
+
+def test_a_vanished_device_latches_a_fault_and_asks_once_for_the_system_stop(mcu):
+    drive, fds, link = mcu
+    os.close(fds["master"])                              # the device vanishes
+    fds["master"] = None
+    requests = []
+    for k in range(5):
+        drive.step(4.0 + 0.01 * k, stopped=False)
+        requests.append(drive.stop_request)
+    asked = [r for r in requests if r]
+    assert len(asked) == 1 and asked[0].startswith("atomic serial lost")
+    assert drive.ctrl.fault.value == "device_fault" and drive.head_held(stopped=False)
+    assert drive.diagnostic_values()["serial_fault"].startswith("lost")
+
+
+def test_reset_keeps_the_fault_while_the_device_is_absent():
+    def gone():
+        raise OSError("no such device")
+
+    link = SerialLink(serial.serial_for_url("loop://", timeout=0.01), opener=gone)
+    drive = AtomicDrive(AtomicController(P), leg=SerialLegDriver(link), base=SerialBaseDriver(link), link=link)
+    link.port.close()
+    drive.step(1.0, stopped=False)
+    assert drive.ctrl.fault is not None
+    assert drive.reset(2.0) == (False, None) and drive.ctrl.fault is not None
+    link._opener = lambda: serial.serial_for_url("loop://", timeout=0.01)     # the device is back
+    assert drive.reset(3.0) == (True, None) and drive.ctrl.fault is None and link.fault is None
+
+
+def test_the_topic_driver_uses_the_latest_fresh_reading_and_counts_it():
+    leg_input = LegStateInput(P.node.leg_state_timeout_s)
+    drive = AtomicDrive(AtomicController(P), leg_input=leg_input)
+    out, r = drive.step(1.0, stopped=False)
+    assert r is None and drive.diagnostic_values() == {"rejected_leg_state": 0, "leg_states_received": 0}
+    assert leg_input.on_reading(LegReading(12, False, 3.0), 1.0)
+    assert not leg_input.on_reading(None, 1.0)                                # malformed: counted
+    out, r = drive.step(1.01, stopped=False)
+    assert r == LegReading(12, False, 3.0) and math.isfinite(out.leg_rpm)
+    assert drive.diagnostic_values() == {"rejected_leg_state": 1, "leg_states_received": 1}
+    assert drive.read_leg(1.01 + P.node.leg_state_timeout_s + 0.1) is None     # stale: none

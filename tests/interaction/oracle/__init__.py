@@ -1,0 +1,1 @@
+"""The Python test oracle of the C++ interaction tick (tests/interaction, bench/interaction)."""
