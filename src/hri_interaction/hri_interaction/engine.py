@@ -283,6 +283,7 @@ class RtEngine(_Engine):
         self.dt = 1.0 / self.params.rate_hz
         self.inputs = InputRules(self.params, self.loop.state()["world_T_ee"], log)
         self.mode = self.params.mode          # the active mode
+        self.loop.set_mode(self.mode, -1.0)   # the configured start mode (the tick starts in impedance)
         self._init_gains()
 
     held = property(lambda self: self.inputs.held, doc="the stop input holds")
