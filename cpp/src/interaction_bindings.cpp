@@ -127,6 +127,18 @@ void bind_interaction(py::module_& root) {
       py::arg("jdot_qdot"), py::arg("ref_body_twist") = py::none(), py::arg("wrench_body") = py::none(),
       "Lie-group impedance with operational-space dynamics (geometric_laws.hpp): "
       "tau = J_b^T (Lambda (Vdot_ref - Jdot_b qdot) - F_ext) + bias.");
+  m.def(
+      "law_switch_error",
+      [](const std::string& from, const std::string& to, const Vec6& lam, const Vec6& lam_dot,
+         bool blending) -> std::optional<std::string> {
+        const std::initializer_list<const char*> laws = {"lie", "cartesian", "gic", "lie_osd"};
+        const char* e = I::law_switch_error(I::index_of(from, laws, "law"), I::index_of(to, laws, "law"), *lam,
+                                            *lam_dot, blending);
+        return e != nullptr ? std::optional<std::string>(e) : std::nullopt;
+      },
+      py::arg("from_law"), py::arg("to_law"), py::arg("lam"), py::arg("lam_dot"), py::arg("blending"),
+      "Why the torque law cannot switch now (None: it can): within the Lie family always; to or from "
+      "'cartesian' only with the admittance at rest; never while a previous switch blends in.");
   py::class_<I::LieAdmittance>(m, "LieAdmittance")
       .def(py::init([](const FinMat6& M, const FinMat6& D, const FinMat6& K) {
              I::LieAdmittance a;
@@ -271,12 +283,14 @@ void bind_interaction(py::module_& root) {
           "Mean ns per tick of n ticks inside C++ (advances this object's state; bench only).")
       .def(
           "set_law",
-          [](I::InteractionTick& k, const std::string& law) {
-            return k.set_law(I::index_of(law, {"lie", "cartesian", "gic", "lie_osd"}, "law"));
+          [](I::InteractionTick& k, const std::string& law, double blend_s) {
+            return k.set_law(I::index_of(law, {"lie", "cartesian", "gic", "lie_osd"}, "law"), blend_s);
           },
-          py::arg("law"),
-          "switch the torque law within the Lie family (lie | gic | lie_osd; same reference and "
-          "admittance state); False (unchanged) to or from 'cartesian'")
+          py::arg("law"), py::arg("blend_s") = 0.0,
+          "the torque law from the next tick on, the command blended from the old law's torque over "
+          "blend_s; False (unchanged) when law_switch_error gives a reason")
+      .def_property_readonly("law_blending", &I::InteractionTick::law_blending,
+                             "a law switch is blending in")
       .def("set_osd_inertia", checked(&I::InteractionTick::set_osd_inertia), py::arg("M_d"),
            "law lie_osd: desired inertia M_d (False, unchanged, if not SPD)")
       .def_property_readonly("law", [](const I::InteractionTick& k) { return std::string(I::kLawNames[k.law()]); })

@@ -297,6 +297,9 @@ def _interaction_cases() -> list[Case]:
         Case("interaction.gic_torque", lambda **kw: ia.gic_torque(*kw.values()), imp, joint_axis=jb, optional={"Vref"}),
         Case("interaction.gic_elastic_wrench", lambda **kw: ia.gic_elastic_wrench(*kw.values()), gic),
         Case("interaction.gic_potential", lambda **kw: ia.gic_potential(*kw.values()), gic),
+        Case("interaction.law_switch_error",
+             lambda lam, lam_dot: ia.law_switch_error("lie", "cartesian", lam, lam_dot, False),
+             {"lam": np.zeros(6), "lam_dot": RNG.normal(size=6)}),
         # M is n x n (two joint axes): the oversize check is on J_b / bias; 16 joints: test_interaction_lie_osd
         Case("interaction.lie_osd_torque",
              lambda T, Vb, Jb, bias, Tref, K, D, Vref, Md, M, Jdq, F: ia.lie_osd_torque(
@@ -394,7 +397,7 @@ NO_ARRAYS = {
     "interaction.InteractionTick.set_mode", "interaction.InteractionTick.twist", "rt.LoopConfig", "rt.MujocoRobot",
     "interaction.InteractionTick.set_law", "interaction.InteractionTick.set_link_statistics",
     "rt.MujocoRobot.read", "rt.RobotState",
-    "rt.RobotInterface", *(f"rt.RtLoop.{m}" for m in ("hold", "reset_filter", "reset_stats", "set_frozen", "set_mode",
+    "rt.RobotInterface", *(f"rt.RtLoop.{m}" for m in ("hold", "reset_filter", "reset_stats", "set_frozen", "set_law", "set_mode",
                                                       "start", "state", "step", "stop", "trace")),
     *(f"interaction.TickParams.{f}=" for f in (
         "n", "law", "filter", "gravity_compensation", "coriolis_compensation", "energy_floor_j", "max_damping",

@@ -202,14 +202,18 @@ def test_a_missing_or_bad_mass_matrix_holds_the_last_command():
         k.tick(z, z, T, np.zeros(6), Jb, z, z, 1e-3, np.eye(7, dtype=complex))
 
 
-def test_the_law_switches_live_within_the_lie_family_only():
+def test_the_law_switches_live_at_rest_to_and_from_cartesian_and_always_within_the_lie_family():
+    """The tick's own switch (the live parameter: tests/interaction/test_interaction_law_switch.py)."""
     k = _tick("lie")
-    assert k.set_law("gic") and k.law == "gic"
-    assert k.set_law("lie_osd") and k.law == "lie_osd"
-    assert not k.set_law("cartesian") and k.law == "lie_osd"
+    assert k.set_law("gic", 0.0) and k.law == "gic"
+    assert k.set_law("lie_osd", 0.0) and k.law == "lie_osd"
+    k.lam_dot = np.r_[0.0, 0, 0, 0, 0, 1e-3]                # the admittance engaged
+    assert not k.set_law("cartesian", 0.0) and k.law == "lie_osd"
+    k.lam_dot = np.zeros(6)                                   # at rest
+    assert k.set_law("cartesian", 0.0) and k.law == "cartesian"
+    assert _tick("cartesian").set_law("gic", 0.0)
     with pytest.raises(ValueError, match="unknown law"):
-        k.set_law("pid")
-    assert not _tick("cartesian").set_law("gic")
+        k.set_law("pid", 0.0)
     assert not k.set_osd_inertia(-np.eye(6))
 
 

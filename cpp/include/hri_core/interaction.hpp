@@ -105,6 +105,24 @@ inline constexpr const char* kTickFlagNames[kNumTickFlags] = {
 enum Law : int { LAW_LIE = 0, LAW_CARTESIAN = 1, LAW_GIC = 2, LAW_LIE_OSD = 3 };
 inline constexpr int kNumLaws = 4;
 inline constexpr const char* kLawNames[kNumLaws] = {"lie", "cartesian", "gic", "lie_osd"};
+/// Why the torque law cannot switch from `from` to `to` now (nullptr: it can), given the admittance
+/// state (lambda, lambda_dot) and whether a previous switch is still blending in. Within the Lie family
+/// (lie, gic, lie_osd: one reference T_d exp(lambda), one admittance) a switch is always possible;
+/// between the Cartesian law and the Lie family only with the admittance at rest (|lambda|,
+/// |lambda_dot| <= kLawSwitchRest): the two read lambda as different poses, so the reference would jump.
+inline constexpr double kLawSwitchRest = 1e-9;  // rad, m (and per s): numerically at rest
+inline const char* law_switch_error(int from, int to, const Vec6& lam, const Vec6& lam_dot, bool blending) {
+  if (to < 0 || to >= kNumLaws) return "unknown law";
+  if (to == from) return nullptr;
+  if (blending) return "the previous law switch is still blending in (switch.law_blend_s); switch again after it";
+  if ((from == LAW_CARTESIAN) != (to == LAW_CARTESIAN) &&
+      (lam.cwiseAbs().maxCoeff() > kLawSwitchRest || lam_dot.cwiseAbs().maxCoeff() > kLawSwitchRest))
+    return "the admittance is engaged (lambda != 0): the cartesian law and the Lie family read its state as "
+           "different poses, so the reference would jump; switch with the admittance at rest (impedance mode "
+           "once it has decayed, or while the stop holds)";
+  return nullptr;
+}
+
 enum Mode : int { MODE_IMPEDANCE = 0, MODE_ADMITTANCE = 1, MODE_HYBRID = 2 };
 // FILTER_JITTER: the delay compensator (Chang 2026 §13.6.3), w - (a_base + a_scale sigma/mu) (.) ld
 enum Filter : int { FILTER_NONE = 0, FILTER_PASSIVITY = 1, FILTER_TDPC = 2, FILTER_WAVE = 3, FILTER_JITTER = 4 };
@@ -273,7 +291,7 @@ class InteractionTick {
     if (!(finite(*in.q) && finite(*in.dq) && finite(*in.world_T_ee) && finite(*in.body_twist) &&
           finite(*in.body_jacobian) && finite(*in.gravity) && finite(*in.coriolis) && dt > 0 &&
           std::isfinite(dt)) ||
-        (p_.law == LAW_LIE_OSD && !mass_matrix_ok(in))) {
+        (uses_osd() && !mass_matrix_ok(in))) {
       have_prevJ_ = false;
       out.tau = last_tau_;
       out.world_T_ref = last_ref_;
@@ -326,30 +344,18 @@ class InteractionTick {
     VecN ff = VecN::Zero(p_.n);
     if (p_.gravity_compensation) ff += *in.gravity;
     if (p_.coriolis_compensation) ff += *in.coriolis;
-    VecN tau;
     const Vec6* vr = have_vref ? &Vref : nullptr;
-    switch (p_.law) {
-      case LAW_CARTESIAN:
-        tau = cartesian_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_);
-        break;
-      case LAW_GIC:
-        tau = gic_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_, vr);
-        break;
-      case LAW_LIE_OSD: {
-        // Jdot_b qdot by a backward difference of J_b over this tick (zero on the first tick)
-        jdq_.setZero();
-        if (have_prevJ_ && prevJ_.cols() == Jb.cols()) jdq_ = ((Jb - prevJ_) / dt) * (*in.dq);
-        const char* err = singular ? "singular" : lie_osd_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_,
-                                                               p_.M_osd, vr, wrench_ok_ ? &wrench_ : nullptr,
-                                                               *in.mass_matrix, jdq_, tau);
-        if (err != nullptr) {  // no Lambda here (singular arm): the Lie-PD law, flagged
-          flags |= SINGULAR;
-          tau = lie_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_, vr);
-        }
-        break;
-      }
-      default:
-        tau = lie_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_, vr);
+    if (uses_osd()) {
+      // Jdot_b qdot by a backward difference of J_b over this tick (zero on the first tick)
+      jdq_.setZero();
+      if (have_prevJ_ && prevJ_.cols() == Jb.cols()) jdq_ = ((Jb - prevJ_) / dt) * (*in.dq);
+    }
+    VecN tau = law_torque(p_.law, in, Jb, ff, Tref, vr, singular, flags);
+    if (law_blending()) {
+      // a law switch: the command moves convexly from the old law's torque to the new one's
+      law_blend_t_ = std::min(law_blend_total_, law_blend_t_ + dt);
+      const double a = std::min(std::max(law_blend_t_ / law_blend_total_, 0.0), 1.0);
+      tau = (1.0 - a) * law_torque(law_from_, in, Jb, ff, Tref, vr, singular, flags) + a * tau;
     }
     prevJ_ = Jb;
     have_prevJ_ = true;
@@ -388,16 +394,21 @@ class InteractionTick {
     return lie_family() ? Vec6(left_jacobian(adm_.lam) * adm_.lam_dot) : adm_.lam_dot;
   }
 
-  /// Switches the torque law within the Lie family (lie, gic, lie_osd: the same reference
-  /// T_d exp(lambda) and admittance state, so the reference does not move); false (unchanged) for
-  /// the Cartesian law or an unknown one.
-  bool set_law(int law) {
-    if (law < 0 || law >= kNumLaws || law == LAW_CARTESIAN || p_.law == LAW_CARTESIAN) return false;
+  /// Switches the torque law from the next tick on (law_switch_error: false, unchanged, if it
+  /// cannot now). The reference does not move (one admittance state); the command is blended
+  /// convexly from the old law's torque to the new one's over blend_s (0: at once).
+  bool set_law(int law, double blend_s) {
+    if (law_switch_error(p_.law, law, adm_.lam, adm_.lam_dot, law_blending()) != nullptr) return false;
     if (law == LAW_LIE_OSD && Eigen::LLT<Mat6>(p_.M_osd).info() != Eigen::Success) return false;
-    if (law != p_.law) have_prevJ_ = false;
+    if (law == p_.law) return true;
+    law_from_ = p_.law;
     p_.law = law;
+    law_blend_t_ = 0.0;
+    law_blend_total_ = std::isfinite(blend_s) && blend_s > 0 ? blend_s : 0.0;
     return true;
   }
+  /// A law switch is blending in (the command still mixes the previous law's torque).
+  bool law_blending() const { return law_blend_total_ > 0 && law_blend_t_ < law_blend_total_; }
   /// LAW_LIE_OSD's desired inertia M_d (validated SPD in Python; false = not SPD, unchanged).
   bool set_osd_inertia(const Mat6& Md) {
     if (Eigen::LLT<Mat6>(Md).info() != Eigen::Success) return false;
@@ -442,6 +453,29 @@ class InteractionTick {
   }
 
   bool lie_family() const { return p_.law != LAW_CARTESIAN; }
+  bool uses_osd() const { return p_.law == LAW_LIE_OSD || (law_blending() && law_from_ == LAW_LIE_OSD); }
+
+  /// The torque of `law` at this tick's reference (feed-forward ff = g + c as configured).
+  VecN law_torque(int law, const TickInput& in, const MatJ& Jb, const VecN& ff, const Mat4& Tref, const Vec6* vr,
+                  bool singular, uint32_t& flags) const {
+    switch (law) {
+      case LAW_CARTESIAN:
+        return cartesian_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_);
+      case LAW_GIC:
+        return gic_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_, vr);
+      case LAW_LIE_OSD: {
+        VecN tau;
+        const char* err = singular ? "singular" : lie_osd_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_,
+                                                               p_.M_osd, vr, wrench_ok_ ? &wrench_ : nullptr,
+                                                               *in.mass_matrix, jdq_, tau);
+        if (err == nullptr) return tau;
+        flags |= SINGULAR;  // no Lambda here (singular arm): the Lie-PD law, flagged
+        return lie_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_, vr);
+      }
+      default:
+        return lie_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_, vr);
+    }
+  }
 
   bool mass_matrix_ok(const TickInput& in) const {
     const MatN* M = in.mass_matrix;
@@ -663,6 +697,8 @@ class InteractionTick {
   bool have_prevJ_ = false;
   Vec6 jdq_ = Vec6::Zero();
   double link_spread_ = 0.0;  // sigma/mu of the wrench link's delays (FILTER_JITTER)
+  int law_from_ = LAW_LIE;    // the law a switch blends from (set_law)
+  double law_blend_t_ = 0.0, law_blend_total_ = 0.0;
 };
 
 }  // namespace hri_core::interaction

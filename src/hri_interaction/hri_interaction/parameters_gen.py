@@ -162,6 +162,11 @@ class InteractionSwitchParams(Params):
     """tightened bounds after a mode switch — after a mode switch the tightened velocity bounds hold
     this long. Unit: s. Bounds: >= 0, <= 10."""
 
+    law_blend_s: float = 0.2
+    """torque-law switch blend — after a switch of interaction.law the command moves convexly from
+    the old law's torque to the new one's over this interval (0: at once); ours, as blend_s for
+    gains. Unit: s. Bounds: >= 0, <= 10."""
+
     settle_max_linear_m_s: float = 0.05
     """settle linear twist bound — admittance twist bound during the settle interval. Unit: m/s.
     Bounds: > 0, <= 5."""
@@ -436,7 +441,9 @@ class InteractionParams(Params):
     pair | gic: geometric impedance control (Seo et al. 2023) | lie_osd: Lie-group impedance with
     operational-space dynamics (Kim et al. 2025); the four controllers of Chang 2026 table 12.4 that
     emit torque. gic and lie_osd share the Lie admittance (cpp/include/hri_core/geometric_laws.hpp);
-    read at start. Source: Chang 2026 table 12.4."""
+    applied at run time at a tick boundary, the command blended over switch.law_blend_s (to or from
+    cartesian only with the admittance at rest; docs/realtime.md "Switching the torque law").
+    Source: Chang 2026 table 12.4."""
 
     lie_osd: InteractionLieOsdParams = field(default_factory=InteractionLieOsdParams)
     """``interaction.lie_osd``."""

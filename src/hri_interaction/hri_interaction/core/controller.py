@@ -35,13 +35,12 @@ import numpy as np
 
 from hri_interaction.core.admittance import AdmittanceParams
 from hri_interaction.core.impedance import ImpedanceParams
-from hri_interaction.core.inputs import MODES, InputRules, is_rigid
+from hri_interaction.core.inputs import LAWS, MODES, InputRules, is_rigid
 from hri_interaction.core.passivity import PassivityParams, energy_deficit_dof_j, energy_deficit_j
 from hri_interaction.core.spd import GainError, ImpedanceGainLimits, validate_impedance_gains
 from hri_interaction import parameters_gen
 
 STOP_PREFIX = "system stop"      # frozen_reason of a freeze by the stop input (hold)
-LAWS = ("lie", "cartesian", "gic", "lie_osd")   # interaction.law; gic, lie_osd: the C++ tick only
 
 
 class InteractionParams(parameters_gen.InteractionParams):
@@ -74,7 +73,7 @@ _TYPED_SECTIONS = {"impedance": ImpedanceParams, "admittance": AdmittanceParams,
 
 def tick_params(params: InteractionParams, n_joints: int, law: Optional[str] = None, torque_max_nm=None):
     """The C++ ``TickParams`` (named fields) of ``params`` for ``n_joints`` joints and ``law``
-    ("lie" | "cartesian"), clamping the command to ``torque_max_nm`` (per joint, N·m; None: no
+    (:data:`LAWS`; None: ``params.law``), clamping the command to ``torque_max_nm`` (per joint, N·m; None: no
     clamp): what ``InteractionTick`` and ``hri_core.rt.RtLoop`` are built from."""
     from hri_interaction.core.impedance import cxx_kernels
 
@@ -359,7 +358,7 @@ class ControllerBase:
         return self.admittance.modified_pose(self.world_T_d)
 
     def diagnostics(self) -> dict:
-        return {"mode": self.mode, "time_s": self.time_s, "frozen": self.frozen_reason,
+        return {"mode": self.mode, "law": self.law, "time_s": self.time_s, "frozen": self.frozen_reason,
                 "flags": sorted(self.last_flags), "rejected": dict(self.rejected),
                 "events": dict(self.events), "lambda": self.admittance.lam.tolist(),
                 "energy_j": self.filter.energy_j, "energy_violations": self.filter.violations,
@@ -401,6 +400,24 @@ class InteractionController(ControllerBase):
     last_tau = property(lambda self: np.asarray(self._cx.last_tau))
     last_ref = property(lambda self: np.asarray(self._cx.last_ref))
     world_T_target = property(lambda self: self.inputs.target, doc="the latest accepted reference")
+
+    law_blending = property(lambda self: bool(self._cx.law_blending), doc="a law switch blends in")
+
+    def set_law(self, law: str) -> bool:
+        """The torque law (``interaction.law``) from the next tick on, checked by
+        :meth:`InputRules.law` (refused: counted, the law unchanged). The reference does not move
+        (one admittance state); the command blends convexly from the old law's torque to the new
+        one's over ``switch.law_blend_s``."""
+        if not self.inputs.law(self.law, law, self.admittance.lam, self.admittance.lam_dot, self.law_blending):
+            return False
+        if law == self.law:
+            return True
+        if not self._cx.set_law(law, self.p.switch.law_blend_s):      # the same rule: cannot differ here
+            return self.reject_input("law_switch_refused", f"law {self.law} -> {law}: refused by the tick")
+        self.events[f"law_{self.law}_to_{law}"] += 1
+        self.log.info("interaction: law %s -> %s (blended over %.3f s)", self.law, law, self.p.switch.law_blend_s)
+        self.law = self.admittance.law = law
+        return True
 
     # ---- each accepted input, pushed to C++
     def _push_target(self, T) -> None:

@@ -22,7 +22,9 @@ coming is held ("reuse last"); staleness beyond ``node.reference_timeout_s`` is 
 Parameters: ``robot``, ``robot_id``, every key of ``interaction`` and ``safety.stop``,
 ``joints.names`` and ``teleop.topics.ee_pose`` by their dotted names (``declare_config``), e.g.
 ``-p interaction.mode:=admittance``. Settable at run time (``ros2 param set`` / ``hri param set``,
-the console): :data:`LIVE`, the mode and the gain diagonals, through the engine's input check
+the console): :data:`LIVE`, the mode, the torque law (``interaction.law``: bumpless at a tick
+boundary, refused while unsafe; docs/realtime.md "Switching the torque law") and the gain
+diagonals, through the engine's input check
 (``update_impedance`` / ``update_admittance``: a diagonal replaces a configured ``*_full``), from
 the next tick on; a refused value answers with the check's sentence and changes nothing. The mode
 and gains topics change the same parameters (recorded and announced on ``/parameter_events``).
@@ -50,17 +52,19 @@ from hri_safety.nodes.stop_listener import StopListener
 
 
 MODE = "interaction.mode"
+LAW = "interaction.law"
 IMPEDANCE = {"stiffness": "interaction.impedance.stiffness_diag", "damping": "interaction.impedance.damping_diag"}
 ADMITTANCE = {"mass": "interaction.admittance.mass_diag", "damping": "interaction.admittance.damping_diag",
               "stiffness": "interaction.admittance.stiffness_diag"}
 #: the parameters this node applies at run time
-LIVE = (MODE, *IMPEDANCE.values(), *ADMITTANCE.values())
+LIVE = (MODE, LAW, *IMPEDANCE.values(), *ADMITTANCE.values())
 
 
 class InteractionNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("interaction", **kw)
-        on_set = {MODE: lambda m: None if self.engine.set_mode(m) else self.engine.refusal()}
+        on_set = {MODE: lambda m: None if self.engine.set_mode(m) else self.engine.refusal(),
+                  LAW: lambda law: None if self.engine.set_law(law) else self.engine.refusal()}
         on_set.update({n: (lambda v, g=g: self.engine.update_impedance(**{g: v})) for g, n in IMPEDANCE.items()})
         on_set.update({n: (lambda v, g=g: self.engine.update_admittance(**{g: v})) for g, n in ADMITTANCE.items()})
         self.cfg = declare_config(self, ("interaction", "safety.stop", "joints.names", "teleop.topics.ee_pose"),
