@@ -134,7 +134,7 @@ def build(cfg: dict, writer=None, start_time_s: float = 0.0) -> Chain:
     InprocContext. vr_interface listens on an ephemeral loopback port (``chain.vr.port``)."""
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
-    from hri_sim.tino_node import TinoSimNode
+    from hri_sim.nodes.tino_node import TinoSimNode
 
     from hri_atomic_motion.nodes.atomic_node import AtomicNode
 
