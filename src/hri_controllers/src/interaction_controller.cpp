@@ -2,6 +2,7 @@
 #include "hri_controllers/interaction_controller.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -588,7 +589,7 @@ void InteractionController::publish_state() {
   }
   if (s.n == 0) return;
   const auto now = get_node()->now();
-  const std::string frame = "base";
+  const std::string& frame = params_.frames.base;
   hri_interfaces::msg::InteractionState m;
   m.stamp = now;
   m.mode = kModes[std::clamp(s.mode, 0, 2)];

@@ -105,3 +105,19 @@ def test_what_the_library_cannot_hold_is_refused(spec):
     bad = dict(spec, live=["interaction.nope"])
     with pytest.raises(ConfigError):
         gpl.document(bad)
+
+
+def test_descriptions_are_safe_in_a_cpp_string_literal(doc):
+    """generate_parameter_library writes each description into a C++ string literal unescaped."""
+    def walk(node, path=()):
+        if "type" in node and "description" in node:
+            yield ".".join(path), node["description"]
+            return
+        for k, v in node.items():
+            if isinstance(v, dict):
+                yield from walk(v, path + (k,))
+
+    found = list(walk(doc))
+    assert len(found) > 80
+    for name, desc in found:
+        assert '"' not in desc and "\\" not in desc and "\n" not in desc, name

@@ -104,7 +104,6 @@ class InteractionController : public controller_interface::ControllerInterface {
   int n_ = 0;
   double dt_ = 1e-3;
   int64_t nominal_period_ns_ = 1000000;
-  std::string ft_sensor_;
 
   // model terms at the measured state
   mjModel* model_ = nullptr;

@@ -118,7 +118,8 @@ def _parameter(dotted: str, spec: dict, live: bool, validators: str) -> dict:
             validation.update(_bounds(items, "items", validators))
     else:
         raise ConfigError(None, dotted, None, f"a type generate_parameter_library can hold (not {t})")
-    desc = " ".join(str(spec.get("description", "")).split())
+    # one line; the library writes it into a C++ string literal unescaped: no " or \\
+    desc = " ".join(str(spec.get("description", "")).split()).replace("\\", "/").replace('"', "'")
     if spec.get("unit"):
         desc = f"{desc} [{spec['unit']}]"
     out["description"] = desc
