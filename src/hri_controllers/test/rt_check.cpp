@@ -26,6 +26,7 @@
 #include <hardware_interface/loaned_state_interface.hpp>
 #include <hri_interfaces/msg/interaction_state.hpp>
 #include <hri_interfaces/msg/safety_stop.hpp>
+#include <lifecycle_msgs/msg/state.hpp>
 #include <rclcpp/rclcpp.hpp>
 
 #include "hri_controllers/interaction_controller.hpp"

@@ -63,9 +63,11 @@ def test_every_interaction_key_has_its_name_default_and_type(doc):
 
 def test_bounds_and_enums_become_validators(doc):
     rate = _entry(doc, "interaction.rate_hz")
-    assert rate["validation"] == {"gt<>": [0.0], "lt_eq<>": [10000.0]}
+    # at most one of the library's range validators per key (the descriptor holds one range)
+    assert rate["validation"] == {"hri_controllers::validators::gt": [0.0], "lt_eq<>": [10000.0]}
     prio = _entry(doc, "interaction.rt.priority")
-    assert prio["validation"] == {"gt_eq<>": [1], "lt_eq<>": [99]}
+    assert prio["validation"] == {"bounds<>": [1, 99]}
+    assert _entry(doc, "interaction.blend_s")["validation"] == {"bounds<>": [0.0, 10.0]}
     assert _entry(doc, "interaction.mode")["validation"] == {"one_of<>": [["impedance", "admittance", "hybrid"]]}
     k = _entry(doc, "interaction.impedance.stiffness_diag")["validation"]
     assert k == {"fixed_size<>": [6], "hri_controllers::validators::elements_gt": [0.0],
@@ -92,7 +94,7 @@ def test_the_robot_values_fill_the_same_names(spec):
     v = gpl.parameter_values(spec, cfg, model_file="/tmp/m.mjb")
     assert v["joints"]["names"] == cfg["joints"]["names"]
     assert v["interaction"]["impedance"]["stiffness_full"] == [float(i == j) * 100 for i in range(6) for j in range(6)]
-    assert v["interaction"]["impedance"]["damping_full"] == []
+    assert "damping_full" not in v["interaction"]["impedance"]    # null: left out (the default [] stands)
     assert v["model_file"] == "/tmp/m.mjb"
     with pytest.raises(KeyError):
         gpl.parameter_values(spec, cfg, not_a_parameter=1)
@@ -121,3 +123,22 @@ def test_descriptions_are_safe_in_a_cpp_string_literal(doc):
     assert len(found) > 80
     for name, desc in found:
         assert '"' not in desc and "\\" not in desc and "\n" not in desc, name
+
+
+def test_no_key_has_two_descriptor_ranges(doc):
+    """Each of the library's range validators sets the descriptor's range, a sequence of at most
+    one (rosidl bounded): two on a key overflow it when the parameter is declared."""
+    ranges = ("gt<>", "lt<>", "gt_eq<>", "lt_eq<>", "bounds<>")
+
+    def walk(node, path=()):
+        if isinstance(node.get("type"), str):
+            v = list(node.get("validation") or {})
+            n = [k for k in v if k in ranges]
+            assert len(n) <= 1, (".".join(path), n)
+            # the library sizes the range by the validator's position: it must come first
+            assert not n or v[0] == n[0], (".".join(path), v)
+            return
+        for k, v in node.items():
+            if isinstance(v, dict):
+                walk(v, path + (k,))
+    walk(doc)

@@ -46,6 +46,20 @@ inline tl::expected<void, std::string> elements_le(const rclcpp::Parameter& p, d
   return detail::each(p, b, "<=", [b](double x) { return x <= b; });
 }
 
+/// A strict scalar bound beside another bound (the library's own would add a second descriptor
+/// range, which overflows it): the value (double or integer) > b, or < b.
+inline double scalar(const rclcpp::Parameter& p) {
+  return p.get_type() == rclcpp::ParameterType::PARAMETER_INTEGER ? static_cast<double>(p.as_int()) : p.as_double();
+}
+inline tl::expected<void, std::string> gt(const rclcpp::Parameter& p, double b) {
+  if (scalar(p) > b) return {};
+  return tl::make_unexpected(fmt::format("parameter '{}' = {} must be > {}", p.get_name(), scalar(p), b));
+}
+inline tl::expected<void, std::string> lt(const rclcpp::Parameter& p, double b) {
+  if (scalar(p) < b) return {};
+  return tl::make_unexpected(fmt::format("parameter '{}' = {} must be < {}", p.get_name(), scalar(p), b));
+}
+
 /// A nullable list of the declarations: [] (null) or exactly n items (a 6x6 matrix row-major: 36).
 inline tl::expected<void, std::string> empty_or_size(const rclcpp::Parameter& p, long n) {
   const size_t k = detail::numbers(p).size();

@@ -20,9 +20,11 @@ declaration                   generate_parameter_library
 ``list`` of float / int / str ``double_array`` / ``int_array`` / ``string_array``
 ``list`` of lists (6x6)       ``double_array``, row-major (36 numbers), ``[]`` = null
 ``default: null``             ``[]`` (a nullable list); a nullable scalar is refused
-``min`` / ``gt``              ``gt_eq<>`` / ``gt<>`` (lists: ``<validators>::elements_ge`` /
+``min`` and ``max``           ``bounds<>`` (one range: the descriptor holds one)
+``min`` / ``gt`` alone        ``gt_eq<>`` / ``gt<>`` (lists: ``<validators>::elements_ge`` /
                               ``elements_gt`` on every item)
-``max`` / ``lt``              ``lt_eq<>`` / ``lt<>`` (lists: ``elements_le`` / ``elements_lt``)
+``max`` / ``lt`` alone        ``lt_eq<>`` / ``lt<>`` (lists: ``elements_le`` / ``elements_lt``)
+``gt`` / ``lt`` with another  ``<validators>::gt`` / ``lt`` (ours: no range in the descriptor)
 ``length: 6``                 ``fixed_size<>: [6]`` (``nullable``: ``<validators>::empty_or_size``)
 ``read_only``                 every key not in ``live``
 ============================  ===========================================================
@@ -70,16 +72,32 @@ def flatten_value(spec: dict, value: Any) -> Any:
 
 def _bounds(where: dict, kind: str, validators: str) -> dict:
     """The bound validators of a scalar (kind "scalar") or of every item of a list ("items"); the
-    bound has the parameter's type (float for a float key or a float list)."""
+    bound has the parameter's type (float for a float key or a float list). A scalar gets at most
+    one of the library's range validators (each sets the descriptor's range, which holds one:
+    two would overflow it): ``bounds<>`` for min and max, else ``gt_eq<>`` / ``lt_eq<>`` / ``gt<>``
+    / ``lt<>`` alone; a strict bound beside another bound is ours (``<validators>::gt`` / ``lt``)."""
+    real = kind == "items" or where.get("type") in ("float", "number")
+    num = lambda v: float(v) if real else int(v)  # noqa: E731
+    if kind == "items":
+        names = {"min": "elements_ge", "gt": "elements_gt", "max": "elements_le", "lt": "elements_lt"}
+        return {f"{validators}::{names[k]}": [num(where[k])] for k in ("min", "gt", "max", "lt") if k in where}
+    lo = [k for k in ("min", "gt") if k in where]
+    hi = [k for k in ("max", "lt") if k in where]
+    if lo == ["min"] and hi == ["max"]:
+        return {"bounds<>": [num(where["min"]), num(where["max"])]}
+    builtin = {"min": "gt_eq<>", "gt": "gt<>", "max": "lt_eq<>", "lt": "lt<>"}
+    ours = {"gt": f"{validators}::gt", "lt": f"{validators}::lt"}
+    keys = lo + hi
+    if len(keys) <= 1:
+        return {builtin[k]: [num(where[k])] for k in keys}
+    # the library sizes the descriptor's range by the validator's position: the range first
     out: dict = {}
-    names = ({"min": "gt_eq<>", "gt": "gt<>", "max": "lt_eq<>", "lt": "lt<>"} if kind == "scalar" else
-             {"min": f"{validators}::elements_ge", "gt": f"{validators}::elements_gt",
-              "max": f"{validators}::elements_le", "lt": f"{validators}::elements_lt"})
-    for key, name in names.items():
-        if key in where:
-            v = where[key]
-            real = kind == "items" or where.get("type") in ("float", "number")
-            out[name] = [float(v) if real else int(v)]
+    inclusive = [k for k in keys if k in ("min", "max")]
+    if len(inclusive) == 1:
+        out[builtin[inclusive[0]]] = [num(where[inclusive[0]])]
+    for k in keys:
+        if k not in out and not (len(inclusive) == 1 and k == inclusive[0]):
+            out[ours[k]] = [float(where[k])]
     return out
 
 
@@ -167,7 +185,8 @@ def document(spec: dict, declarations=None) -> dict:
 def parameter_values(spec: dict, cfg: dict, declarations=None, **extra) -> dict:
     """The values of a merged robot config ``cfg`` for the spec's keys, as the controller's ROS
     parameters (nested by the dotted names, lists flattened as :func:`flatten_value`), plus
-    ``extra`` (the controller-only parameters, e.g. ``model_file``)."""
+    ``extra`` (the controller-only parameters, e.g. ``model_file``). An empty list (a null matrix)
+    is left out: a ROS parameter file cannot type ``[]``; the generated default is ``[]``."""
     declarations = declarations or load_declarations()
     out: dict = {}
     for key in spec["keys"]:
@@ -175,10 +194,17 @@ def parameter_values(spec: dict, cfg: dict, declarations=None, **extra) -> dict:
             value: Any = cfg
             for part in path:
                 value = value[part]
+            v = flatten_value(leaf, value)
+            if v == [] and leaf["type"] == "list":
+                # a ROS parameter file cannot type an empty list: left out, the generated
+                # default (an empty list as well) stands
+                if flatten_value(leaf, leaf.get("default")) != []:
+                    raise ConfigError(None, ".".join(path), value, "a non-empty list (its declared default is not empty)")
+                continue
             cur = out
             for part in path[:-1]:
                 cur = cur.setdefault(part, {})
-            cur[path[-1]] = flatten_value(leaf, value)
+            cur[path[-1]] = v
     for name, value in extra.items():
         if name not in (spec.get("extra") or {}):
             raise KeyError(f"{name}: not a parameter of the spec (extra)")
