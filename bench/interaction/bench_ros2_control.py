@@ -37,16 +37,16 @@ STATS = re.compile(r"ticks (\d+); update\(\) cost us p50 ([\d.]+) p99 ([\d.]+) m
                    r"period error us p50 ([\d.]+) p99 ([\d.]+) max ([\d.]+) \(n (\d+)\)")
 
 
-def _call(node, cls, name, timeout_s=60.0, **fields):
+def _call(node, cls, service, timeout_s=60.0, **fields):
     import rclpy
 
-    cli = node.create_client(cls, name)
+    cli = node.create_client(cls, service)
     if not cli.wait_for_service(timeout_sec=timeout_s):
-        raise RuntimeError(f"service {name} not available")
+        raise RuntimeError(f"service {service} not available")
     fut = cli.call_async(cls.Request(**fields))
     rclpy.spin_until_future_complete(node, fut, timeout_sec=timeout_s)
     if fut.result() is None:
-        raise RuntimeError(f"no response from {name}")
+        raise RuntimeError(f"no response from {service}")
     return fut.result()
 
 
