@@ -156,7 +156,14 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
     return CallbackReturn::ERROR;
   }
   rs_.resize(n_);
-  // the tick (hri_interaction.core.controller.tick_params, law lie)
+  // the tick (hri_interaction.core.controller.tick_params, law lie): the other laws of
+  // interaction.law run on the interaction node only (docs/hardware.md), so asking for one here
+  // fails the configure with one line instead of running Lie-PD under another name
+  if (ip.law != "lie") {
+    RCLCPP_ERROR(log, "interaction.law '%s': this controller runs the Lie-PD law (lie) only; "
+                 "gic, lie_osd and cartesian run on the interaction node (control:=rt)", ip.law.c_str());
+    return CallbackReturn::ERROR;
+  }
   hi::TickParams t;
   t.n = n_;
   t.law = hi::LAW_LIE;

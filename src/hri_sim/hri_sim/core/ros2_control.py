@@ -113,6 +113,16 @@ def ros2_control_xml(cfg: dict, hardware: str, model_file: Optional[str] = None)
     return "\n".join(out) + "\n"
 
 
+def description_tag(cfg: dict) -> Optional[str]:
+    """The ``<ros2_control>`` tag the ``robot_state`` node puts into ``/robot_description``, where
+    the controller manager reads it: that of ``ros2_control.hardware`` when ``ros2_control.control``
+    is ``ros2_control``, else ``None`` (docs/hardware.md)."""
+    sec = cfg["ros2_control"]
+    if sec["control"] != "ros2_control":
+        return None
+    return ros2_control_xml(cfg, sec["hardware"], str(files_dir(cfg) / "model.mjb"))
+
+
 def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) -> dict:
     """The ros2_control_node parameter file: the controller manager (update rate, the controller
     types) and the interaction controller's parameters ``controller_values`` (the generated

@@ -51,6 +51,7 @@ def transform_stamped(parent: str, child: str, t: np.ndarray, stamp):
 class RobotStateNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("robot_state", **kw)
+        from ..core.ros2_control import description_tag
         from ..models import arm_asset_root, load_arm
 
         self.cfg = declare_config(self, ("robot_state", "frames", "joints.names", "joints.velocity_max_deg_s",
@@ -72,18 +73,10 @@ class RobotStateNode(Node):
                                          ee_link=self.cfg["frames"]["ee"], movable=movable, mesh_uri=str)
         else:
             model = load_arm(robot, actuation="torque")
-            # ros2_control.control ros2_control: the <ros2_control> tag of ros2_control.hardware, read
-            # by the controller manager from this topic (docs/hardware.md)
-            tag = None
-            if self.cfg["ros2_control"]["control"] == "ros2_control":
-                from ..core.ros2_control import files_dir, ros2_control_xml
-
-                tag = ros2_control_xml(self.cfg, self.cfg["ros2_control"]["hardware"],
-                                       str(files_dir(self.cfg) / "model.mjb"))
             self.urdf = urdf_from_mujoco(model, robot_name=robot, root_link=self.cfg["frames"]["base"],
                                          ee_site=sec["ee_site"], ee_link=self.cfg["frames"]["ee"], movable=movable,
                                          mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)),
-                                         ros2_control=tag)
+                                         ros2_control=description_tag(self.cfg))
         self.tree = UrdfTree.parse(self.urdf)
         self.prefix = str(sec["frame_prefix"])
         t = sec["topics"]
