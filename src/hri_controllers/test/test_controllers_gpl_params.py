@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hri_runtime.config.tree import ConfigError, is_leaf_spec, load_declarations, load_robot_config
+from hri_runtime.config.tree import ConfigError, load_declarations, load_robot_config
 from hri_runtime.parameter_library import gpl
 
 PKG = Path(__file__).resolve().parents[1]
@@ -22,15 +22,6 @@ def spec():
 @pytest.fixture(scope="module")
 def doc(spec):
     return yaml.safe_load((PKG / spec["output"]).read_text())[spec["namespace"]]
-
-
-def _leaves(node, path=()):
-    if is_leaf_spec(node):
-        yield path, node
-        return
-    for k, v in node.items():
-        if isinstance(v, dict):
-            yield from _leaves(v, path + (k,))
 
 
 def _entry(doc, dotted):
@@ -49,7 +40,7 @@ def test_the_committed_yaml_is_the_generated_one(spec):
 
 def test_every_interaction_key_has_its_name_default_and_type(doc):
     decl = load_declarations()
-    leaves = list(_leaves(decl.spec("interaction"), ("interaction",)))
+    leaves = list(gpl.leaves(decl.spec("interaction"), ("interaction",)))
     assert len(leaves) > 60
     for path, leaf in leaves:
         e = _entry(doc, ".".join(path))
@@ -86,7 +77,7 @@ def test_live_keys_are_the_interaction_nodes_and_the_rest_is_read_only(spec, doc
     # so interaction.law, live on the node, is read-only here; every other live key is the node's
     live = set(LIVE) - {LAW}
     assert set(spec["live"]) == live
-    for path, _ in _leaves(load_declarations().spec("interaction"), ("interaction",)):
+    for path, _ in gpl.leaves(load_declarations().spec("interaction"), ("interaction",)):
         dotted = ".".join(path)
         assert _entry(doc, dotted)["read_only"] is (dotted not in live), dotted
 

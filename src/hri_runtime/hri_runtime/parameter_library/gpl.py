@@ -147,13 +147,14 @@ def _parameter(dotted: str, spec: dict, live: bool, validators: str) -> dict:
     return out
 
 
-def _leaves(node: Any, path: tuple):
+def leaves(node: Any, path: tuple = ()):
+    """(dotted path tuple, leaf declaration) of every leaf under a declaration node, in order."""
     if is_leaf_spec(node):
         yield path, node
         return
     for k, v in node.items():
         if isinstance(v, dict):
-            yield from _leaves(v, path + (k,))
+            yield from leaves(v, path + (k,))
 
 
 def document(spec: dict, declarations=None) -> dict:
@@ -165,7 +166,7 @@ def document(spec: dict, declarations=None) -> dict:
     seen: set = set()
     for key in spec["keys"]:
         node = declarations.spec(key)
-        for path, leaf in _leaves(node, tuple(key.split("."))):
+        for path, leaf in leaves(node, tuple(key.split("."))):
             if leaf["type"] == "map" or leaf.get("type") == "any":
                 raise ConfigError(None, ".".join(path), None, "not a map (generate_parameter_library has none)")
             dotted = ".".join(path)
@@ -190,7 +191,7 @@ def parameter_values(spec: dict, cfg: dict, declarations=None, **extra) -> dict:
     declarations = declarations or load_declarations()
     out: dict = {}
     for key in spec["keys"]:
-        for path, leaf in _leaves(declarations.spec(key), tuple(key.split("."))):
+        for path, leaf in leaves(declarations.spec(key), tuple(key.split("."))):
             value: Any = cfg
             for part in path:
                 value = value[part]
