@@ -464,9 +464,19 @@ def test_arm_reference_observer_stream_moves_nothing_operator_stream_moves_the_a
     d_obs = reference_stream(stack, obs)
     print(f"\n{stack.robot}: observer's reference stream moved the end effector {d_obs * 1e3:.2f} mm")
     assert d_obs < 1e-3
-    d_op = reference_stream(stack, stack.clients["operator"])
-    print(f"{stack.robot}: operator's reference stream moved the end effector {d_op * 1e3:.2f} mm")
-    assert d_op > 0.02
+    # the operator's stream competes with arm_teleop's own 100 Hz hold reference: a test process
+    # starved by a loaded machine streams fewer references, so up to three streams may be needed
+    # (the observer's single stream above moved nothing at all: the ACL, not the load, decides)
+    moved = []
+    for _ in range(3):
+        moved.append(reference_stream(stack, stack.clients["operator"]))
+        if moved[-1] > 0.02:
+            break
+        settle(stack)
+    print(f"{stack.robot}: operator's reference streams moved the end effector "
+          f"{', '.join(f'{d * 1e3:.2f}' for d in moved)} mm")
+    assert moved[-1] > 0.02, (f"operator streams moved {[round(d * 1e3, 2) for d in moved]} mm; system stop "
+                              f"{stack.local.stop_state[-1] if stack.local.stop_state else None}")
     settle(stack)                                 # arm_teleop's hold reference takes it back
 
 
