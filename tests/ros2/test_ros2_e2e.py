@@ -15,6 +15,7 @@ no traceback. Waits are bounded guards, no duration is asserted.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -61,7 +62,9 @@ def domain_env():
     dom = str(20 + os.getpid() % 80)
     old = os.environ.get("ROS_DOMAIN_ID")
     os.environ["ROS_DOMAIN_ID"] = dom
-    yield dict(os.environ, HRI_TRANSPORT="rclpy", ROS_DOMAIN_ID=dom, PYTHONUNBUFFERED="1")
+    # PYTHONFAULTHANDLER: a process that hangs is sent SIGABRT before SIGKILL (communicate), and
+    # the failure then shows where each of its threads stood
+    yield dict(os.environ, HRI_TRANSPORT="rclpy", ROS_DOMAIN_ID=dom, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
     if old is None:
         os.environ.pop("ROS_DOMAIN_ID", None)
     else:
@@ -208,14 +211,31 @@ def stop_launcher(proc: subprocess.Popen) -> str:
     return communicate(proc)
 
 
+def _processes_of_group(pgid: int) -> list[int]:
+    """The pids of a process group, its leader last (its children dump before it dies)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                if os.getpgid(int(d)) == pgid:
+                    pids.append(int(d))
+    return sorted(pids, key=lambda p: p == pgid)
+
+
 def communicate(proc: subprocess.Popen) -> str:
     """The output of a process that was asked to stop; killed (and the test failed) if it hangs."""
     try:
         text, _ = proc.communicate(timeout=WAIT_S)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)      # its nodes follow (PDEATHSIG)
+        hung = _processes_of_group(proc.pid)
+        for pid in hung:                         # the thread dumps of every process still there
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGABRT)
+        time.sleep(2.0)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # its nodes follow (PDEATHSIG)
         text, _ = proc.communicate()
-        raise AssertionError(f"still running {WAIT_S:g} s after SIGINT:\n{text[-4000:]}") from None
+        raise AssertionError(f"still running {WAIT_S:g} s after SIGINT:\n{text[-12000:]}") from None
     return text
 
 

@@ -30,6 +30,7 @@ written in its module docstring).
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import logging
 import signal
 import sys
@@ -471,6 +472,11 @@ def _package_of(node_class) -> str:
     return (getattr(node_class, "__module__", "") or "hri_runtime").split(".")[0]
 
 
+def _dump_threads() -> None:
+    log.warning("a second signal while stopping: the stack of every thread follows on stderr")
+    faulthandler.dump_traceback(all_threads=True)
+
+
 def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
              context: Optional[Context] = None) -> int:
     """Parse the ``--ros-args`` subset, build the node on the default context (HRI_TRANSPORT),
@@ -494,6 +500,8 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         if again and holder.get("building"):
             holder["building"] = False
             raise KeyboardInterrupt
+        if again and signum == signal.SIGTERM:      # a launcher's escalation: still stopping, say where
+            _dump_threads()
 
     old = {}
     if threading.current_thread() is threading.main_thread():
@@ -512,6 +520,9 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
             if threading.current_thread() is threading.main_thread():
                 for s in old:
                     signal.signal(s, signal.SIG_IGN)
+                # a launcher's SIGTERM while the exit is stuck (a thread the interpreter joins)
+                # prints every thread's stack to stderr; the launcher's SIGKILL then ends it
+                faulthandler.register(signal.SIGTERM, all_threads=True)
             return
         for s, h in old.items():
             signal.signal(s, h)
