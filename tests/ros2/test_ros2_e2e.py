@@ -524,6 +524,7 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
         return e[-1] if e else None
 
     proc = launch("fr3", domain_env, f"vr_port:={vr_port}")
+    text = None
     try:
         wait_for(lambda: proc.poll() is None and last() is not None and p.messages("/safety/stop"),
                  "/ee_pose and /safety/stop on rmw")
@@ -580,8 +581,12 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
         wait_for(lambda: list(p.messages("/interaction/state")[-1].stiffness_diag) == K, "the loop's stiffness")
         got = p.call(GetParameters, "/interaction/get_parameters", GetParameters.Request(names=[name]))
         assert list(got.values[0].double_array_value) == K
-    finally:
+    except AssertionError as e:                 # with what the nodes said
         text = stop_launcher(proc)
+        raise AssertionError(f"{e}\nlaunch output:\n{text[-8000:]}") from None
+    finally:
+        if text is None:
+            text = stop_launcher(proc)
     assert_clean_exit(proc, text)
     assert "clutch engaged" in text, text[-4000:]
 
