@@ -472,6 +472,10 @@ def test_arm_reference_observer_stream_moves_nothing_operator_stream_moves_the_a
         moved.append(reference_stream(stack, stack.clients["operator"]))
         if moved[-1] > 0.02:
             break
+        # a node starved past safety.stop.timeout_s latches the heartbeat timeout on its own
+        # (docs/safety.md); the operator resets it, as at the console, before streaming again
+        trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
+        stack.clients["operator"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 10.0)
         settle(stack)
     print(f"{stack.robot}: operator's reference streams moved the end effector "
           f"{', '.join(f'{d * 1e3:.2f}' for d in moved)} mm")
