@@ -25,7 +25,6 @@ import math
 import struct
 from dataclasses import dataclass
 
-import numpy as np
 
 MAGIC = b"HRAC"
 VERSION = 1
@@ -124,7 +123,3 @@ class ControllerPoseCodec:
     @staticmethod
     def sequence(p: ControllerPose) -> int:
         return p.sequence
-
-
-def as_arrays(p: ControllerPose) -> tuple[np.ndarray, np.ndarray]:
-    return np.asarray(p.position, float), np.asarray(p.quat_xyzw, float)

@@ -41,10 +41,6 @@ PEER_CAUSES = ("not_allowed", "foreign_peer")
 LinkParams = params_type("pulse.link")
 
 
-def _host(peer: Any) -> Any:
-    return peer[0] if isinstance(peer, tuple) else peer
-
-
 class LinkReceiver:
     def __init__(self, codec: PacketCodec, clock: Callable[[], float],
                  sequence: SequenceParams, health: HealthParams,
