@@ -144,14 +144,6 @@ class HeadAudioGate:
             self.counts["audio_sent"] += 1
         return out
 
-    @property
-    def head_sent(self) -> Optional[tuple]:
-        return self._head.sent
-
-    @property
-    def audio_sent(self) -> Optional[tuple]:
-        return self._audio.sent
-
     def status(self) -> dict:
         """For the diagnostics: the counts by cause."""
         return {f"head_audio_{k}": v for k, v in sorted(self.counts.items())}
