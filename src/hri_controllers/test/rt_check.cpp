@@ -12,12 +12,10 @@
 #include <dlfcn.h>
 #include <malloc.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -31,26 +29,13 @@
 
 #include "hri_controllers/interaction_controller.hpp"
 
-// ---- allocation counter (this thread only, while armed)
-static thread_local bool t_armed = false;
-static std::atomic<long> g_allocs{0};
-void* operator new(std::size_t n) {
-  if (t_armed) ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-  if (t_armed) ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+// ---- allocation counter: operator new (cpp/test/cpp/alloc_counter.hpp) and malloc, on the
+// updating thread only, while armed
+#define ALLOC_COUNTER_ARMED false
+#include "alloc_counter.hpp"
 extern "C" void* __libc_malloc(size_t);
 extern "C" void* malloc(size_t n) {
-  if (t_armed) ++g_allocs;
+  if (t_alloc_armed) ++g_allocs;
   return __libc_malloc(n);
 }
 
@@ -143,9 +128,9 @@ int main(int argc, char** argv) {
   auto cycles = [&](int k, bool armed) {
     for (int i = 0; i < k; ++i) {
       read();
-      t_armed = armed;
+      t_alloc_armed = armed;
       ctrl->update(node->now(), period);
-      t_armed = false;
+      t_alloc_armed = false;
       write();
     }
   };

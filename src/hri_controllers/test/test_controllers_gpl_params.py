@@ -9,6 +9,7 @@ import yaml
 
 from hri_runtime.config.tree import ConfigError, load_declarations, load_robot_config
 from hri_runtime.parameter_library import gpl
+from hri_runtime.parameter_library.typed import leaves
 
 PKG = Path(__file__).resolve().parents[1]
 SPEC = PKG / "gpl_spec.yaml"
@@ -40,9 +41,9 @@ def test_the_committed_yaml_is_the_generated_one(spec):
 
 def test_every_interaction_key_has_its_name_default_and_type(doc):
     decl = load_declarations()
-    leaves = list(gpl.leaves(decl.spec("interaction"), ("interaction",)))
-    assert len(leaves) > 60
-    for path, leaf in leaves:
+    found = list(leaves(decl.spec("interaction"), ("interaction",)))
+    assert len(found) > 60
+    for path, leaf in found:
         e = _entry(doc, ".".join(path))
         assert e["default_value"] == gpl.flatten_value(leaf, leaf.get("default")), path
         want = {"float": "double", "int": "int", "bool": "bool", "str": "string", "enum": "string"}.get(leaf["type"])
@@ -77,7 +78,7 @@ def test_live_keys_are_the_interaction_nodes_and_the_rest_is_read_only(spec, doc
     # so interaction.law, live on the node, is read-only here; every other live key is the node's
     live = set(LIVE) - {LAW}
     assert set(spec["live"]) == live
-    for path, _ in gpl.leaves(load_declarations().spec("interaction"), ("interaction",)):
+    for path, _ in leaves(load_declarations().spec("interaction"), ("interaction",)):
         dotted = ".".join(path)
         assert _entry(doc, dotted)["read_only"] is (dotted not in live), dotted
 

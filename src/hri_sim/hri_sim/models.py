@@ -18,7 +18,6 @@ import os
 import re
 from pathlib import Path
 
-MODELS_DIR = Path(__file__).resolve().parent / "mjcf"
 _ROBOT_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 

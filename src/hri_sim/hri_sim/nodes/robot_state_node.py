@@ -1,27 +1,10 @@
-"""``robot_state``: /robot_description, /tf_static and /tf of a robot, as robot_state_publisher does.
+"""``robot_state``: /robot_description, /tf_static and /tf of a robot, as robot_state_publisher does
+(topics, frames, meshes, Tino's odometry: docs/ros2-interop.md "Robot description and TF").
 
 Wiring only; the logic is :mod:`hri_sim.core.urdf` (URDF of the MuJoCo model the simulation
-loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model, for an arm;
-``hri_sim.tino.tino_model`` for the social robot, rooted at its base body) and
-:mod:`hri_sim.core.robot_state` (URDF -> transforms).
-
-- out ``topics.robot_description`` (std_msgs/String, the URDF; reliable, TRANSIENT_LOCAL depth 1);
-- out ``topics.tf_static`` (tf2_msgs/TFMessage, every fixed joint incl. the EE frame
-  ``frames.ee``, one message; TRANSIENT_LOCAL depth 1, as robot_state_publisher);
-- in ``topics.joint_states`` -> out ``topics.tf``: the movable joints named in the message, stamped
-  with its stamp; a message with mismatched lengths, a NaN position or no known joint is rejected
-  and counted (the node's ``rejected_count``, one log line), never published;
-- in ``topics.reference`` / ``topics.modified_pose`` (PoseStamped) -> ``/tf`` frames
-  ``robot_state.frames.reference`` / ``.admittance`` under the message's frame (a bad pose is
-  rejected and counted).
-
-Frame ids in ``/tf`` and ``/tf_static`` carry ``robot_state.frame_prefix`` (robot_state_publisher's
-``frame_prefix``: two robots on one ``/tf``, docs/ros2-interop.md "Namespaces"; Tino's odom -> base
-too, so two bases do not share an odom frame); the URDF keeps
-its link names.
-
-Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description and TF"). On
-rclpy without the tf2_msgs package the node says so once and publishes only the description.
+loads) and :mod:`hri_sim.core.robot_state` (URDF -> transforms). A joint state with mismatched
+lengths, a NaN position or no known joint, and a bad reference / modified pose, are rejected and
+counted (the node's ``rejected_count``, one log line), never published.
 """
 from __future__ import annotations
 
