@@ -17,8 +17,9 @@ loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model, for an 
 
 Frame ids in ``/tf`` and ``/tf_static`` carry ``robot_state.frame_prefix`` (robot_state_publisher's
 ``frame_prefix``: two robots on one ``/tf``, docs/ros2-interop.md "Namespaces"; Tino's odom -> base
-too, so two bases do not share an odom frame); the URDF keeps
-its link names.
+too, so two bases do not share an odom frame); the URDF keeps its link names. With
+``ros2_control.control: ros2_control`` the URDF has the ``<ros2_control>`` tag and the node first
+writes the model file that the tag and the controller name (docs/hardware.md).
 
 Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description and TF"). On
 rclpy without the tf2_msgs package the node says so once and publishes only the description.
@@ -39,6 +40,7 @@ from hri_runtime.qos import QOS_LATCHED
 from ..core.robot_state import UrdfTree, transform_tuple
 from ..core.urdf import mesh_uri_function, urdf_from_mujoco
 
+
 def transform_stamped(parent: str, child: str, t: np.ndarray, stamp):
     (x, y, z), (qx, qy, qz, qw) = transform_tuple(t)
     return msgs.new("geometry_msgs/msg/TransformStamped",
@@ -52,7 +54,7 @@ class RobotStateNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("robot_state", **kw)
         from ..core.ros2_control import description_tag
-        from ..models import arm_asset_root, load_arm
+        from ..models import arm_asset_root, load_arm, write_ros2_control_model
 
         self.cfg = declare_config(self, ("robot_state", "frames", "joints.names", "joints.velocity_max_deg_s",
                                          "joints.torque_max_nm", "ros2_control"), cfg=cfg)
@@ -71,15 +73,15 @@ class RobotStateNode(Node):
             self.urdf = urdf_from_mujoco(tino_model(TinoSimParams.from_tree(self.cfg)), robot_name=robot,
                                          root_link=self.cfg["frames"]["base"], root_body="base", ee_site=None,
                                          ee_link=self.cfg["frames"]["ee"], movable=movable, mesh_uri=str)
-        else:
-            model = load_arm(robot, actuation="torque")
-            self.urdf = urdf_from_mujoco(model, robot_name=robot, root_link=self.cfg["frames"]["base"],
-                                         ee_site=sec["ee_site"], ee_link=self.cfg["frames"]["ee"], movable=movable,
+        else:   # control:=ros2_control: the tag names the model file, written here before it is published
+            tag = description_tag(self.cfg, str(write_ros2_control_model(self.cfg))
+                                  if self.cfg["ros2_control"]["control"] == "ros2_control" else None)
+            self.urdf = urdf_from_mujoco(load_arm(robot, actuation="torque"), robot_name=robot,
+                                         root_link=self.cfg["frames"]["base"], ee_site=sec["ee_site"],
+                                         ee_link=self.cfg["frames"]["ee"], movable=movable,
                                          mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)),
-                                         ros2_control=description_tag(self.cfg))
-        self.tree = UrdfTree.parse(self.urdf)
-        self.prefix = str(sec["frame_prefix"])
-        t = sec["topics"]
+                                         ros2_control=tag)
+        self.tree, self.prefix, t = UrdfTree.parse(self.urdf), str(sec["frame_prefix"]), sec["topics"]
         self.js_topic = t["joint_states"]
         self.desc_pub = self.create_publisher("std_msgs/msg/String", t["robot_description"], qos=QOS_LATCHED)
         try:
