@@ -17,9 +17,8 @@ loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model, for an 
 
 Frame ids in ``/tf`` and ``/tf_static`` carry ``robot_state.frame_prefix`` (robot_state_publisher's
 ``frame_prefix``: two robots on one ``/tf``, docs/ros2-interop.md "Namespaces"; Tino's odom -> base
-too, so two bases do not share an odom frame); the URDF keeps its link names. With
-``ros2_control.control: ros2_control`` the URDF has the ``<ros2_control>`` tag and the node first
-writes the model file that the tag and the controller name (docs/hardware.md).
+too, so two bases do not share an odom frame); the URDF keeps its link names. ``ros2_control.control:
+ros2_control``: the ``<ros2_control>`` tag, after the model file it names is written (docs/hardware.md).
 
 Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description and TF"). On
 rclpy without the tf2_msgs package the node says so once and publishes only the description.
