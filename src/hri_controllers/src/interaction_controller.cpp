@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include <hardware_interface/component_parser.hpp>
 #include <pluginlib/class_list_macros.hpp>
 #include <rclcpp/qos.hpp>
 
@@ -22,6 +23,9 @@ namespace hi = hc::interaction;
 namespace {
 
 constexpr const char* kModes[] = {"impedance", "admittance", "hybrid"};
+// interaction.law in the order of hri_core::interaction::Law (hri_interaction.core.inputs.LAWS)
+constexpr const char* kLaws[] = {"lie", "cartesian", "gic", "lie_osd"};
+constexpr const char* kWrenchAxes[] = {"force.x", "force.y", "force.z", "torque.x", "torque.y", "torque.z"};
 constexpr double kUnitQuatTol = 1e-3;  // hri_runtime.geometry.UNIT_QUAT_TOL
 constexpr const char* kStopPrefix = "system stop";  // hri_interaction.core.controller.STOP_PREFIX
 
@@ -31,10 +35,17 @@ int mode_index(const std::string& m) {
   return -1;
 }
 
+int law_index(const std::string& l) {
+  for (int i = 0; i < hi::kNumLaws; ++i)
+    if (l == kLaws[i]) return i;
+  return -1;
+}
+
 int filter_index(const std::string& f) {
   if (f == "passivity") return hi::FILTER_PASSIVITY;
   if (f == "tdpc") return hi::FILTER_TDPC;
   if (f == "wave") return hi::FILTER_WAVE;
+  if (f == "jitter") return hi::FILTER_JITTER;
   return hi::FILTER_NONE;
 }
 
@@ -122,7 +133,31 @@ controller_interface::InterfaceConfiguration InteractionController::state_interf
     c.names.push_back(j + "/position");
     c.names.push_back(j + "/velocity");
   }
+  // the F/T sensor's six interfaces after the joints' (as admittance_controller claims them)
+  c.names.insert(c.names.end(), ft_interfaces_.begin(), ft_interfaces_.end());
   return c;
+}
+
+std::optional<std::string> InteractionController::sensor_absent(const std::string& name) const {
+  const std::string& urdf = get_robot_description();
+  if (urdf.empty()) return std::string("the controller manager has no robot description");
+  std::vector<hardware_interface::HardwareInfo> hw;
+  try {
+    hw = hardware_interface::parse_control_resources_from_urdf(urdf);
+  } catch (const std::exception& e) {
+    return std::string("the robot description's <ros2_control> tags do not parse (") + e.what() + ")";
+  }
+  for (const auto& h : hw)
+    for (const auto& s : h.sensors) {
+      if (s.name != name) continue;
+      for (const char* axis : kWrenchAxes) {
+        bool has = false;
+        for (const auto& si : s.state_interfaces) has |= si.name == axis;
+        if (!has) return "sensor '" + name + "' of hardware '" + h.name + "' has no state interface " + axis;
+      }
+      return std::nullopt;
+    }
+  return "no sensor '" + name + "' in the robot description's <ros2_control> tags";
 }
 
 CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State&) {
@@ -156,17 +191,31 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
     return CallbackReturn::ERROR;
   }
   rs_.resize(n_);
-  // the tick (hri_interaction.core.controller.tick_params, law lie): the other laws of
-  // interaction.law run on the interaction node only (docs/hardware.md), so asking for one here
-  // fails the configure with one line instead of running Lie-PD under another name
-  if (ip.law != "lie") {
-    RCLCPP_ERROR(log, "interaction.law '%s': this controller runs the Lie-PD law (lie) only; "
-                 "gic, lie_osd and cartesian run on the interaction node (control:=rt)", ip.law.c_str());
-    return CallbackReturn::ERROR;
+  // the EE force-torque sensor: claimed when the hardware has it (the robot description's
+  // <ros2_control> tag names it with force.x .. torque.z); else the admittance sees no wrench
+  ft_.reset();
+  ft_interfaces_.clear();
+  if (!p.ft_sensor.name.empty()) {
+    if (auto why = sensor_absent(p.ft_sensor.name)) {
+      RCLCPP_WARN(log, "ft_sensor.name '%s': %s: no wrench is read (the admittance sees none)",
+                  p.ft_sensor.name.c_str(), why->c_str());
+    } else {
+      ft_.emplace(p.ft_sensor.name);
+      ft_interfaces_ = ft_->get_state_interface_names();
+    }
   }
+  // the tick (hri_interaction.core.controller.tick_params): interaction.law is fixed at configure
+  // (switching it at run time is the interaction node's; docs/hardware.md)
   hi::TickParams t;
   t.n = n_;
-  t.law = hi::LAW_LIE;
+  t.law = law_index(ip.law);
+  if (t.law < 0) {
+    RCLCPP_ERROR(log, "interaction.law '%s': one of lie, cartesian, gic, lie_osd", ip.law.c_str());
+    return CallbackReturn::ERROR;
+  }
+  t.M_osd = vec6(ip.lie_osd.inertia_diag).asDiagonal();
+  t.jitter_alpha_base = vec6(ip.passivity.jitter.alpha_base);
+  t.jitter_alpha_scale = vec6(ip.passivity.jitter.alpha_scale);
   t.filter = filter_index(ip.passivity.filter);
   t.gravity_compensation = ip.gravity_compensation;
   t.coriolis_compensation = ip.impedance.coriolis_compensation;
@@ -266,8 +315,9 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
       [this](const std::vector<rclcpp::Parameter>& ps) { return check_live(ps); });
   apply_handle_ = node->add_post_set_parameters_callback(
       [this](const std::vector<rclcpp::Parameter>& ps) { apply_live(ps); });
-  RCLCPP_INFO(log, "interaction controller: %d joints, site %s, model %s, mode %s, dt %.6f s", n_,
-              ip.ee_site.c_str(), f.c_str(), ip.mode.c_str(), dt_);
+  RCLCPP_INFO(log, "interaction controller: %d joints, site %s, model %s, law %s, mode %s, F/T sensor %s, dt %.6f s",
+              n_, ip.ee_site.c_str(), f.c_str(), ip.law.c_str(), ip.mode.c_str(),
+              ft_ ? p.ft_sensor.name.c_str() : "none", dt_);
   return CallbackReturn::SUCCESS;
 }
 
@@ -281,6 +331,11 @@ CallbackReturn InteractionController::on_activate(const rclcpp_lifecycle::State&
     RCLCPP_ERROR(get_node()->get_logger(), "activate: joint state not finite");
     return CallbackReturn::ERROR;
   }
+  if (ft_ && !ft_->assign_loaned_state_interfaces(state_interfaces_)) {
+    RCLCPP_ERROR(get_node()->get_logger(), "activate: the F/T sensor's interfaces were not assigned");
+    return CallbackReturn::ERROR;
+  }
+  wrench_.setZero();
   arm_->update(rs_.q, rs_.dq);
   arm_->terms(rs_);
   checker_->reset();
@@ -326,6 +381,7 @@ CallbackReturn InteractionController::on_deactivate(const rclcpp_lifecycle::Stat
               static_cast<unsigned long>(period_.count()));
   // the arm is left to the next controller; write zero effort for the handover tick
   for (auto& ci : command_interfaces_) (void)ci.set_value(0.0);
+  if (ft_) ft_->release_interfaces();
   return CallbackReturn::SUCCESS;
 }
 
@@ -386,9 +442,22 @@ controller_interface::return_type InteractionController::update(const rclcpp::Ti
     if (!held_) a.mode_seq = c->mode_seq;
     a.reset_filter_seq = c->reset_filter_seq;
   }
-  t.set_wrench(Vec6::Zero(), true);  // no F/T sensor: the admittance sees no wrench
+  // the measured wrench (RtLoop's wrench_from_robot): (moment, force) in the EE frame; a
+  // non-finite or too large reading (interaction.limits.max_force_n / max_torque_nm) holds the
+  // admittance for that tick (the tick's WRENCH_INVALID, counted as flag_wrench_invalid)
+  if (ft_) {
+    const auto f = ft_->get_forces();
+    const auto m = ft_->get_torques();
+    wrench_ << m[0], m[1], m[2], f[0], f[1], f[2];
+    const auto& lim = params_.interaction.limits;
+    const bool ok = wrench_.allFinite() && wrench_.tail<3>().norm() <= lim.max_force_n &&
+                    wrench_.head<3>().norm() <= lim.max_torque_nm;
+    t.set_wrench(wrench_, ok);
+  } else {
+    t.set_wrench(Vec6::Zero(), true);  // no F/T sensor: the admittance sees no wrench
+  }
   hi::TickInput in{&rs_.q, &rs_.dq, &rs_.world_T_ee, &rs_.body_twist, &rs_.body_jacobian, &rs_.gravity,
-                   &rs_.coriolis};
+                   &rs_.coriolis, &rs_.mass_matrix};
   t.tick(in, dt_, out_);
   for (int j = 0; j < n_; ++j) (void)command_interfaces_[j].set_value(out_.tau(j));
   ++ticks_;

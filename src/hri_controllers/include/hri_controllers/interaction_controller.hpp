@@ -2,7 +2,8 @@
 // a ros2_control controller (docs/hardware.md). update() runs the same header-only
 // hri_core::interaction::InteractionTick as our own real-time loop (hri_core::rt::RtLoop::cycle):
 //
-//   read q, dq (state interfaces <joint>/position, <joint>/velocity)
+//   read q, dq (state interfaces <joint>/position, <joint>/velocity) and, when the hardware has
+//      the sensor ft_sensor.name, the EE wrench (semantic_components::ForceTorqueSensor)
 //   -> model terms at the measured state (hri_core::rt::MujocoArmModel on the arm's MuJoCo model,
 //      never stepped: world_T_ee, J_b, V_b, g, c)
 //   -> system stop (StopWatch: heartbeat silence = hold at the measured pose)
@@ -33,6 +34,7 @@
 #include <hri_interfaces/msg/safety_stop.hpp>
 #include <rclcpp/rclcpp.hpp>
 #include <realtime_tools/realtime_buffer.hpp>
+#include <semantic_components/force_torque_sensor.hpp>
 #include <std_msgs/msg/float64_multi_array.hpp>
 #include <std_msgs/msg/string.hpp>
 
@@ -97,6 +99,7 @@ class InteractionController : public controller_interface::ControllerInterface {
   rcl_interfaces::msg::SetParametersResult check_live(const std::vector<rclcpp::Parameter>& ps);
   void apply_live(const std::vector<rclcpp::Parameter>& ps);
   void release_model();
+  std::optional<std::string> sensor_absent(const std::string& name) const;
 
   std::shared_ptr<interaction_controller::ParamListener> listener_;
   interaction_controller::Params params_;
@@ -110,6 +113,11 @@ class InteractionController : public controller_interface::ControllerInterface {
   mjData* data_ = nullptr;
   std::optional<hc::rt::MujocoArmModel> arm_;
   hc::rt::RobotState rs_;
+
+  // the EE force-torque sensor (ft_sensor.name; none when unset or absent from the hardware)
+  std::optional<semantic_components::ForceTorqueSensor> ft_;
+  std::vector<std::string> ft_interfaces_;
+  hc::se3::Vec6 wrench_ = hc::se3::Vec6::Zero();  // (moment, force), EE frame (RobotState::wrench_body)
 
   // the tick
   hc::interaction::TickParams tick_params_;

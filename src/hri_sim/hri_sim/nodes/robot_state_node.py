@@ -4,7 +4,9 @@
 Wiring only; the logic is :mod:`hri_sim.core.urdf` (URDF of the MuJoCo model the simulation
 loads) and :mod:`hri_sim.core.robot_state` (URDF -> transforms). A joint state with mismatched
 lengths, a NaN position or no known joint, and a bad reference / modified pose, are rejected and
-counted (the node's ``rejected_count``, one log line), never published.
+counted (the node's ``rejected_count``, one log line), never published. With
+``ros2_control.control: ros2_control`` the URDF has the ``<ros2_control>`` tag, published after the
+model file it names is written (docs/hardware.md).
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from hri_runtime.qos import QOS_LATCHED
 from ..core.robot_state import UrdfTree, transform_tuple
 from ..core.urdf import mesh_uri_function, urdf_from_mujoco
 
+
 def transform_stamped(parent: str, child: str, t: np.ndarray, stamp):
     (x, y, z), (qx, qy, qz, qw) = transform_tuple(t)
     return msgs.new("geometry_msgs/msg/TransformStamped",
@@ -35,7 +38,7 @@ class RobotStateNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("robot_state", **kw)
         from ..core.ros2_control import description_tag
-        from ..models import arm_asset_root, load_arm
+        from ..models import arm_asset_root, load_arm, write_ros2_control_model
 
         self.cfg = declare_config(self, ("robot_state", "frames", "joints.names", "joints.velocity_max_deg_s",
                                          "joints.torque_max_nm", "ros2_control"), cfg=cfg)
@@ -54,15 +57,15 @@ class RobotStateNode(Node):
             self.urdf = urdf_from_mujoco(tino_model(TinoSimParams.from_tree(self.cfg)), robot_name=robot,
                                          root_link=self.cfg["frames"]["base"], root_body="base", ee_site=None,
                                          ee_link=self.cfg["frames"]["ee"], movable=movable, mesh_uri=str)
-        else:
-            model = load_arm(robot, actuation="torque")
-            self.urdf = urdf_from_mujoco(model, robot_name=robot, root_link=self.cfg["frames"]["base"],
-                                         ee_site=sec["ee_site"], ee_link=self.cfg["frames"]["ee"], movable=movable,
+        else:   # control:=ros2_control: the tag names the model file, written here before it is published
+            tag = description_tag(self.cfg, str(write_ros2_control_model(self.cfg))
+                                  if self.cfg["ros2_control"]["control"] == "ros2_control" else None)
+            self.urdf = urdf_from_mujoco(load_arm(robot, actuation="torque"), robot_name=robot,
+                                         root_link=self.cfg["frames"]["base"], ee_site=sec["ee_site"],
+                                         ee_link=self.cfg["frames"]["ee"], movable=movable,
                                          mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)),
-                                         ros2_control=description_tag(self.cfg))
-        self.tree = UrdfTree.parse(self.urdf)
-        self.prefix = str(sec["frame_prefix"])
-        t = sec["topics"]
+                                         ros2_control=tag)
+        self.tree, self.prefix, t = UrdfTree.parse(self.urdf), str(sec["frame_prefix"]), sec["topics"]
         self.js_topic = t["joint_states"]
         self.desc_pub = self.create_publisher("std_msgs/msg/String", t["robot_description"], qos=QOS_LATCHED)
         try:
