@@ -204,7 +204,7 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
       ft_interfaces_ = ft_->get_state_interface_names();
     }
   }
-  // the tick (hri_interaction.core.controller.tick_params): interaction.law is fixed at configure
+  // the tick (hri_interaction.core.controller.tick_params); interaction.law switches live (apply_live)
   // (switching it at run time is the interaction node's; docs/hardware.md)
   hi::TickParams t;
   t.n = n_;
@@ -293,6 +293,7 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
   D_adm_diag_ = t.D_adm.diagonal();
   K_adm_diag_ = t.K_adm.diagonal();
   mode_name_ = ip.mode;
+  law_name_ = ip.law;
 
   // endpoints (the interaction node's names: interaction.topics, teleop.topics.ee_pose, safety.topics.stop)
   auto node = get_node();
@@ -436,6 +437,10 @@ controller_interface::return_type InteractionController::update(const rclcpp::Ti
       ++mode_switches_;
     }
     if (c->reset_filter_seq != a.reset_filter_seq) t.reset_filter();
+    if (c->law_seq != a.law_seq) {  // at this tick boundary, checked again by the tick (RtLoop's rule)
+      if (t.set_law(c->law, c->law_blend_s)) ++law_switches_; else ++law_refusals_;
+    }
+    a.law_seq = c->law_seq;
     a.target_seq = c->target_seq;
     a.gains_seq = c->gains_seq;
     a.adm_seq = c->adm_seq;
@@ -477,11 +482,16 @@ controller_interface::return_type InteractionController::update(const rclcpp::Ti
   s.violations = t.violations();
   s.saturations = t.saturations();
   s.lam = t.lam();
+  s.lam_dot = t.lam_dot();
+  s.law = t.law();
+  s.law_blending = t.law_blending();
   s.K_diag = t.K().diagonal();
   s.world_T_ee = rs_.world_T_ee;
   s.world_T_ref = out_.world_T_ref;
   s.flag_ticks = flag_ticks_;
   s.mode_switches = mode_switches_;
+  s.law_switches = law_switches_;
+  s.law_refusals = law_refusals_;
   s.holds = holds_;
   s.stop_timeouts = stop_.timeouts();
   s.n = n_;
@@ -608,6 +618,22 @@ rcl_interfaces::msg::SetParametersResult InteractionController::check_live(const
         r.reason = *why;
         return r;
       }
+    } else if (n == "interaction.law") {
+      // the tick's rule (law_switch_error) on the last state update() handed over; the tick
+      // checks it again at the boundary (a refusal there is counted: law_refusals)
+      StateSnapshot s;
+      {
+        std::lock_guard<std::mutex> lk(state_mu_);
+        state_buf_.update();
+        s = state_buf_.front();
+      }
+      const int from = s.n > 0 ? s.law : law_index(law_name_);   // (no tick yet: the configured law)
+      if (const char* why = hi::law_switch_error(from, law_index(p.as_string()), s.lam, s.lam_dot, s.law_blending)) {
+        reject("law_switch_refused", why);
+        r.successful = false;
+        r.reason = std::string("interaction.law ") + p.as_string() + ": " + why + " (law_switch_refused)";
+        return r;
+      }
     } else if (n == "interaction.impedance.stiffness_diag" && p.as_double_array().size() == 6) {
       K = vec6(p.as_double_array());
       imp = true;
@@ -627,10 +653,11 @@ rcl_interfaces::msg::SetParametersResult InteractionController::check_live(const
 
 void InteractionController::apply_live(const std::vector<rclcpp::Parameter>& ps) {
   bool imp = false, adm = false;
-  std::optional<std::string> mode;
+  std::optional<std::string> mode, law;
   for (const auto& p : ps) {
     const std::string& n = p.get_name();
     if (n == "interaction.mode") mode = p.as_string();
+    if (n == "interaction.law") law = p.as_string();
     if (n == "interaction.impedance.stiffness_diag") K_diag_ = vec6(p.as_double_array()), imp = true;
     if (n == "interaction.impedance.damping_diag") D_diag_ = vec6(p.as_double_array()), imp = true;
     if (n == "interaction.admittance.mass_diag") M_adm_diag_ = vec6(p.as_double_array()), adm = true;
@@ -643,6 +670,13 @@ void InteractionController::apply_live(const std::vector<rclcpp::Parameter>& ps)
     mode_name_ = *mode;
     const int m = mode_index(*mode);
     command([&](hc::rt::Command& c) { c.mode = m; c.settle_s = settle; ++c.mode_seq; });
+  }
+  if (law && *law != law_name_) {
+    RCLCPP_INFO(get_node()->get_logger(), "interaction: law %s -> %s", law_name_.c_str(), law->c_str());
+    law_name_ = *law;
+    const int l = law_index(*law);
+    const double lb = params_.interaction.switch_.law_blend_s;
+    command([&](hc::rt::Command& c) { c.law = l; c.law_blend_s = lb; ++c.law_seq; });
   }
   if (imp) {
     const Mat6 K = K_diag_.asDiagonal(), D = D_diag_.asDiagonal();

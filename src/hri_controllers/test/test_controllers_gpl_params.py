@@ -74,9 +74,9 @@ def test_bounds_and_enums_become_validators(doc):
 def test_live_keys_are_the_interaction_nodes_and_the_rest_is_read_only(spec, doc):
     from hri_interaction.core.live import LAW, LIVE
 
-    # the controller runs the Lie-PD law only (it refuses another at configure; docs/hardware.md),
-    # so interaction.law, live on the node, is read-only here; every other live key is the node's
-    live = set(LIVE) - {LAW}
+    # the controller's live keys are the node's, interaction.law included (docs/hardware.md)
+    live = set(LIVE)
+    assert LAW in live
     assert set(spec["live"]) == live
     for path, _ in leaves(load_declarations().spec("interaction"), ("interaction",)):
         dotted = ".".join(path)

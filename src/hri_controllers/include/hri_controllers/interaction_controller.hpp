@@ -57,11 +57,13 @@ struct StateSnapshot {
   uint32_t flags = 0, safety_flags = 0;
   double energy_j = 0.0;
   long violations = 0, saturations = 0;
-  hc::se3::Vec6 lam = hc::se3::Vec6::Zero();
+  hc::se3::Vec6 lam = hc::se3::Vec6::Zero(), lam_dot = hc::se3::Vec6::Zero();
+  int law = 0;
+  bool law_blending = false;
   hc::se3::Vec6 K_diag = hc::se3::Vec6::Zero();
   hc::se3::Mat4 world_T_ee = hc::se3::Mat4::Identity(), world_T_ref = hc::se3::Mat4::Identity();
   std::array<uint64_t, hc::interaction::kNumTickFlags> flag_ticks{};
-  uint64_t mode_switches = 0, holds = 0, stop_timeouts = 0;
+  uint64_t mode_switches = 0, holds = 0, stop_timeouts = 0, law_switches = 0, law_refusals = 0;
   int n = 0;
   double tau[hc::interaction::kMaxDof]{};
 };
@@ -130,7 +132,7 @@ class InteractionController : public controller_interface::ControllerInterface {
   hc::rt::Command cmd_pending_;
   hc::se3::Mat4 last_target_ = hc::se3::Mat4::Identity();  // the latest accepted reference
   hc::se3::Vec6 K_diag_, D_diag_, M_adm_diag_, D_adm_diag_, K_adm_diag_;
-  std::string mode_name_;
+  std::string mode_name_, law_name_;
   realtime_tools::RealtimeBuffer<hc::rt::Command> cmd_buf_;
   hc::rt::Command cmd_applied_;  // RT side
   std::map<std::string, uint64_t> rejected_;  // under cmd_mu_
@@ -138,7 +140,7 @@ class InteractionController : public controller_interface::ControllerInterface {
 
   StopWatch stop_;
   bool held_ = false;
-  uint64_t ticks_ = 0, mode_switches_ = 0, holds_ = 0;
+  uint64_t ticks_ = 0, mode_switches_ = 0, holds_ = 0, law_switches_ = 0, law_refusals_ = 0;
   std::array<uint64_t, hc::interaction::kNumTickFlags> flag_ticks_{};
   hc::rt::TripleBuffer<StateSnapshot> state_buf_;
   std::mutex state_mu_;
