@@ -472,11 +472,6 @@ def _package_of(node_class) -> str:
     return (getattr(node_class, "__module__", "") or "hri_runtime").split(".")[0]
 
 
-def _dump_threads() -> None:
-    log.warning("a second signal while stopping: the stack of every thread follows on stderr")
-    faulthandler.dump_traceback(all_threads=True)
-
-
 def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
              context: Optional[Context] = None) -> int:
     """Parse the ``--ros-args`` subset, build the node on the default context (HRI_TRANSPORT),
@@ -493,6 +488,10 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         # after its timeout) aborts the construction: exit 0 all the same, never a traceback
         again = "signal" in holder
         holder.setdefault("signal", signum)
+        if as_process and not again:
+            # stopping: from now on a launcher's SIGTERM also prints every thread's stack at the C
+            # level, even while the main thread is blocked inside a C call (then this handler cannot run)
+            faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
         n, c = holder.get("node"), holder.get("ctx")
         (n.get_logger().info if n is not None else log.info)(f"signal {signum}: shutting down")
         if c is not None:
@@ -500,8 +499,8 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         if again and holder.get("building"):
             holder["building"] = False
             raise KeyboardInterrupt
-        if again and signum == signal.SIGTERM:      # a launcher's escalation: still stopping, say where
-            _dump_threads()
+        if again and signum == signal.SIGTERM:      # a launcher's escalation: still stopping (the stacks
+            log.warning("a second signal while stopping: the stack of every thread is on stderr")  # above)
 
     old = {}
     if threading.current_thread() is threading.main_thread():
@@ -518,6 +517,7 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         # `hri` subcommands) get their handlers back.
         if as_process:
             if threading.current_thread() is threading.main_thread():
+                faulthandler.unregister(signal.SIGTERM)
                 for s in old:
                     signal.signal(s, signal.SIG_IGN)
                 # a launcher's SIGTERM while the exit is stuck (a thread the interpreter joins)
