@@ -140,6 +140,19 @@ class Probe(Node):
             return None
 
 
+def operator_reset(stack):
+    """``/safety/reset`` as the operator (as at the console): also what clears a heartbeat timeout
+    that a node starved past ``safety.stop.timeout_s`` latched on its own (docs/safety.md)."""
+    trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
+    return stack.clients["operator"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 10.0)
+
+
+def last_stop(stack):
+    """The last /safety/stop the local probe saw (None before the first)."""
+    with stack.local.lock:
+        return stack.local.stop_state[-1] if stack.local.stop_state else None
+
+
 def settle(stack, tol_m=5e-4, timeout_s=20.0):
     """Wait (bounded) until an arm's end effector is still: two samples 0.5 s apart within tol_m."""
     if not stack.arm:
@@ -472,15 +485,12 @@ def test_arm_reference_observer_stream_moves_nothing_operator_stream_moves_the_a
         moved.append(reference_stream(stack, stack.clients["operator"]))
         if moved[-1] > 0.02:
             break
-        # a node starved past safety.stop.timeout_s latches the heartbeat timeout on its own
-        # (docs/safety.md); the operator resets it, as at the console, before streaming again
-        trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
-        stack.clients["operator"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 10.0)
+        operator_reset(stack)      # a heartbeat timeout latched by a starved node, then stream again
         settle(stack)
     print(f"{stack.robot}: operator's reference streams moved the end effector "
           f"{', '.join(f'{d * 1e3:.2f}' for d in moved)} mm")
     assert moved[-1] > 0.02, (f"operator streams moved {[round(d * 1e3, 2) for d in moved]} mm; system stop "
-                              f"{stack.local.stop_state[-1] if stack.local.stop_state else None}")
+                              f"{last_stop(stack)}")
     settle(stack)                                 # arm_teleop's hold reference takes it back
 
 
@@ -529,12 +539,9 @@ def test_tino_observer_pulses_leave_the_base_still_operator_pulses_move_it(stack
         pulses(stack.clients["operator"])
         if wait_until(drove, 20.0):
             break
-        # a node starved past safety.stop.timeout_s latches the heartbeat timeout on its own
-        # (docs/safety.md): the operator resets, as at the console, and presses again
-        trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
-        stack.clients["operator"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 10.0)
+        operator_reset(stack)      # a heartbeat timeout latched by a starved node, then press again
     assert drove(), f"the operator's pulses did not drive the base in 3 presses; system stop " \
-                    f"{stack.local.stop_state[-1] if stack.local.stop_state else None}"
+                    f"{last_stop(stack)}"
 
 
 @stacks(list(LAUNCHES))
@@ -548,8 +555,7 @@ def test_observer_stop_request_is_honoured_operator_resets(stack):
                                                     reason="acl test")) or True) and stack.local.stopped() is True, 20.0)
     assert wait_until(lambda: obs.stopped() is True, 10.0)       # and sees it
     time.sleep(0.5)
-    trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
-    resp = stack.clients["operator"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 10.0)
+    resp = operator_reset(stack)
     assert resp is not None and resp.success, resp
     assert wait_until(lambda: stack.local.stopped() is False, 10.0)
 
