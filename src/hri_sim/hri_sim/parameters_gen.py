@@ -232,6 +232,13 @@ class Ros2ControlUrParams(Params):
     """ur_robot_driver script_command_port. Bounds: >= 1, <= 65535. Source:
     Universal_Robots_ROS2_Driver. Read-only at run time."""
 
+    ft_sensor: str = 'tcp_fts_sensor'
+    """the sensor of the UR's tag (force.x..torque.z: RTDE actual_TCP_force, which the driver
+    rotates from the base frame into the TCP frame, tool0_controller); the driver exports it only
+    under this name (tf_prefix empty), so hardware ur needs ros2_control.ft_sensor equal to it.
+    Source: Universal_Robots_ROS2_Driver (ur_robot_driver hardware_interface.cpp
+    transformForceTorque, ur.ros2_control.xacro). Read-only at run time."""
+
 
 @dataclass(frozen=True)
 class Ros2ControlIiwaParams(Params):
@@ -308,9 +315,18 @@ class Ros2ControlParams(Params):
     matches /[A-Za-z_][A-Za-z0-9_]*/. Read-only at run time."""
 
     ft_sensor: str = 'ee_ft'
-    """name of the EE force-torque sensor (force.x..torque.z, EE frame) in the MuJoCo and mock
-    systems' ros2_control tag; the interaction controller's ft_sensor.name (read where the hardware
-    has it). Read-only at run time."""
+    """name of the EE force-torque sensor (force.x..torque.z) in the MuJoCo and mock systems'
+    ros2_control tag; the interaction controller's ft_sensor.name (read where the hardware has it).
+    A robot whose vendor driver exports a sensor names it as the driver does (ur:
+    ros2_control.ur.ft_sensor), so the simulated systems and the real arm have the same interfaces.
+    Read-only at run time."""
+
+    ft_frame: Literal['tool', 'base'] = 'tool'
+    """the frame the F/T sensor's six values are expressed in, the interaction controller's
+    ft_sensor.frame: tool = the EE frame (the MuJoCo system's sensor; ur_robot_driver's
+    tcp_fts_sensor, which the driver rotates into the TCP frame) | base = the robot's base frame
+    about the EE point (e.g. an estimate such as franka's O_F_ext_hat_K), rotated into the EE frame
+    by the controller with the measured EE rotation (docs/hardware.md). Read-only at run time."""
 
     push_gpio: str = 'ee_push'
     """name of the MuJoCo system's GPIO taking a scripted EE push (force.x/y/z, world frame, N;

@@ -51,8 +51,18 @@ def test_vendor_hardware_is_the_robots_own_and_needs_its_address():
     assert params == {"robot_ip": "172.16.0.2", "arm_id": "fr3"}
     assert "ur5e has 'ur'" in hardware_refusal(load_robot_config("ur5e"), "franka")
     assert "robot_ip" in hardware_refusal(load_robot_config("fr3"), "franka")
-    ur = _tag(load_robot_config("ur5e", overrides=["ros2_control.robot_ip=192.168.56.101"]), "ur")
+    ur5e = load_robot_config("ur5e", overrides=["ros2_control.robot_ip=192.168.56.101"])
+    ur = _tag(ur5e, "ur")
     assert {p.get("name"): p.text for p in ur.findall("hardware/param")}["reverse_port"] == "50001"
+    # ur_robot_driver exports tcp_fts_sensor only when the tag names it (ur_description's ur_sensors.xacro);
+    # the ur5e's simulated systems name their sensor the same, so the one parameter file fits all three
+    assert [s.get("name") for s in ur.findall("sensor")] == ["tcp_fts_sensor"] == [ur5e["ros2_control"]["ft_sensor"]]
+    assert [s.get("name") for s in ur.find("sensor").findall("state_interface")] == [
+        f"{a}.{x}" for a in ("force", "torque") for x in "xyz"]
+    assert ur5e["ros2_control"]["ft_frame"] == "tool"     # the driver rotates actual_TCP_force into the TCP frame
+    other = load_robot_config("ur5e", overrides=["ros2_control.robot_ip=192.168.56.101", "ros2_control.ft_sensor=ee_ft"])
+    assert "'tcp_fts_sensor'" in hardware_refusal(other, "ur") and "'ee_ft'" in hardware_refusal(other, "ur")
+    assert _tag(fr3, "franka").find("sensor") is None          # franka_hardware exports no F/T interface
     with pytest.raises(ValueError):
         ros2_control_xml(load_robot_config("iiwa14"), "ur")
 
@@ -64,7 +74,9 @@ def test_manager_parameters_name_the_controllers_and_the_sensor():
     assert cm["update_rate"] == 1000
     assert cm["interaction_controller"]["type"] == "hri_controllers/InteractionController"
     ic = p["interaction_controller"]["ros__parameters"]
-    assert ic["model_file"] == "/m.mjb" and ic["ft_sensor"] == {"name": cfg["ros2_control"]["ft_sensor"]}
+    assert ic["model_file"] == "/m.mjb" and ic["ft_sensor"] == {"name": cfg["ros2_control"]["ft_sensor"], "frame": "tool"}
+    base = manager_parameters(load_robot_config("fr3", overrides=["ros2_control.ft_frame=base"]), {}, 1000)
+    assert base["interaction_controller"]["ros__parameters"]["ft_sensor"]["frame"] == "base"
 
 
 @pytest.mark.parametrize("robot", list_arms())

@@ -12,7 +12,8 @@ Hardware (``ros2_control.hardware``), each exposing the interfaces the controlle
   values, effort commands are mirrored), with the same F/T sensor reading zero;
 - ``franka`` / ``ur`` / ``iiwa``: the vendor's plugin with its parameters named as in the vendor's
   own description (``ros2_control.<vendor>.*``, ``robot_ip``); only for a robot whose
-  ``ros2_control.vendor`` is that vendor.
+  ``ros2_control.vendor`` is that vendor. The UR's tag has ur_robot_driver's F/T sensor
+  (``ros2_control.ur.ft_sensor``), the others none.
 
 The initial joint positions are ``joints.named_positions_deg.home``.
 """
@@ -51,6 +52,9 @@ def hardware_refusal(cfg: dict, hardware: str) -> Optional[str]:
                     f"{cfg['robot']['model']} has {rc['vendor']!r}")
         if not str(rc["robot_ip"]).strip():
             return f"hardware {hardware!r} needs the robot's address (robot_ip)"
+        if hardware == "ur" and rc["ft_sensor"] != rc["ur"]["ft_sensor"]:
+            return (f"hardware 'ur' exports its F/T sensor as {rc['ur']['ft_sensor']!r} (ros2_control.ur.ft_sensor); "
+                    f"the controller reads ros2_control.ft_sensor {rc['ft_sensor']!r}: set it to the driver's name")
     if not cfg["joints"].get("names"):
         return f"{cfg['robot']['model']} has no joints.names"
     return None
@@ -112,6 +116,10 @@ def ros2_control_xml(cfg: dict, hardware: str, model_file: Optional[str] = None)
                 out += [f'      <state_interface name="{a}.{x}">', '        <param name="initial_value">0.0</param>',
                         "      </state_interface>"]
         out.append("    </sensor>")
+    elif hardware == "ur":       # ur_description's ur_sensors.xacro: the driver exports what the tag names
+        out.append(f"    <sensor name={quoteattr(rc['ur']['ft_sensor'])}>")
+        out += [f'      <state_interface name="{a}.{x}"/>' for a in ("force", "torque") for x in "xyz"]
+        out.append("    </sensor>")
     if hardware == "mujoco":
         out.append(f"    <gpio name={quoteattr(rc['push_gpio'])}>")
         out += [f'      <command_interface name="force.{x}"/>' for x in "xyz"]
@@ -134,7 +142,8 @@ def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) 
     """The ros2_control_node parameter file: the controller manager (update rate, the controller
     types) and the interaction controller's parameters ``controller_values`` (the generated
     library's names: hri_runtime.parameter_library.gpl.parameter_values; ``ft_sensor.name`` is
-    ``ros2_control.ft_sensor``, read where the hardware has it); besides it the standard
+    ``ros2_control.ft_sensor``, read where the hardware has it, ``ft_sensor.frame`` its frame
+    ``ros2_control.ft_frame``); besides it the standard
     controllers: joint_state_broadcaster, effort_controller (a JointGroupEffortController on the
     same joints, for a switch) and push_controller (the MuJoCo system's scripted push)."""
     rc = cfg["ros2_control"]
@@ -147,7 +156,8 @@ def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) 
             "effort_controller": {"type": "effort_controllers/JointGroupEffortController"},
             "push_controller": {"type": "forward_command_controller/MultiInterfaceForwardCommandController"},
         }},
-        rc["controller"]: {"ros__parameters": {**controller_values, "ft_sensor": {"name": rc["ft_sensor"]}}},
+        rc["controller"]: {"ros__parameters": {**controller_values,
+                                                  "ft_sensor": {"name": rc["ft_sensor"], "frame": rc["ft_frame"]}}},
         rc["joint_state_broadcaster"]: {"ros__parameters": {"joints": list(names),
                                                              "interfaces": ["position", "velocity", "effort"]}},
         "effort_controller": {"ros__parameters": {"joints": list(names)}},
