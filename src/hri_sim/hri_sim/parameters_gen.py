@@ -432,15 +432,16 @@ class Ros2ControlParams(Params):
     """name of the EE force-torque sensor (force.x..torque.z) in the MuJoCo and mock systems'
     ros2_control tag; the interaction controller's ft_sensor.name (read where the hardware has it).
     A robot whose vendor driver exports a sensor names it as the driver does (ur:
-    ros2_control.ur.ft_sensor), so the simulated systems and the real arm have the same interfaces.
-    Read-only at run time."""
+    ros2_control.ur.ft_sensor, iiwa: ros2_control.iiwa.ft_sensor), so the simulated systems and the
+    real arm have the same interfaces. Read-only at run time."""
 
     ft_frame: Literal['tool', 'base'] = 'tool'
     """the frame the F/T sensor's six values are expressed in, the interaction controller's
     ft_sensor.frame: tool = the EE frame (the MuJoCo system's sensor; ur_robot_driver's
-    tcp_fts_sensor, which the driver rotates into the TCP frame) | base = the robot's base frame
-    about the EE point (e.g. an estimate such as franka's O_F_ext_hat_K), rotated into the EE frame
-    by the controller with the measured EE rotation (docs/hardware.md). Read-only at run time."""
+    tcp_fts_sensor, which the driver rotates into the TCP frame; lbr_ros2_control's
+    estimated_ft_sensor, rotated into its chain_tip frames.ee) | base = the robot's base frame about
+    the EE point (e.g. an estimate such as franka's O_F_ext_hat_K), rotated into the EE frame by the
+    controller with the measured EE rotation (docs/hardware.md). Read-only at run time."""
 
     push_gpio: str = 'ee_push'
     """name of the MuJoCo system's GPIO taking a scripted EE push (force.x/y/z, world frame, N;
