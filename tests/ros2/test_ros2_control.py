@@ -29,7 +29,7 @@ from hri_runtime.config.tree import load_robot_config
 from hri_runtime.packages import find_executable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_ros2_e2e import (REPO, WAIT_S, Probe, _sigint_held, communicate, free_port,  # noqa: E402
+from test_ros2_e2e import (REPO, WAIT_S, Probe, _sigint_held, communicate, free_port, hold_deviation,  # noqa: E402
                            latched, wait_for)
 
 pytestmark = pytest.mark.ros2_control
@@ -498,10 +498,8 @@ def test_safe_stop_holds_and_the_reset_releases(stack):
     op.join(WAIT_S)
     assert result.get("rc") == 0
     held = _ee(s)[n:]
-    rest = held[-1]
-    i = next(k for k, q in enumerate(held) if np.linalg.norm(q - rest) < 0.0005)
-    assert i < len(held) - 10, "the EE never came to rest while the operator streamed"
-    dev = max(float(np.linalg.norm(q - rest)) for q in held[i:])
+    i, dev = hold_deviation(held)
+    assert i is not None, "the EE never came to rest while the operator streamed"
     stack.stop = {"held_samples": len(held) - i, "max_dev_m": dev}
     assert dev < 0.001, f"the EE moved {dev * 1000:.2f} mm while held"
     r = s.p.call(Trigger, "/safety/reset", Trigger.Request())
