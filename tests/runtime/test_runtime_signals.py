@@ -98,3 +98,34 @@ def test_a_node_stuck_at_exit_prints_every_thread_on_the_launchers_sigterm():
     dump = out[out.index("signal 2: shutting down"):]
     assert "in wait_forever" in dump and "in _shutdown" in dump, out     # the stuck thread and the joiner
     assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
+
+
+def test_a_stop_flag_set_by_a_signal_handler_ends_every_wait_and_never_blocks_the_handler():
+    """``StopFlag`` is what the launcher, the router, ``hri record``/``topic`` and every context's
+    shutdown set from a signal handler. ``threading.Event.set()`` there deadlocked ``hri launch``
+    once in ros2-ci: the handler ran while the main thread, leaving ``Event.wait()``, held the
+    event's lock. Here a SIGALRM handler sets the flag at 300 moments spread over a waiter's
+    loop (inside ``wait``, between calls): every wait ends, and the handler never waits."""
+    import random
+    import time
+
+    from hri_runtime.signals import StopFlag
+
+    f = StopFlag()
+    assert not f.is_set() and f.wait(0.01) is False        # a bound without a set: False
+    f.set()
+    assert f.is_set() and f.wait(None) is True and f.wait(0) is True
+    rng = random.Random(3)
+    box = {}
+    old = signal.signal(signal.SIGALRM, lambda *_: box["flag"].set())
+    try:
+        for _ in range(300):
+            box["flag"] = flag = StopFlag()
+            signal.setitimer(signal.ITIMER_REAL, rng.uniform(0.0005, 0.03))
+            t0 = time.monotonic()
+            while not flag.wait(0.004):                      # a waiter's loop, as the launcher's
+                assert time.monotonic() - t0 < 10.0, "the set never reached the waiter"
+            assert flag.is_set()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

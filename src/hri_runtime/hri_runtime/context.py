@@ -72,6 +72,7 @@ from typing import Any, Callable, Optional
 from hri_runtime.executors import Executor
 from hri_runtime.parameter import RosArgs
 from hri_runtime.qos import QoSProfile
+from hri_runtime.signals import StopFlag
 
 __all__ = ["Context", "ThreadedContext", "Graph", "GraphEndpoint", "get_default_context",
            "set_default_context", "reset_default_context", "make_context", "transport_name",
@@ -122,7 +123,7 @@ class Context(ABC):
     def __init__(self) -> None:
         self.ros_args = RosArgs()
         self.nodes: list = []
-        self._shutdown = threading.Event()
+        self._shutdown = StopFlag()     # shutdown() runs in a node's signal handler too: no lock
         self.executor = self._make_executor()
 
     # ---- executor / life cycle (ThreadedContext and InprocContext implement these)

@@ -11,6 +11,10 @@ anything heavy is imported:
   the node module and runs its ``main``; a signal before the node exists only marks the stop,
   and ``run_node`` ends the process with exit code 0 without building the node.
 * ``deferred()`` holds SIGINT/SIGTERM off while a command module is imported (``hri <command>``).
+* ``StopFlag``: what a signal handler sets. A handler runs in the main thread between two
+  bytecodes, so it must take no lock that the main thread may hold: ``threading.Event.set()``
+  takes the lock that ``Event.wait()`` re-acquires on its way out, and a handler landing there
+  waits for itself forever (``hri launch`` after a SIGINT, seen once in ``make ros2-ci``).
 
 A parent may start the process with SIGINT/SIGTERM blocked: they stay pending until ``catch()``
 or ``deferred()`` has a handler in place, then arrive there (a signal at any moment, from the
@@ -22,12 +26,42 @@ from the moment ``catch()`` runs; the launcher repeats its SIGINT until the node
 from __future__ import annotations
 
 import signal
+import time
 from contextlib import contextmanager
+from typing import Optional
 
-__all__ = ["catch", "requested", "deferred", "node_main", "sigint_ignored"]
+__all__ = ["catch", "requested", "deferred", "node_main", "sigint_ignored", "StopFlag"]
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _requested: list[int] = []
+
+
+class StopFlag:
+    """A stop request that a signal handler may set (the Event API a stop needs: ``set``,
+    ``is_set``, ``wait``): ``set()`` only stores True (no lock, see the module docstring), and
+    ``wait()`` polls every ``POLL_S``, which bounds how late a waiter sees it."""
+
+    __slots__ = ("_set",)
+    POLL_S = 0.02
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Until set (True) or ``timeout`` seconds (False); None: no bound."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self._set:
+            rem = None if end is None else end - time.monotonic()
+            if rem is not None and rem <= 0:
+                return False
+            time.sleep(self.POLL_S if rem is None else min(self.POLL_S, rem))
+        return True
 
 
 def _mark(signum, _frame) -> None:

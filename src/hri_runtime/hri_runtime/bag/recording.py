@@ -35,6 +35,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 from hri_runtime import errors, msgs, provenance
 from hri_runtime.parameters_gen import RuntimeRecordingParams
+from hri_runtime.signals import StopFlag
 
 __all__ = ["McapWriter", "McapReader", "RecordedMessage", "Recorder", "Player", "RecordingParams",
            "record_main", "play_main"]
@@ -482,7 +483,7 @@ class Player:
 
 # --------------------------------------------------------------------------- CLIs
 
-def _run_until(ctx, stop: threading.Event, duration_s: Optional[float], done=lambda: False) -> None:
+def _run_until(ctx, stop: StopFlag, duration_s: Optional[float], done=lambda: False) -> None:
     spin = getattr(ctx, "spin_in_background", None)
     if spin is not None:
         spin()
@@ -495,7 +496,7 @@ def _run_until(ctx, stop: threading.Event, duration_s: Optional[float], done=lam
             ctx.spin(timeout_s=0.05)
 
 
-def _signals(stop: threading.Event):
+def _signals(stop: StopFlag):
     def on_signal(signum, _frame):
         stop.set()
     return {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -523,7 +524,7 @@ def record_main(argv: Optional[list[str]] = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     node = Node("hri_record", context=ctx)
-    stop = threading.Event()
+    stop = StopFlag()
     old = _signals(stop)
     with writer as w:
         rec = Recorder(node, w, a.topics or None)
@@ -579,7 +580,7 @@ def play_main(argv: Optional[list[str]] = None) -> int:
         return 2
     node = Node("hri_play", context=ctx)
     player = Player(node, reader, rate=a.rate, topics=a.topics, loop=a.loop, remap=remap)
-    stop = threading.Event()
+    stop = StopFlag()
     old = _signals(stop)
     try:
         _run_until(ctx, stop, None, done=lambda: player.done)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from hri_runtime import errors
+from hri_runtime.signals import StopFlag
 from hri_runtime.launch.launch_description import LaunchError
 from hri_runtime.launch.frontend import parse_launch_file
 from hri_runtime.launch.launch_service import LaunchParams, Launcher
@@ -35,7 +36,7 @@ def _split_cli(argv: list[str]) -> tuple[list[str], dict[str, str]]:
 def main(argv: Optional[list[str]] = None) -> int:
     # SIGINT/SIGTERM are taken over first: a Ctrl-C while the file is parsed or the launcher set
     # up ends the launch cleanly too (nothing started yet, exit 0)
-    stop = threading.Event()
+    stop = StopFlag()        # set by the handler: no lock (hri_runtime.signals.StopFlag)
 
     def on_signal(signum, _frame):
         stop.set()
@@ -49,7 +50,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             signal.signal(s, h)
 
 
-def _main(argv: Optional[list[str]], stop: threading.Event) -> int:
+def _main(argv: Optional[list[str]], stop: StopFlag) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     rest, largs = _split_cli(argv)
     ap = argparse.ArgumentParser(prog="hri launch", description="Run a ROS 2 YAML launch file without ROS "

@@ -19,6 +19,7 @@ import yaml
 
 from hri_runtime import errors, msgs
 from hri_runtime.parameters_gen import RuntimeCliParams
+from hri_runtime.signals import StopFlag
 
 __all__ = ["topic_main", "node_main", "param_main", "CliParams", "CliSession", "graph_parser",
            "add_namespace_argument", "get_remote_parameters"]
@@ -58,7 +59,7 @@ class CliSession:
         self.params = CliParams.defaults()
         self.ctx = context if context is not None else get_default_context()
         self.node = Node(name, context=self.ctx, namespace=namespace or "")
-        self.stop = threading.Event()
+        self.stop = StopFlag()     # the signal handler sets it: no lock (hri_runtime.signals)
         bg = getattr(self.ctx, "spin_in_background", None)
         self._threaded = bg is not None
         if bg is not None:

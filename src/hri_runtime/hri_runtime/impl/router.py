@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from hri_runtime import errors
+from hri_runtime.signals import StopFlag
 
 __all__ = ["router_main", "router_params"]
 
@@ -78,7 +79,7 @@ def router_main(argv: Optional[list[str]] = None) -> int:
                     help="link to this router instead of runtime.zenoh.router_connect_endpoints (repeatable)")
     ap.add_argument("--print-config", action="store_true", help="print the Zenoh configuration and exit")
     a = ap.parse_args(argv)
-    stop = threading.Event()        # handlers first: a Ctrl-C during start-up is a clean stop too
+    stop = StopFlag()        # handlers first (StopFlag: a handler takes no lock): a Ctrl-C during start-up is a clean stop too
     old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         from hri_runtime.impl import zenoh_backend as zb
@@ -104,7 +105,7 @@ def router_main(argv: Optional[list[str]] = None) -> int:
           + (f", linked to {', '.join(params.router_connect_endpoints)}" if params.router_connect_endpoints else "")
           + f" ({tls}, {acl}); Ctrl-C stops", file=sys.stderr, flush=True)
     try:
-        stop.wait()            # the signal handler sets it (lock waits are interruptible)
+        stop.wait()            # the signal handler sets it
     finally:
         for s, h in old.items():
             signal.signal(s, h)
