@@ -457,8 +457,19 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
         # atomic refuses presses until it has heard the supervisor (no heartbeat = stop); its
         # state says so, and its diagnostics say that vr_interface's pulses and tino_sim's leg
         # states reach it: pressing before all three would lose the press (counted, logged)
-        wait_for(lambda: (s := p.messages(T["atomic_state"])[-1]).system_stop == "" and s.fault == "",
-                 "atomic hearing the stop supervisor")
+        def heard():
+            s = p.messages(T["atomic_state"])[-1]
+            return s.system_stop == "" and s.fault == ""
+        try:
+            wait_for(heard, "atomic hearing the stop supervisor", 20.0)
+        except AssertionError:
+            # a node starved past safety.stop.timeout_s while the stack starts latches the
+            # heartbeat timeout by design (docs/safety.md); the operator resets once, then it must clear
+            last = p.messages(T["atomic_state"])[-1]
+            assert "heartbeat" in last.system_stop, last
+            from std_srvs.srv import Trigger
+            assert p.call(Trigger, "/safety/reset", Trigger.Request()).success
+            wait_for(heard, "atomic hearing the stop supervisor after one operator reset")
         wait_for(lambda: int(atomic_diag().get("pulses_received", 0)) > 0
                  and int(atomic_diag().get("leg_states_received", 0)) > 0, "vr_interface's pulses and "
                  "tino_sim's leg states at atomic")
