@@ -627,13 +627,18 @@ def test_arm_chain_on_rclpy_follows_the_emulated_operator(probe, domain_env, rob
         return e[-1].pose.position.y if e else None
 
     proc = launch(robot, domain_env, f"vr_port:={vr_port}")
+    text = None
     try:
         wait_for(lambda: proc.poll() is None and last_y() is not None, "/ee_pose on rmw")
         y0 = last_y()
         assert emulate(["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "3.2"]) == 0
         wait_for(lambda: y0 - last_y() > 0.08, "the EE following the -y stroke", 60.0)
-    finally:
+    except AssertionError as e:                 # with what the nodes said
         text = stop_launcher(proc)
+        raise AssertionError(f"{e}\nlaunch output:\n{text[-8000:]}") from None
+    finally:
+        if text is None:
+            text = stop_launcher(proc)
     assert_clean_exit(proc, text)
 
 
