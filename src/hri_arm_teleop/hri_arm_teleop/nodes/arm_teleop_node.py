@@ -92,6 +92,9 @@ class ArmTeleopNode(Node):
             self.pipe = build_pipeline(self.cfg, self.robot, self.clock, self.log, output="joint")
             self.robot.fk = self.pipe.controller.ik.fk
         self.receiver: Optional[ArmVrReceiver] = None
+        # in-process context (simulated clock): no reader thread; the lockstep runner's script
+        # hands the packets it sent over with receive_vr (event-driven all the same)
+        self.lockstep_vr = getattr(self.context, "kind", "") == "inproc"
         self.vr_address = None
         self._reader: Optional[VrReader] = None
         # /diagnostics "hri_arm_teleop: vr link": link health and every counter (dropped packets by cause)
@@ -130,7 +133,7 @@ class ArmTeleopNode(Node):
             self.report_parameter_value("teleop.vr.port", int(self.vr_address[1]))
         with self._lock:
             self.receiver = receiver
-        if self.output == "cartesian" and vr.event_driven:
+        if self.output == "cartesian" and vr.event_driven and not self.lockstep_vr:
             # each packet goes through clutch -> planner -> /interaction/reference on arrival
             self._reader = VrReader(receiver, self._lock, lambda: self.robot.has_state, self._on_hand_now,
                                     name="arm_teleop_vr").start()
@@ -185,6 +188,20 @@ class ArmTeleopNode(Node):
     def _on_hand_now(self, p) -> None:
         self._on_hand(p)
         self.pipe.process_input()
+        self._publish_mode()
+
+    def receive_vr(self, expected: int, timeout_s: float) -> int:
+        """Lockstep on an in-process context: take the ``expected`` packets just sent on loopback
+        (waiting at most ``timeout_s`` of wall time), each handled on arrival as the reader thread
+        does (``teleop.vr.event_driven``; before the arm's first state only the hand is kept).
+        Returns how many did not arrive."""
+        with self._lock:
+            if self.receiver is None:
+                return expected
+            on_pose = self._on_hand_now if (self._reader is None and self.output == "cartesian"
+                                            and self.params.vr.event_driven and self.robot.has_state) \
+                else self._on_hand
+            return self.receiver.receive(expected, timeout_s, on_pose)
 
     def on_joy(self, msg) -> None:
         with self._lock:
@@ -224,6 +241,10 @@ class ArmTeleopNode(Node):
             self.pipe.on_hand_pose(base_T_hand, clutch, source_stamp=now)
         if self.lockstep is None and not self.robot.has_state:
             return  # a real robot that has not published its joint state yet
+        if self.output == "cartesian":
+            self.pipe.tick()
+            self._publish_mode()            # on change, at once (also after an event-driven packet)
+            return
         io_tick = self.pipe.loop.tick_count % self.pipe.params.io_decimation == 0
         if self.lockstep is not None:
             self.lockstep.step()
