@@ -102,7 +102,16 @@ class Lockstep:
         return self.period_ns * 1e-9
 
     def now_s(self) -> float:
+        """The simulated time (with a context spun ahead directly: the context's, see
+        :meth:`spin_context`)."""
+        self._follow_context()
         return self.clock.now_s()
+
+    def _follow_context(self) -> None:
+        if self.context is not None:
+            ahead_ns = self.context.now_ns() - self.clock.now_ns()
+            if ahead_ns > 0:
+                self.clock.advance_ns(ahead_ns)
 
     def every(self, fn: Callable[[float], Any], period_s: Optional[float] = None,
               every: Optional[int] = None) -> Callable[[float], Any]:
@@ -127,9 +136,9 @@ class Lockstep:
         return fn
 
     def step(self, before: Optional[Callable[[float], Any]] = None) -> None:
-        t = self.clock.now_s()
         if self.context is not None:
             self.spin_context(fire_at_end=False)
+        t = self.clock.now_s()
         if before is not None:
             before(t)
         if self.context is not None:
@@ -148,18 +157,17 @@ class Lockstep:
 
     def spin_context(self, fire_at_end: bool = True) -> None:
         """Bring the context's time to the clock's and run its ready work (steps 1 and 3;
-        ``fire_at_end`` False: the timers due now wait)."""
-        ctx = self.context
-        lag_ns = self.clock.now_ns() - ctx.now_ns()
-        if lag_ns < 0:
-            raise RuntimeError(f"lockstep: the context is {-lag_ns} ns ahead of the simulated clock "
-                               f"(create it with start_time_s = clock.now_s())")
-        ctx.spin_for(lag_ns * 1e-9, fire_at_end=fire_at_end)
+        ``fire_at_end`` False: the timers due now wait). A context spun ahead directly (a test's
+        ``ctx.spin_for``, a service call waiting for its response) takes the clock with it: one
+        time for both."""
+        self._follow_context()
+        self.context.spin_for((self.clock.now_ns() - self.context.now_ns()) * 1e-9, fire_at_end=fire_at_end)
 
     def run_until(self, t_end_s: float, before: Optional[Callable[[float], Any]] = None) -> int:
         """Step while the clock is before ``t_end_s`` (within 1 ns); returns the steps run."""
         end_ns = int(round(t_end_s * 1e9))
         n = 0
+        self._follow_context()
         while self.clock.now_ns() < end_ns:
             self.step(before)
             n += 1
