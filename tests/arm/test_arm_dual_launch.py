@@ -106,11 +106,17 @@ def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
         for arm, other in (("left", "right"), ("right", "left")):
             settle(probe)
             p0, q0 = probe.pos(arm), probe.pos(other)
-            out = finish(operator(arm, env))
-            if arm == "left":
-                assert f"127.0.0.1:{left_port}" in out, out        # the port the left node was given
             moved = lambda: (p := probe.pos(arm)) is not None and p0[1] - p[1] > 0.08  # noqa: E731
-            assert wait_for(moved, 30.0), f"{arm} did not follow its operator: {p0} -> {probe.pos(arm)}; {out}"
+            # The clutch is relative: a node starved by a loaded machine engages late and follows
+            # only the rest of a stroke, so the operator makes up to three strokes (each one moves
+            # the arm -y from where it is); the arm must get 8 cm along, the other arm not at all.
+            for stroke in range(3):
+                out = finish(operator(arm, env))
+                if arm == "left":
+                    assert f"127.0.0.1:{left_port}" in out, out    # the port the left node was given
+                if wait_for(moved, 10.0 if stroke < 2 else 30.0):
+                    break
+            assert moved(), f"{arm} did not follow its operator in 3 strokes: {p0} -> {probe.pos(arm)}; {out}"
             p1 = probe.pos(arm)
             assert abs(p1[0] - p0[0]) < 0.005 and abs(p1[2] - p0[2]) < 0.005
             assert np.linalg.norm(probe.pos(other) - q0) < 0.002, f"{other} moved with {arm}'s operator"

@@ -18,9 +18,7 @@ from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
-from ..stack_launch import LaunchedStack, free_port  # noqa: E402
-
-WAIT_S = 40.0
+from ..stack_launch import LaunchedStack, free_port, wait_for  # noqa: E402
 
 
 class Watch(Node):
@@ -59,13 +57,6 @@ class Watch(Node):
         return out
 
 
-def wait(cond, what):
-    end = time.monotonic() + WAIT_S
-    while not cond():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 @pytest.mark.parametrize("auth", [False, True], ids=["plain", "authenticated"])
 def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
     """``authenticated``: HRI_VR_AUTH=required, the key in HRI_VR_KEY_FILE: the launched
@@ -80,8 +71,8 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
         ctx = stack.ctx
         w = stack.add(Watch(T, context=ctx))
         ctx.spin_in_background()
-        wait(lambda: w.states and w.base_cmd and w.legs and w.odom, "atomic, vr_interface and tino_sim")
-        wait(w.ready, "atomic hearing the stop supervisor, vr_interface's pulses and tino_sim's leg states")
+        assert wait_for(lambda: w.states and w.base_cmd and w.legs and w.odom), "atomic, vr_interface and tino_sim"
+        assert wait_for(w.ready), "atomic hearing the stop supervisor, vr_interface's pulses and tino_sim's leg states"
         plan = emulator.plan({"duration_s": 5.0, "actions": [{"at_s": 0.3, "state": 3, "angular": 1},
                                                              {"at_s": 2.6, "state": 1}],
                               "impairments": {"duplicate": 0.2, "stop_at_s": 4.6}},
@@ -94,11 +85,11 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
             emulator.send_plan(plan, "127.0.0.1", udp, out=devnull)
         # the link loss reaches atomic directly (/link/safe_stop: link_safe_stop) and through the
         # stop supervisor (/safety/stop: system_stop); the first to arrive latches
-        wait(lambda: w.states and w.states[-1]["fault"] in ("link_safe_stop", "system_stop"),
-             "the fault latched by the link loss")
+        assert wait_for(lambda: w.states and w.states[-1]["fault"] in ("link_safe_stop", "system_stop")), \
+            "the fault latched by the link loss"
         assert w.movements() == [3, 1]
         n_rpm, n_tw = len(w.rpm), len(w.twist)
-        wait(lambda: len(w.rpm) > n_rpm + 20 and len(w.twist) > n_tw + 20, "commands after the fault")
+        assert wait_for(lambda: len(w.rpm) > n_rpm + 20 and len(w.twist) > n_tw + 20), "commands after the fault"
         assert all(r == 0.0 for r in w.rpm[n_rpm:]) and all(t == (0.0, 0.0) for t in w.twist[n_tw:])
         q = w.odom[-1].pose.pose.orientation
         assert 2 * math.atan2(q.z, q.w) == pytest.approx(-base["move_angular_rad_s"] * base["move_s"], rel=0.1)

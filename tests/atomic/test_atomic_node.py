@@ -88,7 +88,7 @@ def test_embedded_sim_runs_states_and_faults_reach_diagnostics(cfg):
 
 
 def test_topic_driver_with_the_tino_sim_node(cfg):
-    from hri_sim.tino_node import TinoSimNode
+    from hri_sim.nodes.tino_node import TinoSimNode
 
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
@@ -106,7 +106,7 @@ def test_topic_driver_with_the_tino_sim_node(cfg):
 def test_tino_sim_rejects_a_non_finite_command_and_counts_it(cfg):
     """Counted in the runtime's per-(topic, cause) ``rejected`` (its ``loop_counters``, logged at
     shutdown); the last good command is kept."""
-    from hri_sim.tino_node import TinoSimNode
+    from hri_sim.nodes.tino_node import TinoSimNode
 
     ctx = InprocContext()
     sim = TinoSimNode(cfg=cfg, context=ctx)

@@ -22,17 +22,9 @@ from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
-from ..stack_launch import HRI, LaunchedStack, free_port, stack_env  # noqa: E402
+from ..stack_launch import HRI, LaunchedStack, free_port, stack_env, wait_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT_S = 40.0
-
-
-def wait(cond, what, timeout_s=WAIT_S):
-    end = time.monotonic() + timeout_s
-    while not cond():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 class PipeDevice:
@@ -134,9 +126,9 @@ def test_tino_gamepad_press_is_one_pulse_and_one_movement(tmp_path, source):
             ctx = stack.ctx
             w = stack.add(Watch(T, cfg["pulse"]["topics"]["joy"], context=ctx))
             ctx.spin_in_background()
-            wait(w.ready, "atomic hearing the stop supervisor, gamepad_node's idle pulses and tino_sim")
+            assert wait_for(w.ready), "atomic hearing the stop supervisor, gamepad_node's idle pulses and tino_sim"
             if dev:
-                wait(dev.ready, "joy_evdev opening the pipe")
+                assert wait_for(dev.ready), "joy_evdev opening the pipe"
                 dev.write(ev.key("BTN_NORTH", True) + ev.syn())          # X down ...
                 time.sleep(0.3)                                          # (held: the reader repeats it at 20 Hz)
                 dev.write(ev.key("BTN_NORTH", False) + ev.syn())         # ... and up
@@ -147,8 +139,8 @@ def test_tino_gamepad_press_is_one_pulse_and_one_movement(tmp_path, source):
                 for _ in range(4):
                     w.press()
                     time.sleep(0.05)
-            wait(lambda: w.movements() == [1], "the movement of state 1")
-            wait(w.idle, "the movement's end")
+            assert wait_for(lambda: w.movements() == [1]), w.movements()      # the movement of state 1
+            assert wait_for(w.idle), "the movement's end"
             time.sleep(1.0)                                              # nothing else follows
             assert w.pulses() == [(1, 0, 3)]                             # one 3-cycle pulse
             assert w.movements() == [1]

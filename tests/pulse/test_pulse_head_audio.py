@@ -24,7 +24,7 @@ def stack():
     from hri_atomic_motion.nodes.atomic_node import AtomicNode
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
-    from hri_sim.tino_node import TinoSimNode
+    from hri_sim.nodes.tino_node import TinoSimNode
 
     master, slave = os.openpty()
     tty.setraw(master)

@@ -71,6 +71,19 @@ def test_python_packages_are_split_into_core_and_nodes():
         assert (pkg_dir / pkg_dir.name / "nodes").is_dir(), pkg_dir
 
 
+#: the guide for a thin node (docs/CONVENTIONS.md "Layout"): declarations and wiring fit in it
+NODE_MAX_LINES = 150
+
+
+def test_nodes_are_thin():
+    """Every file under ``src/*/*/nodes/`` only declares parameters and wires topics, services and
+    timers to a core object: at most NODE_MAX_LINES lines (the logic lives in ``core/``)."""
+    files = sorted((REPO / "src").glob("*/*/nodes/*.py"))
+    assert len(files) > 10, files
+    long = {str(f.relative_to(REPO)): n for f in files if (n := len(f.read_text().splitlines())) > NODE_MAX_LINES}
+    assert not long, long
+
+
 def test_cores_import_no_middleware():
     """core/ is pure logic: no zenoh, no rclpy (the py_trees / py_trees_ros split)."""
     offenders = []

@@ -14,7 +14,7 @@ file ``hri record`` writes of a live run). The nodes keep no history: :func:`rea
 
 The scenario is the lockstep runner's script (``before(t)``, first in every step): the
 ``ScriptedOperator`` sends the packets due over loopback UDP and the arm node takes them
-event-driven (``ArmTeleopNode.receive_vr``); the ``ScriptedPerson`` (config ``teleop.scenario``)
+event-driven (``VrInput.receive``); the ``ScriptedPerson`` (config ``teleop.scenario``)
 publishes its push (``interaction.topics.sim_push``) and its mode (``interaction.topics.mode``)
 as a person at a console would. With ``jitter`` the reference goes through ``ReferenceLink``
 (lognormal delays, latest-value delivery) instead of straight to the interaction node.
@@ -138,7 +138,9 @@ class ArmStack:
         it = InteractionTopicsParams.from_tree(cfg)
         remap = {("/" + it.reference).replace("//", "/"): LINK_INPUT} if self.jitter else None
         self.arm = ArmTeleopNode(cfg=cfg, context=ctx, remap=remap,
-                                 parameters={"teleop.vr.enabled": True, "teleop.vr.port": int(port)})
+                                 parameters={"teleop.vr.enabled": False, "teleop.vr.port": int(port)})
+        self.arm.vr.threaded = False                     # the script below hands the packets over
+        self.arm.set_parameter("teleop.vr.enabled", True)
         ctx.spin_for(base_s - dt)                        # to t = -dt
         self.link = ReferenceLink(cfg, sc.seed if seed is None else seed, context=ctx) if self.jitter else None
         self.interaction = InteractionNode(cfg=cfg, context=ctx)
@@ -196,7 +198,7 @@ class ArmStack:
         sent = self.operator.send_due(now) if now < self.send_until else 0
         self._wall_sent = time.perf_counter() if sent else None
         self._poses = self.arm.robot.poses
-        self.lost_waiting += self.arm.receive_vr(sent, self.recv_timeout_s)
+        self.lost_waiting += self.arm.vr.receive(sent, self.recv_timeout_s)
         if self.person is not None:
             f = self.person.force(now)
             if not np.array_equal(f, self._push):

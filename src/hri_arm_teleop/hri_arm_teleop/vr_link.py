@@ -192,3 +192,86 @@ class VrReader:
                     continue                # the packet stays queued until the consumer is ready
                 for p in self.receiver.poll():
                     self.on_pose(p)
+
+
+class VrInput:
+    """The arm_teleop node's VR input, opened and closed at run time (``teleop.vr.enabled``):
+    :func:`bind_vr_receiver` on ``teleop.vr``, then polled on the base tick (``poll``) or, with
+    ``event_driven``, read by a :class:`VrReader` that hands each pose to ``on_pose_now`` on
+    arrival. ``lock`` is the one the node's base tick holds too; ``on_open(address)`` is called
+    once each time the socket is bound. ``threaded`` False (set before opening; a composition in
+    lockstep on the in-process context): no reader thread, the lockstep script hands the packets it
+    sent over with :meth:`receive`, event-driven all the same."""
+
+    def __init__(self, cfg: dict, clock: Callable[[], float], lock: threading.Lock, *, event_driven: bool,
+                 ready: Callable[[], bool], on_pose_now: Callable[[vp.ControllerPose], None],
+                 on_open: Callable[[tuple], None] = lambda address: None,
+                 logger: Optional[logging.Logger] = None, name: str = "arm_teleop_vr"):
+        self.cfg, self.clock, self.lock, self.event_driven = cfg, clock, lock, event_driven
+        self.ready, self.on_pose_now, self.on_open = ready, on_pose_now, on_open
+        self.log, self.name = logger or log, name
+        self.receiver: Optional[ArmVrReceiver] = None
+        self.address = None
+        self._reader: Optional[VrReader] = None
+        self.threaded = True
+        self._held: list = []                  # threaded False: received before the arm had a state
+
+    def open(self):
+        """Bind and start receiving (errors: :func:`bind_vr_receiver`); the bound address."""
+        receiver = bind_vr_receiver(self.cfg, self.clock, logger=self.log)
+        self.address = receiver.address
+        with self.lock:
+            self.receiver = receiver
+        if self.event_driven and self.threaded:
+            self._reader = VrReader(receiver, self.lock, self.ready, self.on_pose_now, name=self.name).start()
+        self.on_open(self.address)
+        return self.address
+
+    def close(self) -> bool:
+        """Stop the reader and close the socket; whether it was open."""
+        if self._reader is not None:
+            self._reader.stop()
+            self._reader = None
+        with self.lock:
+            receiver, self.receiver = self.receiver, None
+        if receiver is None:
+            return False
+        receiver.close()
+        return True
+
+    def set_enabled(self, enabled: bool) -> Optional[str]:
+        """``teleop.vr.enabled`` at run time: open or close; the reason when it cannot bind."""
+        if enabled and self.receiver is None:
+            try:
+                self.open()
+            except (RuntimeError, ValueError) as exc:
+                return str(exc)
+        if not enabled and self.receiver is not None:
+            self.close()
+        return None
+
+    def poll(self) -> list:
+        """The accepted poses since the last poll (none while closed or read by the reader thread);
+        call with ``lock`` held."""
+        if self.receiver is None or self._reader is not None:
+            return []
+        held, self._held = self._held, []
+        return held + self.receiver.poll()
+
+    def receive(self, expected: int, timeout_s: float) -> int:
+        """``threaded`` False: take the ``expected`` packets just sent on loopback (waiting at most
+        ``timeout_s`` of wall time): event-driven ones to ``on_pose_now`` once the arm has a state,
+        the others to the next :meth:`poll`. Returns how many did not arrive."""
+        with self.lock:
+            if self.receiver is None:
+                return expected
+            now = self.event_driven and self.ready()
+            return self.receiver.receive(expected, timeout_s, self.on_pose_now if now else self._held.append)
+
+    def diagnose(self, stat) -> None:
+        """``/diagnostics`` "vr link": :meth:`ArmVrReceiver.diagnose`, or closed."""
+        with self.lock:
+            if self.receiver is None:
+                stat.summary(0, "VR receiver closed (teleop.vr.enabled false)")
+                return
+            self.receiver.diagnose(stat)

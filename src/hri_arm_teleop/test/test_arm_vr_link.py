@@ -140,3 +140,47 @@ def test_bind_refuses_a_taken_port_in_one_line_and_binds_any_free_one():
         tx.close()
         rx.close()
     assert not reader._thread.is_alive()
+
+
+@pytest.mark.parametrize("event_driven", [False, True])
+def test_vr_input_opens_and_closes_at_run_time_and_delivers_polled_or_on_arrival(event_driven):
+    import copy
+    import threading
+
+    from hri_arm_teleop.vr_link import VrInput
+    from hri_runtime.diagnostics import DiagnosticStatusWrapper
+
+    cfg = copy.deepcopy(CFG)
+    cfg["teleop"]["vr"].update(bind_address="127.0.0.1", port=0)
+    lock, opened, now = threading.Lock(), [], []
+    arrived = threading.Semaphore(0)
+    vr = VrInput(cfg, SimClock(), lock, event_driven=event_driven, ready=lambda: True,
+                 on_pose_now=lambda p: (now.append(p.sequence), arrived.release()), on_open=opened.append)
+    closed = DiagnosticStatusWrapper()
+    vr.diagnose(closed)
+    assert vr.receiver is None and vr.poll() == [] and "closed" in closed.message
+    assert vr.set_enabled(True) is None
+    assert opened == [vr.address] and vr.address[1] > 0
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        tx.sendto(pkt(1), vr.address)
+        if event_driven:
+            assert arrived.acquire(timeout=5.0) and now == [1]
+            assert vr.poll() == []                   # the reader thread owns the socket
+        else:
+            with lock:
+                got = drain(vr, 1)
+            assert [p.sequence for p in got] == [1] and now == []
+        stat = DiagnosticStatusWrapper()
+        vr.diagnose(stat)
+        assert dict(stat.values)["accepted"] == "1"
+    finally:
+        tx.close()
+    assert vr.set_enabled(False) is None and vr.receiver is None
+    assert vr.close() is False                       # already closed
+    taken = copy.deepcopy(cfg)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as holder:
+        holder.bind(("127.0.0.1", 0))
+        taken["teleop"]["vr"]["port"] = holder.getsockname()[1]
+        busy = VrInput(taken, SimClock(), lock, event_driven=False, ready=lambda: True, on_pose_now=print)
+        assert "cannot receive VR packets" in busy.set_enabled(True) and busy.receiver is None

@@ -230,3 +230,9 @@ class SerialAudioDriver(AudioDriver):
 
     def command_audio(self, volume: float, orientation_rad: float) -> None:
         self.link.send("A", volume, orientation_rad)
+
+
+def serial_drivers(link: SerialLink) -> dict:
+    """The four drivers on one serial link, and the link (keyword arguments of :class:`AtomicDrive`)."""
+    return dict(leg=SerialLegDriver(link), base=SerialBaseDriver(link), head=SerialHeadDriver(link),
+                audio=SerialAudioDriver(link), link=link)

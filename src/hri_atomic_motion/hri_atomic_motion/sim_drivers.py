@@ -40,3 +40,9 @@ class MujocoAudioDriver(AudioDriver):
 
     def command_audio(self, volume: float, orientation_rad: float) -> None:
         self.sim.set_audio(volume, orientation_rad)
+
+
+def mujoco_drivers(sim) -> dict:
+    """The four drivers on one ``TinoSim`` (keyword arguments of :class:`AtomicDrive`)."""
+    return dict(leg=MujocoLegDriver(sim), base=MujocoBaseDriver(sim), head=MujocoHeadDriver(sim),
+                audio=MujocoAudioDriver(sim))

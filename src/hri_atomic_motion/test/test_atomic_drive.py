@@ -14,11 +14,13 @@ from hri_runtime.config.tree import load_robot_config
 from hri_atomic_motion.core import AtomicController, AtomicParams, HeadAudioGate, HeadAudioLimits, LegReading, LegStateInput
 from hri_atomic_motion.core.drive import AtomicDrive
 from hri_atomic_motion.core.line_protocol import LineParser, encode
+from hri_atomic_motion.hardware import open_drivers
 from hri_atomic_motion.serial_driver import (SerialAudioDriver, SerialBaseDriver, SerialHeadDriver, SerialLegDriver,
                                              SerialLink)
 
 CFG = load_robot_config("tino")
 P = AtomicParams.from_config(CFG["atomic"])
+SIM = load_robot_config("tino", overrides=["atomic.node.driver=sim"])
 
 
 @pytest.fixture
@@ -130,3 +132,33 @@ def test_the_topic_driver_uses_the_latest_fresh_reading_and_counts_it():
     assert r == LegReading(12, False, 3.0) and math.isfinite(out.leg_rpm)
     assert drive.diagnostic_values() == {"rejected_leg_state": 1, "leg_states_received": 1}
     assert drive.read_leg(1.01 + P.node.leg_state_timeout_s + 0.1) is None     # stale: none
+
+
+def test_pulses_refused_by_the_system_stop_are_counted_and_logged_once_per_stop():
+    drive = AtomicDrive(AtomicController(P), leg_input=LegStateInput(P.node.leg_state_timeout_s))
+    first = drive.on_pulse(2.0, 1.0, 1.0, stopped=True, stop_reason="no heartbeat")
+    assert first.startswith("pulse rejected_system_stop: state 2.0 direction 1.0 refused") and "no heartbeat" in first
+    assert drive.on_pulse(2.0, 1.0, 1.5, stopped=True) is None            # counted, not logged again
+    assert drive.ctrl.counts["rejected_system_stop"] == 2 and drive.pulses_received == 2
+    assert drive.on_system_stop(2.0, False, "") is False                   # released (nothing was latched)
+    assert drive.on_pulse(2.0, 1.0, 2.5, stopped=True, stop_reason="again").startswith("pulse rejected_system_stop")
+    assert drive.on_pulse(math.nan, 0.0, 3.0, stopped=False) == "pulse rejected_non_finite: state nan direction 0.0"
+    assert drive.pulses_received == 4
+
+
+def test_a_system_stop_latches_zeroes_the_outputs_and_the_fault_change_is_reported_once():
+    drivers, sim, link = open_drivers(AtomicParams.from_config(SIM["atomic"]), SIM, clock=lambda: 0.0)
+    assert sim is not None and link is None and drivers["head_gate"] is not None
+    drive = AtomicDrive(AtomicController(P), **drivers)
+    assert drive.fault_change() == (False, None)
+    sim.set_leg_rpm(50.0)
+    assert drive.on_system_stop(1.0, True, "operator") is False
+    assert sim.leg_rpm_cmd == 0.0                                         # at once, not at the next period
+    changed, fault = drive.fault_change()
+    assert changed and fault.value == "system_stop"
+    assert drive.fault_change() == (False, fault)
+    level, message, values = drive.diagnostics(driver="sim", system_stop="operator")
+    assert level == 2 and "system_stop" in message
+    assert (values["driver"], values["system_stop"], values["pulses_received"]) == ("sim", "operator", 0)
+    assert drive.on_system_stop(2.0, False, "") is True                   # the latched stop cleared
+    assert drive.fault_change() == (True, None)

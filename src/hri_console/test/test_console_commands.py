@@ -144,3 +144,55 @@ def test_state_view_flattens_counts_and_gains():
     s = state_view({"gains": [{"joint": "elbow", "kp": 1.0, "ki": 0.0, "kd": 0.1, "acknowledged": False}]},
                    "hri_interfaces/msg/PidTuningStatus")
     assert s == {"gains": {"elbow": {"kp": 1.0, "ki": 0.0, "kd": 0.1}}, "acknowledged": {"elbow": None}}
+
+
+def test_delivery_warns_only_when_nobody_received_what_someone_was_expected_to():
+    from hri_console.core.commands import delivery
+
+    assert delivery("/safety/stop_request", 2) == {"topic": "/safety/stop_request", "subscribers": 2}
+    assert delivery("/atomic/reset", 0, expected=False) == {"topic": "/atomic/reset", "subscribers": 0}
+    warned = delivery("/safety/stop_request", 0)
+    assert warned["warning"] == "no subscriber on /safety/stop_request: nothing received it"
+
+
+def test_a_service_port_answers_its_reply_or_one_rejection_per_cause():
+    from hri_console.core.commands import require_ready, service_reply
+    from hri_runtime.task import Future
+
+    require_ready(True, "/pid_tuning/apply")
+    with pytest.raises(Rejected) as rej:
+        require_ready(False, "/safety/reset", " (is the stop supervisor running?)")
+    assert (rej.value.cause, str(rej.value.reason)) == (
+        "unavailable", "service /safety/reset is not available (is the stop supervisor running?)")
+    answered = Future()
+    answered.set_result("reply")
+    assert service_reply(answered, "/pid_tuning/apply", 0.5) == "reply"
+    with pytest.raises(Rejected) as rej:
+        service_reply(Future(), "/pid_tuning/apply", 0.01)          # nobody answers
+    assert rej.value.cause == "timeout" and "no reply within 0.01 s" in rej.value.reason
+    failed = Future()
+    failed.set_exception(RuntimeError("transport closed"))
+    with pytest.raises(Rejected) as rej:
+        service_reply(failed, "/pid_tuning/apply", 0.5)
+    assert rej.value.cause == "unavailable" and rej.value.reason == "/pid_tuning/apply: transport closed"
+
+
+def test_the_snapshot_adds_the_stops_published_and_the_nodes_fields(stack):
+    stack.cmds.safe_stop()
+    snap = stack.cmds.snapshot(modes=["impedance"], safe_stop_topic="/safety/stop_request")
+    assert snap["stops_published"] == 1 and snap["modes"] == ["impedance"]
+    assert snap["safe_stop_topic"] == "/safety/stop_request"
+    assert set(stack.state.snapshot()) <= set(snap)
+
+
+def test_the_state_of_the_robots_joints_takes_their_limits_in_degrees():
+    import math
+
+    st = ConsoleState.of_joints(P, ["a", "b"], [-90.0, -45.0], [90.0, 45.0], clock=lambda: 1.0)
+    st.on_joint_states(["a", "b"], [0.5, 0.0])
+    a, b = st.snapshot()["robot"]["joints"]
+    assert (a["min_rad"], a["max_rad"]) == pytest.approx((-math.pi / 2, math.pi / 2))
+    assert a["margin_rad"] == pytest.approx(math.pi / 2 - 0.5) and b["max_rad"] == pytest.approx(math.pi / 4)
+    bare = ConsoleState.of_joints(P, None, None, None, clock=lambda: 1.0)
+    bare.on_joint_states(["a"], [0.5])
+    assert bare.snapshot()["robot"]["joints"][0]["min_rad"] is None

@@ -31,3 +31,16 @@ def test_pose_rejects(data, cause):
     with pytest.raises(PacketRejected) as e:
         decode_pose(data)
     assert e.value.cause == cause
+
+
+def test_feedback_source_sends_the_newest_pose_and_skeleton_invalid_until_the_first():
+    from hri_pulse.core.feedback import FeedbackSource
+
+    fb = FeedbackSource(max_joints=2)
+    assert decode_pose(fb.pose_packet(1, 5.0)) == (1, 5.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), False)
+    assert decode_skeleton(fb.skeleton_packet(1, 5.0)) == (1, 5.0, [])
+    fb.on_pose((1.0, 2.0, 0.5), (0.0, 0.0, 1.0, 0.0))
+    fb.on_skeleton([(0.0, 0.0, 1.0), (0.5, 0.0, 1.0), (1.0, 0.0, 1.0)])
+    assert decode_pose(fb.pose_packet(2, 6.0)) == (2, 6.0, (1.0, 2.0, 0.5), (0.0, 0.0, 1.0, 0.0), True)
+    seq, stamp, joints = decode_skeleton(fb.skeleton_packet(3, 6.5))
+    assert (seq, stamp, joints) == (3, 6.5, [(0.0, 0.0, 1.0), (0.5, 0.0, 1.0)])     # at most max_joints

@@ -124,3 +124,16 @@ def test_gamepad_and_vr_give_identical_messages(pulse_section, clock):
     strip = lambda em, dt=0.0: [(round(e.t_s + dt, 6), e.state, e.direction) for e in em if e.state]
     assert strip(pad_out, lag) == strip(vr.out)
     assert [s for _, s, _ in strip(pad_out)] == [1, 1, 1, 3, 3, 3]
+
+
+def test_audio_and_head_of_a_packet_in_radians_and_the_report_with_the_nodes_values(pulse_section, clock):
+    import math
+
+    rig = Rig(pulse_section, clock)
+    pkt = rig.core.on_datagram(struct.pack("<fffiiffi", 90.0, -45.0, 0.0, 0, 0, 0.5, 30.0, 0), PEER)
+    assert rig.core.head_rad(pkt) == pytest.approx((math.pi / 2, -math.pi / 4, 0.0))
+    assert rig.core.audio(pkt) == pytest.approx((0.5, math.pi / 6))
+    rep, vals, line = rig.core.report(clock(), tx_active=False, flood_budget_hits=3)
+    assert vals["flood_budget_hits"] == 3 and vals["accepted"] == 1 and vals["connected"] == rep.connected
+    assert line is not None and line[1].startswith("vr link")       # the first report is logged
+    assert rig.core.report(clock(), tx_active=False)[2] is None       # no change: not again

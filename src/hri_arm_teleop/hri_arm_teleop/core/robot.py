@@ -8,8 +8,27 @@ Implementations: ``hri_arm_teleop.sim_robot.SimRobot`` (simulation, lockstep) an
 from __future__ import annotations
 
 import abc
+from typing import Optional, Sequence
+
+import numpy as np
 
 from hri_arm_teleop.core.types import JointCommand, RobotState
+
+
+def joints_of(names: Sequence[str], position, velocity, joint_names: Sequence[str]) -> Optional[tuple]:
+    """``(q, dq)`` of ``joint_names`` from a JointState's ``names``/``position``/``velocity``
+    (reordered by name; a driver may publish them in any order, and other joints too; ``dq`` zero
+    when the velocities are missing); None when one of ours is missing or a position is not finite."""
+    names = list(names)
+    try:
+        idx = [names.index(n) for n in joint_names]
+    except ValueError:
+        return None
+    pos, vel = np.asarray(position, dtype=float), np.asarray(velocity, dtype=float)
+    q = pos[idx]
+    if not np.all(np.isfinite(q)):
+        return None
+    return q, (vel[idx] if len(vel) == len(pos) else np.zeros(len(idx)))
 
 
 class RobotInterface(abc.ABC):

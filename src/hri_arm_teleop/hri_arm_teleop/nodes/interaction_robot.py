@@ -13,7 +13,7 @@ from typing import Optional
 
 import numpy as np
 
-from hri_arm_teleop.core.robot import RobotInterface
+from hri_arm_teleop.core.robot import RobotInterface, joints_of
 from hri_arm_teleop.core.types import JointCommand, PoseCommand, RobotState
 from hri_arm_teleop.parameters_gen import TeleopTopicsParams
 from hri_interaction.parameters_gen import InteractionTopicsParams
@@ -41,21 +41,12 @@ class InteractionRobot(RobotInterface):
         self._pub = node.create_publisher("geometry_msgs/msg/PoseStamped", it.reference, qos=10)
 
     def _on_joint_state(self, msg) -> None:
-        names = list(msg.name)
-        try:
-            idx = [names.index(n) for n in self.joint_names]
-        except ValueError:
-            self.ignored += 1
-            return
-        pos = np.asarray(msg.position, dtype=float)
-        vel = np.asarray(msg.velocity, dtype=float)
-        q = pos[idx]
-        if not np.all(np.isfinite(q)):
+        joints = joints_of(msg.name, msg.position, msg.velocity, self.joint_names)
+        if joints is None:
             self.ignored += 1
             return
         with self._lock:
-            self._q = q
-            self._dq = vel[idx] if len(vel) == len(pos) else np.zeros(len(idx))
+            self._q, self._dq = joints
 
     def _on_ee_pose(self, msg) -> None:
         T = matrix_from_pose(msg)

@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from hri_arm_teleop.core.robot import RobotInterface
+from hri_arm_teleop.core.robot import RobotInterface, joints_of
 from hri_arm_teleop.core.types import JointCommand, RobotState
 from hri_runtime import msgs
 from hri_runtime.geometry import seconds_from_time, time_from_seconds
@@ -43,19 +43,11 @@ class Ros2Robot(RobotInterface):
             self._pub = node.create_publisher("trajectory_msgs/msg/JointTrajectory", ros2.trajectory_topic, qos=10)
 
     def _on_joint_state(self, msg) -> None:
-        names = list(msg.name)
-        try:
-            idx = [names.index(n) for n in self.joint_names]
-        except ValueError:
-            self.ignored_states += 1  # a message for other joints (e.g. the gripper)
-            return
-        pos = np.asarray(msg.position, dtype=float)
-        vel = np.asarray(msg.velocity, dtype=float)
-        q = pos[idx]
-        dq = vel[idx] if len(vel) == len(pos) else np.zeros(len(idx))
-        if not np.all(np.isfinite(q)):
+        joints = joints_of(msg.name, msg.position, msg.velocity, self.joint_names)
+        if joints is None:            # not our joints (e.g. the gripper's), or a non-finite position
             self.ignored_states += 1
             return
+        q, dq = joints
         stamp = seconds_from_time(msg.header.stamp)
         T = self.fk(q) if self.fk is not None else None
         with self._lock:

@@ -13,6 +13,12 @@ Per period (:meth:`AtomicDrive.step`, time ``t`` injected):
 
 Without drivers (driver ``topic``) the node publishes the output instead. The link (``fault``,
 ``reset()``, ``status()``) and the drivers are injected; no middleware.
+
+Around the periods, what the node's callbacks ask: :meth:`on_pulse` (counted; refused while the
+system stop holds, the first refusal of each stop worth a log line), :meth:`on_system_stop`
+(latches or clears the fault ``system_stop``; a stop zeroes the outputs at once),
+:meth:`fault_change` (the latched fault when it changed since the last call) and
+:meth:`diagnostics` (the controller's and the drive's values).
 """
 from __future__ import annotations
 
@@ -36,6 +42,9 @@ class AtomicDrive:
         self.ctrl, self.leg, self.base, self.head, self.audio = ctrl, leg, base, head, audio
         self.head_gate, self.leg_input, self.link = head_gate, leg_input, link
         self.stop_request: Optional[str] = None      # set by a period that asks for the system stop
+        self.pulses_received = 0                      # pulse messages, whatever became of them
+        self._stop_refusal_logged = False             # the first press refused by this system stop
+        self._last_fault: Any = None
 
     @property
     def rejected_leg_state(self) -> int:
@@ -79,6 +88,46 @@ class AtomicDrive:
                 else:
                     self.audio.command_audio(*vals)
         return out, r
+
+    def on_pulse(self, state: float, direction: float, t: float, stopped: bool, stop_reason: str = "") -> Optional[str]:
+        """A pulse message to the controller: the warning line to log, or None. A refusal by the
+        system stop is logged once per stop (every one is counted by the controller)."""
+        self.pulses_received += 1
+        res = self.ctrl.on_pulse(float(state), float(direction), t, stopped)
+        if res == "rejected_system_stop":
+            if self._stop_refusal_logged:
+                return None
+            self._stop_refusal_logged = True
+            return (f"pulse rejected_system_stop: state {state} direction {direction} refused, the system "
+                    f"stop holds ({stop_reason}); further refusals are counted until it releases")
+        if res.startswith(("rejected", "dropped")):
+            return f"pulse {res}: state {state} direction {direction}"
+        return None
+
+    def on_system_stop(self, t: float, stopped: bool, cause: Any) -> bool:
+        """The system stop changed (:meth:`AtomicController.on_system_stop`); a stop zeroes the
+        outputs at once. True when a latched system stop was cleared."""
+        cleared = self.ctrl.on_system_stop(t, stopped, cause)
+        if stopped:
+            self.output_zero()
+        else:
+            self._stop_refusal_logged = False
+        return cleared
+
+    def fault_change(self) -> tuple[bool, Any]:
+        """``(changed, fault)``: the controller's latched fault (None: none) and whether it
+        changed since the last call."""
+        fault = self.ctrl.fault
+        changed, self._last_fault = fault != self._last_fault, fault
+        return changed, fault
+
+    def diagnostics(self, **node_values) -> tuple[int, str, dict]:
+        """(level, message, values) of ``/diagnostics``: the controller's (WARN while waiting for a
+        first leg state), ``pulses_received``, the node's values and :meth:`diagnostic_values`."""
+        level, message, values = self.ctrl.diagnostics(self.leg_input is not None and not self.leg_input.ever)
+        values.update(node_values, pulses_received=self.pulses_received)
+        values.update(self.diagnostic_values())
+        return level, message, values
 
     def output_zero(self) -> None:
         """Motors at 0 and the head's pending lines dropped, at once (a system stop)."""

@@ -34,9 +34,35 @@ from typing import Any, Callable, Mapping
 from hri_console.core.protocol import PID_TRIGGERS, Command, Rejected
 from hri_console.core.state import ConsoleState
 
-__all__ = ["ConsoleCommands", "STOP_EVENTS_KEPT"]
+__all__ = ["ConsoleCommands", "STOP_EVENTS_KEPT", "delivery", "require_ready", "service_reply"]
 
 STOP_EVENTS_KEPT = 64     # safe-stop times kept in ``ConsoleCommands.stop_events`` (the last ones)
+
+
+def delivery(topic: str, subscribers: int, expected: bool = True) -> dict:
+    """The delivery dict of a publish: ``topic``, ``subscribers`` (matched subscriptions when it
+    was sent) and a ``warning`` when that is 0 and someone was ``expected``."""
+    out = {"topic": topic, "subscribers": int(subscribers)}
+    if subscribers == 0 and expected:
+        out["warning"] = f"no subscriber on {topic}: nothing received it"
+    return out
+
+
+def require_ready(ready: bool, srv_name: str, hint: str = "") -> None:
+    """:class:`Rejected` ``unavailable`` unless the service is ``ready`` (``hint``: what to start)."""
+    if not ready:
+        raise Rejected("unavailable", f"service {srv_name} is not available{hint}")
+
+
+def service_reply(future, srv_name: str, timeout_s: float) -> Any:
+    """The reply a service call's ``future`` (``wait(timeout_s)``, ``exception()``, ``result()``)
+    brings within ``timeout_s``; :class:`Rejected` ``timeout`` without one, ``unavailable`` when
+    the call failed."""
+    if not future.wait(timeout_s):
+        raise Rejected("timeout", f"{srv_name}: no reply within {timeout_s:g} s")
+    if future.exception() is not None:
+        raise Rejected("unavailable", f"{srv_name}: {future.exception()}")
+    return future.result()
 
 
 class ConsoleCommands:
@@ -67,6 +93,10 @@ class ConsoleCommands:
         self.stops_published += 1
         self.state.on_safe_stop(True)
         return {**delivery, "t_s": t}
+
+    def snapshot(self, **extra) -> dict:
+        """What the page shows: the state's snapshot, ``stops_published`` and the node's ``extra``."""
+        return {**self.state.snapshot(), "stops_published": self.stops_published, **extra}
 
     def dispatch(self, cmd: Command) -> Any:
         """Run one validated command (not ``safe_stop``): its reply, or :class:`Rejected`."""

@@ -100,6 +100,14 @@ class ConsoleState:
         self._last_reply: dict | None = None
         self.dropped: dict[str, int] = {}
 
+    @classmethod
+    def of_joints(cls, params, names, position_min_deg, position_max_deg, clock: Callable[[], float]) -> "ConsoleState":
+        """The state of the console ``params`` (``state``, ``forward``) for the robot's joints
+        (``joints.names`` and their limits in degrees; any may be None: no joints / no limits)."""
+        return cls(params.state, params.forward, clock=clock, joint_names=list(names or []),
+                   position_min_rad=[math.radians(x) for x in (position_min_deg or [])],
+                   position_max_rad=[math.radians(x) for x in (position_max_deg or [])])
+
     # ---------------------------------------------------------------- inputs
     def drop(self, cause: str, detail: str = "") -> tuple[str, str]:
         """Count a dropped input; returns ``(cause, detail)``."""

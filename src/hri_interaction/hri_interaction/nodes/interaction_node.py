@@ -1,45 +1,35 @@
 """``interaction``: the 1 kHz impedance/admittance controller as a node: the engine of
-:mod:`hri_interaction.engine` (``make_engine``: the C++ real-time loop on a real clock, the C++
-tick stepped by this node's 1 ms timer on a simulated clock) wired to topics; the input rules and
-counters live in the engine (:mod:`hri_interaction.core.inputs`).
+:mod:`hri_interaction.engine` (the C++ real-time loop on a real clock, the C++ tick stepped by this
+node's 1 ms timer on a simulated clock) wired to topics; input rules and counters in the engine
+(:mod:`hri_interaction.core.inputs`), run-time parameters and the report in :mod:`hri_interaction.core.live`.
 
-Inputs (config ``interaction.topics``): the reference pose (PoseStamped, base frame), the mode
-(String: impedance | admittance | hybrid), impedance gains (Float64MultiArray: K diag 6, D diag 6);
-driver ``sim`` (``interaction.node.driver``: the configured arm in MuJoCo with torque motors) a
-push on the EE (``topics.sim_push``, world frame); driver ``topic`` (the MuJoCo model at the
-received q, q̇, never stepped) the measured EE wrench (WrenchStamped, EE frame) and the joint
-state. Outputs: the joint torque command (Float64MultiArray, N·m), the modified pose T_mod
-(PoseStamped), the state (``hri_interfaces/msg/InteractionState``, :mod:`hri_interaction.messages`)
-and /diagnostics; driver ``sim`` also ``topics.sim_joint_states``, ``topics.joint_states`` (at
-``node.joint_state_rate_hz``: the simulation owns the robot) and the EE pose on
-``teleop.topics.ee_pose``.
-
-System stop (``hri_safety`` StopListener on ``/safety/stop``; docs/safety.md): while stopped (also
-before the first heartbeat and once it is older than ``safety.stop.timeout_s``) the engine holds
-at the measured EE pose and refuses references and mode switches (counted). A reference that stops
-coming is held ("reuse last"); staleness beyond ``node.reference_timeout_s`` is reported.
+In (``interaction.topics``): the reference pose (base frame), the mode (String), the impedance gains
+(K diag 6, D diag 6); driver ``sim`` (the arm in MuJoCo, torque motors) a push on the EE
+(``sim_push``); driver ``topic`` the measured EE wrench and the joint state. Out: the joint torques
+(N·m), the modified pose T_mod, the state (``hri_interfaces/msg/InteractionState``), /diagnostics;
+driver ``sim`` also ``sim_joint_states``, ``joint_states``, ``teleop.topics.ee_pose``. System stop
+(``/safety/stop``; docs/safety.md): while stopped (also before the first heartbeat and once it is
+older than ``safety.stop.timeout_s``) the engine holds at the measured EE pose and refuses
+references and mode switches (counted). A reference that stops coming is held; staleness beyond
+``node.reference_timeout_s`` is reported.
 
 Parameters: ``robot``, ``robot_id``, every key of ``interaction`` and ``safety.stop``,
-``joints.names`` and ``teleop.topics.ee_pose`` by their dotted names (``declare_config``), e.g.
-``-p interaction.mode:=admittance``. Settable at run time (``ros2 param set`` / ``hri param set``,
-the console): :data:`LIVE`, the mode and the gain diagonals, through the engine's input check
-(``update_impedance`` / ``update_admittance``: a diagonal replaces a configured ``*_full``), from
-the next tick on; a refused value answers with the check's sentence and changes nothing. The mode
-and gains topics change the same parameters (recorded and announced on ``/parameter_events``).
+``joints.names``, ``teleop.topics.ee_pose``. Settable at run time: ``core.live.LIVE`` (the mode and
+gain diagonals; a diagonal replaces a configured ``*_full``); the mode and gains topics change the
+same parameters (recorded and announced on ``/parameter_events``).
 """
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import numpy as np
 
 from hri_interaction.core.controller import InteractionParams
-from hri_interaction.core.periods import PeriodStats
+from hri_interaction.core.live import StateReport, appliers, gains_input, mode_input, push_input, status
 from hri_interaction.engine import diagnostics, make_engine
 from hri_interaction.messages import STATE_MSG, interaction_state_msg, joint_state_msg, wrench_from_msg
 from hri_runtime import msgs
-from hri_runtime.diagnostics import OK, WARN, Updater
+from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameter import ParameterError
@@ -49,22 +39,11 @@ from hri_runtime.qos import QOS_LATCHED
 from hri_safety.nodes.stop_listener import StopListener
 
 
-MODE = "interaction.mode"
-IMPEDANCE = {"stiffness": "interaction.impedance.stiffness_diag", "damping": "interaction.impedance.damping_diag"}
-ADMITTANCE = {"mass": "interaction.admittance.mass_diag", "damping": "interaction.admittance.damping_diag",
-              "stiffness": "interaction.admittance.stiffness_diag"}
-#: the parameters this node applies at run time
-LIVE = (MODE, *IMPEDANCE.values(), *ADMITTANCE.values())
-
-
 class InteractionNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("interaction", **kw)
-        on_set = {MODE: lambda m: None if self.engine.set_mode(m) else self.engine.refusal()}
-        on_set.update({n: (lambda v, g=g: self.engine.update_impedance(**{g: v})) for g, n in IMPEDANCE.items()})
-        on_set.update({n: (lambda v, g=g: self.engine.update_admittance(**{g: v})) for g, n in ADMITTANCE.items()})
         self.cfg = declare_config(self, ("interaction", "safety.stop", "joints.names", "teleop.topics.ee_pose"),
-                                  cfg=cfg, on_set=on_set)
+                                  cfg=cfg, on_set=appliers(lambda: self.engine))
         self.params = p = InteractionParams.from_tree(self.cfg)
         self.driver = p.node.driver
         joints = JointsParams.from_tree(self.cfg)
@@ -74,18 +53,20 @@ class InteractionNode(Node):
         self.engine = make_engine(self.cfg, np.deg2rad(joints.named_positions_deg["home"]), driver=self.driver,
                                   simulated=simulated, params=p)
         # the lockstep engine's controller and arm (tests read their state); None with the rt loop
-        self.ctrl = getattr(self.engine, "ctrl", None)
-        self.sim = getattr(self.engine, "sim", None)
+        self.ctrl, self.sim = getattr(self.engine, "ctrl", None), getattr(self.engine, "sim", None)
         self.base_frame = FramesParams.from_tree(self.cfg).base
         self.dt = 1.0 / p.rate_hz
-        self.last_reference_s = self.get_clock().now_s()
-        self.periods = PeriodStats(p.rate_hz)       # the 1 ms timer's wall-clock periods
+        # the 1 ms timer's wall-clock periods and the reference's age
+        self.report = StateReport(p.rate_hz, p.node.reference_timeout_s, self.get_clock().now_s())
         t = p.topics
-        self.create_subscription("geometry_msgs/msg/PoseStamped", t.reference, self.on_reference, qos=10)
-        self.create_subscription("std_msgs/msg/String", t.mode, self.on_mode, qos=10)
-        self.create_subscription("std_msgs/msg/Float64MultiArray", t.gains, self.on_gains, qos=10)
+        self.create_subscription("geometry_msgs/msg/PoseStamped", t.reference, lambda m: self.report.on_reference(
+            self.engine.set_target(matrix_from_pose(m)), self.get_clock().now_s()), qos=10)
+        self.create_subscription("std_msgs/msg/String", t.mode, lambda m: self._record(mode_input(self.engine, m.data)), qos=10)
+        self.create_subscription("std_msgs/msg/Float64MultiArray", t.gains,
+                                 lambda m: self._record(gains_input(self.engine, m.data)), qos=10)
         if self.driver == "sim":
-            self.create_subscription("geometry_msgs/msg/WrenchStamped", t.sim_push, self.on_push, qos=10)
+            self.create_subscription("geometry_msgs/msg/WrenchStamped", t.sim_push,
+                                     lambda m: push_input(self.engine, wrench_from_msg(m)), qos=10)
             self.js_pub = self.create_publisher("sensor_msgs/msg/JointState", t.sim_joint_states, qos=10)
             self.ee_pub = self.create_publisher("geometry_msgs/msg/PoseStamped",
                                                 params_type("teleop.topics").from_tree(self.cfg).ee_pose, qos=10)
@@ -100,9 +81,8 @@ class InteractionNode(Node):
         self.tau_pub = self.create_publisher("std_msgs/msg/Float64MultiArray", t.torque, qos=10)
         self.pose_pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t.modified_pose, qos=10)
         self.state_pub = self.create_publisher(STATE_MSG, t.state, qos=QOS_LATCHED)    # + state_rate_hz
-        # /diagnostics with every state message (publish_state forces it: the status of that state)
         self.diag = Updater(self, RobotParams.from_tree(self.cfg).model, 1.0 / p.node.state_rate_hz,
-                            topic=t.diagnostics, prefix="")
+                            topic=t.diagnostics, prefix="")     # with every state (publish_state forces it)
         self.diag.add("interaction", self._diagnose)
         self._diag: dict = {}
         self.stop = StopListener(self, on_change=lambda stopped, why: self.engine.hold(stopped, why or "stop"))
@@ -118,52 +98,28 @@ class InteractionNode(Node):
         self.engine.stop()
         return super().destroy_node()
 
-    # ------------------------------------------------------------------ inputs
-    def on_reference(self, msg) -> None:
-        if self.engine.set_target(matrix_from_pose(msg)):
-            self.last_reference_s = self.get_clock().now_s()
+    ticks = property(lambda self: self.engine.ticks, doc="ticks the engine has run")
 
-    def on_push(self, msg) -> None:
-        w = wrench_from_msg(msg)
-        if np.all(np.isfinite(w)):
-            self.engine.set_push(w[3:], w[:3])
+    def _record(self, values: dict) -> None:
+        """Inputs the engine accepted are the parameters' values (one the declaration refuses is logged)."""
+        for name, value in values.items():
+            try:
+                self.record_parameter(name, value)
+            except ParameterError as exc:
+                self.get_logger().warning(f"{name}: applied but not recorded as the parameter ({exc})")
 
-    def on_mode(self, msg) -> None:
-        """``topics.mode``: the engine's rules; accepted, it is the ``interaction.mode`` value."""
-        mode = str(msg.data).strip().lower()
-        if self.engine.set_mode(mode):
-            self._record(MODE, mode)
-
-    def on_gains(self, msg) -> None:
-        """``topics.gains`` [K diag, D diag]: the engine's check; accepted, they are the values of
-        ``interaction.impedance.stiffness_diag`` / ``damping_diag``."""
-        if self.engine.set_gain_vector(msg.data):
-            for g, name in IMPEDANCE.items():
-                self._record(name, self.engine.impedance[g].tolist())
-
-    def _record(self, name: str, value) -> None:
-        """An input the engine accepted is the parameter's value (a value the engine takes but the
-        declaration would not, e.g. under wider gain_limits, is logged: get shows the last one)."""
-        try:
-            self.record_parameter(name, value)
-        except ParameterError as exc:
-            self.get_logger().warning(f"{name}: applied but not recorded as the parameter ({exc})")
-
-    # ------------------------------------------------------------------ 1 kHz tick (lockstep)
+    # ------------------------------------------------------------------ 1 kHz tick (lockstep), state
     def tick(self) -> None:
-        self.periods.tick()
+        self.report.periods.tick()
         if self.stop.stopped:                     # authoritative every cycle
             self.engine.hold(True, self.stop.reason)
         res = self.engine.step(1)
         if res is not None:
             self.tau_pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=res.tau.tolist()))
 
-    ticks = property(lambda self: self.engine.ticks, doc="ticks the engine has run")
-
-    def publish_joint_states(self) -> None:
-        """``topics.joint_states`` (driver sim) at ``node.joint_state_rate_hz``."""
-        s = self.engine.state()
-        self.robot_js_pub.publish(joint_state_msg(self.get_clock().now_s(), self.base_frame, self.joint_names, s))
+    def publish_joint_states(self) -> None:   # driver sim, at node.joint_state_rate_hz
+        self.robot_js_pub.publish(joint_state_msg(self.get_clock().now_s(), self.base_frame, self.joint_names,
+                                                  self.engine.state()))
 
     def publish_state(self) -> None:
         now = self.get_clock().now_s()
@@ -174,18 +130,16 @@ class InteractionNode(Node):
         if self.engine.kind == "rt":     # the loop thread's torque, at the state rate
             self.tau_pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(s["tau"], float).tolist()))
         self.pose_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ref"]), now, self.base_frame))
-        diag = diagnostics(s, self.dt, self.periods.summary())
-        diag.update(engine=self.engine.kind, driver=self.driver,
-                    reference_stale=(now - self.last_reference_s) > self.params.node.reference_timeout_s)
-        self.state_pub.publish(interaction_state_msg(diag, time_from_seconds(now)))
-        self._diag = diag
+        self._diag = self.report.complete(diagnostics(s, self.dt, self.report.periods.summary()), now,
+                                          engine=self.engine.kind, driver=self.driver)
+        self.state_pub.publish(interaction_state_msg(self._diag, time_from_seconds(now)))
         self.diag.force_update()
 
     def _diagnose(self, stat) -> None:
-        d = self._diag
-        stat.summary(WARN if (d["frozen"] or "hold" in d["flags"]) else OK, f"{d['mode']} {' '.join(d['flags'])}".strip())
-        for k in ("rejected", "events", "energy_j"):
-            stat.add(k, json.dumps(d[k]))
+        level, message, values = status(self._diag)
+        stat.summary(level, message)
+        for k, v in values.items():
+            stat.add(k, v)
 
 
 def main(argv=None):

@@ -9,7 +9,7 @@ n joints u8, reserved u16 = 0, sequence u32, stamp_s f64, then n joint positions
 from __future__ import annotations
 
 import struct
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 from hri_pulse.core.codec import PacketRejected
 
@@ -53,3 +53,28 @@ def decode_skeleton(data: bytes):
     if len(data) != _SKH.size + n * _J.size:
         raise PacketRejected("bad_size")
     return seq, stamp, [_J.unpack_from(data, _SKH.size + i * _J.size) for i in range(n)]
+
+
+class FeedbackSource:
+    """What the feedback packets carry: the newest robot pose (``/odom``) and skeleton, each
+    encoded with the sequence and stamp the link gives (:meth:`VrCommandCore.feedback`). Before
+    the first pose the pose packet says "not valid" (origin, identity orientation); before the
+    first skeleton the skeleton has no joint. At most ``max_joints`` joints are sent."""
+
+    def __init__(self, max_joints: int):
+        self.max_joints = max_joints
+        self.pose: Optional[Tuple[tuple, tuple]] = None
+        self.skeleton: list = []
+
+    def on_pose(self, position: Sequence[float], orientation_xyzw: Sequence[float]) -> None:
+        self.pose = (tuple(position), tuple(orientation_xyzw))
+
+    def on_skeleton(self, points: Sequence[Sequence[float]]) -> None:
+        self.skeleton = [tuple(p) for p in points]
+
+    def pose_packet(self, seq: int, stamp_s: float) -> bytes:
+        pos, ori = self.pose or ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+        return encode_pose(seq, stamp_s, pos, ori, self.pose is not None)
+
+    def skeleton_packet(self, seq: int, stamp_s: float) -> bytes:
+        return encode_skeleton(seq, stamp_s, self.skeleton, self.max_joints)

@@ -75,6 +75,11 @@ class VrCommandCore:
     def head_rad(pkt: UnityPacket) -> Tuple[float, float, float]:
         return (pkt.head_pitch * _DEG, pkt.head_pan * _DEG, pkt.head_tilt * _DEG)
 
+    @staticmethod
+    def audio(pkt: UnityPacket) -> Tuple[float, float]:
+        """(volume, orientation rad) of an accepted packet (range-checked by the codec)."""
+        return (float(pkt.audio_volume), pkt.audio_orientation * _DEG)
+
     def on_datagram(self, data: bytes, peer=None, now_s: Optional[float] = None) -> Optional[UnityPacket]:
         """One datagram; returns the accepted packet (caller forwards the head) or None."""
         if now_s is None:
@@ -170,6 +175,12 @@ class VrCommandCore:
         vals.update(counts)
         vals.update(self.flood.status())
         return rep, vals
+
+    def report(self, now_s: float, tx_active: bool = True, **extra) -> Tuple[HealthReport, dict, Optional[Tuple[int, str]]]:
+        """:meth:`status` with the node's ``extra`` values, and :meth:`log_line` of it."""
+        rep, vals = self.status(now_s, tx_active=tx_active)
+        vals.update(extra)
+        return rep, vals, self.log_line(now_s, rep, vals)
 
     def log_line(self, now_s: float, rep: HealthReport, vals: dict) -> Optional[Tuple[int, str]]:
         """(level, line) when the link state is to be logged (on a change of level; while

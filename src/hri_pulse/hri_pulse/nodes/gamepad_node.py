@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from hri_runtime import msgs
-from hri_runtime.geometry import time_from_seconds
 from hri_runtime.node import Node, run_node
 from hri_runtime.parameter_library.typed import declare_config
 
 from hri_pulse.core import GamepadCore, PulseConfig
+from hri_pulse.messages import command_head_msg, pulse_twist
 
 
 class GamepadNode(Node):
@@ -47,15 +46,10 @@ class GamepadNode(Node):
 
     def _emit(self, now: float) -> None:
         for e in self.core.due(now):
-            self.pub_cmd.publish(msgs.new("geometry_msgs/msg/Twist",
-                                          linear=msgs.new("geometry_msgs/msg/Vector3", x=float(e.state)),
-                                          angular=msgs.new("geometry_msgs/msg/Vector3", z=float(e.direction))))
+            self.pub_cmd.publish(pulse_twist(e))
             self.published += 1
             if e.index == 0 and e.command is not None:
-                self.pub_chead.publish(msgs.new(
-                    "geometry_msgs/msg/Vector3Stamped",
-                    header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(e.t_s), frame_id="head"),
-                    vector=msgs.new("geometry_msgs/msg/Vector3")))
+                self.pub_chead.publish(command_head_msg(e))      # the gamepad has no head: zero
 
     def tick(self) -> None:
         self._emit(self.now())
