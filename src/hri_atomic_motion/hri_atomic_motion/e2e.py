@@ -136,7 +136,7 @@ def build(cfg: dict, start_time_s: float = 0.0) -> Chain:
     port (``chain.vr.port``)."""
     from hri_pulse.nodes.vr_interface_node import VrInterfaceNode
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
-    from hri_sim.tino_node import TinoSimNode
+    from hri_sim.nodes.tino_node import TinoSimNode
 
     from hri_atomic_motion.nodes.atomic_node import AtomicNode
 
