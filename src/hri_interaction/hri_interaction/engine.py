@@ -7,10 +7,11 @@ a simulated clock or the topic driver take the python engine):
   through its C API inside the loop; ``start()`` runs it on its own thread with absolute
   deadlines, ``step(n)`` runs n ticks in lockstep without a thread). Falls back to ``python``
   (one WARNING line) when the installed core has no ``rt`` module.
-- ``python``: the same C++ tick (``InteractionController``) on ``ArmSim`` (mode torque), stepped from
-  Python by the one lockstep runner (:class:`hri_interaction.sim.LockstepLoop`): simulated
-  clocks, the topic driver (the arm model at the received joint state, never stepped) and cores
-  without ``rt``. ``start()`` is refused (a Python timer is not a real-time loop).
+- ``python``: the same C++ tick (``InteractionController``) on ``ArmSim`` (mode torque), one
+  :meth:`hri_interaction.sim.LockstepLoop.tick` per ``step(1)`` of its caller (the node's 1 ms
+  timer on a simulated clock, stepped by the runtime's lockstep runner): simulated clocks, the
+  topic driver (the arm model at the received joint state, never stepped) and cores without
+  ``rt``. ``start()`` is refused (a Python timer is not a real-time loop).
 
 Both check every input by the one set of input rules (:mod:`hri_interaction.core.inputs`): the
 reference, the mode (settle bound for ``switch.settle_s``), the impedance gains (blended over
@@ -217,8 +218,8 @@ class PythonEngine(_Engine):
         returns the last tick's result (None if none ran)."""
         if not self.ready:
             return None
-        for _ in range(int(n)):
-            self.loop.lockstep.step()
+        for _ in range(int(n)):         # the caller's clock is the lockstep: the node's 1 ms timer
+            self.loop.tick()
         self.ticks += int(n)
         return self.loop.last
 
