@@ -94,11 +94,16 @@ $(addprefix test-python-,$(PYTHON_VERSIONS)): test-python-%:
 # AMENT_PREFIX_PATH). Without ROS it is skipped; the no-ROS runtime reads its .msg/.srv files from
 # src/hri_interfaces (or an installed share/hri_interfaces). docs/ros2-interop.md "Building".
 AMENT_CMAKE := $(firstword $(wildcard $(addsuffix /share/ament_cmake/package.xml,$(subst :, ,$(AMENT_PREFIX_PATH)))))
-COLCON_SKIP := $(if $(AMENT_CMAKE),,--packages-ignore hri_interfaces)
+# hri_controllers (ros2_control controller + MuJoCo system, docs/hardware.md) builds only where
+# ros2_control is installed (controller_interface and hardware_interface on AMENT_PREFIX_PATH).
+ROS2_CONTROL := $(firstword $(wildcard $(addsuffix /share/controller_interface/package.xml,$(subst :, ,$(AMENT_PREFIX_PATH)))))
+COLCON_SKIP := $(if $(AMENT_CMAKE),,--packages-ignore hri_interfaces hri_controllers) \
+  $(if $(AMENT_CMAKE),$(if $(ROS2_CONTROL),,--packages-ignore hri_controllers))
 
 colcon: venv
 	rm -rf build/colcon install log
 	@echo "colcon: $(if $(AMENT_CMAKE),ament_cmake found ($(AMENT_CMAKE)): building hri_interfaces,no ament_cmake (ROS 2 not sourced): skipping hri_interfaces)"
+	@echo "colcon: $(if $(ROS2_CONTROL),ros2_control found ($(ROS2_CONTROL)): building hri_controllers,no ros2_control (controller_interface not on AMENT_PREFIX_PATH): skipping hri_controllers)"
 	. $(VENV)/bin/activate && colcon --log-base log build --build-base build/colcon --install-base install \
 	  --base-paths src cpp --event-handlers console_cohesion- summary+ $(COLCON_SKIP)
 	. $(VENV)/bin/activate && colcon --log-base log test --build-base build/colcon --install-base install \
@@ -195,7 +200,7 @@ $(ROS2_VENV)/.pkgs: $(ROS2_VENV)/.deps $(ROS2_SRC)
 	@touch $@
 
 ros2-ci: $(ROS2_VENV)/.interfaces $(ROS2_VENV)/.pkgs
-	$(ROS2_ENV) $(ROS2_PY) -m pytest tests/ros2 -rs -p no:cacheprovider -m "not ros2_launch" $(ROS2_PYTEST_ARGS)
+	$(ROS2_ENV) $(ROS2_PY) -m pytest tests/ros2 -rs -p no:cacheprovider -m "not ros2_launch and not ros2_control" $(ROS2_PYTEST_ARGS)
 
 # Refresh requirements-ros2.lock from requirements-ros2.in (the locked uv of .venv), then test.
 ros2-lock: $(VENV)/.deps

@@ -39,6 +39,18 @@ inline TickInput tick_input(const InteractionTick& k, const VecN& q, const VecN&
   return TickInput{&q, &dq, &T, &Vb, &Jb, &g, &c};
 }
 
+// an n x n mass matrix argument (a py_check::Array: real dtype checked, float64 C-contiguous)
+inline MatN mass_matrix_of(const py_check::Array& a, int n, const char* what) {
+  if (a.ndim() != 2 || a.shape(0) != n || a.shape(1) != n)
+    throw std::invalid_argument(std::string(what) + ": mass_matrix must have shape (n, n) with n = " +
+                                std::to_string(n) + ", got " + py_check::shape_str(a));
+  MatN M(n, n);
+  const double* d = a.data();
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) M(i, j) = d[i * n + j];
+  return M;
+}
+
 inline int index_of(const std::string& v, std::initializer_list<const char*> names, const char* what) {
   int i = 0;
   for (const char* n : names) {
@@ -76,6 +88,57 @@ void bind_interaction(py::module_& root) {
       py::arg("world_T_ee"), py::arg("body_twist"), py::arg("body_jacobian"), py::arg("bias"),
       py::arg("world_T_ref"), py::arg("K"), py::arg("D"), py::arg("ref_body_twist") = py::none(),
       "tau = J_b^T(-K e - D edot) + bias, e = Log(T_ref^-1 T) (body frame).");
+  m.def(
+      "gic_torque",
+      [](const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias, const Mat4& Tref,
+         const Mat6& K, const Mat6& D, std::optional<Vec6> Vref) {
+        I::check_dof(Jb, bias);
+        const hri_core::se3::Vec6* vr = Vref ? &**Vref : nullptr;
+        return I::gic_torque(*T, *Vb, *Jb, *bias, *Tref, *K, *D, vr);
+      },
+      py::arg("world_T_ee"), py::arg("body_twist"), py::arg("body_jacobian"), py::arg("bias"),
+      py::arg("world_T_ref"), py::arg("K"), py::arg("D"), py::arg("ref_body_twist") = py::none(),
+      "GIC (Seo et al. 2023): tau = J_b^T(-f_G - D e_V) + bias (geometric_laws.hpp).");
+  m.def(
+      "gic_elastic_wrench",
+      [](const Mat4& T, const Mat4& Tref, const Mat6& K) { return I::gic_elastic_wrench(*T, *Tref, *K); },
+      py::arg("world_T_ee"), py::arg("world_T_ref"), py::arg("K"),
+      "f_G = (f_R, f_p): the body-frame gradient of the GIC potential");
+  m.def(
+      "gic_potential",
+      [](const Mat4& T, const Mat4& Tref, const Mat6& K) { return I::gic_potential(*T, *Tref, *K); },
+      py::arg("world_T_ee"), py::arg("world_T_ref"), py::arg("K"),
+      "Psi = 1/2 e_p^T R_r K_p R_r^T e_p + tr(K_R (I - R_r^T R)) (J)");
+  m.def(
+      "lie_osd_torque",
+      [](const Mat4& T, const Vec6& Vb, const MatJ& Jb, const VecN& bias, const Mat4& Tref, const Mat6& K,
+         const Mat6& D, const Mat6& Md, const C::Array& M, const Vec6& Jdq, std::optional<Vec6> Vref,
+         std::optional<Vec6> Fext) {
+        I::check_dof(Jb, bias);
+        const I::MatN Mq = I::mass_matrix_of(M, static_cast<int>(Jb->cols()), "lie_osd_torque");
+        I::VecN tau;
+        const char* err = I::lie_osd_torque(*T, *Vb, *Jb, *bias, *Tref, *K, *D, *Md, Vref ? &**Vref : nullptr,
+                                            Fext ? &**Fext : nullptr, Mq, *Jdq, tau);
+        if (err != nullptr) throw std::invalid_argument(std::string("lie_osd_torque: ") + err);
+        return tau;
+      },
+      py::arg("world_T_ee"), py::arg("body_twist"), py::arg("body_jacobian"), py::arg("bias"),
+      py::arg("world_T_ref"), py::arg("K"), py::arg("D"), py::arg("M_d"), py::arg("mass_matrix"),
+      py::arg("jdot_qdot"), py::arg("ref_body_twist") = py::none(), py::arg("wrench_body") = py::none(),
+      "Lie-group impedance with operational-space dynamics (geometric_laws.hpp): "
+      "tau = J_b^T (Lambda (Vdot_ref - Jdot_b qdot) - F_ext) + bias.");
+  m.def(
+      "law_switch_error",
+      [](const std::string& from, const std::string& to, const Vec6& lam, const Vec6& lam_dot,
+         bool blending) -> std::optional<std::string> {
+        const std::initializer_list<const char*> laws = {"lie", "cartesian", "gic", "lie_osd"};
+        const char* e = I::law_switch_error(I::index_of(from, laws, "law"), I::index_of(to, laws, "law"), *lam,
+                                            *lam_dot, blending);
+        return e != nullptr ? std::optional<std::string>(e) : std::nullopt;
+      },
+      py::arg("from_law"), py::arg("to_law"), py::arg("lam"), py::arg("lam_dot"), py::arg("blending"),
+      "Why the torque law cannot switch now (None: it can): within the Lie family always; to or from "
+      "'cartesian' only with the admittance at rest; never while a previous switch blends in.");
   py::class_<I::LieAdmittance>(m, "LieAdmittance")
       .def(py::init([](const FinMat6& M, const FinMat6& D, const FinMat6& K) {
              I::LieAdmittance a;
@@ -105,19 +168,23 @@ void bind_interaction(py::module_& root) {
       .def(py::init<>())
       .def_readwrite("n", &I::TickParams::n, "joints (1..16)")
       .def_property(
-          "law", [](const I::TickParams& p) { return std::string(p.law == I::LAW_LIE ? "lie" : "cartesian"); },
-          [](I::TickParams& p, const std::string& v) { p.law = I::index_of(v, {"lie", "cartesian"}, "law"); },
-          "'lie' (Lie-PD + app. H admittance) | 'cartesian' (the classical pair)")
+          "law", [](const I::TickParams& p) { return std::string(I::kLawNames[p.law]); },
+          [](I::TickParams& p, const std::string& v) {
+            p.law = I::index_of(v, {"lie", "cartesian", "gic", "lie_osd"}, "law");
+          },
+          "'lie' (Lie-PD + app. H admittance) | 'cartesian' (the classical pair) | 'gic' (geometric "
+          "impedance, Seo et al.) | 'lie_osd' (Lie-group impedance with operational-space dynamics); "
+          "gic and lie_osd share the Lie admittance")
       .def_property(
           "filter",
           [](const I::TickParams& p) {
-            static const char* names[] = {"none", "passivity", "tdpc", "wave"};
+            static const char* names[] = {"none", "passivity", "tdpc", "wave", "jitter"};
             return std::string(names[p.filter]);
           },
           [](I::TickParams& p, const std::string& v) {
-            p.filter = I::index_of(v, {"none", "passivity", "tdpc", "wave"}, "filter");
+            p.filter = I::index_of(v, {"none", "passivity", "tdpc", "wave", "jitter"}, "filter");
           },
-          "wrench filter: 'none' | 'passivity' (PO/PC) | 'tdpc' | 'wave'")
+          "wrench filter: 'none' | 'passivity' (PO/PC) | 'tdpc' | 'wave' | 'jitter' (delay compensator)")
       .def_readwrite("gravity_compensation", &I::TickParams::gravity_compensation)
       .def_readwrite("coriolis_compensation", &I::TickParams::coriolis_compensation)
       .def_readwrite("energy_floor_j", &I::TickParams::energy_floor_j)
@@ -147,10 +214,14 @@ void bind_interaction(py::module_& root) {
   C::def_checked_readwrite(tick_params, "K", &I::TickParams::K, "6x6 impedance stiffness (initial)");
   C::def_checked_readwrite(tick_params, "D", &I::TickParams::D, "6x6 impedance damping (initial)");
   C::def_checked_readwrite(tick_params, "M_adm", &I::TickParams::M_adm);
+  C::def_checked_readwrite(tick_params, "M_osd", &I::TickParams::M_osd, "law lie_osd: desired inertia M_d (SPD)");
   C::def_checked_readwrite(tick_params, "D_adm", &I::TickParams::D_adm);
   C::def_checked_readwrite(tick_params, "K_adm", &I::TickParams::K_adm);
   C::def_checked_readwrite(tick_params, "compliant_axes", &I::TickParams::compliant_axes, "hybrid S (6 values in {0, 1})");
   C::def_checked_readwrite(tick_params, "wave_damping", &I::TickParams::wave_damping);
+  C::def_checked_readwrite(tick_params, "jitter_alpha_base", &I::TickParams::jitter_alpha_base,
+                           "filter 'jitter': alpha = alpha_base + alpha_scale sigma/mu");
+  C::def_checked_readwrite(tick_params, "jitter_alpha_scale", &I::TickParams::jitter_alpha_scale);
   py::class_<I::InteractionTick>(
       m, "InteractionTick",
       "The whole gated 1 kHz tick of hri_interaction's InteractionController in one call: state "
@@ -169,20 +240,32 @@ void bind_interaction(py::module_& root) {
       .def(
           "tick",
           [](I::InteractionTick& k, const VecN& q, const VecN& dq, const Mat4& T, const Vec6& Vb, const MatJ& Jb,
-             const VecN& g, const VecN& c, double dt) {
-            const I::TickInput in = I::tick_input(k, q, dq, T, Vb, Jb, g, c);
+             const VecN& g, const VecN& c, double dt, std::optional<C::Array> M) {
+            I::TickInput in = I::tick_input(k, q, dq, T, Vb, Jb, g, c);
+            I::MatN Mq;
+            if (M) {
+              Mq = I::mass_matrix_of(*M, k.params().n, "InteractionTick.tick");
+              in.mass_matrix = &Mq;
+            }
             I::TickOutput out;
             k.tick(in, dt, out);
             return py::make_tuple(out.tau, out.world_T_ref, out.flags, out.safety_flags, out.sigma_min);
           },
           py::arg("q"), py::arg("dq"), py::arg("world_T_ee"), py::arg("body_twist"),
           py::arg("body_jacobian"), py::arg("gravity"), py::arg("coriolis"), py::arg("dt"),
-          "-> (tau, world_T_ref, flags (TICK_FLAGS bits), safety_flags (safety.FLAGS bits), sigma_min)")
+          py::arg("mass_matrix") = py::none(),
+          "-> (tau, world_T_ref, flags (TICK_FLAGS bits), safety_flags (safety.FLAGS bits), sigma_min); "
+          "mass_matrix M(q) (n x n) is needed by law lie_osd (without it the tick holds: state_invalid)")
       .def(
           "bench_tick_ns",
           [](I::InteractionTick& k, const VecN& q, const VecN& dq, const Mat4& T, const Vec6& Vb, const MatJ& Jb,
-             const VecN& g, const VecN& c, double dt, int n_ticks) {
-            const I::TickInput in = I::tick_input(k, q, dq, T, Vb, Jb, g, c);
+             const VecN& g, const VecN& c, double dt, int n_ticks, std::optional<C::Array> M) {
+            I::TickInput in = I::tick_input(k, q, dq, T, Vb, Jb, g, c);
+            I::MatN Mq;
+            if (M) {
+              Mq = I::mass_matrix_of(*M, k.params().n, "InteractionTick.bench_tick_ns");
+              in.mass_matrix = &Mq;
+            }
             if (n_ticks < 1) throw std::invalid_argument("bench_tick_ns: n must be >= 1");
             I::TickOutput out;
             double sink = 0.0;
@@ -195,7 +278,24 @@ void bind_interaction(py::module_& root) {
             if (sink != sink) throw std::invalid_argument("bench_tick_ns: NaN torque (non-finite input)");
             return std::chrono::duration<double, std::nano>(t1 - t0).count() / n_ticks;
           },
+          py::arg("q"), py::arg("dq"), py::arg("world_T_ee"), py::arg("body_twist"), py::arg("body_jacobian"),
+          py::arg("gravity"), py::arg("coriolis"), py::arg("dt"), py::arg("n"), py::arg("mass_matrix") = py::none(),
           "Mean ns per tick of n ticks inside C++ (advances this object's state; bench only).")
+      .def(
+          "set_law",
+          [](I::InteractionTick& k, const std::string& law, double blend_s) {
+            return k.set_law(I::index_of(law, {"lie", "cartesian", "gic", "lie_osd"}, "law"), blend_s);
+          },
+          py::arg("law"), py::arg("blend_s") = 0.0,
+          "the torque law from the next tick on, the command blended from the old law's torque over "
+          "blend_s; False (unchanged) when law_switch_error gives a reason")
+      .def_property_readonly("law_blending", &I::InteractionTick::law_blending,
+                             "a law switch is blending in")
+      .def("set_osd_inertia", checked(&I::InteractionTick::set_osd_inertia), py::arg("M_d"),
+           "law lie_osd: desired inertia M_d (False, unchanged, if not SPD)")
+      .def_property_readonly("law", [](const I::InteractionTick& k) { return std::string(I::kLawNames[k.law()]); })
+      .def_property_readonly("jdot_qdot", [](const I::InteractionTick& k) { return hri_core::se3::Vec6(k.jdot_qdot()); },
+                             "law lie_osd: Jdot_b qdot of the last tick (backward difference of J_b)")
       .def("set_target", checked(&I::InteractionTick::set_target), py::arg("world_T_target"))
       .def("set_wrench", checked(&I::InteractionTick::set_wrench), py::arg("wrench_body"), py::arg("ok"))
       .def("set_gains", checked(&I::InteractionTick::set_gains), py::arg("K"), py::arg("D"), py::arg("blend_s"))
@@ -207,6 +307,9 @@ void bind_interaction(py::module_& root) {
       .def_property_readonly("reference_twist", [](const I::InteractionTick& k) { return hri_core::se3::Vec6(k.reference_twist()); },
                              "body twist of the governed reference on the last tick (feed-forward)")
       .def("reset_filter", &I::InteractionTick::reset_filter)
+      .def("set_link_statistics", &I::InteractionTick::set_link_statistics, py::arg("mean_s"), py::arg("std_s"),
+           "filter 'jitter': the wrench link's delay mean and std (s)")
+      .def_property_readonly("link_spread", &I::InteractionTick::link_spread, "sigma/mu of the wrench link (filter 'jitter')")
       .def("set_filter_state", checked(&I::InteractionTick::set_filter_state), py::arg("energy_j"),
            py::arg("dissipated_j"), py::arg("min_energy_j"), py::arg("violations"),
            py::arg("energy_dof_j"), py::arg("saturations") = 0)

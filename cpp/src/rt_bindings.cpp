@@ -33,6 +33,12 @@ using hri_core::se3::Vec6;
 
 const char* const kModes[] = {"impedance", "admittance", "hybrid"};
 
+int law_index(const std::string& law) {
+  for (int i = 0; i < I::kNumLaws; ++i)
+    if (law == I::kLawNames[i]) return i;
+  throw std::invalid_argument("RtLoop.set_law: unknown law '" + law + "' (lie | cartesian | gic | lie_osd)");
+}
+
 int mode_index(const py::object& mode) {
   if (py::isinstance<py::str>(mode)) {
     const std::string m = mode.cast<std::string>();
@@ -100,6 +106,9 @@ py::dict state_dict(R::RtLoop& L) {
   d["flag_ticks"] = ft;
   d["sigma_min"] = s.sigma_min;
   d["mode"] = kModes[s.mode];
+  d["law"] = I::kLawNames[s.law];
+  d["law_blending"] = s.law_blending;
+  d["law_refusals"] = s.law_refusals;
   d["frozen"] = s.frozen;
   d["missed"] = s.missed;
   d["read_failures"] = s.read_failures;
@@ -167,8 +176,8 @@ void bind_rt(py::module_& root) {
   // attributes themselves are not assignable (nothing of another size gets in)
   py::class_<R::RobotState>(m, "RobotState",
                             "One read() of a robot: q, dq, world_T_ee, body_twist (w, v), body_jacobian "
-                            "(6, n), gravity g(q), coriolis c(q, dq), wrench_body (moment, force) in the EE "
-                            "frame, time_s (the attributes of hri_interaction's ArmState).")
+                            "(6, n), gravity g(q), coriolis c(q, dq), mass_matrix M(q) (n, n), wrench_body (moment, "
+                            "force) in the EE frame, time_s (the attributes of hri_interaction's ArmState).")
       .def_property_readonly("q", [](R::RobotState& s) -> I::VecN& { return s.q; })
       .def_property_readonly("dq", [](R::RobotState& s) -> I::VecN& { return s.dq; })
       .def_property_readonly("world_T_ee", [](R::RobotState& s) -> Mat4& { return s.world_T_ee; })
@@ -176,6 +185,7 @@ void bind_rt(py::module_& root) {
       .def_property_readonly("body_jacobian", [](R::RobotState& s) -> I::MatJ& { return s.body_jacobian; })
       .def_property_readonly("gravity", [](R::RobotState& s) -> I::VecN& { return s.gravity; })
       .def_property_readonly("coriolis", [](R::RobotState& s) -> I::VecN& { return s.coriolis; })
+      .def_property_readonly("mass_matrix", [](R::RobotState& s) -> I::MatN& { return s.mass_matrix; })
       .def_property_readonly("wrench_body", [](R::RobotState& s) -> Vec6& { return s.wrench_body; })
       .def_property_readonly("time_s", [](const R::RobotState& s) { return s.time_s; });
 
@@ -315,6 +325,16 @@ void bind_rt(py::module_& root) {
           py::arg("mode"), py::arg("settle_s") = -1.0,
           "mode name or index; settle_s: tightened twist bound for this long from the next tick")
       .def("set_frozen", [](PyRtLoop& L, bool f) { L.loop->set_frozen(f); }, py::arg("frozen"))
+      .def(
+          "set_law",
+          [](PyRtLoop& L, const std::string& law, double blend_s) {
+            L.loop->set_law(law_index(law),
+                            std::isfinite(blend_s) ? blend_s : 0.0);
+            return true;
+          },
+          py::arg("law"), py::arg("blend_s") = 0.0,
+          "the torque law from the next tick on, the command blended over blend_s (the tick checks "
+          "interaction.law_switch_error there again: refused = unchanged, counted in law_refusals)")
       .def("hold", [](PyRtLoop& L, bool on) { L.loop->hold(on); }, py::arg("on"),
            "the stop input: True = hold the EE pose measured at the next tick (reference and target "
            "re-anchored there, admittance zeroed, frozen); False = release (no jump back)")

@@ -216,6 +216,7 @@ def _tick_state(k):
 TICK_IN = {"q": RNG.normal(size=N) * 0.1, "dq": RNG.normal(size=N) * 0.1, "T": T0, "Vb": RNG.normal(size=6) * 0.1,
            "Jb": RNG.normal(size=(6, N)), "g": RNG.normal(size=N), "c": RNG.normal(size=N) * 0.1}
 TICK_J = {"q": 0, "dq": 0, "Jb": 1, "g": 0, "c": 0}
+MQ = np.eye(N) * 2 + 0.1 * np.ones((N, N))     # a mass matrix M(q) (SPD)
 
 
 def _tick_in(n: int) -> list:
@@ -276,10 +277,37 @@ def _interaction_cases() -> list[Case]:
         k.lam, k.lam_dot = lam, lam_dot
         return _tick_out(k.tick(*TICK_IN.values(), 1e-3)), _tick_state(k)
 
-    six = {"K": K6, "D": D6, "M_adm": M6, "D_adm": D6, "K_adm": np.zeros((6, 6))}
+    def tick_mass(**kw):     # law lie_osd: the tick with M(q)
+        k = ia.InteractionTick(_params(law="lie_osd"), T1)
+        M = kw.pop("M")
+        return _tick_out(k.tick(*kw.values(), 1e-3, M)), _tick_state(k)
+
+    def osd_inertia(Md):
+        k = ia.InteractionTick(_params(law="lie_osd"), T1)
+        ok = k.set_osd_inertia(Md)
+        return ok, _tick_out(k.tick(*TICK_IN.values(), 1e-3, MQ)), _tick_state(k)
+
+    osd = dict(imp, Md=M6, M=MQ, Jdq=RNG.normal(size=6), F=RNG.normal(size=6))
+    gic = {"T": T0, "Tref": T1, "K": K6}
+    six = {"K": K6, "D": D6, "M_adm": M6, "D_adm": D6, "K_adm": np.zeros((6, 6)), "M_osd": M6,
+           "jitter_alpha_base": np.ones(6), "jitter_alpha_scale": np.ones(6) * 2}
     return [
         Case("interaction.lie_impedance_torque", lambda **kw: ia.lie_impedance_torque(*kw.values()), imp,
              joint_axis=jb, optional={"Vref"}),
+        Case("interaction.gic_torque", lambda **kw: ia.gic_torque(*kw.values()), imp, joint_axis=jb, optional={"Vref"}),
+        Case("interaction.gic_elastic_wrench", lambda **kw: ia.gic_elastic_wrench(*kw.values()), gic),
+        Case("interaction.gic_potential", lambda **kw: ia.gic_potential(*kw.values()), gic),
+        Case("interaction.law_switch_error",
+             lambda lam, lam_dot: ia.law_switch_error("lie", "cartesian", lam, lam_dot, False),
+             {"lam": np.zeros(6), "lam_dot": RNG.normal(size=6)}),
+        # M is n x n (two joint axes): the oversize check is on J_b / bias; 16 joints: test_interaction_lie_osd
+        Case("interaction.lie_osd_torque",
+             lambda T, Vb, Jb, bias, Tref, K, D, Vref, Md, M, Jdq, F: ia.lie_osd_torque(
+                 T, Vb, Jb, bias, Tref, K, D, Md, M, Jdq, Vref, F), osd, joint_axis=jb, capacity=False,
+             optional={"Vref", "F"}),
+        Case("interaction.InteractionTick.tick(mass_matrix)", tick_mass, dict(TICK_IN, M=MQ), joint_axis=TICK_J,
+             optional={"M"}),
+        Case("interaction.InteractionTick.set_osd_inertia", osd_inertia, {"Md": M6}),
         Case("interaction.LieAdmittance", admittance, {"M": M6, "D": D6, "K": K6, "F": RNG.normal(size=6)},
              finite={"M", "D", "K", "F"}, covers=("interaction.LieAdmittance.step",)),
         Case("interaction.LieAdmittance.lam=", lam_set, {"lam": RNG.normal(size=6) * 0.1, "lam_dot": RNG.normal(size=6)},
@@ -367,8 +395,9 @@ NO_ARRAYS = {
     "safety.SafetyChecker.totals", "safety.SafetyResult", "interaction.TickParams",
     "interaction.InteractionTick.reset_filter", "interaction.InteractionTick.set_frozen",
     "interaction.InteractionTick.set_mode", "interaction.InteractionTick.twist", "rt.LoopConfig", "rt.MujocoRobot",
+    "interaction.InteractionTick.set_law", "interaction.InteractionTick.set_link_statistics",
     "rt.MujocoRobot.read", "rt.RobotState",
-    "rt.RobotInterface", *(f"rt.RtLoop.{m}" for m in ("hold", "reset_filter", "reset_stats", "set_frozen", "set_mode",
+    "rt.RobotInterface", *(f"rt.RtLoop.{m}" for m in ("hold", "reset_filter", "reset_stats", "set_frozen", "set_law", "set_mode",
                                                       "start", "state", "step", "stop", "trace")),
     *(f"interaction.TickParams.{f}=" for f in (
         "n", "law", "filter", "gravity_compensation", "coriolis_compensation", "energy_floor_j", "max_damping",

@@ -116,7 +116,8 @@ def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
                     assert f"127.0.0.1:{left_port}" in out, out    # the port the left node was given
                 if wait_for(moved, 10.0 if stroke < 2 else 30.0):
                     break
-            assert moved(), f"{arm} did not follow its operator in 3 strokes: {p0} -> {probe.pos(arm)}; {out}"
+            assert moved(), (f"{arm} did not follow its operator in 3 strokes: {p0} -> {probe.pos(arm)}; "
+                             f"system stop {probe.stopped()}, modes {[probe.mode(a) for a in ARMS]}; {out}")
             p1 = probe.pos(arm)
             assert abs(p1[0] - p0[0]) < 0.005 and abs(p1[2] - p0[2]) < 0.005
             assert np.linalg.norm(probe.pos(other) - q0) < 0.002, f"{other} moved with {arm}'s operator"

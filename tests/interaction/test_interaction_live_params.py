@@ -1,4 +1,4 @@
-"""Gains and modes as live parameters over a real Zenoh router (docs/ros2-interop.md "Parameters").
+"""Gains, modes and the torque law as live parameters over a real Zenoh router (docs/ros2-interop.md "Parameters").
 
 The nodes run on one Zenoh session (the interaction node's C++ real-time loop on its own thread,
 as in a launched stack); every set and get is ``hri param`` (``param_main``) from another session
@@ -186,6 +186,53 @@ def test_interaction_gains_and_mode_set_get_refuse_over_the_router(stack, capsys
     assert rc == 1 and "mode_switch_refused" in out, out
     assert after_next_tick()["mode"] == "hybrid"
     assert stack.param(capsys, "get", "/interaction", "interaction.mode")[1] == "Value is: hybrid"
+
+
+def test_interaction_law_set_get_refuse_over_the_router(stack, capsys):
+    """``interaction.law`` (docs/realtime.md "Switching the torque law"): within the Lie family the
+    set is acknowledged and the loop runs the law from its next tick; to ``cartesian`` with the
+    admittance displaced by a push it is refused with the tick's one sentence and nothing changes;
+    while the stop holds (the admittance at rest) it is taken."""
+    from hri_interaction.nodes.interaction_node import InteractionNode
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
+    cfg = load_robot_config("fr3")
+    StopSupervisorNode(cfg=cfg, context=stack.ctx)
+    node = InteractionNode(cfg=cfg, context=stack.ctx, parameters={"interaction.mode": "admittance"})
+    probe = Node("probe", context=stack.ctx)
+    push = probe.create_publisher("geometry_msgs/msg/WrenchStamped", "/interaction/sim_push", qos=10)
+    stop_pub = probe.create_publisher("hri_interfaces/msg/StopRequest", "/safety/stop_request", qos=10)
+    stack.start()
+    eng = node.engine
+    assert eng.kind == "rt" and eng.law == "lie"
+    wait_for(lambda: not eng.held, "the supervisor's heartbeat releases the start-up hold")
+    assert eng.state()["mode"] == "admittance"           # the configured start mode runs in the loop
+    law = "interaction.law"
+
+    assert stack.param(capsys, "set", "/interaction", law, "gic") == (0, "Set parameter successful")
+    wait_for(lambda: eng.state()["law"] == "gic" and not eng.state()["law_blending"], "the loop runs the new law")
+    assert stack.param(capsys, "get", "/interaction", law)[1] == "Value is: gic"
+
+    m = msgs.new("geometry_msgs/msg/WrenchStamped")
+    m.wrench.force.x = 10.0
+    # published until it arrives (the probe's publisher is new: its first samples may precede discovery)
+    wait_for(lambda: push.publish(m) or float(np.abs(eng.state()["lam"]).max()) > 1e-4,
+             "the push displaces the admittance")
+    rc, out = stack.param(capsys, "set", "/interaction", law, "cartesian")
+    assert rc == 1 and out.startswith(f"Setting parameter failed: {law}: law gic -> cartesian: the admittance "
+                                      "is engaged"), out
+    assert "(law_switch_refused)" in out
+    assert eng.state()["law"] == "gic"
+    assert stack.param(capsys, "get", "/interaction", law)[1] == "Value is: gic"
+    rc, out = stack.param(capsys, "set", "/interaction", law, "pid")
+    assert rc == 1 and "not one of" in out, out
+
+    stop_pub.publish(msgs.new("hri_interfaces/msg/StopRequest", source="test", reason="law switch test"))
+    wait_for(lambda: eng.held and not np.any(eng.state()["lam"]), "the stop holds, the admittance zeroed")
+    assert stack.param(capsys, "set", "/interaction", law, "cartesian") == (0, "Set parameter successful")
+    wait_for(lambda: eng.state()["law"] == "cartesian", "the loop runs the classical law")
+    assert stack.param(capsys, "get", "/interaction", law)[1] == "Value is: cartesian"
+    assert eng.state()["law_refusals"] == 0
 
 
 def test_teleop_scale_and_joint_robot_pid_gains_over_the_router(stack, capsys):

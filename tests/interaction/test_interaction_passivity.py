@@ -80,7 +80,8 @@ def test_wave_transform_is_constant_damping_and_passive():
 
 
 def test_params_from_config_validate():
-    good = {"filter": "wave", "energy_floor_j": 0.0, "wave_damping": [1] * 6, "po_pc": {"max_damping": 7.0}}
+    good = {"filter": "wave", "energy_floor_j": 0.0, "wave_damping": [1] * 6, "po_pc": {"max_damping": 7.0},
+            "jitter": {"alpha_base": [0.0] * 6, "alpha_scale": [1.0] * 6, "window": 10}}
     assert isinstance(make_filter(PassivityParams.from_config(good)), WaveVariableTransform)
     for kind in ("passivity", "tdpc"):   # the cap reaches the filters
         assert make_filter(PassivityParams.from_config(good), kind).max_damping == 7.0

@@ -10,9 +10,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 ALL_PACKAGES = sorted(p.parent for p in (REPO / "src").glob("*/package.xml")) + [REPO / "cpp"]
-# hri_interfaces is the one ament_cmake package (rosidl); every other package is ament_python.
+# hri_interfaces (rosidl) and hri_controllers (the ros2_control plugins, C++) are the ament_cmake
+# packages; every other package is ament_python.
 INTERFACES = REPO / "src" / "hri_interfaces"
-PACKAGES = [p for p in ALL_PACKAGES if p != INTERFACES]
+CONTROLLERS = REPO / "src" / "hri_controllers"
+PACKAGES = [p for p in ALL_PACKAGES if p not in (INTERFACES, CONTROLLERS)]
 # Executables go to lib/<pkg> (ros2 run); the `hri` command of hri_runtime goes to bin (on PATH).
 SCRIPT_DIR = {"hri_runtime": "$base/bin"}
 
@@ -59,6 +61,26 @@ def test_interfaces_package_is_rosidl_with_every_interface_in_cmake():
     assert files, "no interfaces"
     cmake = (INTERFACES / "CMakeLists.txt").read_text()
     assert "rosidl_generate_interfaces" in cmake
+
+
+def test_controllers_package_is_ament_cmake_exporting_its_plugins():
+    """hri_controllers: an ament_cmake package whose pluginlib description names the controller
+    and the system it builds, exported for controller_interface and hardware_interface."""
+    root = ET.parse(CONTROLLERS / "package.xml").getroot()
+    assert root.get("format") == "3" and root.find("export/build_type").text == "ament_cmake"
+    for base in ("controller_interface", "hardware_interface"):
+        assert root.find(f"export/{base}").get("plugin") == "${prefix}/hri_controllers.xml"
+    lib = ET.parse(CONTROLLERS / "hri_controllers.xml").getroot()
+    classes = {c.get("name"): c.get("base_class_type") for c in lib.findall("class")}
+    assert classes == {"hri_controllers/InteractionController": "controller_interface::ControllerInterface",
+                       "hri_controllers/MujocoSystem": "hardware_interface::SystemInterface"}
+    cmake = (CONTROLLERS / "CMakeLists.txt").read_text()
+    assert "pluginlib_export_plugin_description_file(controller_interface hri_controllers.xml)" in cmake
+    assert "pluginlib_export_plugin_description_file(hardware_interface hri_controllers.xml)" in cmake
+    src = "".join(f.read_text() for f in (CONTROLLERS / "src").glob("*.cpp"))
+    for cls, base in (("InteractionController", "controller_interface::ControllerInterface"),
+                      ("MujocoSystem", "hardware_interface::SystemInterface")):
+        assert f"PLUGINLIB_EXPORT_CLASS(hri_controllers::{cls}, {base})" in src
 
 
 def test_python_packages_are_split_into_core_and_nodes():

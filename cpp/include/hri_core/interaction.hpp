@@ -11,7 +11,7 @@
 // InteractionTick: the whole gated 1 kHz tick of hri_interaction.core.controller
 // (InteractionController.tick) in one call, same order and same arithmetic:
 //   state finite? -> reference governor -> sigma_min(J_b) -> wrench filter (none / PO-PC / TDPC /
-//   wave) -> admittance step -> twist bound (settle) -> T_ref = T_d exp(lambda) -> gain blend ->
+//   wave / jitter) -> admittance step -> twist bound (settle) -> T_ref = T_d exp(lambda) -> gain blend ->
 //   torque law -> finite? -> hri_core::safety::SafetyChecker (clamp, reject = hold, freeze) ->
 //   torque_max clip.
 // The slow inputs (reference target, wrench, gains, mode, freeze) are validated in Python and pushed
@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "hri_core/geometric_laws.hpp"
 #include "hri_core/safety.hpp"
 #include "hri_core/se3.hpp"
 
@@ -100,9 +101,31 @@ inline constexpr const char* kTickFlagNames[kNumTickFlags] = {
     "hold", "state_invalid", "reference_ramping", "singular", "frozen", "wrench_invalid",
     "settling", "twist_bounded", "torque_invalid", "torque_clamped", "safety_freeze"};
 
-enum Law : int { LAW_LIE = 0, LAW_CARTESIAN = 1 };
+// LAW_GIC, LAW_LIE_OSD: geometric_laws.hpp; they share the Lie admittance / reference of LAW_LIE
+enum Law : int { LAW_LIE = 0, LAW_CARTESIAN = 1, LAW_GIC = 2, LAW_LIE_OSD = 3 };
+inline constexpr int kNumLaws = 4;
+inline constexpr const char* kLawNames[kNumLaws] = {"lie", "cartesian", "gic", "lie_osd"};
+/// Why the torque law cannot switch from `from` to `to` now (nullptr: it can), given the admittance
+/// state (lambda, lambda_dot) and whether a previous switch is still blending in. Within the Lie family
+/// (lie, gic, lie_osd: one reference T_d exp(lambda), one admittance) a switch is always possible;
+/// between the Cartesian law and the Lie family only with the admittance at rest (|lambda|,
+/// |lambda_dot| <= kLawSwitchRest): the two read lambda as different poses, so the reference would jump.
+inline constexpr double kLawSwitchRest = 1e-9;  // rad, m (and per s): numerically at rest
+inline const char* law_switch_error(int from, int to, const Vec6& lam, const Vec6& lam_dot, bool blending) {
+  if (to < 0 || to >= kNumLaws) return "unknown law";
+  if (to == from) return nullptr;
+  if (blending) return "the previous law switch is still blending in (switch.law_blend_s); switch again after it";
+  if ((from == LAW_CARTESIAN) != (to == LAW_CARTESIAN) &&
+      (lam.cwiseAbs().maxCoeff() > kLawSwitchRest || lam_dot.cwiseAbs().maxCoeff() > kLawSwitchRest))
+    return "the admittance is engaged (lambda != 0): the cartesian law and the Lie family read its state as "
+           "different poses, so the reference would jump; switch with the admittance at rest (impedance mode "
+           "once it has decayed, or while the stop holds)";
+  return nullptr;
+}
+
 enum Mode : int { MODE_IMPEDANCE = 0, MODE_ADMITTANCE = 1, MODE_HYBRID = 2 };
-enum Filter : int { FILTER_NONE = 0, FILTER_PASSIVITY = 1, FILTER_TDPC = 2, FILTER_WAVE = 3 };
+// FILTER_JITTER: the delay compensator (Chang 2026 §13.6.3), w - (a_base + a_scale sigma/mu) (.) ld
+enum Filter : int { FILTER_NONE = 0, FILTER_PASSIVITY = 1, FILTER_TDPC = 2, FILTER_WAVE = 3, FILTER_JITTER = 4 };
 
 /// Everything InteractionParams holds that the tick reads (validated in Python).
 struct TickParams {
@@ -112,8 +135,10 @@ struct TickParams {
   bool gravity_compensation = true, coriolis_compensation = true;
   Mat6 K = Mat6::Identity(), D = Mat6::Identity();            // impedance (initial)
   Mat6 M_adm = Mat6::Identity(), D_adm = Mat6::Identity(), K_adm = Mat6::Zero();
+  Mat6 M_osd = Mat6::Identity();  // LAW_LIE_OSD: desired inertia M_d (config interaction.lie_osd)
   Vec6 compliant_axes = Vec6::Zero();
   Vec6 wave_damping = Vec6::Ones();
+  Vec6 jitter_alpha_base = Vec6::Zero(), jitter_alpha_scale = Vec6::Zero();  // FILTER_JITTER
   double energy_floor_j = 0.0;
   // alpha_max of the PO/PC and TDPC controllers (N s/m on v, N m s/rad on w; config
   // interaction.passivity.po_pc.max_damping, passed by Python); infinity = the uncapped controller.
@@ -137,6 +162,9 @@ struct TickParams {
 /// Why `p` (with the optional checker) cannot build a tick, or nullptr (InteractionTick, rt::RtLoop).
 inline const char* params_error(const TickParams& p, const safety::SafetyChecker* chk) {
   if (p.n < 1 || p.n > kMaxDof) return "TickParams: n must be 1..16 joints";
+  if (p.law < 0 || p.law >= kNumLaws) return "TickParams: unknown law";
+  if (p.law == LAW_LIE_OSD && Eigen::LLT<Mat6>(p.M_osd).info() != Eigen::Success)
+    return "TickParams: M_osd must be symmetric positive definite";
   if (!(p.max_damping > 0)) return "TickParams: max_damping must be > 0";  // NaN, 0, < 0; inf = uncapped
   if (p.has_torque_max && p.torque_max_nm.size() != p.n) return "TickParams: torque_max_nm size != n";
   if (chk != nullptr && chk->limits().n != p.n) return "TickParams: safety checker joint count != n";
@@ -152,6 +180,7 @@ struct TickInput {
   const MatJ* body_jacobian;
   const VecN* gravity;
   const VecN* coriolis;
+  const MatN* mass_matrix = nullptr;  // M(q), n x n: needed by LAW_LIE_OSD only
 };
 
 struct TickOutput {
@@ -230,6 +259,12 @@ class InteractionTick {
     adm_.lam_dot.setZero();
     frozen_ = true;
   }
+  /// The wrench link's delay statistics (s) for FILTER_JITTER: sigma/mu (0 unless mean > 0 and
+  /// both finite, std >= 0).
+  void set_link_statistics(double mean_s, double std_s) {
+    link_spread_ = (mean_s > 0 && std::isfinite(mean_s) && std_s >= 0 && std::isfinite(std_s)) ? std_s / mean_s : 0.0;
+  }
+  double link_spread() const { return link_spread_; }
   /// Seeds the wrench filter's energy accounts (hand-over from another controller, tests).
   void set_filter_state(double energy_j, double dissipated_j, double min_energy_j, long violations,
                         const Vec6& energy_dof_j, long saturations) {
@@ -255,7 +290,9 @@ class InteractionTick {
     time_s_ += dt;
     if (!(finite(*in.q) && finite(*in.dq) && finite(*in.world_T_ee) && finite(*in.body_twist) &&
           finite(*in.body_jacobian) && finite(*in.gravity) && finite(*in.coriolis) && dt > 0 &&
-          std::isfinite(dt))) {
+          std::isfinite(dt)) ||
+        (uses_osd() && !mass_matrix_ok(in))) {
+      have_prevJ_ = false;
       out.tau = last_tau_;
       out.world_T_ref = last_ref_;
       out.flags = HOLD | STATE_INVALID;
@@ -296,8 +333,8 @@ class InteractionTick {
       Tref = modified_pose(Td_);
     bool have_vref = !adm_.lam_dot.isZero(0.0);
     Vec6 Vref;
-    if (have_vref) Vref = p_.law == LAW_LIE ? Vec6(right_jacobian(adm_.lam) * adm_.lam_dot) : adm_.lam_dot;
-    if (p_.reference_feedforward && p_.law == LAW_LIE && !Vd_.isZero(0.0)) {
+    if (have_vref) Vref = lie_family() ? Vec6(right_jacobian(adm_.lam) * adm_.lam_dot) : adm_.lam_dot;
+    if (p_.reference_feedforward && lie_family() && !Vd_.isZero(0.0)) {
       // body twist of T_d exp(lambda) from the motion of T_d: Ad_{exp(-lambda)} V_d
       const Vec6 ff = have_lam ? Vec6(adjoint(exp(Vec6(-adm_.lam))) * Vd_) : Vd_;
       Vref = have_vref ? Vec6(Vref + ff) : ff;
@@ -307,12 +344,21 @@ class InteractionTick {
     VecN ff = VecN::Zero(p_.n);
     if (p_.gravity_compensation) ff += *in.gravity;
     if (p_.coriolis_compensation) ff += *in.coriolis;
-    VecN tau;
-    if (p_.law == LAW_LIE)
-      tau = lie_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_,
-                                 have_vref ? &Vref : nullptr);
-    else
-      tau = cartesian_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_);
+    const Vec6* vr = have_vref ? &Vref : nullptr;
+    if (uses_osd()) {
+      // Jdot_b qdot by a backward difference of J_b over this tick (zero on the first tick)
+      jdq_.setZero();
+      if (have_prevJ_ && prevJ_.cols() == Jb.cols()) jdq_ = ((Jb - prevJ_) / dt) * (*in.dq);
+    }
+    VecN tau = law_torque(p_.law, in, Jb, ff, Tref, vr, singular, flags);
+    if (law_blending()) {
+      // a law switch: the command moves convexly from the old law's torque to the new one's
+      law_blend_t_ = std::min(law_blend_total_, law_blend_t_ + dt);
+      const double a = std::min(std::max(law_blend_t_ / law_blend_total_, 0.0), 1.0);
+      tau = (1.0 - a) * law_torque(law_from_, in, Jb, ff, Tref, vr, singular, flags) + a * tau;
+    }
+    prevJ_ = Jb;
+    have_prevJ_ = true;
     if (!tau.allFinite()) {
       flags |= HOLD | TORQUE_INVALID;
       tau = last_tau_;
@@ -337,7 +383,7 @@ class InteractionTick {
 
   /// T_mod = T_d exp(lambda) (Lie) or the split R^3 x SO(3) pose (Cartesian).
   Mat4 modified_pose(const Mat4& Td) const {
-    if (p_.law == LAW_LIE) return Td * exp(adm_.lam);
+    if (lie_family()) return Td * exp(adm_.lam);
     Mat4 out = Mat4::Identity();
     out.topLeftCorner<3, 3>() = Td.topLeftCorner<3, 3>() * so3_exp(adm_.lam.head<3>());
     out.block<3, 1>(0, 3) = Td.block<3, 1>(0, 3) + Td.topLeftCorner<3, 3>() * adm_.lam.tail<3>();
@@ -345,8 +391,33 @@ class InteractionTick {
   }
   /// dexp(lambda) lambda_dot (Lie) or lambda_dot (Cartesian).
   Vec6 twist() const {
-    return p_.law == LAW_LIE ? Vec6(left_jacobian(adm_.lam) * adm_.lam_dot) : adm_.lam_dot;
+    return lie_family() ? Vec6(left_jacobian(adm_.lam) * adm_.lam_dot) : adm_.lam_dot;
   }
+
+  /// Switches the torque law from the next tick on (law_switch_error: false, unchanged, if it
+  /// cannot now). The reference does not move (one admittance state); the command is blended
+  /// convexly from the old law's torque to the new one's over blend_s (0: at once).
+  bool set_law(int law, double blend_s) {
+    if (law_switch_error(p_.law, law, adm_.lam, adm_.lam_dot, law_blending()) != nullptr) return false;
+    if (law == LAW_LIE_OSD && Eigen::LLT<Mat6>(p_.M_osd).info() != Eigen::Success) return false;
+    if (law == p_.law) return true;
+    law_from_ = p_.law;
+    p_.law = law;
+    law_blend_t_ = 0.0;
+    law_blend_total_ = std::isfinite(blend_s) && blend_s > 0 ? blend_s : 0.0;
+    return true;
+  }
+  /// A law switch is blending in (the command still mixes the previous law's torque).
+  bool law_blending() const { return law_blend_total_ > 0 && law_blend_t_ < law_blend_total_; }
+  /// LAW_LIE_OSD's desired inertia M_d (validated SPD in Python; false = not SPD, unchanged).
+  bool set_osd_inertia(const Mat6& Md) {
+    if (Eigen::LLT<Mat6>(Md).info() != Eigen::Success) return false;
+    p_.M_osd = Md;
+    return true;
+  }
+  int law() const { return p_.law; }
+  /// Jdot_b qdot the OSD law used on the last tick.
+  const Vec6& jdot_qdot() const { return jdq_; }
 
   // ------------------------------------------------------------------ state (read / source)
   double time_s() const { return time_s_; }
@@ -379,6 +450,36 @@ class InteractionTick {
     else if (dt_arr != 0.0)
       speed = -1.0;   // no stream (first target, or after a pause): the max speed
     t_prev = time_s_;
+  }
+
+  bool lie_family() const { return p_.law != LAW_CARTESIAN; }
+  bool uses_osd() const { return p_.law == LAW_LIE_OSD || (law_blending() && law_from_ == LAW_LIE_OSD); }
+
+  /// The torque of `law` at this tick's reference (feed-forward ff = g + c as configured).
+  VecN law_torque(int law, const TickInput& in, const MatJ& Jb, const VecN& ff, const Mat4& Tref, const Vec6* vr,
+                  bool singular, uint32_t& flags) const {
+    switch (law) {
+      case LAW_CARTESIAN:
+        return cartesian_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_);
+      case LAW_GIC:
+        return gic_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_, vr);
+      case LAW_LIE_OSD: {
+        VecN tau;
+        const char* err = singular ? "singular" : lie_osd_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_,
+                                                               p_.M_osd, vr, wrench_ok_ ? &wrench_ : nullptr,
+                                                               *in.mass_matrix, jdq_, tau);
+        if (err == nullptr) return tau;
+        flags |= SINGULAR;  // no Lambda here (singular arm): the Lie-PD law, flagged
+        return lie_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_, vr);
+      }
+      default:
+        return lie_impedance_torque(*in.world_T_ee, *in.body_twist, Jb, ff, Tref, K_, D_, vr);
+    }
+  }
+
+  bool mass_matrix_ok(const TickInput& in) const {
+    const MatN* M = in.mass_matrix;
+    return M != nullptr && M->rows() == p_.n && M->cols() == p_.n && finite(*M);
   }
 
   template <class Derived>
@@ -471,6 +572,12 @@ class InteractionTick {
         energy_dof_j_ = energy_dof_j_ + dt * ld.cwiseProduct(ws);
         break;
       }
+      case FILTER_JITTER: {
+        const Vec6 d = (p_.jitter_alpha_base + link_spread_ * p_.jitter_alpha_scale).cwiseProduct(ld);
+        dissipated_j_ += ld.dot(d) * dt;
+        ws = w - d;
+        break;
+      }
       case FILTER_WAVE: {
         const Vec6 d = p_.wave_damping.cwiseProduct(ld);
         dissipated_j_ += ld.dot(d) * dt;
@@ -487,7 +594,7 @@ class InteractionTick {
   }
 
   void adm_step(const Vec6& F, double dt) {
-    if (p_.law == LAW_LIE) {
+    if (lie_family()) {
       adm_.step(F, dt);
       return;
     }
@@ -586,6 +693,12 @@ class InteractionTick {
   Vec6 energy_dof_j_ = Vec6::Zero();
   VecN last_tau_;
   Mat4 last_ref_;
+  MatJ prevJ_;               // J_b of the previous valid tick (LAW_LIE_OSD: Jdot_b qdot)
+  bool have_prevJ_ = false;
+  Vec6 jdq_ = Vec6::Zero();
+  double link_spread_ = 0.0;  // sigma/mu of the wrench link's delays (FILTER_JITTER)
+  int law_from_ = LAW_LIE;    // the law a switch blends from (set_law)
+  double law_blend_t_ = 0.0, law_blend_total_ = 0.0;
 };
 
 }  // namespace hri_core::interaction

@@ -5,6 +5,7 @@
 //
 //   read   q, dq of the named joints; world_T_ee of the site; J_b = [R^T J_w; R^T J_v] (mj_jacSite,
 //          world-aligned at the site); V_b = J_b dq; g(q) = mj_rne at zero velocity; c = qfrc_bias - g;
+//          M(q) = the joints' rows/columns of mj_fullM;
 //          wrench_body = the applied push in the EE frame (an ideal, tared wrist F/T sensor).
 //   write  ctrl[actuator of joint j] = tau_j, xfrc_applied = the push (force at the site point,
 //          moment r x f added), mj_step2 (actuation, acceleration, integration) then mj_step1
@@ -49,6 +50,7 @@ class MujocoArmModel {
     g_.assign(m->nv, 0.0);
     qvel_.assign(m->nv, 0.0);
     cvel_.assign(6 * m->nbody, 0.0);
+    fullM_.assign(static_cast<size_t>(m->nv) * m->nv, 0.0);
   }
 
   int dof() const { return n_; }
@@ -102,6 +104,10 @@ class MujocoArmModel {
       s.gravity(j) = g_[vadr_[j]];
       s.coriolis(j) = d->qfrc_bias[vadr_[j]] - g_[vadr_[j]];
     }
+    mj_fullM(m, d, fullM_.data());  // M(q) of the named joints (the position stage)
+    s.mass_matrix.resize(n_, n_);
+    for (int i = 0; i < n_; ++i)
+      for (int j = 0; j < n_; ++j) s.mass_matrix(i, j) = fullM_[static_cast<size_t>(vadr_[i]) * nv + vadr_[j]];
     s.time_s = d->time;
   }
 
@@ -111,7 +117,7 @@ class MujocoArmModel {
   int n_;
   std::vector<int> jid_, qadr_, vadr_;
   int site_ = -1, body_ = -1;
-  std::vector<double> jacp_, jacr_, g_, qvel_, cvel_;
+  std::vector<double> jacp_, jacr_, g_, qvel_, cvel_, fullM_;
 };
 
 class MujocoRobot : public RobotInterface {

@@ -53,6 +53,7 @@ struct RobotState {
   Vec6 body_twist = Vec6::Zero();
   MatJ body_jacobian;
   VecN gravity, coriolis;
+  interaction::MatN mass_matrix;    // M(q) (n x n; interaction law lie_osd)
   Vec6 wrench_body = Vec6::Zero();  // (moment, force) in the EE frame; NaN = no reading
   double time_s = 0.0;              // robot time (sim: MuJoCo time)
 
@@ -62,6 +63,7 @@ struct RobotState {
     body_jacobian = MatJ::Zero(6, n);
     gravity = VecN::Zero(n);
     coriolis = VecN::Zero(n);
+    mass_matrix = interaction::MatN::Zero(n, n);
   }
 };
 
@@ -192,6 +194,9 @@ struct Command {
   uint64_t push_seq = 0;
   uint64_t reset_filter_seq = 0;
   uint64_t reset_stats_seq = 0;
+  int law = interaction::LAW_LIE;
+  double law_blend_s = 0.0;
+  uint64_t law_seq = 0;
 };
 
 /// State snapshot, loop -> Python (published every tick).
@@ -208,6 +213,9 @@ struct LoopState {
   uint32_t flags = 0, safety_flags = 0;
   double sigma_min = 0.0;
   int mode = 0;
+  int law = 0;                  // interaction::Law
+  bool law_blending = false;    // a law switch is blending in
+  uint64_t law_refusals = 0;    // set_law commands the tick refused at its boundary
   bool frozen = false;
   uint64_t missed = 0, read_failures = 0, commands_applied = 0;
   std::array<uint64_t, interaction::kNumTickFlags> flag_ticks{};
@@ -306,6 +314,11 @@ class RtLoop {
     command([&](Command& c) { c.mode = mode; c.settle_s = settle_s; ++c.mode_seq; });
   }
   void set_frozen(bool f) { command([&](Command& c) { c.frozen = f; ++c.frozen_seq; }); }
+  /// The torque law from the next tick on (InteractionTick::set_law, checked there again: a switch
+  /// the admittance state no longer allows is refused and counted in law_refusals).
+  void set_law(int law, double blend_s) {
+    command([&](Command& c) { c.law = law; c.law_blend_s = blend_s; ++c.law_seq; });
+  }
   /// The stop input: true = hold the EE pose measured at the next tick (reference and target
   /// re-anchored there, admittance zeroed, frozen: zero reference velocity, gravity compensated);
   /// false = release (frozen off; the target stays at the held pose, no jump back).
@@ -444,6 +457,7 @@ class RtLoop {
     if (c.adm_seq != a.adm_seq) t.set_admittance(c.M_adm, c.D_adm, c.K_adm);
     if (c.mode_seq != a.mode_seq) t.set_mode(c.mode, c.settle_s >= 0 ? t.time_s() + c.settle_s : -1.0);
     if (c.frozen_seq != a.frozen_seq) t.set_frozen(c.frozen);
+    if (c.law_seq != a.law_seq && !t.set_law(c.law, c.law_blend_s)) ++law_refusals_;
     if (c.hold_seq != a.hold_seq) {
       if (c.hold)
         hold_pending_ = true;  // re-anchored after this tick's read (the measured pose)
@@ -489,7 +503,7 @@ class RtLoop {
       tick_->set_wrench(c.wrench, c.wrench_ok && c.wrench.allFinite());
     }
     interaction::TickInput in{&rs_.q, &rs_.dq, &rs_.world_T_ee, &rs_.body_twist,
-                              &rs_.body_jacobian, &rs_.gravity, &rs_.coriolis};
+                              &rs_.body_jacobian, &rs_.gravity, &rs_.coriolis, &rs_.mass_matrix};
     tick_->tick(in, dt_, out_);
     for (int i = 0; i < interaction::kNumTickFlags; ++i)
       if (out_.flags & (1u << i)) ++flag_ticks_[i];
@@ -527,6 +541,9 @@ class RtLoop {
     s.safety_flags = out_.safety_flags;
     s.sigma_min = out_.sigma_min;
     s.mode = t.mode();
+    s.law = t.law();
+    s.law_blending = t.law_blending();
+    s.law_refusals = law_refusals_;
     s.frozen = t.frozen();
     s.missed = missed_;
     s.read_failures = read_failures_;
@@ -555,7 +572,7 @@ class RtLoop {
   TripleBuffer<LoopState> state_buf_;
   // statistics (written by the loop only)
   Histogram period_, cost_;
-  uint64_t ticks_ = 0, missed_ = 0, read_failures_ = 0, commands_applied_ = 0;
+  uint64_t ticks_ = 0, missed_ = 0, read_failures_ = 0, commands_applied_ = 0, law_refusals_ = 0;
   std::array<uint64_t, interaction::kNumTickFlags> flag_ticks_{};
   std::array<uint64_t, 32> safety_flag_ticks_{};
   std::vector<int64_t> trace_wake_, trace_cost_;

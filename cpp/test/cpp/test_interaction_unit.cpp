@@ -1,5 +1,6 @@
 // C++ unit test of hri_core::interaction::InteractionTick (owner: hri_interaction):
-// every law x filter x mode runs 2000 gated ticks with the SafetyChecker and the torque clip,
+// every law (lie, cartesian, gic, lie_osd) x filter (none, PO/PC, TDPC, wave, jitter) x mode runs
+// 2000 gated ticks with the SafetyChecker and the torque clip,
 // with ZERO heap allocations inside the tick loop (counted by a replaced operator new), finite
 // torques, a NaN state held (HOLD | STATE_INVALID, last torque), and a workspace violation that
 // freezes (SAFETY_FREEZE, admittance velocity zeroed), the PO/PC and TDPC alpha capped at
@@ -71,10 +72,14 @@ int main() {
   Vec6 Vb = Vec6::Constant(0.01);
   Vec6 F;
   F << 0.2, -0.1, 0.05, 3.0, -2.0, 5.0;
+  I::MatN Mq = I::MatN::Identity(7, 7) * 0.8;
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 7; ++j) Mq(i, j) += 0.05 * std::cos(0.3 * (i + 1) * (j + 1));
+  Mq = (0.5 * (Mq + Mq.transpose())).eval();
   const double dt = 1e-3;
-  long allocs_in_ticks = 0;
-  for (int law = 0; law < 2; ++law) {
-    for (int filter = 0; filter < 4; ++filter) {
+  long allocs_in_ticks = 0, ticks = 0;
+  for (int law = 0; law < I::kNumLaws; ++law) {
+    for (int filter = 0; filter <= I::FILTER_JITTER; ++filter) {
       for (int mode = 0; mode < 3; ++mode) {
         S::SafetyChecker chk(limits(7, 1.0));
         Mat4 Td = T;
@@ -87,16 +92,18 @@ int main() {
         tick.set_target(Tt);
         tick.set_gains(Mat6(Vec6(90, 90, 90, 2000, 2000, 2000).asDiagonal()),
                        Mat6(Vec6(5, 5, 5, 150, 150, 150).asDiagonal()), 0.2);
-        I::TickInput in{&q, &dq, &T, &Vb, &Jb, &g, &c};
+        tick.set_link_statistics(0.137, 0.07876);
+        I::TickInput in{&q, &dq, &T, &Vb, &Jb, &g, &c, &Mq};
         I::TickOutput out;
         out.tau = I::VecN::Zero(7);
         const long a0 = g_allocs;
         bool finite = true;
         for (int k = 0; k < 2000; ++k) {
           tick.tick(in, dt, out);
-          finite = finite && out.tau.allFinite() && out.tau.size() == 7;
+          finite = finite && out.tau.allFinite() && out.tau.size() == 7 && !(out.flags & I::STATE_INVALID);
         }
         allocs_in_ticks += g_allocs - a0;
+        ticks += 2000;
         CHECK(finite);
         CHECK(tick.time_s() > 1.99 && tick.time_s() < 2.01);
         if (mode != 0) CHECK(!tick.lam().isZero(0.0));
@@ -104,10 +111,16 @@ int main() {
         const I::VecN last = tick.last_tau();
         I::VecN qn = q;
         qn(2) = std::numeric_limits<double>::quiet_NaN();
-        I::TickInput bad{&qn, &dq, &T, &Vb, &Jb, &g, &c};
+        I::TickInput bad{&qn, &dq, &T, &Vb, &Jb, &g, &c, &Mq};
         tick.tick(bad, dt, out);
         CHECK(out.flags == (I::HOLD | I::STATE_INVALID));
         CHECK(out.tau == last);
+        if (law == I::LAW_LIE_OSD) {  // without M(q) the OSD law holds too
+          I::TickInput no_m{&q, &dq, &T, &Vb, &Jb, &g, &c};
+          tick.tick(no_m, dt, out);
+          CHECK(out.flags == (I::HOLD | I::STATE_INVALID));
+          CHECK(out.tau == last);
+        }
       }
     }
   }
@@ -168,6 +181,6 @@ int main() {
     CHECK(free_tick.saturations() == 0);
     CHECK(std::abs(free_tick.dissipated_j() - 1e-3) <= 1e-9);
   }
-  std::printf("%d failures, %ld heap allocations in 48000 gated ticks\n", g_fail, allocs_in_ticks);
+  std::printf("%d failures, %ld heap allocations in %ld gated ticks\n", g_fail, allocs_in_ticks, ticks + 6);
   return (g_fail == 0 && allocs_in_ticks == 0) ? 0 : 1;
 }

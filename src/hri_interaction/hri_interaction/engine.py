@@ -18,7 +18,9 @@ reference, the mode (settle bound for ``switch.settle_s``), the impedance gains 
 ``blend_s``) and the admittance gains; a bad input is rejected, counted in ``rejected`` and
 logged, the last value is held. The gains can also be set one diagonal at a time
 (:meth:`update_impedance`, :meth:`update_admittance`: the live parameters), combined with the
-running ones. ``hold(True, reason)`` is the
+running ones. The torque law switches at run time (:meth:`set_law`: the C++ tick's rule, applied
+at a tick boundary, the command blended over ``switch.law_blend_s``; docs/realtime.md "Switching
+the torque law"). ``hold(True, reason)`` is the
 stop input: the reference and the admittance freeze at the measured EE pose (gravity
 compensated, zero reference velocity) and references / mode switches are refused
 (``reference_during_stop``, ``mode_switch_refused``) until ``hold(False)``. ``state()`` is one
@@ -181,6 +183,12 @@ class PythonEngine(_Engine):
     def set_mode(self, mode: str) -> bool:
         return self.ctrl.request_mode(mode, self.sim.state())
 
+    law = property(lambda self: self.ctrl.law, doc="the active torque law")
+
+    def set_law(self, law: str) -> bool:
+        """The torque law from the next tick on (:meth:`InteractionController.set_law`)."""
+        return self.ctrl.set_law(law)
+
     def _set_gains(self, K, D) -> bool:
         return self.ctrl.set_impedance_gains(K, D)
 
@@ -248,7 +256,8 @@ class PythonEngine(_Engine):
             "pc_saturations": int(c.filter.saturations),
             "flags": [f for f in flags if not f.startswith("safety_")],
             "safety_flags": [f[7:] for f in flags if f.startswith("safety_")],
-            "mode": c.mode, "frozen": c.frozen_reason is not None, "frozen_reason": c.frozen_reason,
+            "mode": c.mode, "law": c.law, "law_blending": c.law_blending, "law_refusals": 0,
+            "frozen": c.frozen_reason is not None, "frozen_reason": c.frozen_reason,
             "held": c.held, "missed": 0, "period_error_us": None, "tick_cost_us": None, "running": False,
             "rejected": dict(c.rejected), "events": dict(c.events),
         }
@@ -284,6 +293,7 @@ class RtEngine(_Engine):
         self.dt = 1.0 / self.params.rate_hz
         self.inputs = InputRules(self.params, self.loop.state()["world_T_ee"], log)
         self.mode = self.params.mode          # the active mode
+        self.loop.set_mode(self.mode, -1.0)   # the configured start mode (the tick starts in impedance)
         self._init_gains()
 
     held = property(lambda self: self.inputs.held, doc="the stop input holds")
@@ -298,6 +308,23 @@ class RtEngine(_Engine):
             log.info("interaction: mode %s -> %s", self.mode, mode)
             self.loop.set_mode(mode, self.params.switch.settle_s)
             self.mode = mode
+        return True
+
+    @property
+    def law(self) -> str:
+        """The torque law the loop runs (a switch takes effect at its next tick)."""
+        return str(self.loop.state()["law"])
+
+    def set_law(self, law: str) -> bool:
+        """The input rules' law check on the loop's latest state (:meth:`InputRules.law`); the loop
+        switches at its next tick, where the tick checks the same rule on its own state again (a
+        switch the admittance no longer allows there is refused and counted in ``law_refusals``)."""
+        s = self.loop.state()
+        if not self.inputs.law(str(s["law"]), law, s["lam"], s["lam_dot"], bool(s["law_blending"])):
+            return False
+        if law != s["law"]:
+            log.info("interaction: law %s -> %s", s["law"], law)
+            self.loop.set_law(law, self.params.switch.law_blend_s)
         return True
 
     def _set_gains(self, K, D) -> bool:
@@ -351,6 +378,8 @@ class RtEngine(_Engine):
     def state(self) -> dict:
         s = dict(self.loop.state())
         s["rejected"] = dict(self.inputs.rejected)
+        if s.get("law_refusals"):       # switches the tick refused at its boundary (module doc)
+            s["rejected"]["law_switch_refused_at_tick"] = int(s["law_refusals"])
         s.setdefault("events", dict(s.get("flag_ticks", {})))
         s["held"] = self.inputs.held
         s["frozen_reason"] = ((f"{STOP_PREFIX}: {self.inputs.hold_reason}" if self.inputs.held else "safety")

@@ -9,6 +9,7 @@ from typing import Literal, Optional
 from hri_runtime.parameter_library.typed import Params
 
 __all__ = [
+    "InteractionLieOsdParams",
     "InteractionRtParams",
     "InteractionImpedanceParams",
     "InteractionAdmittanceParams",
@@ -16,6 +17,7 @@ __all__ = [
     "InteractionGainLimitsParams",
     "InteractionSwitchParams",
     "InteractionLimitsParams",
+    "InteractionPassivityJitterParams",
     "InteractionPassivityPoPcParams",
     "InteractionPassivityParams",
     "InteractionTopicsParams",
@@ -23,6 +25,18 @@ __all__ = [
     "InteractionValidationParams",
     "InteractionParams",
 ]
+
+
+@dataclass(frozen=True)
+class InteractionLieOsdParams(Params):
+    """The section ``interaction.lie_osd`` (checked against its declaration by the constructor and ``from_config``)."""
+
+    SECTION = "interaction.lie_osd"
+
+    inertia_diag: tuple[float, ...] = (0.1, 0.1, 0.1, 5.0, 5.0, 5.0)
+    """desired inertia M_d (w, v) of the lie_osd law — kg·m² x3, kg x3; ours (the dissertation
+    states no value): of the order of the FR3's operational-space inertia, so the rendered K, D stay
+    near their Lie-PD behaviour. Unit: kg·m², kg. Bounds: > 0, <= 10000.0, length 6."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +162,11 @@ class InteractionSwitchParams(Params):
     """tightened bounds after a mode switch — after a mode switch the tightened velocity bounds hold
     this long. Unit: s. Bounds: >= 0, <= 10."""
 
+    law_blend_s: float = 0.2
+    """torque-law switch blend — after a switch of interaction.law the command moves convexly from
+    the old law's torque to the new one's over this interval (0: at once); ours, as blend_s for
+    gains. Unit: s. Bounds: >= 0, <= 10."""
+
     settle_max_linear_m_s: float = 0.05
     """settle linear twist bound — admittance twist bound during the settle interval. Unit: m/s.
     Bounds: > 0, <= 5."""
@@ -201,6 +220,27 @@ class InteractionLimitsParams(Params):
 
 
 @dataclass(frozen=True)
+class InteractionPassivityJitterParams(Params):
+    """The section ``interaction.passivity.jitter`` (checked against its declaration by the constructor and ``from_config``)."""
+
+    SECTION = "interaction.passivity.jitter"
+
+    alpha_base: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    """delay compensator α_base per DoF (α = α_base + α_scale σ_rtt/μ_rtt, Chang 2026 §13.6.3) —
+    ours (the dissertation gives no value): no added damping on a link without spread. Unit:
+    N·m·s/rad, N·s/m. Bounds: >= 0, <= 100000.0, length 6."""
+
+    alpha_scale: tuple[float, ...] = (3.5, 3.5, 3.5, 104.0, 104.0, 104.0)
+    """delay compensator α_scale per DoF — ours: at the table 13.9 link spread (σ/μ = 78.76/137 =
+    0.575) α equals the wave damping b (2 ×3, 60 ×3). Unit: N·m·s/rad, N·s/m. Bounds: >= 0, <=
+    1000000.0, length 6."""
+
+    window: int = 250
+    """delays (samples) the compensator's σ/μ is taken over (ours; Chang 2026 table 13.8 measures
+    its paths over 250 samples). Bounds: >= 2, <= 1000000."""
+
+
+@dataclass(frozen=True)
 class InteractionPassivityPoPcParams(Params):
     """The section ``interaction.passivity.po_pc`` (checked against its declaration by the constructor and ``from_config``)."""
 
@@ -220,8 +260,9 @@ class InteractionPassivityParams(Params):
 
     SECTION = "interaction.passivity"
 
-    filter: Literal['none', 'passivity', 'tdpc', 'wave'] = 'none'
-    """none | passivity | tdpc | wave: wrench preprocessor before the admittance."""
+    filter: Literal['none', 'passivity', 'tdpc', 'wave', 'jitter'] = 'none'
+    """none | passivity | tdpc | wave | jitter (the delay compensator): wrench preprocessor before
+    the admittance."""
 
     energy_floor_j: float = 0.0
     """PC dissipates below this observed energy — the passivity controller dissipates when the
@@ -230,6 +271,9 @@ class InteractionPassivityParams(Params):
     wave_damping: tuple[float, ...] = (2.0, 2.0, 2.0, 60.0, 60.0, 60.0)
     """wave impedance b per DoF — b per DoF (N·m·s/rad x3, N·s/m x3), wave transform. Bounds: > 0,
     <= 100000.0, length 6."""
+
+    jitter: InteractionPassivityJitterParams = field(default_factory=InteractionPassivityJitterParams)
+    """``interaction.passivity.jitter``."""
 
     po_pc: InteractionPassivityPoPcParams = field(default_factory=InteractionPassivityPoPcParams)
     """``interaction.passivity.po_pc``."""
@@ -331,9 +375,15 @@ class InteractionValidationParams(Params):
     """admittance M_z of the table 13.9 run — ours: not in the dissertation; fits its peak 2.17 mm /
     max|l'| 0.0072. Unit: kg. Bounds: > 0, <= 10000.0."""
 
-    damping_z_ns_m: float = 10.0
-    """admittance D_z of the table 13.9 run — ours (same fit); wave b_z = passivity.wave_damping[5].
-    Unit: N·s/m. Bounds: > 0, <= 100000.0."""
+    damping_z_ns_m: float = 15.0
+    """admittance D_z of the table 13.9 run — ours: with M_z = 5 kg the fit of the no-jitter
+    baseline row (peak 2.17 mm, max |l'| 0.0072, both within 1 %). Unit: N·s/m. Bounds: > 0, <=
+    100000.0."""
+
+    wave_damping_z_ns_m: float = 52.0
+    """wave-variable b_z of the table 13.9 run — ours: the fit of the no-jitter wave row (peak 2.10
+    mm, max |l'| 0.0055, both within 1 %); the other axes keep passivity.wave_damping. Unit: N·s/m.
+    Bounds: > 0, <= 100000.0."""
 
     jitter_mean_s: float = 0.137
     """lognormal delay mean (Husarnet path). Unit: s. Bounds: >= 0, <= 10. Source: Chang 2026 table
@@ -341,6 +391,16 @@ class InteractionValidationParams(Params):
 
     jitter_std_s: float = 0.07876
     """lognormal delay std. Unit: s. Bounds: >= 0, <= 10. Source: Chang 2026 table 13.9."""
+
+    jitter_model: Literal['hold', 'latest'] = 'hold'
+    """how the jittered wrench reaches the admittance — hold: messages arrive at lognormal
+    intervals, each with the value sent one lognormal delay earlier, held in between (a subscriber
+    on the slow link; reproduces the jitter rows) | latest: every 1 kHz sample delayed by its own
+    lognormal draw, the newest arrived one wins (ours)."""
+
+    jitter_seeds: int = 101
+    """random seeds of the jitter rows: the table reports their median (and the 5–95 % band); one
+    seed is one run of the dissertation's single run. Bounds: >= 1, <= 100000."""
 
     final_tolerance: float = 0.01
     """relative final tolerance — relative, |dp| final within 1 % of F/K. Bounds: > 0, <= 1. Source:
@@ -375,6 +435,18 @@ class InteractionParams(Params):
     mode: Literal['impedance', 'admittance', 'hybrid'] = 'impedance'
     """mode — impedance | admittance | hybrid, the mode the node starts in; applied at run time (a
     switch is refused while the stop holds)."""
+
+    law: Literal['lie', 'cartesian', 'gic', 'lie_osd'] = 'lie'
+    """torque law of the 1 kHz tick — lie: Lie-PD (Chang 2026 eq. 12.2) | cartesian: the classical
+    pair | gic: geometric impedance control (Seo et al. 2023) | lie_osd: Lie-group impedance with
+    operational-space dynamics (Kim et al. 2025); the four controllers of Chang 2026 table 12.4 that
+    emit torque. gic and lie_osd share the Lie admittance (cpp/include/hri_core/geometric_laws.hpp);
+    applied at run time at a tick boundary, the command blended over switch.law_blend_s (to or from
+    cartesian only with the admittance at rest; docs/realtime.md "Switching the torque law").
+    Source: Chang 2026 table 12.4."""
+
+    lie_osd: InteractionLieOsdParams = field(default_factory=InteractionLieOsdParams)
+    """``interaction.lie_osd``."""
 
     ee_site: str = 'attachment_site'
     """controlled frame (MuJoCo site) — MuJoCo site / frame the controllers act on (flange)."""

@@ -21,10 +21,10 @@ class LockstepLoop:
     ``"applied"`` feeds the sim's applied wrench to the controller each tick (an ideal tared F/T
     sensor); anything else leaves ``ctrl.set_wrench`` to the caller. ``step_arm`` False: the arm
     is only the robot model at the state the caller sets (``sim.set_joint_state``). ``ctrl``: the controller
-    (default the engine, ``InteractionController``, with ``law``, ``safety`` and the per-joint
+    (default the engine, ``InteractionController``, with ``law`` (None: ``interaction.law``), ``safety`` and the per-joint
     clamp ``torque_max_nm``)."""
 
-    def __init__(self, params: InteractionParams, q0_rad, ee_site="attachment_site", law="lie",
+    def __init__(self, params: InteractionParams, q0_rad, ee_site="attachment_site", law=None,
                  wrench_source: str = "applied", safety=None, *, robot: str = "fr3",
                  joint_names: Optional[Sequence[str]] = None, ctrl=None, logger=None,
                  step_arm: bool = True, torque_max_nm=None):

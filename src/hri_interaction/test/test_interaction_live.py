@@ -3,7 +3,7 @@ parameters' appliers, the mode/gains/push inputs, the state report and its /diag
 import numpy as np
 import pytest
 
-from hri_interaction.core.live import (ADMITTANCE, IMPEDANCE, LIVE, MODE, StateReport, appliers, gains_input,
+from hri_interaction.core.live import (ADMITTANCE, IMPEDANCE, LAW, LIVE, MODE, StateReport, appliers, gains_input,
                                        mode_input, push_input, status)
 from hri_interaction.engine import diagnostics, make_engine
 from hri_runtime.config.tree import load_robot_config
@@ -23,7 +23,9 @@ def engine():
 
 def test_every_live_parameter_has_an_applier_that_answers_a_refusal_with_its_sentence(engine):
     apply = appliers(lambda: engine)
-    assert set(apply) == set(LIVE) == {MODE, *IMPEDANCE.values(), *ADMITTANCE.values()}
+    assert set(apply) == set(LIVE) == {MODE, LAW, *IMPEDANCE.values(), *ADMITTANCE.values()}
+    assert apply[LAW]("gic") is None and engine.state()["law"] == "gic"
+    assert isinstance(apply[LAW]("telepathy"), str) and engine.state()["law"] == "gic"
     assert apply[MODE]("admittance") is None and engine.state()["mode"] == "admittance"
     assert isinstance(apply[MODE]("flying"), str) and engine.state()["mode"] == "admittance"
     k = np.diag(engine.impedance["stiffness"]).tolist()     # the config's 6x6 K

@@ -4,7 +4,8 @@ modes (docs/realtime.md "The simulated arm").
 - ``mode="torque"`` (the 1 kHz interaction loop): the C++ ``hri_core.rt.MujocoRobot`` behind
   ``RobotInterface`` reads and writes the arm (``self.robot``; the same object ``hri_core.rt.RtLoop``
   steps on its thread). :meth:`state` = ``read()``: q, q̇, world_T_ee of the site,
-  J_b = [Rᵀ J_ω; Rᵀ J_v], V_b = J_b q̇, g(q) (``mj_rne`` at q̇ = 0), c = ``qfrc_bias`` − g;
+  J_b = [Rᵀ J_ω; Rᵀ J_v], V_b = J_b q̇, g(q) (``mj_rne`` at q̇ = 0), c = ``qfrc_bias`` − g,
+  M(q) (the joints' rows and columns of ``mj_fullM``: the law lie_osd);
   :meth:`step` = ``write(tau)``: one physics step with the torques and the scripted push
   (:meth:`push`, a world wrench acting at the site point); :meth:`wrench_body` is that push in the
   EE frame (an ideal, tared wrist F/T sensor), :meth:`ft_sensor` MuJoCo's own flange sensor pair.

@@ -29,6 +29,8 @@ class PyInteractionController(ControllerBase):
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
                  law: str = "lie", logger: Optional[logging.Logger] = None, safety=None,
                  torque_max_nm=None):
+        if law not in ("lie", "cartesian"):   # gic, lie_osd: their own oracles (oracle/geometric_laws.py)
+            raise ValueError(f"the oracle tick runs the laws lie and cartesian, not {law!r}")
         T = self._init_inputs(params, world_T_d, n_joints, law, logger, safety, torque_max_nm)
         self.world_T_d = T.copy()          # the reference the controller tracks (rate-governed)
         self.world_T_target = T.copy()     # the latest accepted reference

@@ -1,8 +1,10 @@
 """The wrench preprocessors of :mod:`hri_interaction.core.passivity` in Python (test oracle):
-pass-through, PO/PC, per-DoF TDPC, wave-variable damping; the equations are in that module's doc."""
+pass-through, PO/PC, per-DoF TDPC, wave-variable damping and the delay compensator; the equations
+are in that module's doc."""
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Optional
 
 import numpy as np
@@ -151,6 +153,57 @@ class WaveVariableTransform(WrenchFilter):
         return (self.b * lam_dot + w) / s, (self.b * lam_dot - w) / s
 
 
+class JitterCompensator(WrenchFilter):
+    """Delay compensator: w − α ⊙ λ̇ with α = α_base + α_scale · (σ/μ) of the observed link delays
+    (its own window of them, :meth:`observe`, or statistics pushed by :meth:`set_statistics`).
+    Before two delays have been observed (or with μ ≤ 0) σ/μ = 0: α = α_base."""
+
+    name = "jitter"
+
+    def __init__(self, alpha_base, alpha_scale, window: int, energy_floor_j: float = 0.0):
+        self.alpha_base = np.asarray(alpha_base, dtype=float)
+        self.alpha_scale = np.asarray(alpha_scale, dtype=float)
+        self.window = int(window)
+        if self.alpha_base.shape != (6,) or self.alpha_scale.shape != (6,) or self.window < 2:
+            raise ValueError("JitterCompensator: alpha_base, alpha_scale need 6 values, window >= 2")
+        super().__init__(energy_floor_j)
+
+    def reset(self) -> None:
+        super().reset()
+        self.delays: deque = deque(maxlen=self.window)
+        self.mean_s = 0.0
+        self.std_s = 0.0
+
+    def observe(self, delay_s: float) -> None:
+        """One delay (s) measured on the wrench link; a non-finite or negative one is ignored."""
+        d = float(delay_s)
+        if not (math.isfinite(d) and d >= 0.0):
+            return
+        self.delays.append(d)
+        if len(self.delays) >= 2:
+            m = math.fsum(self.delays) / len(self.delays)
+            self.mean_s = m
+            self.std_s = math.sqrt(math.fsum((x - m) ** 2 for x in self.delays) / len(self.delays))
+
+    def set_statistics(self, mean_s: float, std_s: float) -> None:
+        self.mean_s, self.std_s = float(mean_s), float(std_s)
+
+    @property
+    def spread(self) -> float:
+        """σ/μ of the link delays (0 while unknown)."""
+        ok = self.mean_s > 0 and math.isfinite(self.mean_s) and math.isfinite(self.std_s) and self.std_s >= 0
+        return self.std_s / self.mean_s if ok else 0.0
+
+    @property
+    def alpha(self) -> np.ndarray:
+        return self.alpha_base + self.alpha_scale * self.spread
+
+    def _shape(self, w, lam_dot, dt):
+        d = self.alpha * lam_dot
+        self.dissipated_j += float(np.dot(lam_dot, d)) * dt
+        return w - d
+
+
 def make_filter(params: PassivityParams, kind: Optional[str] = None) -> WrenchFilter:
     kind = params.filter if kind is None else kind
     if kind == "none":
@@ -161,4 +214,7 @@ def make_filter(params: PassivityParams, kind: Optional[str] = None) -> WrenchFi
         return TDPCFilter(params.energy_floor_j, params.po_pc.max_damping)
     if kind == "wave":
         return WaveVariableTransform(np.asarray(params.wave_damping, float), params.energy_floor_j)
+    if kind == "jitter":
+        j = params.jitter
+        return JitterCompensator(j.alpha_base, j.alpha_scale, j.window, params.energy_floor_j)
     raise ValueError(f"unknown wrench filter {kind!r} (expected one of {FILTERS})")

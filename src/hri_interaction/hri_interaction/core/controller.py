@@ -35,13 +35,12 @@ import numpy as np
 
 from hri_interaction.core.admittance import AdmittanceParams
 from hri_interaction.core.impedance import ImpedanceParams
-from hri_interaction.core.inputs import MODES, InputRules, is_rigid
+from hri_interaction.core.inputs import LAWS, MODES, InputRules, is_rigid
 from hri_interaction.core.passivity import PassivityParams, energy_deficit_dof_j, energy_deficit_j
 from hri_interaction.core.spd import GainError, ImpedanceGainLimits, validate_impedance_gains
 from hri_interaction import parameters_gen
 
 STOP_PREFIX = "system stop"      # frozen_reason of a freeze by the stop input (hold)
-LAWS = ("lie", "cartesian")
 
 
 class InteractionParams(parameters_gen.InteractionParams):
@@ -72,15 +71,16 @@ _TYPED_SECTIONS = {"impedance": ImpedanceParams, "admittance": AdmittanceParams,
                    "passivity": PassivityParams, "gain_limits": ImpedanceGainLimits}
 
 
-def tick_params(params: InteractionParams, n_joints: int, law: str = "lie", torque_max_nm=None):
+def tick_params(params: InteractionParams, n_joints: int, law: Optional[str] = None, torque_max_nm=None):
     """The C++ ``TickParams`` (named fields) of ``params`` for ``n_joints`` joints and ``law``
-    ("lie" | "cartesian"), clamping the command to ``torque_max_nm`` (per joint, N·m; None: no
+    (:data:`LAWS`; None: ``params.law``), clamping the command to ``torque_max_nm`` (per joint, N·m; None: no
     clamp): what ``InteractionTick`` and ``hri_core.rt.RtLoop`` are built from."""
     from hri_interaction.core.impedance import cxx_kernels
 
     cx = cxx_kernels()
     if cx is None:
         raise ImportError("hri_core (cpp/) is not built: the interaction engine is its C++ tick")
+    law = law or params.law
     if law not in LAWS:
         raise ValueError(f"law must be one of {LAWS}")
     a, ps, sw, lim = params.admittance, params.passivity, params.switch, params.limits
@@ -93,8 +93,11 @@ def tick_params(params: InteractionParams, n_joints: int, law: str = "lie", torq
     t.reference_feedforward = params.reference_feedforward
     t.K, t.D = params.impedance.stiffness, params.impedance.damping
     t.M_adm, t.D_adm, t.K_adm = a.mass, a.damping, a.stiffness
+    t.M_osd = np.diag(np.asarray(params.lie_osd.inertia_diag, float))
     t.compliant_axes = params.compliant_axes
     t.wave_damping = np.asarray(ps.wave_damping, float)
+    t.jitter_alpha_base = np.asarray(ps.jitter.alpha_base, float)
+    t.jitter_alpha_scale = np.asarray(ps.jitter.alpha_scale, float)
     t.energy_floor_j = ps.energy_floor_j
     t.max_damping = ps.po_pc.max_damping
     t.settle_max_linear_m_s, t.settle_max_angular_rad_s = sw.settle_max_linear_m_s, sw.settle_max_angular_rad_s
@@ -131,6 +134,7 @@ class ArmState:
     body_jacobian: np.ndarray    # (6, n)
     gravity: np.ndarray          # (n,) g(q), the torque that holds the arm against gravity
     coriolis: np.ndarray         # (n,) c(q, dq)
+    mass_matrix: Optional[np.ndarray] = None   # (n, n) M(q): law lie_osd
 
 
 @dataclass
@@ -168,7 +172,7 @@ class _CxxAdmittanceView:
         return np.asarray(self._t.twist())
 
     def body_twist(self) -> np.ndarray:
-        if self.law == "lie":
+        if self.law != "cartesian":     # the Lie family (lie, gic, lie_osd) shares the Lie admittance
             return self.se3.right_jacobian(self.lam) @ self.lam_dot
         return self.lam_dot
 
@@ -354,7 +358,7 @@ class ControllerBase:
         return self.admittance.modified_pose(self.world_T_d)
 
     def diagnostics(self) -> dict:
-        return {"mode": self.mode, "time_s": self.time_s, "frozen": self.frozen_reason,
+        return {"mode": self.mode, "law": self.law, "time_s": self.time_s, "frozen": self.frozen_reason,
                 "flags": sorted(self.last_flags), "rejected": dict(self.rejected),
                 "events": dict(self.events), "lambda": self.admittance.lam.tolist(),
                 "energy_j": self.filter.energy_j, "energy_violations": self.filter.violations,
@@ -372,18 +376,18 @@ class InteractionController(ControllerBase):
     object, called from C++ directly."""
 
     def __init__(self, params: InteractionParams, world_T_d: np.ndarray, n_joints: int,
-                 law: str = "lie", logger: Optional[logging.Logger] = None, safety=None,
+                 law: Optional[str] = None, logger: Optional[logging.Logger] = None, safety=None,
                  torque_max_nm=None):
         from hri_core.safety import FLAGS as SAFETY_FLAGS
         from hri_interaction.core.impedance import cxx_kernels
 
-        T = self._init_inputs(params, world_T_d, n_joints, law, logger, safety, torque_max_nm)
-        t = tick_params(params, self.n, law, torque_max_nm)     # ImportError without the C++ core
+        T = self._init_inputs(params, world_T_d, n_joints, law or params.law, logger, safety, torque_max_nm)
+        t = tick_params(params, self.n, self.law, torque_max_nm)   # ImportError without the C++ core
         cx = cxx_kernels()
         self._flag_bits = dict(cx.TICK_FLAGS)
         self._safety_bits = dict(SAFETY_FLAGS)
         self._cx = cx.InteractionTick(t, T, safety)
-        self.admittance = _CxxAdmittanceView(self._cx, params.admittance, law)
+        self.admittance = _CxxAdmittanceView(self._cx, params.admittance, self.law)
         self.filter = _CxxFilterView(self._cx, params.passivity)
         self._push_mode()
         self._flag_sets: dict = {}
@@ -396,6 +400,24 @@ class InteractionController(ControllerBase):
     last_tau = property(lambda self: np.asarray(self._cx.last_tau))
     last_ref = property(lambda self: np.asarray(self._cx.last_ref))
     world_T_target = property(lambda self: self.inputs.target, doc="the latest accepted reference")
+
+    law_blending = property(lambda self: bool(self._cx.law_blending), doc="a law switch blends in")
+
+    def set_law(self, law: str) -> bool:
+        """The torque law (``interaction.law``) from the next tick on, checked by
+        :meth:`InputRules.law` (refused: counted, the law unchanged). The reference does not move
+        (one admittance state); the command blends convexly from the old law's torque to the new
+        one's over ``switch.law_blend_s``."""
+        if not self.inputs.law(self.law, law, self.admittance.lam, self.admittance.lam_dot, self.law_blending):
+            return False
+        if law == self.law:
+            return True
+        if not self._cx.set_law(law, self.p.switch.law_blend_s):      # the same rule: cannot differ here
+            return self.reject_input("law_switch_refused", f"law {self.law} -> {law}: refused by the tick")
+        self.events[f"law_{self.law}_to_{law}"] += 1
+        self.log.info("interaction: law %s -> %s (blended over %.3f s)", self.law, law, self.p.switch.law_blend_s)
+        self.law = self.admittance.law = law
+        return True
 
     # ---- each accepted input, pushed to C++
     def _push_target(self, T) -> None:
@@ -429,7 +451,7 @@ class InteractionController(ControllerBase):
     def tick(self, state: ArmState, dt: float) -> TickResult:
         tau, T_ref, bits, sbits, smin = self._cx.tick(
             state.q, state.dq, state.world_T_ee, state.body_twist, state.body_jacobian,
-            state.gravity, state.coriolis, dt)
+            state.gravity, state.coriolis, dt, state.mass_matrix)
         flags = self._flags_of(bits, sbits) if (bits or sbits) else frozenset()
         if bits or sbits:
             self._account(bits, sbits)

@@ -18,6 +18,9 @@ last good value is held:
 - admittance M, D, K: checked as the config's (:func:`admittance_gains`);
 - mode: one of :data:`MODES` (``mode_invalid``); refused while frozen or with a non-finite state
   (``mode_switch_refused``);
+- torque law: one of :data:`LAWS` (``law_invalid``); a switch the C++ tick's rule does not allow now
+  (``hri_core`` ``interaction.law_switch_error``: to or from ``cartesian`` with the admittance
+  engaged, or while a previous switch still blends in) is refused (``law_switch_refused``);
 - the stop input :meth:`InputRules.hold`: while held, references are refused and the target is
   the anchor (the measured EE pose).
 
@@ -38,6 +41,7 @@ from hri_interaction.core.admittance import AdmittanceParams
 from hri_interaction.core.spd import GainError, gains_from_vector, validate_impedance_gains
 
 MODES = ("impedance", "admittance", "hybrid")
+LAWS = ("lie", "cartesian", "gic", "lie_osd")   # interaction.law (cpp/include/hri_core/interaction.hpp Law)
 
 
 def finite(*arrays) -> bool:
@@ -170,6 +174,20 @@ class InputRules:
         if state is not None and not finite(state.q, state.dq, state.world_T_ee, state.body_twist):
             return self.reject("mode_switch_refused", "state not finite")
         return True
+
+    def law(self, current: str, law: str, lam, lam_dot, blending: bool) -> bool:
+        """May the torque law switch from ``current`` to ``law`` now, with the admittance state
+        (``lam``, ``lam_dot``) and a previous switch still blending in or not (``blending``): a
+        known law, and the rule the C++ tick applies again at its boundary
+        (``law_switch_error``: within the Lie family always; to or from ``cartesian`` only with
+        the admittance at rest; never while a previous switch blends in)."""
+        if law not in LAWS:
+            return self.reject("law_invalid", f"unknown law {law!r} (one of {', '.join(LAWS)})")
+        from hri_interaction.core.impedance import cxx_kernels
+
+        why = cxx_kernels().law_switch_error(current, law, np.asarray(lam, float), np.asarray(lam_dot, float),
+                                             bool(blending))
+        return True if why is None else self.reject("law_switch_refused", f"law {current} -> {law}: {why}")
 
     def hold(self, on: bool, reason: str = "stop", anchor=None) -> bool:
         """The stop input: ``held`` := ``on``; on, the target becomes ``anchor`` (the measured EE

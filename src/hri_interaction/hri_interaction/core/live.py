@@ -1,7 +1,9 @@
 """What the ``interaction`` node applies and reports at run time, without the middleware.
 
-Parameters settable at run time (:data:`LIVE`): the mode and the gain diagonals, applied through
-an engine's input check (``set_mode``, ``update_impedance``, ``update_admittance``:
+Parameters settable at run time (:data:`LIVE`): the mode, the torque law (``interaction.law``:
+bumpless at a tick boundary, refused while unsafe; docs/realtime.md "Switching the torque law")
+and the gain diagonals, applied through an engine's input check (``set_mode``, ``set_law``,
+``update_impedance``, ``update_admittance``:
 :mod:`hri_interaction.engine`) from the next tick on; a refused value answers with the check's
 sentence and changes nothing (:func:`appliers`).
 
@@ -21,17 +23,19 @@ from hri_interaction.core.periods import PeriodStats
 from hri_runtime.diagnostics import OK, WARN
 
 MODE = "interaction.mode"
+LAW = "interaction.law"
 IMPEDANCE = {"stiffness": "interaction.impedance.stiffness_diag", "damping": "interaction.impedance.damping_diag"}
 ADMITTANCE = {"mass": "interaction.admittance.mass_diag", "damping": "interaction.admittance.damping_diag",
               "stiffness": "interaction.admittance.stiffness_diag"}
 #: the parameters the node applies at run time
-LIVE = (MODE, *IMPEDANCE.values(), *ADMITTANCE.values())
+LIVE = (MODE, LAW, *IMPEDANCE.values(), *ADMITTANCE.values())
 
 
 def appliers(engine: Callable[[], object]) -> dict:
     """Parameter name -> applier (value -> None, or the refusal's sentence) of every :data:`LIVE`
     parameter, on the engine ``engine()`` returns when the value comes."""
-    out = {MODE: lambda m: None if engine().set_mode(m) else engine().refusal()}
+    out = {MODE: lambda m: None if engine().set_mode(m) else engine().refusal(),
+           LAW: lambda law: None if engine().set_law(law) else engine().refusal()}
     out.update({n: (lambda v, g=g: engine().update_impedance(**{g: v})) for g, n in IMPEDANCE.items()})
     out.update({n: (lambda v, g=g: engine().update_admittance(**{g: v})) for g, n in ADMITTANCE.items()})
     return out

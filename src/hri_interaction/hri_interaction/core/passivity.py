@@ -31,6 +31,12 @@ the port (w_safe, λ̇) into the admittance, per tick:
   equivalent at zero channel delay to constant added damping  w_safe = w − b ⊙ λ̇ (passive for any
   Δt ≥ 0); wave variables u = (b λ̇ + w)/√(2b), v = (b λ̇ − w)/√(2b) are exposed for diagnostics.
 
+- ``JitterCompensator`` ("jitter"): the dissertation's delay compensator (Chang 2026 §13.6.3,
+  supplementary, "a non-passivity baseline" in the predictive-display family of Sheridan): damping
+  that grows with the link's delay spread, α = α_base + α_scale · (σ_rtt / μ_rtt) per DoF,
+  w_safe = w − α ⊙ λ̇, with μ, σ the mean and standard deviation of the last ``window`` delays
+  observed on the wrench link (:class:`LinkDelays`), pushed to the tick as statistics.
+
 ``violations`` counts ticks where the energy after the filter is below ``E_floor`` (for the
 passivity family the controller makes this impossible unless λ̇ = 0 while E < E_floor, or α
 was capped).
@@ -41,6 +47,12 @@ damping in N·s/m on the translational and N·m·s/rad on the rotational compone
 :class:`DelayJitter` replays a wrench stream through a lognormal per-sample delay (mean and std
 from ``interaction.validation.jitter_*``, Chang 2026 ch. 13; moment-matched), latest-value semantics: a sample older than the newest
 delivered one is dropped (lock-free queue that "drops rather than blocks").
+
+:class:`ArrivalJitter` is the arrival pattern of a subscriber on a slow link: messages arrive at
+lognormal intervals, each carrying the value sent one lognormal delay before it arrived; between
+arrivals the last value is held (``interaction.validation.jitter_model``). :class:`LinkDelays` is
+the delay compensator's statistics: μ, σ of the last ``window`` delays observed on the link, what
+``InteractionTick.set_link_statistics`` takes.
 
 The filters run in the C++ tick (``InteractionTick``, cpp/include/hri_core/interaction.hpp); their
 Python form is the test oracle (tests/interaction/oracle/passivity.py).
@@ -56,7 +68,7 @@ import numpy as np
 from hri_interaction.parameters_gen import InteractionPassivityParams
 
 
-FILTERS = ("none", "passivity", "tdpc", "wave")
+FILTERS = ("none", "passivity", "tdpc", "wave", "jitter")
 
 
 class PassivityParams(InteractionPassivityParams):
@@ -72,6 +84,30 @@ def energy_deficit_j(energy_floor_j: float, energy_j: float) -> float:
 def energy_deficit_dof_j(energy_floor_j: float, energy_dof_j) -> float:
     """Per-DoF observers (TDPC, floors E_floor/6): Σ_i max(0, E_floor/6 − E_i) (J)."""
     return float(np.sum(np.maximum(0.0, energy_floor_j / 6.0 - np.asarray(energy_dof_j))))
+
+
+class LinkDelays:
+    """μ, σ of the last ``window`` delays (s) observed on a link (the delay compensator's σ/μ,
+    ``interaction.passivity.jitter.window``); a non-finite or negative delay is ignored. Before
+    two delays have been observed μ = σ = 0 (the tick's spread is then 0: α = α_base)."""
+
+    def __init__(self, window: int):
+        if int(window) < 2:
+            raise ValueError("LinkDelays: window must be >= 2")
+        self.delays: deque = deque(maxlen=int(window))
+        self.mean_s = 0.0
+        self.std_s = 0.0
+
+    def observe(self, delay_s: float) -> bool:
+        """One delay (s); True if it was taken."""
+        d = float(delay_s)
+        if not (math.isfinite(d) and d >= 0.0):
+            return False
+        self.delays.append(d)
+        if len(self.delays) >= 2:
+            a = np.fromiter(self.delays, float)
+            self.mean_s, self.std_s = float(a.mean()), float(a.std())
+        return True
 
 
 def lognormal_from_moments(mean: float, std: float) -> tuple[float, float]:
@@ -108,4 +144,47 @@ class DelayJitter:
                 self.value = val
             else:
                 self.dropped += 1
+        return default if self.value is None else self.value
+
+
+class ArrivalJitter:
+    """Sample-and-hold arrivals on a slow link (Chang 2026 §13.6.3: a "lognormal jitter injector"
+    that "mimics the arrival pattern of a real ZMQ subscriber"): messages arrive as a renewal
+    process with lognormal inter-arrival times, each carrying the value the sender had one
+    lognormal delay before the arrival (both lognormals moment-matched to the same mean and std);
+    between arrivals the subscriber holds the last value. ``push(t, value)`` every sender tick,
+    ``get(t, default)`` every receiver tick; ``delays`` are the latencies of the delivered
+    messages (what a delay compensator observes)."""
+
+    def __init__(self, mean_s: float, std_s: float, rng: np.random.Generator):
+        self.mu, self.sigma = lognormal_from_moments(mean_s, std_s)
+        self.rng = rng
+        self._t: list[float] = []
+        self._v: list[np.ndarray] = []
+        self._next = float(rng.lognormal(self.mu, self.sigma))
+        self.value: Optional[np.ndarray] = None
+        self.delays: deque = deque(maxlen=100000)
+        self.arrivals = 0
+
+    HISTORY = 200000   # sender samples kept (200 s at 1 kHz; the oldest half is dropped beyond)
+
+    def push(self, t_sent: float, value: np.ndarray) -> None:
+        self._t.append(float(t_sent))
+        self._v.append(np.array(value, dtype=float))
+        if len(self._t) > self.HISTORY:
+            del self._t[: self.HISTORY // 2]
+            del self._v[: self.HISTORY // 2]
+
+    def get(self, t: float, default: np.ndarray) -> np.ndarray:
+        """The held value at ``t``; at an arrival, the sender's value one delay before it."""
+        import bisect
+
+        while t >= self._next:
+            d = float(self.rng.lognormal(self.mu, self.sigma))
+            i = bisect.bisect_right(self._t, self._next - d) - 1
+            if i >= 0:
+                self.value = self._v[i]
+                self.delays.append(d)
+                self.arrivals += 1
+            self._next += float(self.rng.lognormal(self.mu, self.sigma))
         return default if self.value is None else self.value

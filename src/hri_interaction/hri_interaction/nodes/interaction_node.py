@@ -14,8 +14,8 @@ references and mode switches (counted). A reference that stops coming is held; s
 ``node.reference_timeout_s`` is reported.
 
 Parameters: ``robot``, ``robot_id``, every key of ``interaction`` and ``safety.stop``,
-``joints.names``, ``teleop.topics.ee_pose``. Settable at run time: ``core.live.LIVE`` (the mode and
-gain diagonals; a diagonal replaces a configured ``*_full``); the mode and gains topics change the
+``joints.names``, ``teleop.topics.ee_pose``. Settable at run time: ``core.live.LIVE`` (the mode, the
+law, the gain diagonals; a diagonal replaces a configured ``*_full``); the mode and gains topics change the
 same parameters (recorded and announced on ``/parameter_events``).
 """
 from __future__ import annotations

@@ -100,7 +100,8 @@ def _name(model, kind: str, i: int) -> str:
 
 def urdf_from_mujoco(model, *, robot_name: str, root_link: str, ee_site: Optional[str], ee_link: str,
                      movable: Mapping[str, tuple[float, float]],
-                     mesh_uri: Callable[[str], str], root_body: Optional[str] = None) -> str:
+                     mesh_uri: Callable[[str], str], root_body: Optional[str] = None,
+                     ros2_control: Optional[str] = None) -> str:
     """The URDF of ``model``.
 
     ``movable``: joint name -> (velocity limit [rad/s or m/s], effort limit [N·m or N]) for the
@@ -108,7 +109,8 @@ def urdf_from_mujoco(model, *, robot_name: str, root_link: str, ee_site: Optiona
     path -> the URI written in the URDF. Raises ValueError for a model it cannot express (a free or
     ball joint, several joints on one body, a movable joint missing from the model, the EE site or
     a link name missing or clashing). ``ee_site`` None: no EE link. ``root_body``: the body that is
-    the root link (a mobile base; default the world body)."""
+    the root link (a mobile base; default the world body). ``ros2_control``: a ``<ros2_control>``
+    tag (hri_sim.core.ros2_control.ros2_control_xml) placed before ``</robot>``."""
     import mujoco
 
     jt = mujoco.mjtJoint
@@ -189,6 +191,8 @@ def urdf_from_mujoco(model, *, robot_name: str, root_link: str, ee_site: Optiona
         out.append(f"  <link name={quoteattr(ee_link)}/>")
         out.append(_joint(f"{ee_link}__fixed", "fixed", link_of(sb), ee_link,
                           _pose(model.site_pos[site], model.site_quat[site])))
+    if ros2_control:
+        out.append(ros2_control.rstrip("\n"))
     out.append("</robot>")
     return "\n".join(out) + "\n"
 

@@ -51,10 +51,11 @@ def transform_stamped(parent: str, child: str, t: np.ndarray, stamp):
 class RobotStateNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("robot_state", **kw)
+        from ..core.ros2_control import description_tag
         from ..models import arm_asset_root, load_arm
 
         self.cfg = declare_config(self, ("robot_state", "frames", "joints.names", "joints.velocity_max_deg_s",
-                                         "joints.torque_max_nm"), cfg=cfg)
+                                         "joints.torque_max_nm", "ros2_control"), cfg=cfg)
         sec = self.cfg["robot_state"]
         robot = self.cfg["robot"]["model"]
         kind = self.cfg["robot"].get("kind")
@@ -74,7 +75,8 @@ class RobotStateNode(Node):
             model = load_arm(robot, actuation="torque")
             self.urdf = urdf_from_mujoco(model, robot_name=robot, root_link=self.cfg["frames"]["base"],
                                          ee_site=sec["ee_site"], ee_link=self.cfg["frames"]["ee"], movable=movable,
-                                         mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)))
+                                         mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)),
+                                         ros2_control=description_tag(self.cfg))
         self.tree = UrdfTree.parse(self.urdf)
         self.prefix = str(sec["frame_prefix"])
         t = sec["topics"]

@@ -1,0 +1,53 @@
+// hri_controllers::MujocoSystem — the arm in MuJoCo as a ros2_control hardware_interface::SystemInterface,
+// with the interfaces of the real arm's driver (franka_hardware / ur_robot_driver / the iiwa driver):
+//   joints   command effort; state position, velocity, effort (the last command)
+//   sensor   <ee_ft>: force.x/y/z, torque.x/y/z in the EE frame (the applied push: an ideal, tared
+//            wrist F/T, as hri_core::rt::MujocoRobot::read)
+//   gpio     <ee_push>: force.x/y/z (world frame, N), a scripted push on the EE (simulation only)
+// read() copies the state of hri_core::rt::MujocoRobot (the same class our real-time loop steps);
+// write() applies the effort command for one period and steps the model (mj_step2 + mj_step1), so
+// the model's timestep must equal the controller manager's period (the model file is written with
+// it: hri_sim.models.write_arm_model). Nothing is allocated in read()/write().
+// Hardware parameters (<hardware><param> of the ros2_control URDF tag): model_file, ee_site;
+// a joint's initial position: <state_interface name="position"><param name="initial_value">.
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <hardware_interface/system_interface.hpp>
+
+#include "hri_core/mujoco_robot.hpp"
+
+namespace hri_controllers {
+
+class MujocoSystem : public hardware_interface::SystemInterface {
+ public:
+  ~MujocoSystem() override;
+  hardware_interface::CallbackReturn on_init(const hardware_interface::HardwareInfo& info) override;
+  std::vector<hardware_interface::StateInterface> export_state_interfaces() override;
+  std::vector<hardware_interface::CommandInterface> export_command_interfaces() override;
+  hardware_interface::CallbackReturn on_activate(const rclcpp_lifecycle::State& previous) override;
+  hardware_interface::return_type read(const rclcpp::Time& time, const rclcpp::Duration& period) override;
+  hardware_interface::return_type write(const rclcpp::Time& time, const rclcpp::Duration& period) override;
+
+  uint64_t nonfinite_commands() const { return nonfinite_; }
+
+ private:
+  mjModel* model_ = nullptr;
+  mjData* data_ = nullptr;
+  std::optional<hri_core::rt::MujocoRobot> robot_;
+  hri_core::rt::RobotState rs_;
+  hri_core::interaction::VecN tau_;
+  int n_ = 0;
+  std::vector<double> pos_, vel_, eff_, cmd_;
+  double ft_[6]{};    // force.x/y/z, torque.x/y/z (EE frame)
+  double push_[3]{};  // force.x/y/z (world)
+  std::string ft_name_, push_name_;
+  uint64_t nonfinite_ = 0;
+};
+
+}  // namespace hri_controllers

@@ -1,0 +1,154 @@
+// hri_controllers::MujocoSystem (include/hri_controllers/mujoco_system.hpp).
+#include "hri_controllers/mujoco_system.hpp"
+
+#include <cmath>
+
+#include <hardware_interface/types/hardware_interface_type_values.hpp>
+#include <pluginlib/class_list_macros.hpp>
+#include <rclcpp/rclcpp.hpp>
+
+namespace hri_controllers {
+
+using hardware_interface::CallbackReturn;
+using hardware_interface::return_type;
+namespace hit = hardware_interface;
+
+namespace {
+rclcpp::Logger logger() { return rclcpp::get_logger("MujocoSystem"); }
+const char* kForce[3] = {"force.x", "force.y", "force.z"};
+const char* kTorque[3] = {"torque.x", "torque.y", "torque.z"};
+}  // namespace
+
+MujocoSystem::~MujocoSystem() {
+  robot_.reset();
+  if (data_ != nullptr) mj_deleteData(data_);
+  if (model_ != nullptr) mj_deleteModel(model_);
+}
+
+CallbackReturn MujocoSystem::on_init(const hit::HardwareInfo& info) {
+  if (SystemInterface::on_init(info) != CallbackReturn::SUCCESS) return CallbackReturn::ERROR;
+  const auto& hp = info_.hardware_parameters;
+  const auto mf = hp.find("model_file");
+  if (mf == hp.end() || mf->second.empty()) {
+    RCLCPP_ERROR(logger(), "hardware parameter model_file is required (the arm's MuJoCo model with torque actuators)");
+    return CallbackReturn::ERROR;
+  }
+  const std::string site = hp.count("ee_site") ? hp.at("ee_site") : "attachment_site";
+  std::vector<std::string> names;
+  std::vector<double> q0;
+  for (const auto& j : info_.joints) {
+    bool effort = false;
+    for (const auto& c : j.command_interfaces) effort |= c.name == hit::HW_IF_EFFORT;
+    if (!effort || j.command_interfaces.size() != 1) {
+      RCLCPP_ERROR(logger(), "joint %s: exactly one command interface, effort", j.name.c_str());
+      return CallbackReturn::ERROR;
+    }
+    double init = 0.0;
+    for (const auto& s : j.state_interfaces) {
+      if (s.name != hit::HW_IF_POSITION && s.name != hit::HW_IF_VELOCITY && s.name != hit::HW_IF_EFFORT) {
+        RCLCPP_ERROR(logger(), "joint %s: state interfaces position, velocity, effort only", j.name.c_str());
+        return CallbackReturn::ERROR;
+      }
+      if (s.name == hit::HW_IF_POSITION && !s.initial_value.empty()) init = std::stod(s.initial_value);
+    }
+    names.push_back(j.name);
+    q0.push_back(init);
+  }
+  n_ = static_cast<int>(names.size());
+  for (const auto& s : info_.sensors) ft_name_ = s.name;
+  for (const auto& g : info_.gpios) push_name_ = g.name;
+  char err[1000] = "";
+  const std::string& f = mf->second;
+  model_ = (f.size() > 4 && f.compare(f.size() - 4, 4, ".mjb") == 0) ? mj_loadModel(f.c_str(), nullptr)
+                                                                      : mj_loadXML(f.c_str(), nullptr, err, sizeof err);
+  if (model_ == nullptr) {
+    RCLCPP_ERROR(logger(), "model_file '%s' not loaded %s", f.c_str(), err);
+    return CallbackReturn::ERROR;
+  }
+  data_ = mj_makeData(model_);
+  for (int j = 0; j < n_; ++j) {
+    const int id = mj_name2id(model_, mjOBJ_JOINT, names[j].c_str());
+    if (id >= 0) data_->qpos[model_->jnt_qposadr[id]] = q0[j];
+  }
+  try {
+    robot_.emplace(model_, data_, names, site);
+  } catch (const std::exception& e) {
+    RCLCPP_ERROR(logger(), "%s", e.what());
+    return CallbackReturn::ERROR;
+  }
+  rs_.resize(n_);
+  tau_ = hri_core::interaction::VecN::Zero(n_);
+  pos_.assign(n_, 0.0);
+  vel_.assign(n_, 0.0);
+  eff_.assign(n_, 0.0);
+  cmd_.assign(n_, 0.0);
+  robot_->read(rs_);
+  for (int j = 0; j < n_; ++j) pos_[j] = rs_.q(j);
+  RCLCPP_INFO(logger(), "MuJoCo arm: %d joints, site %s, timestep %.6f s, model %s", n_, site.c_str(),
+              model_->opt.timestep, f.c_str());
+  return CallbackReturn::SUCCESS;
+}
+
+std::vector<hit::StateInterface> MujocoSystem::export_state_interfaces() {
+  std::vector<hit::StateInterface> out;
+  for (int j = 0; j < n_; ++j) {
+    const std::string& name = info_.joints[j].name;
+    for (const auto& s : info_.joints[j].state_interfaces) {
+      double* v = s.name == hit::HW_IF_POSITION ? &pos_[j] : s.name == hit::HW_IF_VELOCITY ? &vel_[j] : &eff_[j];
+      out.emplace_back(name, s.name, v);
+    }
+  }
+  if (!ft_name_.empty()) {
+    for (int k = 0; k < 3; ++k) out.emplace_back(ft_name_, kForce[k], &ft_[k]);
+    for (int k = 0; k < 3; ++k) out.emplace_back(ft_name_, kTorque[k], &ft_[3 + k]);
+  }
+  return out;
+}
+
+std::vector<hit::CommandInterface> MujocoSystem::export_command_interfaces() {
+  std::vector<hit::CommandInterface> out;
+  for (int j = 0; j < n_; ++j) out.emplace_back(info_.joints[j].name, hit::HW_IF_EFFORT, &cmd_[j]);
+  if (!push_name_.empty())
+    for (int k = 0; k < 3; ++k) out.emplace_back(push_name_, kForce[k], &push_[k]);
+  return out;
+}
+
+CallbackReturn MujocoSystem::on_activate(const rclcpp_lifecycle::State&) {
+  for (int j = 0; j < n_; ++j) cmd_[j] = 0.0;
+  for (double& p : push_) p = 0.0;
+  return CallbackReturn::SUCCESS;
+}
+
+return_type MujocoSystem::read(const rclcpp::Time&, const rclcpp::Duration&) {
+  robot_->read(rs_);
+  for (int j = 0; j < n_; ++j) {
+    pos_[j] = rs_.q(j);
+    vel_[j] = rs_.dq(j);
+    eff_[j] = tau_(j);
+  }
+  for (int k = 0; k < 3; ++k) {
+    ft_[k] = rs_.wrench_body(3 + k);
+    ft_[3 + k] = rs_.wrench_body(k);
+  }
+  return return_type::OK;
+}
+
+return_type MujocoSystem::write(const rclcpp::Time&, const rclcpp::Duration&) {
+  for (int j = 0; j < n_; ++j) {
+    // no command (NaN: a controller that has not written yet) or a bad one: zero effort, counted
+    if (std::isfinite(cmd_[j])) {
+      tau_(j) = cmd_[j];
+    } else {
+      tau_(j) = 0.0;
+      ++nonfinite_;
+    }
+  }
+  hri_core::se3::Vec3 f(push_[0], push_[1], push_[2]);
+  robot_->set_external_wrench(f, hri_core::se3::Vec3::Zero());
+  robot_->write(tau_);
+  return return_type::OK;
+}
+
+}  // namespace hri_controllers
+
+PLUGINLIB_EXPORT_CLASS(hri_controllers::MujocoSystem, hardware_interface::SystemInterface)

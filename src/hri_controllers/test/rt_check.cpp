@@ -1,0 +1,236 @@
+// hri_controllers_rt_check: the InteractionController outside a controller manager, on loaned
+// interfaces of the FR3 in MuJoCo (hri_core::rt::MujocoRobot, stepped here as the controller
+// manager steps a system: read, update, write), configured from the parameter file that
+// `hri sim ros2-control` writes. Checks, exit code 1 with the failing check on stderr:
+//   1. update() allocates nothing: operator new and malloc counted on this thread only, over
+//      2000 updates while tracking a moving reference (heartbeat on), after a warm-up;
+//   2. before the first heartbeat the controller holds (frozen "system stop") and ignores a
+//      reference; after it the EE follows a 2 cm step of the reference;
+//   3. a heartbeat saying stopped holds the measured pose while the reference moves on.
+// Usage: hri_controllers_rt_check <controllers.yaml> <q0 rad per joint...>
+// (tests/ros2/test_ros2_control.py runs it with the robot's home pose)
+#include <dlfcn.h>
+#include <malloc.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <geometry_msgs/msg/pose_stamped.hpp>
+#include <hardware_interface/loaned_command_interface.hpp>
+#include <hardware_interface/loaned_state_interface.hpp>
+#include <hri_interfaces/msg/interaction_state.hpp>
+#include <hri_interfaces/msg/safety_stop.hpp>
+#include <lifecycle_msgs/msg/state.hpp>
+#include <rclcpp/rclcpp.hpp>
+
+#include "hri_controllers/interaction_controller.hpp"
+
+// ---- allocation counter (this thread only, while armed)
+static thread_local bool t_armed = false;
+static std::atomic<long> g_allocs{0};
+void* operator new(std::size_t n) {
+  if (t_armed) ++g_allocs;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+  if (t_armed) ++g_allocs;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* malloc(size_t n) {
+  if (t_armed) ++g_allocs;
+  return __libc_malloc(n);
+}
+
+namespace {
+int failures = 0;
+void check(bool ok, const std::string& what) {
+  std::fprintf(stderr, "%s: %s\n", ok ? "ok" : "FAILED", what.c_str());
+  if (!ok) ++failures;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: hri_controllers_rt_check <controllers.yaml> <q0 rad per joint...>\n");
+    return 2;
+  }
+  rclcpp::init(1, argv);
+  namespace hi = hardware_interface;
+  const std::string name = "interaction_controller";
+  auto ctrl = std::make_shared<hri_controllers::InteractionController>();
+  rclcpp::NodeOptions opts;
+  opts.arguments({"--ros-args", "--params-file", argv[1]});
+  if (ctrl->init(name, "", 1000, "", opts) != controller_interface::return_type::OK) {
+    std::fprintf(stderr, "FAILED: init\n");
+    return 1;
+  }
+  auto node = ctrl->get_node();
+  const auto names = node->get_parameter("joints.names").as_string_array();
+  const std::string model_file = node->get_parameter("model_file").as_string();
+  const std::string site = node->get_parameter("interaction.ee_site").as_string();
+  const int n = static_cast<int>(names.size());
+  // the arm: the model stepped as MujocoSystem steps it
+  mjModel* m = mj_loadModel(model_file.c_str(), nullptr);
+  if (m == nullptr || argc - 2 != n) {
+    std::fprintf(stderr, "FAILED: model %s not loaded, or %d initial positions for %d joints\n", model_file.c_str(),
+                 argc - 2, n);
+    return 1;
+  }
+  mjData* d = mj_makeData(m);
+  for (int j = 0; j < n; ++j)
+    d->qpos[m->jnt_qposadr[mj_name2id(m, mjOBJ_JOINT, names[j].c_str())]] = std::atof(argv[2 + j]);
+  hri_core::rt::MujocoRobot robot(m, d, names, site);
+  hri_core::rt::RobotState rs;
+  rs.resize(n);
+  std::vector<double> pos(n), vel(n), eff(n, 0.0);
+  std::vector<hi::LoanedStateInterface> states;
+  std::vector<hi::LoanedCommandInterface> commands;
+  std::vector<std::shared_ptr<hi::StateInterface>> keep_s;
+  std::vector<std::shared_ptr<hi::CommandInterface>> keep_c;
+  for (int j = 0; j < n; ++j) {
+    keep_s.push_back(std::make_shared<hi::StateInterface>(names[j], "position", &pos[j]));
+    keep_s.push_back(std::make_shared<hi::StateInterface>(names[j], "velocity", &vel[j]));
+    keep_c.push_back(std::make_shared<hi::CommandInterface>(names[j], "effort", &eff[j]));
+  }
+  for (auto& s : keep_s) states.emplace_back(s);
+  for (auto& c : keep_c) commands.emplace_back(c, nullptr);
+  auto read = [&] {
+    robot.read(rs);
+    for (int j = 0; j < n; ++j) {
+      pos[j] = rs.q(j);
+      vel[j] = rs.dq(j);
+    }
+  };
+  auto write = [&] {
+    hri_core::interaction::VecN tau(n);
+    for (int j = 0; j < n; ++j) tau(j) = eff[j];
+    robot.write(tau);
+  };
+  read();
+  ctrl->assign_interfaces(std::move(commands), std::move(states));
+  node->configure();
+  node->activate();
+  check(ctrl->get_lifecycle_state().id() == lifecycle_msgs::msg::State::PRIMARY_STATE_ACTIVE, "configure + activate");
+
+  // the test's side: a stop supervisor's heartbeat and the reference, on this process's graph
+  auto peer = std::make_shared<rclcpp::Node>("rt_check_peer");
+  auto stop_pub = peer->create_publisher<hri_interfaces::msg::SafetyStop>("safety/stop",
+                                                                          rclcpp::QoS(1).reliable().transient_local());
+  auto ref_pub = peer->create_publisher<geometry_msgs::msg::PoseStamped>("interaction/reference", 10);
+  hri_interfaces::msg::InteractionState last_state;
+  bool have_state = false;
+  auto state_sub = peer->create_subscription<hri_interfaces::msg::InteractionState>(
+      "interaction/state", rclcpp::QoS(1).reliable().transient_local(),
+      [&](const hri_interfaces::msg::InteractionState& s) { last_state = s, have_state = true; });
+  rclcpp::executors::SingleThreadedExecutor exec;
+  exec.add_node(node->get_node_base_interface());
+  exec.add_node(peer);
+  rclcpp::Time t(0, 0, RCL_ROS_TIME);
+  const rclcpp::Duration period = rclcpp::Duration::from_nanoseconds(1000000);
+  auto cycles = [&](int k, bool armed) {
+    for (int i = 0; i < k; ++i) {
+      read();
+      t_armed = armed;
+      ctrl->update(node->now(), period);
+      t_armed = false;
+      write();
+    }
+  };
+  auto spin = [&](double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      exec.spin_some(std::chrono::milliseconds(5));
+      cycles(5, false);
+    }
+  };
+  auto ee = [&] {
+    robot.read(rs);
+    return Eigen::Vector3d(rs.world_T_ee.block<3, 1>(0, 3));
+  };
+  auto reference = [&](const Eigen::Vector3d& p, const Eigen::Matrix3d& R) {
+    geometry_msgs::msg::PoseStamped msg;
+    msg.header.stamp = node->now();
+    msg.pose.position.x = p.x();
+    msg.pose.position.y = p.y();
+    msg.pose.position.z = p.z();
+    const Eigen::Quaterniond q(R);
+    msg.pose.orientation.x = q.x();
+    msg.pose.orientation.y = q.y();
+    msg.pose.orientation.z = q.z();
+    msg.pose.orientation.w = q.w();
+    ref_pub->publish(msg);
+  };
+  spin(1.0);
+  const Eigen::Vector3d p0 = ee();
+  robot.read(rs);
+  const Eigen::Matrix3d R0 = rs.world_T_ee.topLeftCorner<3, 3>();
+  // (2) no heartbeat yet: held, a reference is ignored
+  reference(p0 + Eigen::Vector3d(0, -0.02, 0), R0);
+  spin(1.0);
+  check(have_state && last_state.frozen.rfind("system stop", 0) == 0, "held before the first heartbeat: '" + last_state.frozen + "'");
+  check((ee() - p0).norm() < 0.001, "no motion before the first heartbeat");
+  hri_interfaces::msg::SafetyStop hb;
+  uint32_t seq = 0;
+  auto heartbeat = [&](bool stopped) {
+    hb.stopped = stopped;
+    hb.heartbeat_seq = ++seq;
+    hb.stamp = node->now();
+    stop_pub->publish(hb);
+  };
+  for (int i = 0; i < 10; ++i) {
+    heartbeat(false);
+    spin(0.1);
+  }
+  check(last_state.frozen.empty(), "released by the heartbeat: '" + last_state.frozen + "'");
+  reference(p0 + Eigen::Vector3d(0, -0.02, 0), R0);
+  for (int i = 0; i < 20; ++i) {
+    heartbeat(false);
+    spin(0.1);
+  }
+  const Eigen::Vector3d p1 = ee();
+  check(std::abs((p1 - p0).y() + 0.02) < 0.002, "follows a 2 cm step: dy = " + std::to_string((p1 - p0).y()));
+  // (1) allocation-free update() while tracking a moving reference
+  long allocs = 0;
+  for (int k = 0; k < 20; ++k) {
+    reference(p1 + Eigen::Vector3d(0, 0.001 * k, 0), R0);
+    heartbeat(false);
+    exec.spin_some(std::chrono::milliseconds(2));
+    const long a0 = g_allocs.load();
+    cycles(100, true);
+    allocs += g_allocs.load() - a0;
+  }
+  check(allocs == 0, "update() allocated " + std::to_string(allocs) + " times in 2000 calls");
+  // (3) stopped: holds while the reference moves on
+  heartbeat(true);
+  spin(0.3);
+  const Eigen::Vector3d p2 = ee();
+  for (int k = 0; k < 10; ++k) {
+    reference(p2 + Eigen::Vector3d(0.002 * k, 0, 0), R0);
+    heartbeat(true);
+    spin(0.1);
+  }
+  check((ee() - p2).norm() < 0.001, "holds under the stop: moved " + std::to_string((ee() - p2).norm()) + " m");
+  check(last_state.frozen.rfind("system stop", 0) == 0, "state says held: '" + last_state.frozen + "'");
+  node->deactivate();
+  exec.remove_node(peer);
+  exec.remove_node(node->get_node_base_interface());
+  ctrl.reset();
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  rclcpp::shutdown();
+  std::fprintf(stderr, "%s\n", failures ? "rt_check: FAILED" : "rt_check: all checks passed");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,149 @@
+"""The ros2_control side of an arm (docs/hardware.md): the URDF's ``<ros2_control>`` tag for the
+chosen hardware and the controller manager's parameter file. Pure: in a merged robot config, out
+strings and dicts; no middleware, no files (``hri sim ros2-control`` writes them).
+
+Hardware (``ros2_control.hardware``), each exposing the interfaces the controller claims
+(``<joint>/effort`` commanded, ``<joint>/position`` and ``<joint>/velocity`` read):
+
+- ``mujoco``: ``hri_controllers/MujocoSystem`` on the arm's MuJoCo model with torque motors
+  (``model_file``, ``ee_site``), plus the EE force-torque sensor ``ros2_control.ft_sensor`` and the
+  scripted-push GPIO ``ros2_control.push_gpio`` (simulation only);
+- ``mock``: ``mock_components/GenericSystem`` (plumbing check: the states stay at their initial
+  values, effort commands are mirrored);
+- ``franka`` / ``ur`` / ``iiwa``: the vendor's plugin with its parameters named as in the vendor's
+  own description (``ros2_control.<vendor>.*``, ``robot_ip``); only for a robot whose
+  ``ros2_control.vendor`` is that vendor.
+
+The initial joint positions are ``joints.named_positions_deg.home``.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Optional
+from xml.sax.saxutils import quoteattr
+
+__all__ = ["HARDWARE", "ros2_control_xml", "manager_parameters", "hardware_refusal", "files_dir"]
+
+HARDWARE = ("mujoco", "mock", "franka", "ur", "iiwa")
+VENDORS = ("franka", "ur", "iiwa")
+PLUGINS = {"mujoco": "hri_controllers/MujocoSystem", "mock": "mock_components/GenericSystem"}
+
+
+def files_dir(cfg: dict, cwd: Optional[Path] = None) -> Path:
+    """``ros2_control.dir`` (absolute), default ``build/ros2_control/<robot>`` under ``cwd``."""
+    d = str(cfg["ros2_control"]["dir"]).strip()
+    p = Path(d) if d else Path("build") / "ros2_control" / cfg["robot"]["model"]
+    return (p if p.is_absolute() else (cwd or Path.cwd()) / p).resolve()
+
+
+def hardware_refusal(cfg: dict, hardware: str) -> Optional[str]:
+    """Why ``hardware`` cannot drive this robot, or None."""
+    rc = cfg["ros2_control"]
+    if hardware not in HARDWARE:
+        return f"hardware {hardware!r}: one of {', '.join(HARDWARE)}"
+    if hardware in VENDORS:
+        if rc["vendor"] != hardware:
+            return (f"hardware {hardware!r} drives a robot whose ros2_control.vendor is {hardware!r}; "
+                    f"{cfg['robot']['model']} has {rc['vendor']!r}")
+        if not str(rc["robot_ip"]).strip():
+            return f"hardware {hardware!r} needs the robot's address (robot_ip)"
+    if not cfg["joints"].get("names"):
+        return f"{cfg['robot']['model']} has no joints.names"
+    return None
+
+
+def _param(name: str, value: Any) -> str:
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    return f"      <param name={quoteattr(name)}>{value}</param>"
+
+
+def _hardware_params(cfg: dict, hardware: str, model_file: Optional[str]) -> list[tuple[str, Any]]:
+    rc = cfg["ros2_control"]
+    if hardware == "mujoco":
+        if not model_file:
+            raise ValueError("hardware mujoco needs the model file (hri sim ros2-control writes it)")
+        return [("model_file", model_file), ("ee_site", cfg["interaction"]["ee_site"])]
+    if hardware == "mock":
+        return [("mock_sensor_commands", False), ("state_following_offset", 0.0)]
+    ip = rc["robot_ip"]
+    if hardware == "franka":
+        return [("robot_ip", ip), ("arm_id", rc["franka"]["arm_id"])]
+    if hardware == "ur":
+        u = rc["ur"]
+        return [("robot_ip", ip), ("headless_mode", u["headless_mode"]), ("reverse_port", u["reverse_port"]),
+                ("script_sender_port", u["script_sender_port"]), ("trajectory_port", u["trajectory_port"]),
+                ("script_command_port", u["script_command_port"]), ("tf_prefix", "")]
+    k = rc["iiwa"]
+    return [("fri_client_sdk_major_version", k["fri_client_sdk_major_version"]),
+            ("fri_client_sdk_minor_version", k["fri_client_sdk_minor_version"]),
+            ("client_command_mode", k["client_command_mode"]), ("port_id", k["port_id"]),
+            ("remote_host", ip or k["remote_host"]), ("rt_prio", k["rt_prio"])]
+
+
+def ros2_control_xml(cfg: dict, hardware: str, model_file: Optional[str] = None) -> str:
+    """The ``<ros2_control>`` tag (indented for a ``<robot>``) of the robot on ``hardware``;
+    ValueError with :func:`hardware_refusal`'s sentence when it cannot."""
+    why = hardware_refusal(cfg, hardware)
+    if why:
+        raise ValueError(why)
+    rc = cfg["ros2_control"]
+    plugin = PLUGINS.get(hardware) or rc[hardware]["plugin"]
+    names = cfg["joints"]["names"]
+    home = cfg["joints"]["named_positions_deg"].get("home") or [0.0] * len(names)
+    out = [f'  <ros2_control name={quoteattr(cfg["robot"]["model"] + "_" + hardware)} type="system">',
+           "    <hardware>", f"      <plugin>{plugin}</plugin>"]
+    out += [_param(k, v) for k, v in _hardware_params(cfg, hardware, model_file)]
+    out.append("    </hardware>")
+    for name, q0 in zip(names, home):
+        out += [f"    <joint name={quoteattr(name)}>", '      <command_interface name="effort"/>',
+                '      <state_interface name="position">',
+                f'        <param name="initial_value">{math.radians(float(q0))!r}</param>',
+                "      </state_interface>", '      <state_interface name="velocity"/>',
+                '      <state_interface name="effort"/>', "    </joint>"]
+    if hardware == "mujoco":
+        out.append(f"    <sensor name={quoteattr(rc['ft_sensor'])}>")
+        out += [f'      <state_interface name="{a}.{x}"/>' for a in ("force", "torque") for x in "xyz"]
+        out.append("    </sensor>")
+        out.append(f"    <gpio name={quoteattr(rc['push_gpio'])}>")
+        out += [f'      <command_interface name="force.{x}"/>' for x in "xyz"]
+        out.append("    </gpio>")
+    out.append("  </ros2_control>")
+    return "\n".join(out) + "\n"
+
+
+def description_tag(cfg: dict) -> Optional[str]:
+    """The ``<ros2_control>`` tag the ``robot_state`` node puts into ``/robot_description``, where
+    the controller manager reads it: that of ``ros2_control.hardware`` when ``ros2_control.control``
+    is ``ros2_control``, else ``None`` (docs/hardware.md)."""
+    sec = cfg["ros2_control"]
+    if sec["control"] != "ros2_control":
+        return None
+    return ros2_control_xml(cfg, sec["hardware"], str(files_dir(cfg) / "model.mjb"))
+
+
+def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) -> dict:
+    """The ros2_control_node parameter file: the controller manager (update rate, the controller
+    types) and the interaction controller's parameters ``controller_values`` (the generated
+    library's names: hri_runtime.parameter_library.gpl.parameter_values); besides it the standard
+    controllers: joint_state_broadcaster, effort_controller (a JointGroupEffortController on the
+    same joints, for a switch) and push_controller (the MuJoCo system's scripted push)."""
+    rc = cfg["ros2_control"]
+    names = cfg["joints"]["names"]
+    return {
+        "controller_manager": {"ros__parameters": {
+            "update_rate": int(update_rate_hz),
+            rc["controller"]: {"type": "hri_controllers/InteractionController"},
+            rc["joint_state_broadcaster"]: {"type": "joint_state_broadcaster/JointStateBroadcaster"},
+            "effort_controller": {"type": "effort_controllers/JointGroupEffortController"},
+            "push_controller": {"type": "forward_command_controller/MultiInterfaceForwardCommandController"},
+        }},
+        rc["controller"]: {"ros__parameters": controller_values},
+        rc["joint_state_broadcaster"]: {"ros__parameters": {"joints": list(names),
+                                                             "interfaces": ["position", "velocity", "effort"]}},
+        "effort_controller": {"ros__parameters": {"joints": list(names)}},
+        # the scripted EE push of the MuJoCo system (GPIO ros2_control.push_gpio, world frame, N)
+        "push_controller": {"ros__parameters": {"joint": rc["push_gpio"],
+                                                "interface_names": [f"force.{a}" for a in "xyz"]}},
+    }
