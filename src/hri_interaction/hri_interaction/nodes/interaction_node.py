@@ -56,8 +56,7 @@ class InteractionNode(Node):
         self.ctrl, self.sim = getattr(self.engine, "ctrl", None), getattr(self.engine, "sim", None)
         self.base_frame = FramesParams.from_tree(self.cfg).base
         self.dt = 1.0 / p.rate_hz
-        # the 1 ms timer's wall-clock periods and the reference's age
-        self.report = StateReport(p.rate_hz, p.node.reference_timeout_s, self.get_clock().now_s())
+        self.report = StateReport.of_node(p, self.get_clock().now_s())   # the timer's periods, the reference's age
         t = p.topics
         self.create_subscription("geometry_msgs/msg/PoseStamped", t.reference, lambda m: self.report.on_reference(
             self.engine.set_target(matrix_from_pose(m)), self.get_clock().now_s()), qos=10)
@@ -81,8 +80,8 @@ class InteractionNode(Node):
         self.tau_pub = self.create_publisher("std_msgs/msg/Float64MultiArray", t.torque, qos=10)
         self.pose_pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t.modified_pose, qos=10)
         self.state_pub = self.create_publisher(STATE_MSG, t.state, qos=QOS_LATCHED)    # + state_rate_hz
-        self.diag = Updater(self, RobotParams.from_tree(self.cfg).model, 1.0 / p.node.state_rate_hz,
-                            topic=t.diagnostics, prefix="")     # with every state (publish_state forces it)
+        self.diag = Updater(self, RobotParams.from_tree(self.cfg).model, 1.0 / p.node.diagnostics_rate_hz,
+                            topic=t.diagnostics, prefix="")     # with every k-th state
         self.diag.add("interaction", self._diagnose)
         self._diag: dict = {}
         self.stop = StopListener(self, on_change=lambda stopped, why: self.engine.hold(stopped, why or "stop"))
@@ -130,10 +129,11 @@ class InteractionNode(Node):
         if self.engine.kind == "rt":     # the loop thread's torque, at the state rate
             self.tau_pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(s["tau"], float).tolist()))
         self.pose_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ref"]), now, self.base_frame))
-        self._diag = self.report.complete(diagnostics(s, self.dt, self.report.periods.summary()), now,
+        self._diag = self.report.complete(diagnostics(s, self.dt, self.report.state_periods()), now,
                                           engine=self.engine.kind, driver=self.driver)
         self.state_pub.publish(interaction_state_msg(self._diag, time_from_seconds(now)))
-        self.diag.force_update()
+        if self.report.diagnostics_due:       # every k-th state (node.diagnostics_rate_hz)
+            self.diag.force_update()
 
     def _diagnose(self, stat) -> None:
         level, message, values = status(self._diag)
