@@ -27,8 +27,7 @@ import numpy as np
 from hri_interaction.core.controller import InteractionParams
 from hri_interaction.core.live import StateReport, appliers, gains_input, mode_input, push_input, status
 from hri_interaction.engine import diagnostics, make_engine
-from hri_interaction.messages import STATE_MSG, interaction_state_msg, joint_state_msg, wrench_from_msg
-from hri_runtime import msgs
+from hri_interaction.messages import STATE_MSG, interaction_state_msg, joint_state_msg, torque_msg, wrench_from_msg
 from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
@@ -114,7 +113,7 @@ class InteractionNode(Node):
             self.engine.hold(True, self.stop.reason)
         res = self.engine.step(1)
         if res is not None:
-            self.tau_pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=res.tau.tolist()))
+            self.tau_pub.publish(torque_msg(res.tau))
 
     def publish_joint_states(self) -> None:   # driver sim, at node.joint_state_rate_hz
         self.robot_js_pub.publish(joint_state_msg(self.get_clock().now_s(), self.base_frame, self.joint_names,
@@ -127,7 +126,7 @@ class InteractionNode(Node):
             self.js_pub.publish(joint_state_msg(now, self.base_frame, self.joint_names, s))
             self.ee_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ee"]), now, self.base_frame))
         if self.engine.kind == "rt":     # the loop thread's torque, at the state rate
-            self.tau_pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(s["tau"], float).tolist()))
+            self.tau_pub.publish(torque_msg(s["tau"]))
         self.pose_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ref"]), now, self.base_frame))
         self._diag = self.report.complete(diagnostics(s, self.dt, self.report.state_periods()), now,
                                           engine=self.engine.kind, driver=self.driver)

@@ -213,7 +213,8 @@ class McapWriter:
         else:
             type_name = type_name or msgs.type_name_of(msg)
             data = msgs.serialize(msg, type_name)
-        cid = self.add_channel(topic, type_name)
+        ch = self._channels.get(topic)
+        cid = ch[0] if ch is not None and ch[1] == type_name else self.add_channel(topic, type_name)
         if log_time_ns is None:
             log_time_ns = int(round((time.time() if t_s is None else t_s) * 1e9))
         with self._lock:
@@ -423,8 +424,7 @@ class Recorder:
                 qos=matching_qos(graph, topic, self.params.queue_depth), raw=True)
 
     def _on(self, data: bytes, topic: str, type_name: str) -> None:
-        self.writer.write(topic, data, type_name=type_name,
-                          log_time_ns=self.node.get_clock().now().nanoseconds)
+        self.writer.write(topic, data, type_name=type_name, log_time_ns=self.node.get_clock().now_ns())
 
     def stop(self) -> None:
         self.timer.cancel()
