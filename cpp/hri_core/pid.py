@@ -38,7 +38,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from .parameters_gen import PidTuningPidParams
@@ -97,9 +97,6 @@ class PIDGains:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PIDGains":
         return cls(kp=float(d["kp"]), ki=float(d.get("ki", 0.0)), kd=float(d.get("kd", 0.0)))
-
-    def scaled(self, factor: float) -> "PIDGains":
-        return PIDGains(self.kp * factor, self.ki * factor, self.kd * factor)
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,15 @@ def operator(arm, env, seconds=3.2):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def reset(probe):
+    """``/safety/reset`` (std_srvs/Trigger) from the probe; it must succeed."""
+    trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
+    cli = probe.create_client("std_srvs/srv/Trigger", "/safety/reset")
+    assert cli.wait_for_service(10.0)
+    resp = cli.call(msgs.new(trig_t), timeout_s=10.0)
+    assert resp.success, resp.message
+
+
 def finish(p):
     out, _ = p.communicate(timeout=WAIT_S)
     assert p.returncode == 0, out
@@ -116,6 +125,11 @@ def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
                     assert f"127.0.0.1:{left_port}" in out, out    # the port the left node was given
                 if wait_for(moved, 10.0 if stroke < 2 else 30.0):
                     break
+                if probe.stopped() is False and "STOP" in (probe.mode(arm), probe.mode(other)):
+                    # a node starved past safety.stop.timeout_s latched the heartbeat timeout on
+                    # its own (docs/safety.md): what an operator does then, once, before the next stroke
+                    print(f"{arm}: modes {[probe.mode(a) for a in ARMS]} with the cell's stop released: reset")
+                    reset(probe)
             assert moved(), (f"{arm} did not follow its operator in 3 strokes: {p0} -> {probe.pos(arm)}; "
                              f"system stop {probe.stopped()}, modes {[probe.mode(a) for a in ARMS]}; {out}")
             p1 = probe.pos(arm)
@@ -146,11 +160,7 @@ def test_dual_arm_cell_each_operator_moves_its_arm_and_a_stop_holds_both():
             assert probe.mode(a) == "STOP"
 
         # one reset releases both
-        trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
-        cli = probe.create_client("std_srvs/srv/Trigger", "/safety/reset")
-        assert cli.wait_for_service(10.0)
-        resp = cli.call(msgs.new(trig_t), timeout_s=10.0)
-        assert resp.success, resp.message
+        reset(probe)
         assert wait_for(lambda: probe.stopped() is False, 10.0)
         assert wait_for(lambda: all(probe.mode(a) not in (None, "STOP") for a in ARMS), 10.0), \
             [probe.mode(a) for a in ARMS]

@@ -1,5 +1,5 @@
 """hri_pulse's LinkReceiver runs the arm teleop's controller-pose packet unchanged (one receiver for both):
-its codec object plugs in as is (``decode``/``sequence_of``/``error``), with the arm's own rate and
+its codec object plugs in as is (``decode``/``sequence``/``causes``, rejecting with ``PacketRejected``), with the arm's own rate and
 timeout from its config section."""
 import dataclasses
 
@@ -28,7 +28,7 @@ def test_arm_codec_in_pulse_link_receiver():
         p = lr.handle(pose(seq), peer)
         got.append(None if p is None else p.sequence)
     assert got == [0, 1, None, 3, None, 4]
-    assert lr.handle(b"HRAC" + bytes(52), peer) is None     # bad version through the arm's error class
+    assert lr.handle(b"HRAC" + bytes(52), peer) is None     # bad version, rejected by the arm's codec
     assert lr.rejected["bad_version"] == 1 and lr.rejected["duplicate"] == 1 and lr.rejected["stale"] == 1
     assert lr.tracker.c.gaps_minor == 1
     t[0] += vr["disconnect_timeout_s"] + 0.01

@@ -1,9 +1,12 @@
 """The interaction controller under ros2_control (docs/hardware.md), on a ROS 2 with ros2_control
-and hri_controllers built: the controller manager at 1 kHz with hri_controllers/MujocoSystem
-(the FR3 in MuJoCo) and hri_controllers/InteractionController, the stop supervisor, robot_state
-(the URDF with the <ros2_control> tag) and arm_teleop as processes; the scripted VR operator over
-UDP. One stack for the module, the tests in order: load and activate, the square, the push, the
-system stop, a switch to a standard controller and back, heartbeat silence.
+and hri_controllers built: the controller manager at 1 kHz (the committed parameter file
+config/ros2_control/fr3.yaml) with hri_controllers/MujocoSystem (the FR3 in MuJoCo) and
+hri_controllers/InteractionController (spawned by controller_manager's spawner with the model file
+robot_state wrote), the stop supervisor, robot_state (the URDF with the <ros2_control> tag) and
+arm_teleop as processes; the scripted VR operator over UDP. One stack for the module, the tests in
+order: load and activate (the F/T sensor claimed), the square, the push in impedance and in
+admittance (the measured wrench), the system stop, a switch to a standard controller and back,
+heartbeat silence. The real-time check runs the controller once per interaction.law.
 
 Skipped, saying why, where ros2_control or hri_controllers is not installed (the PyPI Jazzy of
 `make ros2-ci` has no ros2_control: the marker ``ros2_control`` deselects them there). No wall-clock
@@ -51,11 +54,11 @@ class Stack:
     """The processes and the test's rclpy probe; CM service calls."""
 
     def __init__(self, tmp: Path, env: dict):
-        from hri_sim.cli import write_ros2_control
-
         self.env = env
         self.cfg = load_robot_config(ROBOT)
-        self.files = write_ros2_control(ROBOT, "mujoco", tmp)
+        # what launch/ros2_control.launch.yaml passes: the committed parameter file; robot_state
+        # writes the model file into the ros2_control dir
+        self.files = {"params": REPO / "config" / "ros2_control" / f"{ROBOT}.yaml", "model": tmp / "model.mjb"}
         self.vr_port = free_port(socket.SOCK_DGRAM)
         self.procs: dict[str, subprocess.Popen] = {}
         self.p = Probe("ros2_control_probe")
@@ -141,6 +144,8 @@ def stack(tmp_path_factory):
         yield s
     finally:
         s.texts = s.close()
+        for name, text in s.texts.items():     # shown with -s (and in a failure's captured output)
+            print(f"---- {name}\n{text[-3000:]}")
         if old is None:
             os.environ.pop("ROS_DOMAIN_ID", None)
         else:
@@ -156,9 +161,25 @@ def _state(s: Stack):
     return st[-1] if st else None
 
 
-def test_update_allocates_nothing_holds_without_heartbeat_and_follows_with_it(tmp_path):
+def _released(s: Stack) -> None:
+    """The controller follows (not held by the system stop). On a loaded machine the supervisor's
+    heartbeat can arrive later than safety.stop.timeout_s: the controller then holds, latched, as
+    it must; the operator's /safety/reset releases it. Counted in the printed results."""
+    from std_srvs.srv import Trigger
+
+    wait_for(lambda: _state(s) is not None, "/interaction/state")
+    if _state(s).frozen:
+        s.resets = getattr(s, "resets", []) + [_state(s).frozen]
+        assert s.p.call(Trigger, "/safety/reset", Trigger.Request()).success
+        wait_for(lambda: _state(s).frozen == "", f"the controller released after {_state(s).frozen!r}")
+
+
+@pytest.mark.parametrize("law", ["lie", "cartesian", "gic", "lie_osd"])
+def test_update_allocates_nothing_holds_without_heartbeat_and_follows_with_it(tmp_path, law):
     """src/hri_controllers/test/rt_check.cpp: the controller on loaned interfaces of the FR3 in
-    MuJoCo, outside a controller manager (its checks are printed)."""
+    MuJoCo, outside a controller manager (its checks are printed), with each torque law of
+    interaction.law (lie_osd reads M(q) from the model terms); without a robot description the
+    F/T sensor is absent and the controller still configures and runs."""
     if MISSING:
         pytest.skip(MISSING)
     from hri_sim.cli import write_ros2_control
@@ -168,11 +189,29 @@ def test_update_allocates_nothing_holds_without_heartbeat_and_follows_with_it(tm
     files = write_ros2_control(ROBOT, "mujoco", tmp_path)
     q0 = np.radians(load_robot_config(ROBOT)["joints"]["named_positions_deg"]["home"])
     env = dict(os.environ, ROS_DOMAIN_ID=str(20 + (os.getpid() + 3) % 80))
-    r = subprocess.run([exe, str(files["params"]), *(repr(float(q)) for q in q0)], env=env, capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run([exe, str(files["params"]), *(repr(float(q)) for q in q0), "--ros-args", "-p",
+                        f"interaction.law:={law}"], env=env, capture_output=True, text=True, timeout=300)
     print(r.stderr)
     assert r.returncode == 0 and "all checks passed" in r.stderr, r.stderr[-4000:]
+    assert f"ok: configured with interaction.law {law}" in r.stderr
     assert "ok: update() allocated 0 times in 2000 calls" in r.stderr
+    assert "absent from the robot description: 14 state interfaces claimed (joints only)" in r.stderr
+    assert "no wrench is read" in r.stderr
+
+
+def test_an_unknown_law_is_refused_with_one_line(tmp_path):
+    if MISSING:
+        pytest.skip(MISSING)
+    from hri_sim.cli import write_ros2_control
+
+    exe = find_executable("hri_controllers", "hri_controllers_rt_check")
+    files = write_ros2_control(ROBOT, "mujoco", tmp_path)
+    q0 = np.radians(load_robot_config(ROBOT)["joints"]["named_positions_deg"]["home"])
+    r = subprocess.run([exe, str(files["params"]), *(repr(float(q)) for q in q0), "--ros-args", "-p",
+                        "interaction.law:=pid"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, ROS_DOMAIN_ID=str(20 + (os.getpid() + 5) % 80)))
+    assert r.returncode == 1 and "FAILED: init" in r.stderr, r.stderr[-2000:]
+    assert "interaction.law" in r.stderr and "pid" in r.stderr, r.stderr[-2000:]
 
 
 def test_controller_manager_loads_and_activates_the_controller_on_the_mujoco_system(stack):
@@ -183,17 +222,27 @@ def test_controller_manager_loads_and_activates_the_controller_on_the_mujoco_sys
              "the stop supervisor's heartbeat")
     wait_for(lambda: _has_service(s, "/controller_manager/list_controllers"), "the controller manager's services")
     s.load_and_activate("joint_state_broadcaster")
-    s.load_and_activate("interaction_controller")
+    # as launch/ros2_control.launch.yaml: the spawner, the model file robot_state wrote as the controller's argument
+    assert s.files["model"].is_file(), "robot_state wrote no model file"
+    spawner = subprocess.run([find_executable("controller_manager", "spawner"), "interaction_controller",
+                              "--controller-manager", "/controller_manager", "--controller-ros-args",
+                              f"--param model_file:={s.files['model']}"], env=s.env, capture_output=True, text=True,
+                             timeout=WAIT_S)
+    assert spawner.returncode == 0, spawner.stdout[-2000:] + spawner.stderr[-2000:]
     c = s.controllers()
     assert c["interaction_controller"].state == "active", c
     assert c["interaction_controller"].type == "hri_controllers/InteractionController"
     names = s.cfg["joints"]["names"]
     assert sorted(c["interaction_controller"].claimed_interfaces) == sorted(f"{j}/effort" for j in names)
+    # the F/T sensor of the MuJoCo system is read (semantic_components::ForceTorqueSensor)
+    ft = s.cfg["ros2_control"]["ft_sensor"]
+    axes = [f"{ft}/{a}.{x}" for a in ("force", "torque") for x in "xyz"]
+    assert list(c["interaction_controller"].required_state_interfaces)[-6:] == axes, c["interaction_controller"]
     hw = s.call("list_hardware_interfaces", ListHardwareInterfaces)
     cmd = {i.name: i for i in hw.command_interfaces}
     assert all(cmd[f"{j}/effort"].is_claimed for j in names)
     state = {i.name for i in hw.state_interfaces}
-    assert {f"{j}/{k}" for j in names for k in ("position", "velocity")} <= state
+    assert {f"{j}/{k}" for j in names for k in ("position", "velocity")} | set(axes) <= state
     # the controller runs: its state ticks at 1 kHz of controller time, and it holds until the
     # supervisor's first heartbeat, then follows
     wait_for(lambda: _state(s) is not None and _state(s).ticks > 2000, "2000 controller ticks")
@@ -214,6 +263,7 @@ def test_square_through_arm_teleop_is_tracked_within_2_mm(stack):
     # arm_teleop up (in the graph; its start-up loads its models), then the operator
     wait_for(lambda: "/arm_teleop" in s.p.node_names(), "arm_teleop in the graph")
     time.sleep(3.0)
+    _released(s)
     n_ref0, n_ee0 = len(s.p.messages("/interaction/reference")), len(_ee(s))
     assert emulate(["--host", "127.0.0.1", "--port", str(s.vr_port)]) == 0
     assert "TRACK" in [m.mode for m in s.p.messages("/teleop/mode")], "arm_teleop never tracked the operator"
@@ -261,6 +311,7 @@ def test_a_10_n_push_yields_f_over_k_and_recovers(stack):
         time.sleep(seconds)
         return _ee(s)[n:].mean(axis=0)
 
+    _released(s)
     # at rest first (the governed reference of the last stroke has arrived)
     end = time.monotonic() + 20.0
     while True:
@@ -282,6 +333,89 @@ def test_a_10_n_push_yields_f_over_k_and_recovers(stack):
     assert stack.push["after_release_m"] < 0.25 * force / K, stack.push
 
 
+def test_admittance_yields_to_the_measured_push_and_recovers(stack):
+    """interaction.mode admittance: the 10 N push on the MuJoCo EE reaches the controller only
+    through the system's F/T sensor; the admittance yields F/K_adm (its lambda) and the impedance
+    F/K on top (tests/interaction/test_interaction_mujoco.py on the RT loop), and both come back
+    on release. Without the sensor the arm would yield F/K only, as in impedance (the test above)."""
+    from std_msgs.msg import Float64MultiArray, String
+
+    s = stack
+    sec = s.cfg["interaction"]
+    K, K_adm = float(sec["impedance"]["stiffness_diag"][3]), float(sec["admittance"]["stiffness_diag"][3])
+    force = 10.0
+    if "push_controller" not in s.controllers():        # loaded by the impedance push above
+        s.load_and_activate("push_controller")
+    mode_pub = s.p.node.create_publisher(String, "/interaction/mode", 10)
+    pub = s.p.node.create_publisher(Float64MultiArray, "/push_controller/commands", 10)
+
+    def mean_ee(seconds: float) -> np.ndarray:
+        n = len(_ee(s))
+        time.sleep(seconds)
+        return _ee(s)[n:].mean(axis=0)
+
+    _released(s)
+    mode_pub.publish(String(data="admittance"))
+    wait_for(lambda: _state(s).mode == "admittance", "the admittance mode")
+    base = mean_ee(0.5)
+    pub.publish(Float64MultiArray(data=[force, 0.0, 0.0]))
+    time.sleep(2.0)
+    pushed = mean_ee(0.5)
+    lam = np.array(_state(s).admittance_lambda)
+    pub.publish(Float64MultiArray(data=[0.0, 0.0, 0.0]))
+    time.sleep(3.0)
+    back = mean_ee(0.5)
+    lam_back = np.array(_state(s).admittance_lambda)
+    mode_pub.publish(String(data="impedance"))
+    wait_for(lambda: _state(s).mode == "impedance", "the impedance mode again")
+    dev = float(np.linalg.norm(pushed - base))
+    expected = force / K_adm + force / K
+    stack.admittance = {"force_n": force, "expected_m": expected, "deviation_m": dev,
+                        "lambda_m": float(np.linalg.norm(lam[3:])), "f_over_k_adm_m": force / K_adm,
+                        "after_release_m": float(np.linalg.norm(back - base)),
+                        "lambda_after_release_m": float(np.linalg.norm(lam_back[3:]))}
+    print("admittance push:", stack.admittance)
+    assert pushed[0] > base[0]
+    assert dev == pytest.approx(expected, rel=0.15), stack.admittance
+    assert stack.admittance["lambda_m"] == pytest.approx(force / K_adm, rel=0.1), stack.admittance
+    assert stack.admittance["after_release_m"] < 0.25 * expected, stack.admittance
+    assert stack.admittance["lambda_after_release_m"] < 0.1 * force / K_adm, stack.admittance
+
+
+def test_interaction_law_is_a_live_parameter_of_the_controller(stack):
+    """`ros2 param set /interaction_controller interaction.law gic` as on the interaction node:
+    applied at a tick boundary with the blend (the arm holds its pose through it), read back by
+    get; an unknown law is refused with its reason and the law stays."""
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import GetParameters, SetParameters
+
+    s = stack
+    _released(s)
+    node = "/interaction_controller"
+
+    def set_law(law: str):
+        return s.p.call(SetParameters, f"{node}/set_parameters", SetParameters.Request(parameters=[
+            Parameter(name="interaction.law", value=ParameterValue(type=ParameterType.PARAMETER_STRING,
+                                                                   string_value=law))]), timeout_s=WAIT_S).results[0]
+
+    def law_now() -> str:
+        return s.p.call(GetParameters, f"{node}/get_parameters", GetParameters.Request(names=["interaction.law"]),
+                        timeout_s=WAIT_S).values[0].string_value
+
+    before = _ee(s)[-1]
+    for law in ("gic", "lie_osd", "lie"):
+        r = set_law(law)
+        assert r.successful, r.reason
+        assert law_now() == law
+        time.sleep(0.5)                                   # > switch.law_blend_s
+    drift = float(np.linalg.norm(_ee(s)[-1] - before))
+    r = set_law("pid")
+    assert not r.successful and "pid" in r.reason, r.reason
+    assert law_now() == "lie"
+    print(f"law switches lie -> gic -> lie_osd -> lie: EE drift {drift * 1e3:.3f} mm")
+    assert drift < 0.001
+
+
 def test_safe_stop_holds_and_the_reset_releases(stack):
     from hri_arm_teleop.emulate import main as emulate
     from hri_interfaces.msg import StopRequest
@@ -292,6 +426,7 @@ def test_safe_stop_holds_and_the_reset_releases(stack):
     result: dict = {}
     op = threading.Thread(target=lambda: result.setdefault("rc", emulate(
         ["--host", "127.0.0.1", "--port", str(s.vr_port), "--seconds", "7.0"])), daemon=True)
+    _released(s)
     y0 = _ee(s)[-1][1]
     op.start()
     wait_for(lambda: y0 - _ee(s)[-1][1] > 0.03, "the EE following the -y stroke", 60.0)
@@ -389,4 +524,4 @@ def test_every_process_ran_without_error(stack):
     assert all(q.poll() is None for q in s.procs.values()), {n: q.poll() for n, q in s.procs.items()}
     c = s.controllers()
     assert c["interaction_controller"].state == "active"
-    print("ros2_control results:", {k: getattr(s, k, None) for k in ("square", "push", "stop", "switched")})
+    print("ros2_control results:", {k: getattr(s, k, None) for k in ("square", "push", "admittance", "stop", "switched", "resets")})

@@ -15,6 +15,7 @@ no traceback. Waits are bounded guards, no duration is asserted.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -61,7 +62,9 @@ def domain_env():
     dom = str(20 + os.getpid() % 80)
     old = os.environ.get("ROS_DOMAIN_ID")
     os.environ["ROS_DOMAIN_ID"] = dom
-    yield dict(os.environ, HRI_TRANSPORT="rclpy", ROS_DOMAIN_ID=dom, PYTHONUNBUFFERED="1")
+    # PYTHONFAULTHANDLER: a process that hangs is sent SIGABRT before SIGKILL (communicate), and
+    # the failure then shows where each of its threads stood
+    yield dict(os.environ, HRI_TRANSPORT="rclpy", ROS_DOMAIN_ID=dom, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
     if old is None:
         os.environ.pop("ROS_DOMAIN_ID", None)
     else:
@@ -208,14 +211,31 @@ def stop_launcher(proc: subprocess.Popen) -> str:
     return communicate(proc)
 
 
+def _processes_of_group(pgid: int) -> list[int]:
+    """The pids of a process group, its leader last (its children dump before it dies)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                if os.getpgid(int(d)) == pgid:
+                    pids.append(int(d))
+    return sorted(pids, key=lambda p: p == pgid)
+
+
 def communicate(proc: subprocess.Popen) -> str:
     """The output of a process that was asked to stop; killed (and the test failed) if it hangs."""
     try:
         text, _ = proc.communicate(timeout=WAIT_S)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)      # its nodes follow (PDEATHSIG)
+        hung = _processes_of_group(proc.pid)
+        for pid in hung:                         # the thread dumps of every process still there
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGABRT)
+        time.sleep(2.0)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # its nodes follow (PDEATHSIG)
         text, _ = proc.communicate()
-        raise AssertionError(f"still running {WAIT_S:g} s after SIGINT:\n{text[-4000:]}") from None
+        raise AssertionError(f"still running {WAIT_S:g} s after SIGINT:\n{text[-12000:]}") from None
     return text
 
 
@@ -504,6 +524,7 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
         return e[-1] if e else None
 
     proc = launch("fr3", domain_env, f"vr_port:={vr_port}")
+    text = None
     try:
         wait_for(lambda: proc.poll() is None and last() is not None and p.messages("/safety/stop"),
                  "/ee_pose and /safety/stop on rmw")
@@ -560,8 +581,12 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
         wait_for(lambda: list(p.messages("/interaction/state")[-1].stiffness_diag) == K, "the loop's stiffness")
         got = p.call(GetParameters, "/interaction/get_parameters", GetParameters.Request(names=[name]))
         assert list(got.values[0].double_array_value) == K
-    finally:
+    except AssertionError as e:                 # with what the nodes said
         text = stop_launcher(proc)
+        raise AssertionError(f"{e}\nlaunch output:\n{text[-8000:]}") from None
+    finally:
+        if text is None:
+            text = stop_launcher(proc)
     assert_clean_exit(proc, text)
     assert "clutch engaged" in text, text[-4000:]
 

@@ -140,6 +140,19 @@ class Probe(Node):
             return None
 
 
+def operator_reset(stack):
+    """``/safety/reset`` as the operator (as at the console): also what clears a heartbeat timeout
+    that a node starved past ``safety.stop.timeout_s`` latched on its own (docs/safety.md)."""
+    trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
+    return stack.clients["operator"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 10.0)
+
+
+def last_stop(stack):
+    """The last /safety/stop the local probe saw (None before the first)."""
+    with stack.local.lock:
+        return stack.local.stop_state[-1] if stack.local.stop_state else None
+
+
 def settle(stack, tol_m=5e-4, timeout_s=20.0):
     """Wait (bounded) until an arm's end effector is still: two samples 0.5 s apart within tol_m."""
     if not stack.arm:
@@ -464,9 +477,20 @@ def test_arm_reference_observer_stream_moves_nothing_operator_stream_moves_the_a
     d_obs = reference_stream(stack, obs)
     print(f"\n{stack.robot}: observer's reference stream moved the end effector {d_obs * 1e3:.2f} mm")
     assert d_obs < 1e-3
-    d_op = reference_stream(stack, stack.clients["operator"])
-    print(f"{stack.robot}: operator's reference stream moved the end effector {d_op * 1e3:.2f} mm")
-    assert d_op > 0.02
+    # the operator's stream competes with arm_teleop's own 100 Hz hold reference: a test process
+    # starved by a loaded machine streams fewer references, so up to three streams may be needed
+    # (the observer's single stream above moved nothing at all: the ACL, not the load, decides)
+    moved = []
+    for _ in range(3):
+        moved.append(reference_stream(stack, stack.clients["operator"]))
+        if moved[-1] > 0.02:
+            break
+        operator_reset(stack)      # a heartbeat timeout latched by a starved node, then stream again
+        settle(stack)
+    print(f"{stack.robot}: operator's reference streams moved the end effector "
+          f"{', '.join(f'{d * 1e3:.2f}' for d in moved)} mm")
+    assert moved[-1] > 0.02, (f"operator streams moved {[round(d * 1e3, 2) for d in moved]} mm; system stop "
+                              f"{last_stop(stack)}")
     settle(stack)                                 # arm_teleop's hold reference takes it back
 
 
@@ -510,8 +534,14 @@ def test_tino_observer_pulses_leave_the_base_still_operator_pulses_move_it(stack
     with stack.local.lock:
         seen = list(stack.local.cmd_vel)
     assert all(v == (0.0, 0.0, 0.0) for v in seen), seen[:5]
-    pulses(stack.clients["operator"])
-    assert wait_until(lambda: any(abs(v[0]) > 0 for v in list(stack.local.cmd_vel)), 20.0)
+    drove = lambda: any(abs(v[0]) > 0 for v in list(stack.local.cmd_vel))  # noqa: E731
+    for attempt in range(3):
+        pulses(stack.clients["operator"])
+        if wait_until(drove, 20.0):
+            break
+        operator_reset(stack)      # a heartbeat timeout latched by a starved node, then press again
+    assert drove(), f"the operator's pulses did not drive the base in 3 presses; system stop " \
+                    f"{last_stop(stack)}"
 
 
 @stacks(list(LAUNCHES))
@@ -525,8 +555,7 @@ def test_observer_stop_request_is_honoured_operator_resets(stack):
                                                     reason="acl test")) or True) and stack.local.stopped() is True, 20.0)
     assert wait_until(lambda: obs.stopped() is True, 10.0)       # and sees it
     time.sleep(0.5)
-    trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
-    resp = stack.clients["operator"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 10.0)
+    resp = operator_reset(stack)
     assert resp is not None and resp.success, resp
     assert wait_until(lambda: stack.local.stopped() is False, 10.0)
 

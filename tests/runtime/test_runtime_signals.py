@@ -56,3 +56,45 @@ def test_node_main_imports_nothing_heavy_before_it_catches_sigint():
 def test_hri_command_interrupted_while_loading_exits_cleanly():
     r = _run_with_pending_sigint([sys.executable, "-m", "hri_runtime.cli.main", "launch", "--check", "launch/tino.launch.yaml"])
     assert r.returncode == 0 and "Traceback" not in r.stdout and "OK" not in r.stdout, r.stdout
+
+
+STUCK_AT_EXIT = """
+import sys, threading, time
+from hri_runtime.node import Node, run_node
+
+def wait_forever():
+    threading.Event().wait()            # a non-daemon thread: the interpreter's exit joins it
+
+class Stuck(Node):
+    def __init__(self, **kw):
+        super().__init__("stuck_at_exit", **kw)
+        self.create_timer(0.05, lambda: print("spinning", flush=True))
+    def destroy_node(self):
+        threading.Thread(target=wait_forever, name="the_thread_that_never_ends").start()
+        super().destroy_node()
+
+sys.exit(run_node(Stuck))           # argv None: a node executable's main
+"""
+
+
+def test_a_node_stuck_at_exit_prints_every_thread_on_the_launchers_sigterm():
+    """After Ctrl-C a node process ignores further SIGINT/SIGTERM while it exits (it is stopping
+    already); if the exit hangs (a thread the interpreter joins), the launcher's SIGTERM makes it
+    print where every thread stands, and only the SIGKILL ends it."""
+    proc = subprocess.Popen([sys.executable, "-c", STUCK_AT_EXIT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=dict(os.environ, HRI_TRANSPORT="inproc"), start_new_session=True)
+    try:
+        while proc.stdout.readline().strip() != "spinning":    # (its start-up line first)
+            assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=3.0)                          # stuck in the interpreter's exit
+        proc.send_signal(signal.SIGTERM)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=2.0)                          # still there: SIGTERM only prints
+    finally:
+        proc.kill()
+        out, _ = proc.communicate(timeout=30)
+    dump = out[out.index("signal 2: shutting down"):]
+    assert "in wait_forever" in dump and "in _shutdown" in dump, out     # the stuck thread and the joiner
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out, out

@@ -23,7 +23,7 @@ from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.core.scenario import SquareScenario
 from hri_arm_teleop.parameters_gen import TeleopVrParams
 from hri_pulse.core.auth import AuthParams, Sealer, new_session
-from hri_runtime.errors import add_robot_argument, port as port_arg, positive_float
+from hri_runtime.errors import add_robot_argument, namespace, port as port_arg, positive_float
 
 
 class ScriptedOperator:
@@ -111,7 +111,7 @@ def main(argv: Optional[list] = None) -> int:
     add_robot_argument(ap, "fr3")
     ap.add_argument("--host", default=None, help="receiver address (default: teleop.vr.bind_address)")
     ap.add_argument("--port", type=port_arg, default=None, help="receiver port (default: teleop.vr.port)")
-    ap.add_argument("--namespace", default=None, metavar="NS",
+    ap.add_argument("--namespace", type=namespace, default=None, metavar="NS",
                     help="stream to the arm of the stack in this namespace (e.g. left): the port its arm_teleop "
                          "reports in teleop.vr.port, read over the ROS graph; --host/--port override")
     ap.add_argument("--node", default="arm_teleop", help="with --namespace: the arm_teleop node's name")
@@ -122,10 +122,9 @@ def main(argv: Optional[list] = None) -> int:
                     help="repeat the scenario (stamps and sequence numbers keep increasing); Ctrl-C ends it")
     args = ap.parse_args(argv)
     if args.namespace is not None:
-        from hri_runtime.names import InvalidNameError, validate_namespace, validate_node_name
+        from hri_runtime.names import InvalidNameError, validate_node_name
 
         try:
-            args.namespace = validate_namespace(args.namespace)
             validate_node_name(args.node)
         except InvalidNameError as exc:
             ap.error(str(exc))

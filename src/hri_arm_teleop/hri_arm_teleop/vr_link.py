@@ -65,7 +65,7 @@ class ArmVrReceiver:
         self.link = LinkReceiver(vp.ControllerPoseCodec(), clock,
                                  SequenceParams.from_tree(cfg), health,
                                  LinkParams.from_tree(cfg), logger=logger or log,
-                                 name="vr_controller", reject_exceptions=(vp.PacketError,), auth=self.auth)
+                                 name="vr_controller", auth=self.auth)
 
     @property
     def address(self):

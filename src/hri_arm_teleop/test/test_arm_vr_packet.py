@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from hri_arm_teleop.core import vr_packet as vp
+from hri_pulse.core.codec import PacketRejected
 
 GOOD = vp.ControllerPose(sequence=42, stamp_s=12.5, position=(0.1, 1.2, 0.4),
                          quat_xyzw=(0.0, 0.0, 0.0, 1.0), clutch=True, buttons=vp.BUTTON_PRIMARY,
@@ -72,7 +73,7 @@ def _mutate(offset, fmt, value):
     (_mutate(48, "<f", 1.5), "analog_out_of_range"),
 ])
 def test_each_rejection_cause(data, cause):
-    with pytest.raises(vp.PacketError) as err:
+    with pytest.raises(PacketRejected) as err:
         vp.decode(data)
     assert err.value.cause == cause
 
@@ -85,10 +86,10 @@ def test_quaternion_is_renormalised():
 
 @settings(max_examples=3000, deadline=None)
 @given(st.binary(min_size=0, max_size=80))
-def test_random_bytes_never_raise_anything_but_packet_error(data):
+def test_random_bytes_never_raise_anything_but_packet_rejected(data):
     try:
         p = vp.decode(data)
-    except vp.PacketError:
+    except PacketRejected:
         return
     assert np.all(np.isfinite(p.position)) and abs(np.linalg.norm(p.quat_xyzw) - 1) < 1e-6
 
@@ -100,6 +101,6 @@ def test_single_byte_mutations_are_valid_or_rejected(offset, value):
     data[offset] = value
     try:
         p = vp.decode(bytes(data))
-    except vp.PacketError:
+    except PacketRejected:
         return
     assert all(np.isfinite(p.position))

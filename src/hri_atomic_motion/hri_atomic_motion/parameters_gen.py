@@ -103,8 +103,9 @@ class AtomicLegParams(Params):
     Unit: s. Bounds: > 0, <= 60."""
 
     stall_time_s: float = 0.25
-    """stall detection time — motor driven but encoder unchanged this long -> stall fault. Unit: s.
-    Bounds: > 0, <= 10."""
+    """stall detection time — motor driven but encoder unchanged this long (timed by when the leg
+    readings were taken, so a late reading is not a stall) -> stall fault. Unit: s. Bounds: > 0, <=
+    10."""
 
     stall_min_rpm: float = 30.0
     """RPM above which the stall check runs. Unit: rpm. Bounds: > 0."""

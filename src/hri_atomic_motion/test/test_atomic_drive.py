@@ -134,6 +134,35 @@ def test_the_topic_driver_uses_the_latest_fresh_reading_and_counts_it():
     assert drive.read_leg(1.01 + P.node.leg_state_timeout_s + 0.1) is None     # stale: none
 
 
+def _pushing_drive(reading_every_s: float, until_s: float, ticks_per_reading=lambda k: 0):
+    """A topic-driver drive running a state-2 extension (the motor at rpm_forward) for
+    ``until_s`` with a leg reading every ``reading_every_s``: the fault it latched (or None)."""
+    leg_input = LegStateInput(P.node.leg_state_timeout_s)
+    drive = AtomicDrive(AtomicController(P), leg_input=leg_input)
+    leg_input.on_reading(LegReading(0, True), 0.0)
+    assert drive.on_pulse(2, 0, 0.0, stopped=False) is None
+    k, t = 0, 0.0
+    while t < until_s and drive.ctrl.fault is None:
+        t = round(t + P.node.period_s, 9)
+        if t >= (k + 1) * reading_every_s:
+            k += 1
+            leg_input.on_reading(LegReading(ticks_per_reading(k), False), t)
+        drive.step(t, stopped=False)
+    return drive.ctrl.fault
+
+
+def test_a_late_leg_state_is_not_a_stalled_motor_but_an_unmoving_encoder_is():
+    """The stall check runs on the readings' clock: no reading for longer than stall_time_s
+    (a starved leg-state publisher; within the leg-state timeout) latches nothing, while
+    readings that keep arriving with the encoder unmoved latch ``stall`` after stall_time_s."""
+    leg = P.leg
+    gap = (leg.stall_time_s + P.node.leg_state_timeout_s) / 2        # late, not yet stale
+    assert leg.stall_time_s < gap < P.node.leg_state_timeout_s
+    moving = lambda k: k * leg.stall_min_ticks                          # moves between readings
+    assert _pushing_drive(gap, 4 * gap, moving) is None
+    assert _pushing_drive(P.node.period_s, 2 * leg.stall_time_s).value == "stall"   # fresh, unmoved
+
+
 def test_pulses_refused_by_the_system_stop_are_counted_and_logged_once_per_stop():
     drive = AtomicDrive(AtomicController(P), leg_input=LegStateInput(P.node.leg_state_timeout_s))
     first = drive.on_pulse(2.0, 1.0, 1.0, stopped=True, stop_reason="no heartbeat")

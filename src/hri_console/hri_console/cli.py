@@ -59,15 +59,7 @@ def main(argv: list[str] | None = None) -> int:
 def add_namespace_option(p: argparse.ArgumentParser) -> None:
     """``--namespace NS``: run the node in the stack's namespace (``-r __ns:=NS``), so its relative
     topics and services are that stack's (docs/ros2-interop.md "Namespaces")."""
-    from hri_runtime.names import validate_namespace
-
-    def ns(text: str) -> str:
-        try:
-            return validate_namespace(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-
-    p.add_argument("--namespace", type=ns, default=None, metavar="NS",
+    p.add_argument("--namespace", type=errors.namespace, default=None, metavar="NS",
                    help="the stack's namespace (e.g. left): its topics, services and stop")
 
 

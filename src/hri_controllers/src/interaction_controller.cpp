@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include <hardware_interface/component_parser.hpp>
 #include <pluginlib/class_list_macros.hpp>
 #include <rclcpp/qos.hpp>
 
@@ -22,6 +23,9 @@ namespace hi = hc::interaction;
 namespace {
 
 constexpr const char* kModes[] = {"impedance", "admittance", "hybrid"};
+// interaction.law in the order of hri_core::interaction::Law (hri_interaction.core.inputs.LAWS)
+constexpr const char* kLaws[] = {"lie", "cartesian", "gic", "lie_osd"};
+constexpr const char* kWrenchAxes[] = {"force.x", "force.y", "force.z", "torque.x", "torque.y", "torque.z"};
 constexpr double kUnitQuatTol = 1e-3;  // hri_runtime.geometry.UNIT_QUAT_TOL
 constexpr const char* kStopPrefix = "system stop";  // hri_interaction.core.controller.STOP_PREFIX
 
@@ -31,10 +35,17 @@ int mode_index(const std::string& m) {
   return -1;
 }
 
+int law_index(const std::string& l) {
+  for (int i = 0; i < hi::kNumLaws; ++i)
+    if (l == kLaws[i]) return i;
+  return -1;
+}
+
 int filter_index(const std::string& f) {
   if (f == "passivity") return hi::FILTER_PASSIVITY;
   if (f == "tdpc") return hi::FILTER_TDPC;
   if (f == "wave") return hi::FILTER_WAVE;
+  if (f == "jitter") return hi::FILTER_JITTER;
   return hi::FILTER_NONE;
 }
 
@@ -122,7 +133,31 @@ controller_interface::InterfaceConfiguration InteractionController::state_interf
     c.names.push_back(j + "/position");
     c.names.push_back(j + "/velocity");
   }
+  // the F/T sensor's six interfaces after the joints' (as admittance_controller claims them)
+  c.names.insert(c.names.end(), ft_interfaces_.begin(), ft_interfaces_.end());
   return c;
+}
+
+std::optional<std::string> InteractionController::sensor_absent(const std::string& name) const {
+  const std::string& urdf = get_robot_description();
+  if (urdf.empty()) return std::string("the controller manager has no robot description");
+  std::vector<hardware_interface::HardwareInfo> hw;
+  try {
+    hw = hardware_interface::parse_control_resources_from_urdf(urdf);
+  } catch (const std::exception& e) {
+    return std::string("the robot description's <ros2_control> tags do not parse (") + e.what() + ")";
+  }
+  for (const auto& h : hw)
+    for (const auto& s : h.sensors) {
+      if (s.name != name) continue;
+      for (const char* axis : kWrenchAxes) {
+        bool has = false;
+        for (const auto& si : s.state_interfaces) has |= si.name == axis;
+        if (!has) return "sensor '" + name + "' of hardware '" + h.name + "' has no state interface " + axis;
+      }
+      return std::nullopt;
+    }
+  return "no sensor '" + name + "' in the robot description's <ros2_control> tags";
 }
 
 CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State&) {
@@ -156,17 +191,31 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
     return CallbackReturn::ERROR;
   }
   rs_.resize(n_);
-  // the tick (hri_interaction.core.controller.tick_params, law lie): the other laws of
-  // interaction.law run on the interaction node only (docs/hardware.md), so asking for one here
-  // fails the configure with one line instead of running Lie-PD under another name
-  if (ip.law != "lie") {
-    RCLCPP_ERROR(log, "interaction.law '%s': this controller runs the Lie-PD law (lie) only; "
-                 "gic, lie_osd and cartesian run on the interaction node (control:=rt)", ip.law.c_str());
-    return CallbackReturn::ERROR;
+  // the EE force-torque sensor: claimed when the hardware has it (the robot description's
+  // <ros2_control> tag names it with force.x .. torque.z); else the admittance sees no wrench
+  ft_.reset();
+  ft_interfaces_.clear();
+  if (!p.ft_sensor.name.empty()) {
+    if (auto why = sensor_absent(p.ft_sensor.name)) {
+      RCLCPP_WARN(log, "ft_sensor.name '%s': %s: no wrench is read (the admittance sees none)",
+                  p.ft_sensor.name.c_str(), why->c_str());
+    } else {
+      ft_.emplace(p.ft_sensor.name);
+      ft_interfaces_ = ft_->get_state_interface_names();
+    }
   }
+  // the tick (hri_interaction.core.controller.tick_params); interaction.law switches live (apply_live)
+  // (switching it at run time is the interaction node's; docs/hardware.md)
   hi::TickParams t;
   t.n = n_;
-  t.law = hi::LAW_LIE;
+  t.law = law_index(ip.law);
+  if (t.law < 0) {
+    RCLCPP_ERROR(log, "interaction.law '%s': one of lie, cartesian, gic, lie_osd", ip.law.c_str());
+    return CallbackReturn::ERROR;
+  }
+  t.M_osd = vec6(ip.lie_osd.inertia_diag).asDiagonal();
+  t.jitter_alpha_base = vec6(ip.passivity.jitter.alpha_base);
+  t.jitter_alpha_scale = vec6(ip.passivity.jitter.alpha_scale);
   t.filter = filter_index(ip.passivity.filter);
   t.gravity_compensation = ip.gravity_compensation;
   t.coriolis_compensation = ip.impedance.coriolis_compensation;
@@ -244,6 +293,7 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
   D_adm_diag_ = t.D_adm.diagonal();
   K_adm_diag_ = t.K_adm.diagonal();
   mode_name_ = ip.mode;
+  law_name_ = ip.law;
 
   // endpoints (the interaction node's names: interaction.topics, teleop.topics.ee_pose, safety.topics.stop)
   auto node = get_node();
@@ -266,8 +316,9 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
       [this](const std::vector<rclcpp::Parameter>& ps) { return check_live(ps); });
   apply_handle_ = node->add_post_set_parameters_callback(
       [this](const std::vector<rclcpp::Parameter>& ps) { apply_live(ps); });
-  RCLCPP_INFO(log, "interaction controller: %d joints, site %s, model %s, mode %s, dt %.6f s", n_,
-              ip.ee_site.c_str(), f.c_str(), ip.mode.c_str(), dt_);
+  RCLCPP_INFO(log, "interaction controller: %d joints, site %s, model %s, law %s, mode %s, F/T sensor %s, dt %.6f s",
+              n_, ip.ee_site.c_str(), f.c_str(), ip.law.c_str(), ip.mode.c_str(),
+              ft_ ? p.ft_sensor.name.c_str() : "none", dt_);
   return CallbackReturn::SUCCESS;
 }
 
@@ -281,6 +332,11 @@ CallbackReturn InteractionController::on_activate(const rclcpp_lifecycle::State&
     RCLCPP_ERROR(get_node()->get_logger(), "activate: joint state not finite");
     return CallbackReturn::ERROR;
   }
+  if (ft_ && !ft_->assign_loaned_state_interfaces(state_interfaces_)) {
+    RCLCPP_ERROR(get_node()->get_logger(), "activate: the F/T sensor's interfaces were not assigned");
+    return CallbackReturn::ERROR;
+  }
+  wrench_.setZero();
   arm_->update(rs_.q, rs_.dq);
   arm_->terms(rs_);
   checker_->reset();
@@ -326,6 +382,7 @@ CallbackReturn InteractionController::on_deactivate(const rclcpp_lifecycle::Stat
               static_cast<unsigned long>(period_.count()));
   // the arm is left to the next controller; write zero effort for the handover tick
   for (auto& ci : command_interfaces_) (void)ci.set_value(0.0);
+  if (ft_) ft_->release_interfaces();
   return CallbackReturn::SUCCESS;
 }
 
@@ -380,15 +437,32 @@ controller_interface::return_type InteractionController::update(const rclcpp::Ti
       ++mode_switches_;
     }
     if (c->reset_filter_seq != a.reset_filter_seq) t.reset_filter();
+    if (c->law_seq != a.law_seq) {  // at this tick boundary, checked again by the tick (RtLoop's rule)
+      if (t.set_law(c->law, c->law_blend_s)) ++law_switches_; else ++law_refusals_;
+    }
+    a.law_seq = c->law_seq;
     a.target_seq = c->target_seq;
     a.gains_seq = c->gains_seq;
     a.adm_seq = c->adm_seq;
     if (!held_) a.mode_seq = c->mode_seq;
     a.reset_filter_seq = c->reset_filter_seq;
   }
-  t.set_wrench(Vec6::Zero(), true);  // no F/T sensor: the admittance sees no wrench
+  // the measured wrench (RtLoop's wrench_from_robot): (moment, force) in the EE frame; a
+  // non-finite or too large reading (interaction.limits.max_force_n / max_torque_nm) holds the
+  // admittance for that tick (the tick's WRENCH_INVALID, counted as flag_wrench_invalid)
+  if (ft_) {
+    const auto f = ft_->get_forces();
+    const auto m = ft_->get_torques();
+    wrench_ << m[0], m[1], m[2], f[0], f[1], f[2];
+    const auto& lim = params_.interaction.limits;
+    const bool ok = wrench_.allFinite() && wrench_.tail<3>().norm() <= lim.max_force_n &&
+                    wrench_.head<3>().norm() <= lim.max_torque_nm;
+    t.set_wrench(wrench_, ok);
+  } else {
+    t.set_wrench(Vec6::Zero(), true);  // no F/T sensor: the admittance sees no wrench
+  }
   hi::TickInput in{&rs_.q, &rs_.dq, &rs_.world_T_ee, &rs_.body_twist, &rs_.body_jacobian, &rs_.gravity,
-                   &rs_.coriolis};
+                   &rs_.coriolis, &rs_.mass_matrix};
   t.tick(in, dt_, out_);
   for (int j = 0; j < n_; ++j) (void)command_interfaces_[j].set_value(out_.tau(j));
   ++ticks_;
@@ -408,11 +482,16 @@ controller_interface::return_type InteractionController::update(const rclcpp::Ti
   s.violations = t.violations();
   s.saturations = t.saturations();
   s.lam = t.lam();
+  s.lam_dot = t.lam_dot();
+  s.law = t.law();
+  s.law_blending = t.law_blending();
   s.K_diag = t.K().diagonal();
   s.world_T_ee = rs_.world_T_ee;
   s.world_T_ref = out_.world_T_ref;
   s.flag_ticks = flag_ticks_;
   s.mode_switches = mode_switches_;
+  s.law_switches = law_switches_;
+  s.law_refusals = law_refusals_;
   s.holds = holds_;
   s.stop_timeouts = stop_.timeouts();
   s.n = n_;
@@ -539,6 +618,22 @@ rcl_interfaces::msg::SetParametersResult InteractionController::check_live(const
         r.reason = *why;
         return r;
       }
+    } else if (n == "interaction.law") {
+      // the tick's rule (law_switch_error) on the last state update() handed over; the tick
+      // checks it again at the boundary (a refusal there is counted: law_refusals)
+      StateSnapshot s;
+      {
+        std::lock_guard<std::mutex> lk(state_mu_);
+        state_buf_.update();
+        s = state_buf_.front();
+      }
+      const int from = s.n > 0 ? s.law : law_index(law_name_);   // (no tick yet: the configured law)
+      if (const char* why = hi::law_switch_error(from, law_index(p.as_string()), s.lam, s.lam_dot, s.law_blending)) {
+        reject("law_switch_refused", why);
+        r.successful = false;
+        r.reason = std::string("interaction.law ") + p.as_string() + ": " + why + " (law_switch_refused)";
+        return r;
+      }
     } else if (n == "interaction.impedance.stiffness_diag" && p.as_double_array().size() == 6) {
       K = vec6(p.as_double_array());
       imp = true;
@@ -558,10 +653,11 @@ rcl_interfaces::msg::SetParametersResult InteractionController::check_live(const
 
 void InteractionController::apply_live(const std::vector<rclcpp::Parameter>& ps) {
   bool imp = false, adm = false;
-  std::optional<std::string> mode;
+  std::optional<std::string> mode, law;
   for (const auto& p : ps) {
     const std::string& n = p.get_name();
     if (n == "interaction.mode") mode = p.as_string();
+    if (n == "interaction.law") law = p.as_string();
     if (n == "interaction.impedance.stiffness_diag") K_diag_ = vec6(p.as_double_array()), imp = true;
     if (n == "interaction.impedance.damping_diag") D_diag_ = vec6(p.as_double_array()), imp = true;
     if (n == "interaction.admittance.mass_diag") M_adm_diag_ = vec6(p.as_double_array()), adm = true;
@@ -574,6 +670,13 @@ void InteractionController::apply_live(const std::vector<rclcpp::Parameter>& ps)
     mode_name_ = *mode;
     const int m = mode_index(*mode);
     command([&](hc::rt::Command& c) { c.mode = m; c.settle_s = settle; ++c.mode_seq; });
+  }
+  if (law && *law != law_name_) {
+    RCLCPP_INFO(get_node()->get_logger(), "interaction: law %s -> %s", law_name_.c_str(), law->c_str());
+    law_name_ = *law;
+    const int l = law_index(*law);
+    const double lb = params_.interaction.switch_.law_blend_s;
+    command([&](hc::rt::Command& c) { c.law = l; c.law_blend_s = lb; ++c.law_seq; });
   }
   if (imp) {
     const Mat6 K = K_diag_.asDiagonal(), D = D_diag_.asDiagonal();

@@ -6,18 +6,19 @@
 //      2000 updates while tracking a moving reference (heartbeat on), after a warm-up;
 //   2. before the first heartbeat the controller holds (frozen "system stop") and ignores a
 //      reference; after it the EE follows a 2 cm step of the reference;
-//   3. a heartbeat saying stopped holds the measured pose while the reference moves on.
-// Usage: hri_controllers_rt_check <controllers.yaml> <q0 rad per joint...>
-// (tests/ros2/test_ros2_control.py runs it with the robot's home pose)
+//   3. a heartbeat saying stopped holds the measured pose while the reference moves on;
+//   4. without a robot description (none is given here) the F/T sensor ft_sensor.name is absent:
+//      the controller claims the joints' interfaces only and runs (the admittance sees no wrench).
+// Usage: hri_controllers_rt_check <controllers.yaml> <q0 rad per joint...> [--ros-args ...]
+// (tests/ros2/test_ros2_control.py runs it with the robot's home pose, once per interaction.law:
+// --ros-args -p interaction.law:=gic)
 #include <dlfcn.h>
 #include <malloc.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -31,26 +32,13 @@
 
 #include "hri_controllers/interaction_controller.hpp"
 
-// ---- allocation counter (this thread only, while armed)
-static thread_local bool t_armed = false;
-static std::atomic<long> g_allocs{0};
-void* operator new(std::size_t n) {
-  if (t_armed) ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-  if (t_armed) ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+// ---- allocation counter: operator new (cpp/test/cpp/alloc_counter.hpp) and malloc, on the
+// updating thread only, while armed
+#define ALLOC_COUNTER_ARMED false
+#include "alloc_counter.hpp"
 extern "C" void* __libc_malloc(size_t);
 extern "C" void* malloc(size_t n) {
-  if (t_armed) ++g_allocs;
+  if (t_alloc_armed) ++g_allocs;
   return __libc_malloc(n);
 }
 
@@ -64,15 +52,24 @@ void check(bool ok, const std::string& what) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: hri_controllers_rt_check <controllers.yaml> <q0 rad per joint...>\n");
+    std::fprintf(stderr, "usage: hri_controllers_rt_check <controllers.yaml> <q0 rad per joint...> [--ros-args ...]\n");
     return 2;
   }
   rclcpp::init(1, argv);
   namespace hi = hardware_interface;
   const std::string name = "interaction_controller";
   auto ctrl = std::make_shared<hri_controllers::InteractionController>();
+  std::vector<std::string> args{"--ros-args", "--params-file", argv[1]};
+  std::vector<double> q0;
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--ros-args") {
+      args.insert(args.end(), argv + i + 1, argv + argc);
+      break;
+    }
+    q0.push_back(std::atof(argv[i]));
+  }
   rclcpp::NodeOptions opts;
-  opts.arguments({"--ros-args", "--params-file", argv[1]});
+  opts.arguments(args);
   if (ctrl->init(name, "", 1000, "", opts) != controller_interface::return_type::OK) {
     std::fprintf(stderr, "FAILED: init\n");
     return 1;
@@ -84,14 +81,13 @@ int main(int argc, char** argv) {
   const int n = static_cast<int>(names.size());
   // the arm: the model stepped as MujocoSystem steps it
   mjModel* m = mj_loadModel(model_file.c_str(), nullptr);
-  if (m == nullptr || argc - 2 != n) {
-    std::fprintf(stderr, "FAILED: model %s not loaded, or %d initial positions for %d joints\n", model_file.c_str(),
-                 argc - 2, n);
+  if (m == nullptr || static_cast<int>(q0.size()) != n) {
+    std::fprintf(stderr, "FAILED: model %s not loaded, or %zu initial positions for %d joints\n", model_file.c_str(),
+                 q0.size(), n);
     return 1;
   }
   mjData* d = mj_makeData(m);
-  for (int j = 0; j < n; ++j)
-    d->qpos[m->jnt_qposadr[mj_name2id(m, mjOBJ_JOINT, names[j].c_str())]] = std::atof(argv[2 + j]);
+  for (int j = 0; j < n; ++j) d->qpos[m->jnt_qposadr[mj_name2id(m, mjOBJ_JOINT, names[j].c_str())]] = q0[j];
   hri_core::rt::MujocoRobot robot(m, d, names, site);
   hri_core::rt::RobotState rs;
   rs.resize(n);
@@ -122,8 +118,16 @@ int main(int argc, char** argv) {
   read();
   ctrl->assign_interfaces(std::move(commands), std::move(states));
   node->configure();
+  const std::string law = node->get_parameter("interaction.law").as_string();
+  const std::string sensor = node->get_parameter("ft_sensor.name").as_string();
+  check(ctrl->get_lifecycle_state().id() == lifecycle_msgs::msg::State::PRIMARY_STATE_INACTIVE,
+        "configured with interaction.law " + law);
+  // (4) the sensor is not in the (empty) robot description: not claimed
+  check(ctrl->state_interface_configuration().names.size() == static_cast<size_t>(2 * n),
+        "F/T sensor '" + sensor + "' absent from the robot description: " +
+            std::to_string(ctrl->state_interface_configuration().names.size()) + " state interfaces claimed (joints only)");
   node->activate();
-  check(ctrl->get_lifecycle_state().id() == lifecycle_msgs::msg::State::PRIMARY_STATE_ACTIVE, "configure + activate");
+  check(ctrl->get_lifecycle_state().id() == lifecycle_msgs::msg::State::PRIMARY_STATE_ACTIVE, "activate");
 
   // the test's side: a stop supervisor's heartbeat and the reference, on this process's graph
   auto peer = std::make_shared<rclcpp::Node>("rt_check_peer");
@@ -143,9 +147,9 @@ int main(int argc, char** argv) {
   auto cycles = [&](int k, bool armed) {
     for (int i = 0; i < k; ++i) {
       read();
-      t_armed = armed;
+      t_alloc_armed = armed;
       ctrl->update(node->now(), period);
-      t_armed = false;
+      t_alloc_armed = false;
       write();
     }
   };

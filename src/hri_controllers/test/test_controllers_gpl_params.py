@@ -9,6 +9,7 @@ import yaml
 
 from hri_runtime.config.tree import ConfigError, load_declarations, load_robot_config
 from hri_runtime.parameter_library import gpl
+from hri_runtime.parameter_library.typed import leaves
 
 PKG = Path(__file__).resolve().parents[1]
 SPEC = PKG / "gpl_spec.yaml"
@@ -40,9 +41,9 @@ def test_the_committed_yaml_is_the_generated_one(spec):
 
 def test_every_interaction_key_has_its_name_default_and_type(doc):
     decl = load_declarations()
-    leaves = list(gpl.leaves(decl.spec("interaction"), ("interaction",)))
-    assert len(leaves) > 60
-    for path, leaf in leaves:
+    found = list(leaves(decl.spec("interaction"), ("interaction",)))
+    assert len(found) > 60
+    for path, leaf in found:
         e = _entry(doc, ".".join(path))
         assert e["default_value"] == gpl.flatten_value(leaf, leaf.get("default")), path
         want = {"float": "double", "int": "int", "bool": "bool", "str": "string", "enum": "string"}.get(leaf["type"])
@@ -73,11 +74,11 @@ def test_bounds_and_enums_become_validators(doc):
 def test_live_keys_are_the_interaction_nodes_and_the_rest_is_read_only(spec, doc):
     from hri_interaction.core.live import LAW, LIVE
 
-    # the controller runs the Lie-PD law only (it refuses another at configure; docs/hardware.md),
-    # so interaction.law, live on the node, is read-only here; every other live key is the node's
-    live = set(LIVE) - {LAW}
+    # the controller's live keys are the node's, interaction.law included (docs/hardware.md)
+    live = set(LIVE)
+    assert LAW in live
     assert set(spec["live"]) == live
-    for path, _ in gpl.leaves(load_declarations().spec("interaction"), ("interaction",)):
+    for path, _ in leaves(load_declarations().spec("interaction"), ("interaction",)):
         dotted = ".".join(path)
         assert _entry(doc, dotted)["read_only"] is (dotted not in live), dotted
 

@@ -16,7 +16,6 @@ from .core.metrics import EvaluationParams
 from .core.motion import DanceMotion, SignFlipMotion, StepTestMotion
 from .core.optimiser import JointCostFunction, OptimiserParams, optimise
 from hri_core.pid import PIDGains, PIDParams
-from .core.posture import SafeTuningParams
 from .core.relay import RelayParams
 from .parameters_gen import PidTuningHumanoidArmParams, PidTuningParams
 from .core.services import PidConfigurationStorage, TestRunner

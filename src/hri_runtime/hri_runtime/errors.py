@@ -161,6 +161,16 @@ def robot(text: str) -> str:
     return text
 
 
+def namespace(text: str) -> str:
+    """A ROS namespace (``left`` or ``/left``), returned absolute (docs/ros2-interop.md "Namespaces")."""
+    from hri_runtime.names import validate_namespace
+
+    try:
+        return validate_namespace(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def add_robot_argument(parser: argparse.ArgumentParser, default: str | None, *,
                        default_text: str | None = None) -> None:
     """``--robot NAME``; the help lists the robots of the config tree (none listed when the tree

@@ -143,9 +143,6 @@ class Executor:
                 self.timers.remove(t)
                 self._inline.sim_timers -= bool(t.clock.is_sim)
 
-    def has_ready(self) -> bool:
-        return bool(self._ready)
-
     def _pop(self):
         with self._lock:
             while self._ready:

@@ -30,6 +30,7 @@ written in its module docstring).
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import logging
 import signal
 import sys
@@ -487,6 +488,10 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         # after its timeout) aborts the construction: exit 0 all the same, never a traceback
         again = "signal" in holder
         holder.setdefault("signal", signum)
+        if as_process and not again:
+            # stopping: from now on a launcher's SIGTERM also prints every thread's stack at the C
+            # level, even while the main thread is blocked inside a C call (then this handler cannot run)
+            faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
         n, c = holder.get("node"), holder.get("ctx")
         (n.get_logger().info if n is not None else log.info)(f"signal {signum}: shutting down")
         if c is not None:
@@ -494,6 +499,8 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         if again and holder.get("building"):
             holder["building"] = False
             raise KeyboardInterrupt
+        if again and signum == signal.SIGTERM:      # a launcher's escalation: still stopping (the stacks
+            log.warning("a second signal while stopping: the stack of every thread is on stderr")  # above)
 
     old = {}
     if threading.current_thread() is threading.main_thread():
@@ -510,8 +517,12 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
         # `hri` subcommands) get their handlers back.
         if as_process:
             if threading.current_thread() is threading.main_thread():
+                faulthandler.unregister(signal.SIGTERM)
                 for s in old:
                     signal.signal(s, signal.SIG_IGN)
+                # a launcher's SIGTERM while the exit is stuck (a thread the interpreter joins)
+                # prints every thread's stack to stderr; the launcher's SIGKILL then ends it
+                faulthandler.register(signal.SIGTERM, all_threads=True)
             return
         for s, h in old.items():
             signal.signal(s, h)

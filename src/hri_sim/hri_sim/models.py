@@ -18,7 +18,6 @@ import os
 import re
 from pathlib import Path
 
-MODELS_DIR = Path(__file__).resolve().parent / "mjcf"
 _ROBOT_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 
@@ -184,6 +183,32 @@ def load_arm(robot: str, actuation: str = "position", add_ft_sensor: bool | None
     if timestep_s is not None:
         spec.option.timestep = float(timestep_s)
     return spec.compile()
+
+
+def write_ros2_control_model(cfg: dict, out_dir: Path | None = None) -> Path:
+    """The arm's model for ros2_control (docs/hardware.md): ``load_arm`` with torque motors and
+    the timestep ``1 / interaction.rate_hz`` (what ``hri_controllers/MujocoSystem`` steps per
+    controller-manager cycle and the controller's model terms use), saved as MJB in ``out_dir``
+    (None: ``ros2_control.dir``) through a temporary file and a rename, so a reader never sees half
+    a file (two stacks of one arm write the same bytes). Returns the file."""
+    import tempfile
+
+    import mujoco
+
+    from .core.ros2_control import MODEL_FILE, files_dir
+
+    model = load_arm(cfg["robot"]["model"], actuation="torque", timestep_s=1.0 / float(cfg["interaction"]["rate_hz"]))
+    out = Path(out_dir) if out_dir is not None else files_dir(cfg)
+    out.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".model-", suffix=".mjb", dir=out)
+    os.close(fd)
+    try:
+        mujoco.mj_saveModel(model, tmp, None)
+        os.replace(tmp, out / MODEL_FILE)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return (out / MODEL_FILE).resolve()
 
 
 def arm_asset_root(robot: str) -> Path:

@@ -294,10 +294,10 @@ class Ros2ControlParams(Params):
     at run time."""
 
     dir: str = ''
-    """folder of the files `hri sim ros2-control` writes (model.mjb: the arm with torque motors at 1
-    / interaction.rate_hz; controllers.yaml: the controller manager's parameters) and the
-    robot_state node's ros2_control tag names; empty: build/ros2_control/<robot> under the working
-    directory. Read-only at run time."""
+    """folder of the arm's model file for ros2_control (model.mjb: torque motors at 1 /
+    interaction.rate_hz), which the robot_state node writes at start-up with control ros2_control
+    and its ros2_control tag names (so does `hri sim ros2-control`, with the URDF and a parameter
+    file); empty: build/ros2_control/<robot> under the working directory. Read-only at run time."""
 
     controller: str = 'interaction_controller'
     """name of the InteractionController in the controller manager (its node name). Bounds: matches
@@ -308,8 +308,9 @@ class Ros2ControlParams(Params):
     matches /[A-Za-z_][A-Za-z0-9_]*/. Read-only at run time."""
 
     ft_sensor: str = 'ee_ft'
-    """name of the MuJoCo system's EE force-torque sensor (force.x..torque.z, EE frame). Read-only
-    at run time."""
+    """name of the EE force-torque sensor (force.x..torque.z, EE frame) in the MuJoCo and mock
+    systems' ros2_control tag; the interaction controller's ft_sensor.name (read where the hardware
+    has it). Read-only at run time."""
 
     push_gpio: str = 'ee_push'
     """name of the MuJoCo system's GPIO taking a scripted EE push (force.x/y/z, world frame, N;

@@ -85,7 +85,7 @@ class TinoSim:
         import mujoco
 
         self._mj = mujoco
-        p = self.p = params.sim
+        self.p = params.sim
         self.leg = params.leg
         m = tino_model(params)
         a = m.actuator("leg_motor").id

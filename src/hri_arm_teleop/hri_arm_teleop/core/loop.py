@@ -362,7 +362,6 @@ class TeleopController:
         self._q_hold: Optional[np.ndarray] = None
         self._q_last: Optional[np.ndarray] = None
         self._t_last: Optional[float] = None
-        self.last_ik = None
 
     def hold_at(self, q: np.ndarray) -> None:
         """Latch the hold position (safety hold) and make it the IK seed of the next TRACK."""
@@ -382,7 +381,6 @@ class TeleopController:
         else:
             self._q_hold = None
             result = self.ik.solve(ref.target.T, state.q if self._q_last is None else self._q_last)
-            self.last_ik = result
             if self.shaper is None:
                 q_des = result.q
             else:

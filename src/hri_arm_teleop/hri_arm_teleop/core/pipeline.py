@@ -39,8 +39,8 @@ import numpy as np
 
 from hri_core import se3
 
-from hri_arm_teleop.core.clutch import ClutchParams, ClutchTeleop
-from hri_arm_teleop.core.frames import TrackingFrame, TrackingParams, pose_parts
+from hri_arm_teleop.core.clutch import ClutchTeleop
+from hri_arm_teleop.core.frames import TrackingFrame, pose_parts
 from hri_arm_teleop.core.loop import (Bridge, CommandPlanner, JointShaper, LoopParams,
                                       MultiRateLoop, PoseController, TeleopController)
 from hri_arm_teleop.core.robot import RobotInterface

@@ -25,7 +25,8 @@ import math
 import struct
 from dataclasses import dataclass
 
-import numpy as np
+from hri_pulse.core.codec import PacketRejected
+
 
 MAGIC = b"HRAC"
 VERSION = 1
@@ -39,14 +40,6 @@ BUTTON_PRIMARY, BUTTON_SECONDARY, BUTTON_STICK, BUTTON_MENU, BUTTON_TRIGGER, BUT
 _BUTTON_RESERVED = 0xFFC0
 MAX_POSITION_M = 10.0
 QUAT_NORM_TOL = 1e-2
-
-
-class PacketError(ValueError):
-    """A rejected packet; ``cause`` is the counter key."""
-
-    def __init__(self, cause: str, detail: str = ""):
-        super().__init__(f"{cause}: {detail}" if detail else cause)
-        self.cause = cause
 
 
 @dataclass(frozen=True)
@@ -72,29 +65,29 @@ def encode(p: ControllerPose) -> bytes:
 
 
 def decode(data: bytes) -> ControllerPose:
-    """Bytes -> ``ControllerPose`` or ``PacketError`` (never another exception)."""
+    """Bytes -> ``ControllerPose`` or ``PacketRejected`` (never another exception)."""
     if len(data) != SIZE:
-        raise PacketError("bad_size", f"{len(data)} bytes, expected {SIZE}")
+        raise PacketRejected("bad_size", f"{len(data)} bytes, expected {SIZE}")
     magic, version, flags, buttons, seq, stamp, px, py, pz, qx, qy, qz, qw, trig, grip = \
         FORMAT.unpack(data)
     if magic != MAGIC:
-        raise PacketError("bad_magic", repr(magic))
+        raise PacketRejected("bad_magic", repr(magic))
     if version != VERSION:
-        raise PacketError("bad_version", str(version))
+        raise PacketRejected("bad_version", str(version))
     if flags & _FLAG_RESERVED or buttons & _BUTTON_RESERVED:
-        raise PacketError("reserved_bits")
+        raise PacketRejected("reserved_bits")
     if seq < 0:
-        raise PacketError("bad_sequence", str(seq))
+        raise PacketRejected("bad_sequence", str(seq))
     values = (stamp, px, py, pz, qx, qy, qz, qw, trig, grip)
     if not all(math.isfinite(v) for v in values):
-        raise PacketError("non_finite")
+        raise PacketRejected("non_finite")
     if math.sqrt(px * px + py * py + pz * pz) > MAX_POSITION_M:
-        raise PacketError("position_out_of_range")
+        raise PacketRejected("position_out_of_range")
     n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     if abs(n - 1.0) > QUAT_NORM_TOL:
-        raise PacketError("bad_quaternion", f"norm {n:.4f}")
+        raise PacketRejected("bad_quaternion", f"norm {n:.4f}")
     if not (0.0 <= trig <= 1.0 and 0.0 <= grip <= 1.0):
-        raise PacketError("analog_out_of_range")
+        raise PacketRejected("analog_out_of_range")
     return ControllerPose(seq, stamp, (px, py, pz), (qx / n, qy / n, qz / n, qw / n),
                           bool(flags & FLAG_CLUTCH), bool(flags & FLAG_TRACKING_VALID),
                           bool(flags & FLAG_RIGHT_HAND), buttons, trig, grip)
@@ -106,11 +99,10 @@ CAUSES = ("bad_size", "bad_magic", "bad_version", "reserved_bits", "bad_sequence
 
 class ControllerPoseCodec:
     """``hri_pulse.core.PacketCodec`` of this packet (``decode``/``sequence``/``causes``) for
-    ``hri_pulse.core.LinkReceiver`` (with ``reject_exceptions=(PacketError,)``)."""
+    ``hri_pulse.core.LinkReceiver``."""
 
     name = "arm_controller_pose_v1"
     size = SIZE
-    error = PacketError
     causes = CAUSES
 
     @staticmethod
@@ -124,7 +116,3 @@ class ControllerPoseCodec:
     @staticmethod
     def sequence(p: ControllerPose) -> int:
         return p.sequence
-
-
-def as_arrays(p: ControllerPose) -> tuple[np.ndarray, np.ndarray]:
-    return np.asarray(p.position, float), np.asarray(p.quat_xyzw, float)

@@ -146,10 +146,11 @@ class AtomicController:
 
     # ------------------------------------------------------------------ update
     def control(self, t_s: float, reading: LegReading | None, stopped: bool = False,
-                stop_cause: str = "") -> AtomicOutput:
+                stop_cause: str = "", measured_s: float | None = None) -> AtomicOutput:
         """One control period of the node. The system stop (``stopped``) with a ``stop_cause``
         latches ``system_stop``; stopped without one (no heartbeat yet) the outputs are zero and
-        the controller does not run; without a leg ``reading`` too (counted ``no_leg_state``)."""
+        the controller does not run; without a leg ``reading`` too (counted ``no_leg_state``).
+        ``measured_s``: when the reading was taken (None: now; see :meth:`step`)."""
         if stopped and stop_cause and self.faults.fault is None:
             self.system_stop(t_s, f"system stop: {stop_cause}")
         if stopped and self.faults.fault is None:
@@ -157,13 +158,14 @@ class AtomicController:
         if reading is None:
             self.counts["no_leg_state"] += 1
             return AtomicOutput(0.0, 0.0, 0.0)
-        return self.step(t_s, reading.ticks, reading.home_pressed)
+        return self.step(t_s, reading.ticks, reading.home_pressed, measured_s)
 
-    def step(self, t_s: float, ticks: int, home_pressed: bool) -> AtomicOutput:
-        """One control update at time ``t_s`` with the leg's encoder and home switch."""
+    def step(self, t_s: float, ticks: int, home_pressed: bool, measured_s: float | None = None) -> AtomicOutput:
+        """One control update at time ``t_s`` with the leg's encoder and home switch, read at
+        ``measured_s`` (None: at ``t_s``; the leg's stall check runs on the readings' clock)."""
         if self.faults.active:
             return AtomicOutput(0.0, 0.0, 0.0)
-        leg = self.leg.update(t_s, ticks, home_pressed)
+        leg = self.leg.update(t_s, ticks, home_pressed, measured_s)
         if leg.fault is not None:
             self._trip(leg.fault, leg.detail)
             return AtomicOutput(0.0, 0.0, 0.0)
@@ -173,7 +175,7 @@ class AtomicController:
             nxt = self.queue.pop()
             if nxt is not None:
                 self._start(nxt, t_s)
-                leg = self.leg.update(t_s, ticks, home_pressed)
+                leg = self.leg.update(t_s, ticks, home_pressed, measured_s)
                 if leg.fault is not None:
                     self._trip(leg.fault, leg.detail)
                     return AtomicOutput(0.0, 0.0, 0.0)

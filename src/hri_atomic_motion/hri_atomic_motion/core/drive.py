@@ -77,7 +77,8 @@ class AtomicDrive:
         reason of a system stop this period asks for (None: none)."""
         r = self.read_leg(t)
         self.stop_request = self.check_device(t)
-        out = self.ctrl.control(t, r, stopped, cause)
+        measured = self.leg_input.last_t if self.leg_input is not None else None   # a message's arrival
+        out = self.ctrl.control(t, r, stopped, cause, measured)
         if self.leg is not None:
             self.leg.command_rpm(out.leg_rpm)
             self.base.command_twist(out.linear_m_s, out.angular_rad_s)

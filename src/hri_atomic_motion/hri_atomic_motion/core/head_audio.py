@@ -94,14 +94,8 @@ class HeadAudioGate:
             self.counts["head_refused_stop"] += 1
             return "refused_stop"
         lo, hi = self.limits.head_min_rad, self.limits.head_max_rad
-        clamped = tuple(min(max(v, a), b) for v, a, b in zip(vals, lo, hi))
-        self.counts["head_accepted"] += 1
-        if self._head.offer(clamped):
-            self.counts["head_superseded"] += 1
-        if clamped != vals:
-            self.counts["head_clamped"] += 1
-            return "clamped"
-        return "accepted"
+        return self._offer("head", self._head, tuple(min(max(v, a), b) for v, a, b in zip(vals, lo, hi)),
+                           vals)
 
     def on_audio(self, volume: float, orientation_rad: float) -> str:
         """One audio command (volume, orientation rad). Returns ``accepted``, ``clamped`` or
@@ -113,11 +107,15 @@ class HeadAudioGate:
         lim = self.limits
         ori_max = lim.orientation_abs_max_rad
         clamped = (min(max(vals[0], 0.0), lim.volume_max), min(max(vals[1], -ori_max), ori_max))
-        self.counts["audio_accepted"] += 1
-        if self._audio.offer(clamped):
-            self.counts["audio_superseded"] += 1
+        return self._offer("audio", self._audio, clamped, vals)
+
+    def _offer(self, kind: str, channel: "_Channel", clamped: tuple, vals: tuple) -> str:
+        """Accepted (counted): ``clamped`` replaces the channel's pending command."""
+        self.counts[f"{kind}_accepted"] += 1
+        if channel.offer(clamped):
+            self.counts[f"{kind}_superseded"] += 1
         if clamped != vals:
-            self.counts["audio_clamped"] += 1
+            self.counts[f"{kind}_clamped"] += 1
             return "clamped"
         return "accepted"
 
@@ -143,14 +141,6 @@ class HeadAudioGate:
             out.append(("A", audio))
             self.counts["audio_sent"] += 1
         return out
-
-    @property
-    def head_sent(self) -> Optional[tuple]:
-        return self._head.sent
-
-    @property
-    def audio_sent(self) -> Optional[tuple]:
-        return self._audio.sent
 
     def status(self) -> dict:
         """For the diagnostics: the counts by cause."""

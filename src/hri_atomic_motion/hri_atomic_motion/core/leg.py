@@ -17,7 +17,9 @@ Sign convention: forward = extension = increasing ticks = positive RPM.
 * Every RPM command is multiplied by ``scale_forward`` (positive) or ``scale_backward`` (negative)
   just before it leaves the controller (direction asymmetry compensation).
 * Faults detected here: stall (``|cmd| >= stall_min_rpm`` and the encoder moved less than
-  ``stall_min_ticks`` for ``stall_time_s``), home timeout, encoder outside
+  ``stall_min_ticks`` for ``stall_time_s`` of encoder readings: timed by when the readings were
+  taken, so a reading that is merely late -- a starved leg-state publisher -- is not a stalled
+  motor; a reading that stops coming is the leg-state timeout's case), home timeout, encoder outside
   ``[encoder_min_ticks, encoder_max_ticks]``.
 """
 from __future__ import annotations
@@ -97,21 +99,24 @@ class LegController:
         return LegOutput(rpm=self.scale(rpm), rpm_unscaled=rpm)
 
     # ------------------------------------------------------------------ update
-    def update(self, t_s: float, ticks: int, home_pressed: bool) -> LegOutput:
+    def update(self, t_s: float, ticks: int, home_pressed: bool, measured_s: float | None = None) -> LegOutput:
+        """One update at ``t_s``; ``measured_s``: when ``ticks`` was read (None: at ``t_s``), the
+        stall check's clock."""
         p = self.p
         now = to_ms(t_s)
+        read_ms = now if measured_s is None else to_ms(measured_s)
         if not (p.encoder_min_ticks <= ticks <= p.encoder_max_ticks):
             return LegOutput(0.0, 0.0, Fault.ENCODER_RANGE,
                              f"ticks {ticks} outside [{p.encoder_min_ticks}, {p.encoder_max_ticks}]")
         # stall: the command applied since the last update was strong but the encoder did not move
         if abs(self._last_unscaled) >= p.stall_min_rpm:
             if self._stall_ref_ticks is None or abs(ticks - self._stall_ref_ticks) >= p.stall_min_ticks:
-                self._stall_ref_ticks, self._stall_ref_ms = ticks, now
-            elif now - self._stall_ref_ms >= self._stall_ms:
-                return LegOutput(0.0, 0.0, Fault.STALL,
-                                 f"encoder at {ticks} for {now - self._stall_ref_ms} ms at {self._last_unscaled:.0f} RPM")
+                self._stall_ref_ticks, self._stall_ref_ms = ticks, read_ms
+            elif read_ms - self._stall_ref_ms >= self._stall_ms:
+                return LegOutput(0.0, 0.0, Fault.STALL, f"encoder at {ticks} for {read_ms - self._stall_ref_ms} ms "
+                                                        f"at {self._last_unscaled:.0f} RPM")
         else:
-            self._stall_ref_ticks, self._stall_ref_ms = ticks, now
+            self._stall_ref_ticks, self._stall_ref_ms = ticks, read_ms
         elapsed = now - self._t0_ms
         if self.state == 1:
             i = self.push_table.phase_at(elapsed)

@@ -2,7 +2,8 @@
 // a ros2_control controller (docs/hardware.md). update() runs the same header-only
 // hri_core::interaction::InteractionTick as our own real-time loop (hri_core::rt::RtLoop::cycle):
 //
-//   read q, dq (state interfaces <joint>/position, <joint>/velocity)
+//   read q, dq (state interfaces <joint>/position, <joint>/velocity) and, when the hardware has
+//      the sensor ft_sensor.name, the EE wrench (semantic_components::ForceTorqueSensor)
 //   -> model terms at the measured state (hri_core::rt::MujocoArmModel on the arm's MuJoCo model,
 //      never stepped: world_T_ee, J_b, V_b, g, c)
 //   -> system stop (StopWatch: heartbeat silence = hold at the measured pose)
@@ -33,6 +34,7 @@
 #include <hri_interfaces/msg/safety_stop.hpp>
 #include <rclcpp/rclcpp.hpp>
 #include <realtime_tools/realtime_buffer.hpp>
+#include <semantic_components/force_torque_sensor.hpp>
 #include <std_msgs/msg/float64_multi_array.hpp>
 #include <std_msgs/msg/string.hpp>
 
@@ -55,11 +57,13 @@ struct StateSnapshot {
   uint32_t flags = 0, safety_flags = 0;
   double energy_j = 0.0;
   long violations = 0, saturations = 0;
-  hc::se3::Vec6 lam = hc::se3::Vec6::Zero();
+  hc::se3::Vec6 lam = hc::se3::Vec6::Zero(), lam_dot = hc::se3::Vec6::Zero();
+  int law = 0;
+  bool law_blending = false;
   hc::se3::Vec6 K_diag = hc::se3::Vec6::Zero();
   hc::se3::Mat4 world_T_ee = hc::se3::Mat4::Identity(), world_T_ref = hc::se3::Mat4::Identity();
   std::array<uint64_t, hc::interaction::kNumTickFlags> flag_ticks{};
-  uint64_t mode_switches = 0, holds = 0, stop_timeouts = 0;
+  uint64_t mode_switches = 0, holds = 0, stop_timeouts = 0, law_switches = 0, law_refusals = 0;
   int n = 0;
   double tau[hc::interaction::kMaxDof]{};
 };
@@ -97,6 +101,7 @@ class InteractionController : public controller_interface::ControllerInterface {
   rcl_interfaces::msg::SetParametersResult check_live(const std::vector<rclcpp::Parameter>& ps);
   void apply_live(const std::vector<rclcpp::Parameter>& ps);
   void release_model();
+  std::optional<std::string> sensor_absent(const std::string& name) const;
 
   std::shared_ptr<interaction_controller::ParamListener> listener_;
   interaction_controller::Params params_;
@@ -111,6 +116,11 @@ class InteractionController : public controller_interface::ControllerInterface {
   std::optional<hc::rt::MujocoArmModel> arm_;
   hc::rt::RobotState rs_;
 
+  // the EE force-torque sensor (ft_sensor.name; none when unset or absent from the hardware)
+  std::optional<semantic_components::ForceTorqueSensor> ft_;
+  std::vector<std::string> ft_interfaces_;
+  hc::se3::Vec6 wrench_ = hc::se3::Vec6::Zero();  // (moment, force), EE frame (RobotState::wrench_body)
+
   // the tick
   hc::interaction::TickParams tick_params_;
   std::optional<hc::safety::SafetyChecker> checker_;
@@ -122,7 +132,7 @@ class InteractionController : public controller_interface::ControllerInterface {
   hc::rt::Command cmd_pending_;
   hc::se3::Mat4 last_target_ = hc::se3::Mat4::Identity();  // the latest accepted reference
   hc::se3::Vec6 K_diag_, D_diag_, M_adm_diag_, D_adm_diag_, K_adm_diag_;
-  std::string mode_name_;
+  std::string mode_name_, law_name_;
   realtime_tools::RealtimeBuffer<hc::rt::Command> cmd_buf_;
   hc::rt::Command cmd_applied_;  // RT side
   std::map<std::string, uint64_t> rejected_;  // under cmd_mu_
@@ -130,7 +140,7 @@ class InteractionController : public controller_interface::ControllerInterface {
 
   StopWatch stop_;
   bool held_ = false;
-  uint64_t ticks_ = 0, mode_switches_ = 0, holds_ = 0;
+  uint64_t ticks_ = 0, mode_switches_ = 0, holds_ = 0, law_switches_ = 0, law_refusals_ = 0;
   std::array<uint64_t, hc::interaction::kNumTickFlags> flag_ticks_{};
   hc::rt::TripleBuffer<StateSnapshot> state_buf_;
   std::mutex state_mu_;

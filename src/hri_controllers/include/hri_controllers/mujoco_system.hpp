@@ -7,7 +7,7 @@
 // read() copies the state of hri_core::rt::MujocoRobot (the same class our real-time loop steps);
 // write() applies the effort command for one period and steps the model (mj_step2 + mj_step1), so
 // the model's timestep must equal the controller manager's period (the model file is written with
-// it: hri_sim.models.write_arm_model). Nothing is allocated in read()/write().
+// it: hri_sim.models.write_ros2_control_model). Nothing is allocated in read()/write().
 // Hardware parameters (<hardware><param> of the ros2_control URDF tag): model_file, ee_site;
 // a joint's initial position: <state_interface name="position"><param name="initial_value">.
 #pragma once

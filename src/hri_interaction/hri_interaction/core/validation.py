@@ -20,7 +20,6 @@ in the dissertation's matrix) is given the statistics of the delays of the messa
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -156,19 +155,6 @@ def format_table_seeds(results: dict) -> str:
                      f"{m.peak_mm:.2f}{band('peak_mm', '{:.2f}')} / {s[1]} | "
                      f"{m.lam_dot_max:.4f}{band('lam_dot_max', '{:.4f}')} / {s[2]} | "
                      f"{int(round(hi.energy_violations))} / {s[3]} |")
-    return "\n".join(lines)
-
-
-def format_table(results: dict) -> str:
-    """Markdown: ours beside the dissertation's."""
-    lines = ["| preprocessor | jitter | final mm (ours / source) | peak mm (ours / source) | "
-             "max ‖λ̇‖ (ours / source) | E-viol (ours / source) |",
-             "|---|---|---|---|---|---|"]
-    for (p, j), r in results.items():
-        s = CHANG_TABLE_13_9.get((p, j), (math.nan, math.nan, math.nan, "–"))
-        lines.append(f"| {p} | {'lognormal' if j else 'off'} | {r.final_mm:.3f} / {s[0]:.3f} | "
-                     f"{r.peak_mm:.2f} / {s[1]:.2f} | {r.lam_dot_max:.4f} / {s[2]:.4f} | "
-                     f"{r.energy_violations} / {s[3]} |")
     return "\n".join(lines)
 
 

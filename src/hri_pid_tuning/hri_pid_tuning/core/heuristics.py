@@ -27,19 +27,6 @@ from hri_core.pid import PIDGains
 from hri_pid_tuning.parameters_gen import PidTuningHeuristicsParams
 
 
-# thesis (RoboyVR code) names for the JSON/UI
-THESIS_NAMES = {
-    "classic": "Classic",
-    "pessen_integral_rule": "PessenIntegralRule",
-    "some_overshoot": "SomeOvershoot",
-    "no_overshoot": "NoOvershoot",
-    "p_control": "PControl",
-    "pi_control": "PIControl",
-    "pd_control": "PDControl",
-    "tyreus_luyben": "TyreusLuyben",
-    "simc": "SIMC",
-    "amigo": "AMIGO",
-}
 DISPLAY_NAMES = {
     "classic": "Classic", "pessen_integral_rule": "Pessen Integral Rule",
     "some_overshoot": "Some Overshoot", "no_overshoot": "No Overshoot", "p_control": "P-Control",

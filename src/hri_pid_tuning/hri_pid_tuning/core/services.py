@@ -70,10 +70,6 @@ class TestEnvSetup:
 
 
 # ------------------------------------------------------------------------------------------------
-class GainUpdateError(RuntimeError):
-    """A gain update was not acknowledged after every retry."""
-
-
 class PidConfigurationStorage:
     """Per-joint gains; local edits until transmitted. Every transmission is one acknowledged
     request per joint (``transport(joint, gains) -> bool``), retried up to ``max_retries`` times –

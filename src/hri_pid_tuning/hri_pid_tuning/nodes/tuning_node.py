@@ -30,10 +30,7 @@ from ..live import LiveJobs, live_session
 from ..messages import SRV_TYPES, progress_msg, status_msg
 from ..report import json_ready
 from ..session import TuningSession
-from hri_pid_tuning.parameters_gen import PidTuningNodeParams, PidTuningParams
-
-#: ``pid_tuning.node`` (declared in parameters.yaml)
-NodeParams = PidTuningNodeParams
+from hri_pid_tuning.parameters_gen import PidTuningParams
 
 
 class PidTuningNode(Node):

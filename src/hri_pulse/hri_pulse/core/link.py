@@ -1,7 +1,8 @@
 """``LinkReceiver``: one receiving link = codec + sequence tracker + health monitor + peer policy.
 
-Codec duck typing: ``decode(bytes)``, ``sequence(pkt)`` or ``sequence_of(pkt)``, optional
-``causes`` (counters pre-created at 0) and ``error`` (its exception class, with a ``cause``).
+Codec duck typing: ``decode(bytes)`` (raising ``PacketRejected``, or an exception class of
+``reject_exceptions``, with a ``cause``), ``sequence(pkt)``, optional ``causes`` (counters
+pre-created at 0).
 
 Carrier-agnostic: a carrier (UDP socket, ZeroMQ SUB, a test) hands ``(data, peer)`` to
 ``handle``; ``peer`` is ``(host, port)`` for UDP or any string/tuple. The codec is injected
@@ -41,10 +42,6 @@ PEER_CAUSES = ("not_allowed", "foreign_peer")
 LinkParams = params_type("pulse.link")
 
 
-def _host(peer: Any) -> Any:
-    return peer[0] if isinstance(peer, tuple) else peer
-
-
 class LinkReceiver:
     def __init__(self, codec: PacketCodec, clock: Callable[[], float],
                  sequence: SequenceParams, health: HealthParams,
@@ -59,11 +56,8 @@ class LinkReceiver:
         self.log = logger or logging.getLogger(f"hri_pulse.{name}")
         self.tracker = SequenceTracker(sequence)
         self.health = HealthMonitor(health, start_s=clock())
-        # codec duck typing: ``sequence`` (or ``sequence_of``), optional ``causes`` and ``error``
-        extra = getattr(codec, "error", None)
-        self._reject_exc = tuple(reject_exceptions) + ((extra,) if isinstance(extra, type) else ()) + (
-            (PacketRejected,) if auth is not None else ())
-        self._seq_of = getattr(codec, "sequence", None) or codec.sequence_of
+        self._reject_exc = tuple(reject_exceptions) + ((PacketRejected,) if auth is not None else ())
+        self._seq_of = codec.sequence
         self._allow = frozenset(link.allow_list)
         self.owner: Any = None          # (host, port) of the locked peer
         self._owner_host: Any = None

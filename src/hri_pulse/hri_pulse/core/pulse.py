@@ -124,6 +124,3 @@ class PulseGenerator:
                 out.append(Emission(self._anchor + k_last * T, 0, 0, None, -1))
             self._k += 1
         return out
-
-    def next_due_s(self) -> float:
-        return self._anchor + self._k * self._T

@@ -12,7 +12,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import yaml
 

@@ -101,16 +101,8 @@ def graph_parser(prog: str, description: str, what: str):
 def add_namespace_argument(p: argparse.ArgumentParser) -> None:
     """``--namespace NS``: the CLI node's namespace, so a relative topic, service or node name
     resolves in it (``--namespace left echo ee_pose`` is ``/left/ee_pose``), as for any node started
-    with ``-r __ns:=/left``; an absolute name stays as given (docs/ros2-interop.md "Namespaces")."""
-    from hri_runtime.names import validate_namespace
-
-    def ns(text: str) -> str:
-        try:
-            return validate_namespace(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-
-    p.add_argument("--namespace", type=ns, default="", metavar="NS",
+    with ``-r __ns:=/left``; an absolute name stays as given."""
+    p.add_argument("--namespace", type=errors.namespace, default="", metavar="NS",
                    help="resolve relative names in this namespace (e.g. left: ee_pose is /left/ee_pose)")
 
 

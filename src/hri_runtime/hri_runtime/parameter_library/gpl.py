@@ -41,7 +41,8 @@ from typing import Any
 
 import yaml
 
-from hri_runtime.config.tree import ConfigError, find_config_root, is_leaf_spec, load_declarations
+from hri_runtime.config.tree import ConfigError, find_config_root, load_declarations
+from hri_runtime.parameter_library.typed import leaves
 
 __all__ = ["document", "render", "load_spec", "main", "flatten_value", "parameter_values", "default_spec_path"]
 
@@ -145,16 +146,6 @@ def _parameter(dotted: str, spec: dict, live: bool, validators: str) -> dict:
     if validation:
         out["validation"] = validation
     return out
-
-
-def leaves(node: Any, path: tuple = ()):
-    """(dotted path tuple, leaf declaration) of every leaf under a declaration node, in order."""
-    if is_leaf_spec(node):
-        yield path, node
-        return
-    for k, v in node.items():
-        if isinstance(v, dict):
-            yield from leaves(v, path + (k,))
 
 
 def document(spec: dict, declarations=None) -> dict:

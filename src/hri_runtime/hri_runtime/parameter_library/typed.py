@@ -297,7 +297,7 @@ def declare_config(node, sections, cfg: Optional[dict] = None, *, robot: str = "
             spec = declarations.spec(section)
         except KeyError as exc:
             raise ConfigError(None, section, None, f"a declared section ({exc.args[0]})") from None
-        for path, leaf in _leaves(spec, tuple(section.split("."))):
+        for path, leaf in leaves(spec, tuple(section.split(".")), fields=True):
             if not _is_ros_parameter(leaf):
                 continue
             current = _lookup(cfg, path)
@@ -329,16 +329,18 @@ def _declared(node, name: str, default: str, description: str) -> str:
                                                   "description": description}).value
 
 
-def _leaves(spec: dict, path: tuple):
-    if is_structured(spec):              # a map with declared fields: each field is a parameter
-        for key, child in spec["fields"].items():
-            yield from _leaves(child, path + (key,))
-        return
-    if is_leaf_spec(spec):
-        yield path, spec
-        return
-    for key, child in spec.items():
-        yield from _leaves(child, path + (key,))
+def leaves(node: Any, path: tuple = (), fields: bool = False):
+    """(dotted path tuple, leaf declaration) of every leaf under a declaration node, in order;
+    with ``fields`` a structured map stands as its declared fields."""
+    if fields and is_structured(node):
+        for key, child in node["fields"].items():
+            yield from leaves(child, path + (key,), fields)
+    elif is_leaf_spec(node):
+        yield path, node
+    else:
+        for key, child in node.items():
+            if isinstance(child, dict):
+                yield from leaves(child, path + (key,), fields)
 
 
 def _is_ros_parameter(spec: dict) -> bool:

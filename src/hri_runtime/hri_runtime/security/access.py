@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from hri_runtime.security.classes import CLASSES, AccessClass, check_access_declaration  # noqa: F401 (re-exported)
+from hri_runtime.security.classes import CLASSES
 from hri_runtime.impl import wire
 
 __all__ = ["ROLES", "CLASSES", "TOPIC_CLASSES", "SERVICE_CLASSES", "Endpoint", "endpoints", "classify",

@@ -9,7 +9,7 @@ Hardware (``ros2_control.hardware``), each exposing the interfaces the controlle
   (``model_file``, ``ee_site``), plus the EE force-torque sensor ``ros2_control.ft_sensor`` and the
   scripted-push GPIO ``ros2_control.push_gpio`` (simulation only);
 - ``mock``: ``mock_components/GenericSystem`` (plumbing check: the states stay at their initial
-  values, effort commands are mirrored);
+  values, effort commands are mirrored), with the same F/T sensor reading zero;
 - ``franka`` / ``ur`` / ``iiwa``: the vendor's plugin with its parameters named as in the vendor's
   own description (``ros2_control.<vendor>.*``, ``robot_ip``); only for a robot whose
   ``ros2_control.vendor`` is that vendor.
@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import Any, Optional
 from xml.sax.saxutils import quoteattr
 
-__all__ = ["HARDWARE", "ros2_control_xml", "manager_parameters", "hardware_refusal", "files_dir"]
+__all__ = ["HARDWARE", "ros2_control_xml", "manager_parameters", "hardware_refusal", "files_dir", "description_tag",
+           "MODEL_FILE"]
 
 HARDWARE = ("mujoco", "mock", "franka", "ur", "iiwa")
 VENDORS = ("franka", "ur", "iiwa")
 PLUGINS = {"mujoco": "hri_controllers/MujocoSystem", "mock": "mock_components/GenericSystem"}
+MODEL_FILE = "model.mjb"   # in ros2_control.dir: the arm with torque motors at 1 / interaction.rate_hz
+SIMULATED = ("mujoco", "mock")   # the hardware with the F/T sensor ros2_control.ft_sensor in its tag
 
 
 def files_dir(cfg: dict, cwd: Optional[Path] = None) -> Path:
@@ -66,7 +69,7 @@ def _hardware_params(cfg: dict, hardware: str, model_file: Optional[str]) -> lis
             raise ValueError("hardware mujoco needs the model file (hri sim ros2-control writes it)")
         return [("model_file", model_file), ("ee_site", cfg["interaction"]["ee_site"])]
     if hardware == "mock":
-        return [("mock_sensor_commands", False), ("state_following_offset", 0.0)]
+        return [("mock_sensor_commands", False)]
     ip = rc["robot_ip"]
     if hardware == "franka":
         return [("robot_ip", ip), ("arm_id", rc["franka"]["arm_id"])]
@@ -102,10 +105,14 @@ def ros2_control_xml(cfg: dict, hardware: str, model_file: Optional[str] = None)
                 f'        <param name="initial_value">{math.radians(float(q0))!r}</param>',
                 "      </state_interface>", '      <state_interface name="velocity"/>',
                 '      <state_interface name="effort"/>', "    </joint>"]
-    if hardware == "mujoco":
+    if hardware in SIMULATED:
         out.append(f"    <sensor name={quoteattr(rc['ft_sensor'])}>")
-        out += [f'      <state_interface name="{a}.{x}"/>' for a in ("force", "torque") for x in "xyz"]
+        for a in ("force", "torque"):
+            for x in "xyz":      # GenericSystem's sensor states are NaN without an initial value
+                out += [f'      <state_interface name="{a}.{x}">', '        <param name="initial_value">0.0</param>',
+                        "      </state_interface>"]
         out.append("    </sensor>")
+    if hardware == "mujoco":
         out.append(f"    <gpio name={quoteattr(rc['push_gpio'])}>")
         out += [f'      <command_interface name="force.{x}"/>' for x in "xyz"]
         out.append("    </gpio>")
@@ -113,20 +120,21 @@ def ros2_control_xml(cfg: dict, hardware: str, model_file: Optional[str] = None)
     return "\n".join(out) + "\n"
 
 
-def description_tag(cfg: dict) -> Optional[str]:
+def description_tag(cfg: dict, model_file: Optional[str]) -> Optional[str]:
     """The ``<ros2_control>`` tag the ``robot_state`` node puts into ``/robot_description``, where
-    the controller manager reads it: that of ``ros2_control.hardware`` when ``ros2_control.control``
-    is ``ros2_control``, else ``None`` (docs/hardware.md)."""
+    the controller manager reads it: that of ``ros2_control.hardware`` (MuJoCo: on ``model_file``)
+    when ``ros2_control.control`` is ``ros2_control``, else ``None`` (docs/hardware.md)."""
     sec = cfg["ros2_control"]
     if sec["control"] != "ros2_control":
         return None
-    return ros2_control_xml(cfg, sec["hardware"], str(files_dir(cfg) / "model.mjb"))
+    return ros2_control_xml(cfg, sec["hardware"], model_file)
 
 
 def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) -> dict:
     """The ros2_control_node parameter file: the controller manager (update rate, the controller
     types) and the interaction controller's parameters ``controller_values`` (the generated
-    library's names: hri_runtime.parameter_library.gpl.parameter_values); besides it the standard
+    library's names: hri_runtime.parameter_library.gpl.parameter_values; ``ft_sensor.name`` is
+    ``ros2_control.ft_sensor``, read where the hardware has it); besides it the standard
     controllers: joint_state_broadcaster, effort_controller (a JointGroupEffortController on the
     same joints, for a switch) and push_controller (the MuJoCo system's scripted push)."""
     rc = cfg["ros2_control"]
@@ -139,7 +147,7 @@ def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) 
             "effort_controller": {"type": "effort_controllers/JointGroupEffortController"},
             "push_controller": {"type": "forward_command_controller/MultiInterfaceForwardCommandController"},
         }},
-        rc["controller"]: {"ros__parameters": controller_values},
+        rc["controller"]: {"ros__parameters": {**controller_values, "ft_sensor": {"name": rc["ft_sensor"]}}},
         rc["joint_state_broadcaster"]: {"ros__parameters": {"joints": list(names),
                                                              "interfaces": ["position", "velocity", "effort"]}},
         "effort_controller": {"ros__parameters": {"joints": list(names)}},

@@ -139,7 +139,7 @@ def urdf_from_mujoco(model, *, robot_name: str, root_link: str, ee_site: Optiona
         return b == root
 
     link_of = lambda b: root_link if b == root else _name(model, "body", b)  # noqa: E731
-    out = [f'<?xml version="1.0"?>', f'<robot name={quoteattr(robot_name)}>',
+    out = ['<?xml version="1.0"?>', f'<robot name={quoteattr(robot_name)}>',
            f'  <link name={quoteattr(root_link)}/>' if root == 0 else _link(model, root, mesh_uri, root_link)]
     for b in range(1, model.nbody):
         if b == root or not in_subtree(b):

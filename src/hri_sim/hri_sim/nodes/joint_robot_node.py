@@ -1,49 +1,9 @@
-"""``joint_robot``: a simulated robot with per-joint position/effort commands, as a node.
-
-The robot a lab tunes, in MuJoCo: the humanoid arm in setup S1–S4 or the FR3 with torque motors
-(``hri_sim.pid_plants_mujoco.build_pid_robot``). Every ``control_period_s`` of the node's clock:
-
-    command (per joint)  ──►  position mode: the robot's own PID (gains set by ~/set_gains)
-                              effort mode:   the commanded effort
-                         ──►  C++ SafetyChecker (torque, torque rate, NaN, stale: clamp AND flag)
-                         ──►  MuJoCo step  ──►  joint_states (position, velocity, applied effort)
-
-Parameters: ``robot`` (humanoid_arm or fr3), ``setup`` (S1–S4, the humanoid arm's), ``robot_id``,
-``safety.command_stale_after_s``, every ``pid_tuning.live.*`` and ``pid_tuning.pid.*`` key, the
-relay's ``joint_limit_margin_deg`` and the robot's initial gains (their config values as defaults,
-``hri_runtime.parameter_library.typed.declare_config``).
-
-Topics (names from ``pid_tuning.live``):
-
-* in ``joint_commands`` (``sensor_msgs/JointState``): for each named joint a finite ``position``
-  selects position mode with that target (rad); otherwise a finite ``effort`` (N·m) selects
-  effort mode. Unknown joints, length mismatches and NaN entries are rejected and counted.
-* out ``joint_states`` (``sensor_msgs/JointState``, stamped with the node clock).
-* service ``~/rehome`` (``std_srvs/srv/Trigger``, simulation only): back to the base pose at rest.
-* service ``~/set_gains`` (``hri_interfaces/srv/Tune``: ``joint``, ``gains`` = [kp, ki, kd]) –
-  acknowledged (``success``) only when the joint exists and
-  :func:`hri_sim.core.joint_control.pid_gains_refusal` finds
-  nothing wrong; it changes the gain parameters below (``param get`` shows them).
-
-Gains as parameters, settable at run time (``ros2 param set`` / ``hri param set``): the robot's
-PID gains per joint (in the order of its joints) are the parameters ``<gains>.kp``, ``.ki`` and
-``.kd`` of its config, ``<gains>`` = ``pid_tuning.initial_gains`` (a config robot, e.g. fr3) or
-``pid_tuning.humanoid_arm.initial_gains``: checked per joint by ``pid_gains_refusal`` (the one
-check of the service too; refused with its sentence, nothing changed) and used from the next
-control period on.
-
-Safety: the system stop (``/safety/stop``, ``hri_safety.nodes.stop_listener``): while it is
-latched, or no supervisor has spoken yet, every joint holds where it is (flag ``system_stop``) and
-commands are refused (counted as ``system_stop``). An effort-mode joint whose last command is older than ``safety.command_stale_after_s``
-returns to position mode holding where it is (flag ``stale``; silence = hold); a checker rejection
-(NaN, bad stamp) holds every joint; an effort-mode joint that comes within
-``pid_tuning.relay.joint_limit_margin_deg`` of a limit is held there (flag ``position``). Every flag
-is counted (``flags``) and latched in ``flagged`` until :meth:`clear_flags`. A simulation that
-blows up (MuJoCo instability under unstable gains) is re-homed at the base pose with every joint
-held (flag ``sim_diverged``) – the simulator's stand-in for an emergency stop and re-homing.
-
-The control logic (modes, holds, flags, gains) is :class:`hri_sim.core.joint_control.JointController`;
-this node declares the parameters, builds the plant and wires topics, services and the timer to it.
+"""``joint_robot``: a simulated robot with per-joint position/effort commands, as a node: the
+robot a lab tunes, in MuJoCo (the humanoid arm in setup S1–S4 or the FR3 with torque motors,
+``hri_sim.pid_plants_mujoco.build_pid_robot``). Endpoints, parameters and holds:
+docs/pid-tuning.md "Live path"; the control logic (modes, holds, flags, gains, the system stop) is
+:class:`hri_sim.core.joint_control.JointController`. This node declares the parameters, builds the
+plant and wires topics, services and the timer to it.
 """
 from __future__ import annotations
 

@@ -1,27 +1,12 @@
-"""``robot_state``: /robot_description, /tf_static and /tf of a robot, as robot_state_publisher does.
+"""``robot_state``: /robot_description, /tf_static and /tf of a robot, as robot_state_publisher does
+(topics, frames, meshes, Tino's odometry: docs/ros2-interop.md "Robot description and TF").
 
 Wiring only; the logic is :mod:`hri_sim.core.urdf` (URDF of the MuJoCo model the simulation
-loads: ``hri_sim.models.load_arm(robot)``, the interaction loop's model, for an arm;
-``hri_sim.tino.tino_model`` for the social robot, rooted at its base body) and
-:mod:`hri_sim.core.robot_state` (URDF -> transforms).
-
-- out ``topics.robot_description`` (std_msgs/String, the URDF; reliable, TRANSIENT_LOCAL depth 1);
-- out ``topics.tf_static`` (tf2_msgs/TFMessage, every fixed joint incl. the EE frame
-  ``frames.ee``, one message; TRANSIENT_LOCAL depth 1, as robot_state_publisher);
-- in ``topics.joint_states`` -> out ``topics.tf``: the movable joints named in the message, stamped
-  with its stamp; a message with mismatched lengths, a NaN position or no known joint is rejected
-  and counted (the node's ``rejected_count``, one log line), never published;
-- in ``topics.reference`` / ``topics.modified_pose`` (PoseStamped) -> ``/tf`` frames
-  ``robot_state.frames.reference`` / ``.admittance`` under the message's frame (a bad pose is
-  rejected and counted).
-
-Frame ids in ``/tf`` and ``/tf_static`` carry ``robot_state.frame_prefix`` (robot_state_publisher's
-``frame_prefix``: two robots on one ``/tf``, docs/ros2-interop.md "Namespaces"; Tino's odom -> base
-too, so two bases do not share an odom frame); the URDF keeps
-its link names.
-
-Mesh URIs: ``robot_state.mesh_uri`` (docs/ros2-interop.md, "Robot description and TF"). On
-rclpy without the tf2_msgs package the node says so once and publishes only the description.
+loads) and :mod:`hri_sim.core.robot_state` (URDF -> transforms). A joint state with mismatched
+lengths, a NaN position or no known joint, and a bad reference / modified pose, are rejected and
+counted (the node's ``rejected_count``, one log line), never published. With
+``ros2_control.control: ros2_control`` the URDF has the ``<ros2_control>`` tag, published after the
+model file it names is written (docs/hardware.md).
 """
 from __future__ import annotations
 
@@ -39,6 +24,7 @@ from hri_runtime.qos import QOS_LATCHED
 from ..core.robot_state import UrdfTree, transform_tuple
 from ..core.urdf import mesh_uri_function, urdf_from_mujoco
 
+
 def transform_stamped(parent: str, child: str, t: np.ndarray, stamp):
     (x, y, z), (qx, qy, qz, qw) = transform_tuple(t)
     return msgs.new("geometry_msgs/msg/TransformStamped",
@@ -52,7 +38,7 @@ class RobotStateNode(Node):
     def __init__(self, cfg: Optional[dict] = None, **kw):
         super().__init__("robot_state", **kw)
         from ..core.ros2_control import description_tag
-        from ..models import arm_asset_root, load_arm
+        from ..models import arm_asset_root, load_arm, write_ros2_control_model
 
         self.cfg = declare_config(self, ("robot_state", "frames", "joints.names", "joints.velocity_max_deg_s",
                                          "joints.torque_max_nm", "ros2_control"), cfg=cfg)
@@ -71,15 +57,15 @@ class RobotStateNode(Node):
             self.urdf = urdf_from_mujoco(tino_model(TinoSimParams.from_tree(self.cfg)), robot_name=robot,
                                          root_link=self.cfg["frames"]["base"], root_body="base", ee_site=None,
                                          ee_link=self.cfg["frames"]["ee"], movable=movable, mesh_uri=str)
-        else:
-            model = load_arm(robot, actuation="torque")
-            self.urdf = urdf_from_mujoco(model, robot_name=robot, root_link=self.cfg["frames"]["base"],
-                                         ee_site=sec["ee_site"], ee_link=self.cfg["frames"]["ee"], movable=movable,
+        else:   # control:=ros2_control: the tag names the model file, written here before it is published
+            tag = description_tag(self.cfg, str(write_ros2_control_model(self.cfg))
+                                  if self.cfg["ros2_control"]["control"] == "ros2_control" else None)
+            self.urdf = urdf_from_mujoco(load_arm(robot, actuation="torque"), robot_name=robot,
+                                         root_link=self.cfg["frames"]["base"], ee_site=sec["ee_site"],
+                                         ee_link=self.cfg["frames"]["ee"], movable=movable,
                                          mesh_uri=mesh_uri_function(robot, sec["mesh_uri"], arm_asset_root(robot)),
-                                         ros2_control=description_tag(self.cfg))
-        self.tree = UrdfTree.parse(self.urdf)
-        self.prefix = str(sec["frame_prefix"])
-        t = sec["topics"]
+                                         ros2_control=tag)
+        self.tree, self.prefix, t = UrdfTree.parse(self.urdf), str(sec["frame_prefix"]), sec["topics"]
         self.js_topic = t["joint_states"]
         self.desc_pub = self.create_publisher("std_msgs/msg/String", t["robot_description"], qos=QOS_LATCHED)
         try:
