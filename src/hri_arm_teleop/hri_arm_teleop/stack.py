@@ -152,6 +152,7 @@ class ArmStack:
         self.scenario = Node("scenario", context=ctx)      # the person at the console
         self.push_pub = self.scenario.create_publisher("geometry_msgs/msg/WrenchStamped", it.sim_push, qos=10)
         self.mode_pub = self.scenario.create_publisher("std_msgs/msg/String", it.mode, qos=10)
+        self.base_frame = FramesParams.from_tree(cfg).base
         self.mcap = Path(mcap) if mcap is not None else None
         if self.mcap is not None:
             self.lockstep.record(self.mcap, recorded_topics(cfg, self.jitter), library="hri_arm_teleop")
@@ -203,7 +204,7 @@ class ArmStack:
             f = self.person.force(now)
             if not np.array_equal(f, self._push):
                 self._push = f.copy()
-                self.push_pub.publish(_wrench(f, now, FramesParams.from_tree(self.cfg).base))
+                self.push_pub.publish(_wrench(f, now, self.base_frame))
             mode = self.person.mode(now)
             if mode != self.engine.mode and not self.engine.held:     # asked again until taken
                 self.mode_pub.publish(msgs.new("std_msgs/msg/String", data=mode))

@@ -1,6 +1,6 @@
 """``interaction``: the 1 kHz impedance/admittance controller as a node: the engine of
-:mod:`hri_interaction.engine` (the C++ real-time loop on a real clock, the C++ tick stepped by this
-node's 1 ms timer on a simulated clock) wired to topics; input rules and counters in the engine
+:mod:`hri_interaction.engine` (the C++ real-time loop: on its own thread on a real clock, stepped
+by this node's 1 ms timer on a simulated clock) wired to topics; input rules and counters in the engine
 (:mod:`hri_interaction.core.inputs`), run-time parameters and the report in :mod:`hri_interaction.core.live`.
 
 In (``interaction.topics``): the reference pose (base frame), the mode (String), the impedance gains
@@ -47,12 +47,11 @@ class InteractionNode(Node):
         self.driver = p.node.driver
         joints = JointsParams.from_tree(self.cfg)
         self.joint_names = list(joints.names)
-        # a simulated clock: this node's 1 ms timer steps the python engine in lockstep with it
+        # a simulated clock: this node's 1 ms timer steps the engine in lockstep with it
         simulated = getattr(self.context, "kind", "") == "inproc" or bool(self.get_parameter("use_sim_time").value)
         self.engine = make_engine(self.cfg, np.deg2rad(joints.named_positions_deg["home"]), driver=self.driver,
                                   simulated=simulated, params=p)
-        # the lockstep engine's controller and arm (tests read their state); None with the rt loop
-        self.ctrl, self.sim = getattr(self.engine, "ctrl", None), getattr(self.engine, "sim", None)
+        self.sim = self.engine.sim      # the simulated arm (driver topic: the model at the measured state)
         self.base_frame = FramesParams.from_tree(self.cfg).base
         self.dt = 1.0 / p.rate_hz
         self.report = StateReport.of_node(p, self.get_clock().now_s())   # the timer's periods, the reference's age
@@ -85,11 +84,11 @@ class InteractionNode(Node):
         self._diag: dict = {}
         self.stop = StopListener(self, on_change=lambda stopped, why: self.engine.hold(stopped, why or "stop"))
         self.engine.hold(True, self.stop.reason)        # silence = stop until the supervisor speaks
-        if self.engine.kind == "rt":
+        if self.engine.lockstep:
+            self.create_timer(self.dt, self.tick)
+        else:
             self.engine.start()
             self.get_logger().info(f"1 kHz loop: C++ real-time thread ({self.engine.state().get('rt', {})})")
-        else:
-            self.create_timer(self.dt, self.tick)
         self.create_timer(1.0 / p.node.state_rate_hz, self.publish_state)
 
     def destroy_node(self):
@@ -111,9 +110,9 @@ class InteractionNode(Node):
         self.report.periods.tick()
         if self.stop.stopped:                     # authoritative every cycle
             self.engine.hold(True, self.stop.reason)
-        res = self.engine.step(1)
-        if res is not None:
-            self.tau_pub.publish(torque_msg(res.tau))
+        tau = self.engine.step(1)
+        if tau is not None:
+            self.tau_pub.publish(torque_msg(tau))
 
     def publish_joint_states(self) -> None:   # driver sim, at node.joint_state_rate_hz
         self.robot_js_pub.publish(joint_state_msg(self.get_clock().now_s(), self.base_frame, self.joint_names,
@@ -125,7 +124,7 @@ class InteractionNode(Node):
         if self.driver == "sim":
             self.js_pub.publish(joint_state_msg(now, self.base_frame, self.joint_names, s))
             self.ee_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ee"]), now, self.base_frame))
-        if self.engine.kind == "rt":     # the loop thread's torque, at the state rate
+        if not self.engine.lockstep:     # the loop thread's torque, at the state rate
             self.tau_pub.publish(torque_msg(s["tau"]))
         self.pose_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ref"]), now, self.base_frame))
         self._diag = self.report.complete(diagnostics(s, self.dt, self.report.state_periods()), now,

@@ -359,19 +359,64 @@ class McapReader:
 
         # a relative name asks for it resolved in the root namespace, as the writer records it
         want = {t if t.startswith("/") else "/" + t for t in topics} if topics is not None else None
+        t0 = None if start_s is None else int(start_s * 1e9)
+        t1 = None if end_s is None else int(end_s * 1e9)
+        names: dict = {}                     # schema id -> normalised type name
         with open(self.path, "rb") as fh:
             r = make_reader(fh)
-            for sch, ch, m in r.iter_messages(
-                    topics=list(want) if want is not None else None,
-                    start_time=None if start_s is None else int(start_s * 1e9),
-                    end_time=None if end_s is None else int(end_s * 1e9), log_time_order=True):
+            summary = r.get_summary()
+            if _chunks_in_time_order(summary):
+                it = _chunkwise(fh, summary, want, t0, t1)
+            else:
+                it = r.iter_messages(topics=list(want) if want is not None else None, start_time=t0,
+                                     end_time=t1, log_time_order=True)
+            for sch, ch, m in it:
                 if sch is None or ch.message_encoding != "cdr":
                     continue
-                t = msgs.normalize(sch.name)
+                t = names.get(sch.id)
+                if t is None:
+                    t = names[sch.id] = msgs.normalize(sch.name)
                 if ch.topic not in getattr(self, "_topics", {}):
                     _register_schema(t, sch.data.decode("utf-8", "replace"))
                     self._topics = {**getattr(self, "_topics", {}), ch.topic: t}
                 yield RecordedMessage(ch.topic, t, m.log_time, m.publish_time, bytes(m.data))
+
+
+def _chunks_in_time_order(summary) -> bool:
+    """The file's chunks (in file order) cover consecutive time ranges (each ends at or before the
+    next one starts: what a recorder writing as time goes writes)."""
+    if summary is None or not summary.chunk_indexes:
+        return False
+    ci = sorted(summary.chunk_indexes, key=lambda c: c.chunk_start_offset)
+    return all(a.message_end_time <= b.message_start_time for a, b in zip(ci, ci[1:]))
+
+
+def _chunkwise(fh, summary, want, t0, t1):
+    """(schema, channel, message) of a file whose chunks are in time order
+    (:func:`_chunks_in_time_order`) in log-time order, ties in file order (as mcap's
+    ``iter_messages(log_time_order=True)``): chunk after chunk, each chunk's messages sorted
+    (stable), without a heap over the whole file."""
+    from mcap.data_stream import ReadDataStream
+    from mcap.records import Chunk, Message
+    from mcap.stream_reader import breakup_chunk
+
+    channels = {cid: ch for cid, ch in summary.channels.items() if want is None or ch.topic in want}
+    for ci in sorted(summary.chunk_indexes, key=lambda c: c.chunk_start_offset):
+        if (t0 is not None and ci.message_end_time < t0) or (t1 is not None and ci.message_start_time >= t1):
+            continue
+        if ci.message_index_offsets and not any(cid in channels for cid in ci.message_index_offsets):
+            continue
+        fh.seek(ci.chunk_start_offset + 1 + 8)          # opcode, record length
+        out = []
+        for rec in breakup_chunk(Chunk.read(ReadDataStream(fh))):
+            if type(rec) is not Message:
+                continue
+            ch = channels.get(rec.channel_id)
+            if ch is None or (t0 is not None and rec.log_time < t0) or (t1 is not None and rec.log_time >= t1):
+                continue
+            out.append((summary.schemas.get(ch.schema_id), ch, rec))
+        out.sort(key=lambda x: x[2].log_time)
+        yield from out
 
 
 # --------------------------------------------------------------------------- record / play on a node
