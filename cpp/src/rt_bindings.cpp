@@ -380,6 +380,9 @@ void bind_rt(py::module_& root) {
           },
           "lockstep: the state dict with q, dq, world_T_ee, wrench_body of the arm after the last step "
           "(the robot read now), period_error_us / tick_cost_us None; RuntimeError while running")
+      .def("apply_pending", [](PyRtLoop& L) { L.loop->apply_pending(); },
+           "lockstep: the commands given so far taken now (as the next tick would first) and shown "
+           "in state(); RuntimeError while running")
       .def(
           "last_tau",
           [](PyRtLoop& L) { return I::VecN(L.loop->last_tau()); },

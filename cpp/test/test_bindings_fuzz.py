@@ -398,7 +398,7 @@ NO_ARRAYS = {
     "interaction.InteractionTick.set_law", "interaction.InteractionTick.set_link_statistics",
     "rt.MujocoRobot.read", "rt.RobotState",
     "rt.RobotInterface", *(f"rt.RtLoop.{m}" for m in ("hold", "reset_filter", "reset_stats", "set_frozen", "set_law", "set_mode",
-                                                      "start", "state", "state_after_step", "last_tau", "step",
+                                                      "start", "state", "state_after_step", "last_tau", "apply_pending", "step",
                                                       "stop", "trace")),
     *(f"interaction.TickParams.{f}=" for f in (
         "n", "law", "filter", "gravity_compensation", "coriolis_compensation", "energy_floor_j", "max_damping",

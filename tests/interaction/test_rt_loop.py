@@ -217,12 +217,15 @@ def test_state_after_step_is_the_arm_after_the_physics_step(cfg):
     loop.step(1)                                      # the next tick read exactly that state
     np.testing.assert_array_equal(loop.state()["world_T_ee"], after["world_T_ee"])
     np.testing.assert_array_equal(loop.state()["q"], after["q"])
+    # a caller stepping the loop takes a command at once (apply_pending), as the next tick would first
+    assert loop.set_mode("hybrid") and loop.state()["mode"] == "impedance"
+    loop.apply_pending()
+    assert loop.state()["mode"] == "hybrid" and loop.state()["ticks"] == 201
     loop.start()
     try:
-        with pytest.raises(RuntimeError, match="running"):
-            loop.state_after_step()
-        with pytest.raises(RuntimeError, match="running"):
-            loop.last_tau()
+        for call in (loop.state_after_step, loop.last_tau, loop.apply_pending):
+            with pytest.raises(RuntimeError, match="running"):
+                call()
     finally:
         loop.stop()
 

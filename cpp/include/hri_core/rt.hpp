@@ -341,6 +341,14 @@ class RtLoop {
     state_buf_.update();
     out = state_buf_.front();
   }
+  /// Lockstep: take the commands given so far now, as the next cycle would first, and publish the
+  /// state with them (a caller that steps the loop itself sees an input in state() at once; a hold
+  /// still anchors at the next cycle's reading). Not while the thread runs (runtime_error).
+  void apply_pending() {
+    if (running_.load()) throw std::runtime_error("RtLoop.apply_pending: the real-time thread is running");
+    apply_commands();
+    publish_state();
+  }
   /// Lockstep: the state after the last cycle's physics step, as a simulation reports it after
   /// its step: state() with q, dq, world_T_ee and wrench_body (a robot wrench) read from the robot
   /// now, i.e. what the next cycle's read() will see (state() holds the reading the tick used,

@@ -157,6 +157,14 @@ static long test_lockstep() {
     loop.step(1);  // the next tick reads exactly that state
     loop.state(before);
     CHECK(before.q == after.q && before.world_T_ee == after.world_T_ee);
+    // a caller stepping the loop takes a command at once: state() shows it before the next tick
+    loop.set_mode(I::MODE_HYBRID, -1.0);
+    loop.state(before);
+    CHECK(before.mode == I::MODE_ADMITTANCE);
+    loop.apply_pending();
+    loop.state(before);
+    CHECK(before.mode == I::MODE_HYBRID && before.ticks == after.ticks + 1);
+    loop.set_mode(I::MODE_ADMITTANCE, 0.1);
     loop.set_target(T);
     loop.step(3000);
     loop.state(s);
@@ -254,6 +262,13 @@ static long test_thread() {
   threw = false;
   try {
     loop.state_after_step(refused);  // the robot belongs to the thread
+  } catch (const std::runtime_error&) {
+    threw = true;
+  }
+  CHECK(threw);
+  threw = false;
+  try {
+    loop.apply_pending();
   } catch (const std::runtime_error&) {
     threw = true;
   }

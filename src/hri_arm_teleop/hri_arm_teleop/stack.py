@@ -202,7 +202,7 @@ class ArmStack:
         self.lost_waiting += self.arm.vr.receive(sent, self.recv_timeout_s)
         if self.person is not None:
             f = self.person.force(now)
-            if not np.array_equal(f, self._push):
+            if f.tolist() != self._push.tolist():
                 self._push = f.copy()
                 self.push_pub.publish(_wrench(f, now, self.base_frame))
             mode = self.person.mode(now)
@@ -296,8 +296,8 @@ def read_trace(path: Path, cfg: dict, jitter: bool, packets=((), ())) -> dict:
     }
     # packet -> torque: each newly delivered source stamp, the first torque change at or after it
     tq_ns = np.asarray(series[torque_t][0], np.int64)
-    tq = [np.asarray(m.data, float) for m in series[torque_t][1]]
-    changed = np.array([i > 0 and np.any(tq[i] != tq[i - 1]) for i in range(len(tq))], bool)
+    tq = np.array([m.data for m in series[torque_t][1]], float).reshape(len(tq_ns), -1)
+    changed = np.r_[False, np.any(tq[1:] != tq[:-1], axis=1)] if len(tq) else np.zeros(0, bool)
     change_ns = tq_ns[changed]
     news, last_src = [], None          # (delivered at, source) of each reference from a newer packet
     for ns, m in zip(*series[ref_t]):

@@ -299,9 +299,15 @@ class RtEngine(_Engine):
 
     held = property(lambda self: self.inputs.held, doc="the stop input holds")
 
+    def _sent(self) -> None:
+        """A command went to the loop: in lockstep it takes it at once (as its next tick would
+        first; ``RtLoop.apply_pending``), so :meth:`state` shows it; the thread takes it at its next tick."""
+        if self.lockstep:
+            self.loop.apply_pending()
+
     def set_mode(self, mode: str) -> bool:
         """The input rules' mode check (refused while the stop holds); the loop switches at its
-        next tick with the settle bound for ``switch.settle_s``."""
+        next tick (in lockstep: at once) with the settle bound for ``switch.settle_s``."""
         frozen = f"{STOP_PREFIX}: {self.inputs.hold_reason}" if self.inputs.held else None
         if not self.inputs.mode(mode, frozen):
             return False
@@ -310,6 +316,7 @@ class RtEngine(_Engine):
             self.loop.reset_filter()
             self.loop.set_mode(mode, self.params.switch.settle_s)
             self.mode = mode
+            self._sent()
         return True
 
     @property
@@ -327,6 +334,7 @@ class RtEngine(_Engine):
         if law != s["law"]:
             log.info("interaction: law %s -> %s", s["law"], law)
             self.loop.set_law(law, self.params.switch.law_blend_s)
+            self._sent()
         return True
 
     def _set_gains(self, K, D) -> bool:
@@ -334,14 +342,17 @@ class RtEngine(_Engine):
         if g is None:
             return False
         self.loop.set_gains(g[0], g[1], self.params.blend_s)
+        self._sent()
         return True
 
     def _set_admittance(self, a) -> bool:
         self.loop.set_admittance(a.mass, a.damping, a.stiffness)
+        self._sent()
         return True
 
     def set_push(self, force_world, torque_world=(0.0, 0.0, 0.0)) -> None:
         self.loop.set_push(np.asarray(force_world, float), np.asarray(torque_world, float))
+        self._sent()
 
     def hold(self, on: bool, reason: str = "stop") -> None:
         """Stop: ``RtLoop.hold`` — at its next tick the loop re-anchors reference and target at
@@ -352,10 +363,14 @@ class RtEngine(_Engine):
         (log.warning if on else log.info)("interaction: %s (%s)", "hold" if on else "hold released", reason)
         self.inputs.hold(on, reason, self.ee_pose() if on else None)
         self.loop.hold(bool(on))
+        self._sent()
 
     def set_target(self, T) -> bool:
         T = self.inputs.reference(T)
-        return T is not None and bool(self.loop.set_target(T) is not False)
+        if T is None or self.loop.set_target(T) is False:
+            return False
+        self._sent()
+        return True
 
     def step(self, n: int = 1) -> np.ndarray:
         """``n`` ticks in lockstep; returns the last tick's command."""

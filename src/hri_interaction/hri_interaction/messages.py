@@ -25,8 +25,9 @@ def joint_state_msg(now_s: float, frame_id: str, names, s: dict):
 
 
 def torque_msg(tau):
-    """std_msgs/Float64MultiArray of the joint torques (N·m)."""
-    return msgs.new("std_msgs/msg/Float64MultiArray", data=np.array(tau, float))
+    """std_msgs/Float64MultiArray of the joint torques (N·m), an empty layout."""
+    return msgs.cls("std_msgs/msg/Float64MultiArray")(
+        layout=msgs.cls("std_msgs/msg/MultiArrayLayout")(dim=[], data_offset=0), data=np.array(tau, float))
 
 
 def _counts(d: dict) -> list:
@@ -44,8 +45,8 @@ def interaction_state_msg(diag: dict, stamp):
         frozen=str(diag.get("frozen") or ""), flags=[str(f) for f in diag.get("flags", [])],
         energy_j=float(diag.get("energy_j", nan)), energy_violations=int(diag.get("energy_violations", 0)),
         pc_saturations=int(diag.get("pc_saturations", 0)),
-        admittance_lambda=np.array([float(x) for x in diag.get("lambda", [])], float),
-        stiffness_diag=np.array([float(x) for x in diag.get("stiffness_diag", [])], float),
+        admittance_lambda=np.array(diag.get("lambda", ()), float),
+        stiffness_diag=np.array(diag.get("stiffness_diag", ()), float),
         reference_stale=bool(diag.get("reference_stale", False)), ticks=int(diag.get("ticks", 0)),
         driver=str(diag.get("driver", "")), rejected=_counts(diag.get("rejected")), events=_counts(diag.get("events")),
         period_p50_us=float(per.get("p50", nan)), period_p99_us=float(per.get("p99", nan)),

@@ -67,7 +67,7 @@ def _quat_from_rot(R) -> np.ndarray:
     else:
         s = 2.0 * math.sqrt(max(1.0 + r22 - r00 - r11, 0.0))  # s = 4z
         q = np.array([r02 + r20, r12 + r21, 0.25 * s * s, r10 - r01]) / s
-    q /= np.linalg.norm(q)
+    q /= math.sqrt(q.dot(q))         # np.linalg.norm's own sum (a Python sum rounds differently)
     return -q if q[3] < 0.0 else q
 
 
