@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from hri_runtime import msgs
 from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,15 +29,31 @@ def free_port(kind=socket.SOCK_STREAM) -> int:
         return s.getsockname()[1]
 
 
-def wait_for(cond, timeout_s: float = WAIT_S) -> bool:
-    """Poll ``cond`` every 50 ms until it holds (True) or ``timeout_s`` passed (False): a bound,
-    never a timing assertion."""
+def wait_for(cond, timeout_s: float = WAIT_S, step_s: float = 0.05) -> bool:
+    """Poll ``cond`` every ``step_s`` until it holds (True) or ``timeout_s`` passed (its last
+    answer): a bound, never a timing assertion. The one wait of the tests (``wait_until`` in the
+    older files is this)."""
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         if cond():
             return True
-        time.sleep(0.05)
-    return False
+        time.sleep(step_s)
+    return bool(cond())
+
+
+def safety_reset(node, timeout_s: float = 10.0):
+    """``/safety/reset`` (std_srvs/Trigger) from a probe node, as the operator at the console: also
+    what clears a heartbeat timeout that a node starved past ``safety.stop.timeout_s`` latched on
+    its own (docs/safety.md). The response, or None without one (refused by the router's access
+    rules, or no supervisor)."""
+    trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
+    cli = node.create_client("std_srvs/srv/Trigger", "/safety/reset")
+    try:
+        return cli.call(msgs.new(trig_t), timeout_s=timeout_s) if cli.wait_for_service(timeout_s) else None
+    except Exception:  # noqa: BLE001  (no reply)
+        return None
+    finally:
+        node.destroy_client(cli)
 
 
 def stack_env(ep: str, ros: bool = True) -> dict:

@@ -21,7 +21,7 @@ from hri_runtime import msgs
 from hri_runtime.node import Node
 from hri_runtime.qos import QOS_LATCHED
 
-from ..stack_launch import HRI, REPO, WAIT_S, LaunchedStack, free_port, wait_for
+from ..stack_launch import HRI, REPO, WAIT_S, LaunchedStack, free_port, safety_reset, wait_for
 
 ARMS = ("left", "right")
 # what both stacks may name: the cell's stop and the names global by design
@@ -87,12 +87,9 @@ def operator(arm, env, seconds=3.2):
 
 
 def reset(probe):
-    """``/safety/reset`` (std_srvs/Trigger) from the probe; it must succeed."""
-    trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
-    cli = probe.create_client("std_srvs/srv/Trigger", "/safety/reset")
-    assert cli.wait_for_service(10.0)
-    resp = cli.call(msgs.new(trig_t), timeout_s=10.0)
-    assert resp.success, resp.message
+    """``/safety/reset`` from the probe (stack_launch.safety_reset); it must succeed."""
+    resp = safety_reset(probe)
+    assert resp is not None and resp.success, resp
 
 
 def finish(p):

@@ -17,19 +17,11 @@ import pytest
 from hri_runtime import msgs
 from hri_runtime.node import Node
 from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams
+from ..stack_launch import wait_for  # noqa: E402  (bounded waits, free ports)
 
 HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 30.0
 STRING = "std_msgs/msg/String"
-
-
-def wait_until(pred, timeout_s=WAIT_S, step_s=0.02):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step_s)
-    return pred()
 
 
 @pytest.fixture
@@ -92,7 +84,7 @@ def test_without_once_or_times_it_repeats_until_ctrl_c(graph):
     got = graph.listen("/pub_repeat")
     p = graph.start("/pub_repeat", STRING, "{data: hi}", "-r", "50")
     try:
-        assert wait_until(lambda: len(got) >= 3), p.stderr.read() if p.poll() is not None else got
+        assert wait_for(lambda: len(got) >= 3), p.stderr.read() if p.poll() is not None else got
         assert p.poll() is None                                  # still publishing
     finally:
         rc, out, err = interrupt(p)
@@ -111,7 +103,7 @@ def test_once_publishes_one_message_and_exits(graph, flag):
     rc, out, err = graph.run(topic, STRING, "{data: one}", flag)
     assert rc == 0, err
     assert out == "publisher: beginning loop\npublishing #1: std_msgs.msg.String(data='one')\n\n"
-    assert wait_until(lambda: got == ["one"]) and got == ["one"]
+    assert wait_for(lambda: got == ["one"]) and got == ["one"]
 
 
 @pytest.mark.parametrize("flag", ["--times", "-t"])
@@ -120,7 +112,7 @@ def test_times_publishes_exactly_that_many(graph, flag):
     got = graph.listen(topic)
     rc, out, err = graph.run(topic, STRING, "{data: n}", flag, "5", "-r", "100")
     assert rc == 0, err
-    assert wait_until(lambda: len(got) == 5)
+    assert wait_for(lambda: len(got) == 5)
     assert out.count("publishing #") == 5 and "publishing #5: " in out and got == ["n"] * 5
 
 
@@ -130,13 +122,13 @@ def test_rate_paces_the_loop(graph):
     got = graph.listen("/pub_rate")
     p = graph.start("/pub_rate", STRING, "{data: slow}", "-r", "0.01", "-t", "2")
     try:
-        assert wait_until(lambda: len(got) == 1)
+        assert wait_for(lambda: len(got) == 1)
     finally:
         rc, out, err = interrupt(p)
     assert rc == 0 and out.count("publishing #") == 1 and got == ["slow"], err
     got2 = graph.listen("/pub_rate2")
     rc, out, err = graph.run("/pub_rate2", STRING, "{data: fast}", "--rate", "200", "-t", "4")
-    assert rc == 0 and wait_until(lambda: len(got2) == 4), err
+    assert rc == 0 and wait_for(lambda: len(got2) == 4), err
 
 
 def test_print_shows_every_nth(graph):
@@ -146,7 +138,7 @@ def test_print_shows_every_nth(graph):
     assert [ln for ln in out.splitlines() if ln] == [
         "publisher: beginning loop", "publishing #2: std_msgs.msg.String(data='p')",
         "publishing #4: std_msgs.msg.String(data='p')"]
-    assert wait_until(lambda: len(got) == 4)
+    assert wait_for(lambda: len(got) == 4)
 
 
 def test_wait_matching_subscriptions_waits_for_that_many(graph):
@@ -156,10 +148,10 @@ def test_wait_matching_subscriptions_waits_for_that_many(graph):
     try:
         assert p.stdout.readline() == "Waiting for at least 2 matching subscription(s)...\n"
         first = graph.listen("/pub_wait")
-        assert wait_until(lambda: graph.pub_endpoint("/pub_wait") is not None)
+        assert wait_for(lambda: graph.pub_endpoint("/pub_wait") is not None)
         assert p.poll() is None and first == []               # one is not enough
         second = graph.listen("/pub_wait")
-        assert wait_until(lambda: first == ["w"] and second == ["w"])
+        assert wait_for(lambda: first == ["w"] and second == ["w"])
         rc, out, err = p.wait(timeout=WAIT_S), p.stdout.read(), p.stderr.read()
     finally:
         if p.poll() is None:
@@ -180,12 +172,12 @@ def test_keep_alive_keeps_the_publisher_after_its_last_message(graph):
     got = graph.listen("/pub_keep")
     p = graph.start("/pub_keep", STRING, "{data: k}", "--once", "--keep-alive", "1000")
     try:
-        assert wait_until(lambda: got == ["k"])
+        assert wait_for(lambda: got == ["k"])
         assert p.poll() is None and graph.pub_endpoint("/pub_keep") is not None   # still there
     finally:
         rc, _, err = interrupt(p)
     assert rc == 0, err
-    assert wait_until(lambda: graph.pub_endpoint("/pub_keep") is None)           # gone with it
+    assert wait_for(lambda: graph.pub_endpoint("/pub_keep") is None)           # gone with it
 
 
 @pytest.mark.parametrize("args, expect", [
@@ -200,7 +192,7 @@ def test_qos_options_set_the_offered_qos(graph, args, expect):
     topic = f"/pub_qos_{abs(hash(tuple(args)))}"
     p = graph.start(topic, STRING, "{data: q}", "-w", "0", "--keep-alive", "1000", *args)
     try:
-        assert wait_until(lambda: graph.pub_endpoint(topic) is not None)
+        assert wait_for(lambda: graph.pub_endpoint(topic) is not None)
         q = graph.pub_endpoint(topic).qos
         assert {k: getattr(q, k) for k in expect} == expect
     finally:
@@ -212,11 +204,11 @@ def test_transient_local_reaches_a_subscriber_created_after_the_message(graph):
     p = graph.start("/pub_latched", STRING, "{data: latched}", "--once", "-w", "0", "--keep-alive", "1000",
                     "--qos-durability", "transient_local")
     try:
-        assert wait_until(lambda: graph.pub_endpoint("/pub_latched") is not None)
+        assert wait_for(lambda: graph.pub_endpoint("/pub_latched") is not None)
         for line in ("publisher: beginning loop\n", "publishing #1: std_msgs.msg.String(data='latched')\n"):
             assert p.stdout.readline() == line          # published before anyone listened
         late = graph.listen("/pub_latched", qos="latched")
-        assert wait_until(lambda: late == ["latched"])
+        assert wait_for(lambda: late == ["latched"])
     finally:
         interrupt(p)
 
@@ -224,7 +216,7 @@ def test_transient_local_reaches_a_subscriber_created_after_the_message(graph):
 def test_node_name_names_the_publishing_node(graph):
     p = graph.start("/pub_named", STRING, "{data: n}", "-n", "my_talker", "-w", "0", "--keep-alive", "1000")
     try:
-        assert wait_until(lambda: graph.pub_endpoint("/pub_named") is not None)
+        assert wait_for(lambda: graph.pub_endpoint("/pub_named") is not None)
         assert graph.pub_endpoint("/pub_named").node_fqn == "/my_talker"
     finally:
         interrupt(p)
@@ -234,7 +226,7 @@ def test_stdin_gives_the_values(graph):
     got = graph.listen("/pub_stdin")
     rc, out, err = graph.run("/pub_stdin", STRING, "--stdin", "--once", stdin="data: from stdin\n")
     assert rc == 0, err
-    assert wait_until(lambda: got == ["from stdin"])
+    assert wait_for(lambda: got == ["from stdin"])
 
 
 def test_auto_and_now_stamp_each_message(graph):
@@ -244,11 +236,11 @@ def test_auto_and_now_stamp_each_message(graph):
     rc, out, err = graph.run("/pub_stamped", "geometry_msgs/msg/PoseStamped",
                              "{header: auto, pose: {orientation: {w: 1.0}}}", "-t", "2", "-r", "100")
     assert rc == 0, err
-    assert wait_until(lambda: len(got) == 2)
+    assert wait_for(lambda: len(got) == 2)
     assert all(sec > 0 and frame == "" for sec, _, frame in got) and got[0] != got[1]
     stamps = graph.listen("/pub_now", type_name="std_msgs/msg/Header", field=lambda m: m.stamp.sec)
     rc, out, err = graph.run("/pub_now", "std_msgs/msg/Header", "{stamp: now, frame_id: base}", "--once")
-    assert rc == 0 and wait_until(lambda: len(stamps) == 1) and stamps[0] > 0, err
+    assert rc == 0 and wait_for(lambda: len(stamps) == 1) and stamps[0] > 0, err
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -26,17 +26,12 @@ from playwright import sync_api  # noqa: E402
 import zenoh  # noqa: F401,E402  (required: a missing install fails here)
 
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
+from ..stack_launch import free_port  # noqa: E402  (bounded waits, free ports)
 
 ROOT = Path(__file__).resolve().parents[2]
 T_UI = 30000          # ms: generous UI wait (2 shared cores); no timing is asserted on it
 WAIT_S = 60.0
 PID_BUTTONS = ["#pid-start", "#pid-record", "#pid-stop", "#pid-reset", "#pid-save", "#pid-autotune"]
-
-
-def free_port(kind=socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Launch:

@@ -21,15 +21,10 @@ from hri_pid_tuning.messages import MOTION_SRV, TUNE_SRV
 from hri_pid_tuning.nodes.tuning_node import PidTuningNode
 from hri_pid_tuning.report import read_run
 from hri_pid_tuning.session import TuningSession
+from ..stack_launch import free_port, wait_for  # noqa: E402  (bounded waits, free ports)
 
 WAIT_S = 60.0            # a service may run a simulated test on 2 shared cores
 TRIGGER = "std_srvs/srv/Trigger"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +45,6 @@ def stack(tmp_path_factory):
         c.shutdown()
         c.close()
     router.close()
-
-
-def wait_until(pred, timeout_s=WAIT_S):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.005)
-    return pred()
 
 
 def call(client, srv_type, name, **fields):
@@ -82,11 +68,11 @@ def test_record_save_motion_replay_flip_reset_all_and_save_results(stack):
         sp[i] += math.radians(8.0) * math.sin(2 * math.pi * k / sent)
         sp_pub.publish(msgs.new("sensor_msgs/msg/JointState", name=joints, position=sp))
         # two topics have no order between them: the state goes out once the set-point is in
-        assert wait_until(lambda: tuner.server.setpoints.get("shoulder_y") == sp[i])
+        assert wait_for(lambda: tuner.server.setpoints.get("shoulder_y") == sp[i])
         m = msgs.new("sensor_msgs/msg/JointState", name=joints, position=[x - math.radians(1.0) for x in sp])
         m.header.stamp.sec, m.header.stamp.nanosec = 10 + k // 50, (k % 50) * 20_000_000
         js_pub.publish(m)
-        assert wait_until(lambda: tuner.session.runner.recorded_frames == k + 1)
+        assert wait_for(lambda: tuner.session.runner.recorded_frames == k + 1)
     r = call(client, TRIGGER, "record_stop")
     assert r.success, r.message
     ev = json.loads(r.message)["evaluation"]

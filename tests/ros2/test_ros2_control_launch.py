@@ -1,10 +1,15 @@
-"""`ros2 launch launch/fr3.launch.yaml control:=ros2_control hardware:=mujoco|mock` (ROS 2's own
-launcher, launch_ros's spawners) with nothing generated before it (docs/hardware.md): the
-controller manager reads the committed config/ros2_control/fr3.yaml and waits for robot_state's
+"""`ros2 launch launch/<arm>.launch.yaml control:=ros2_control hardware:=mujoco|mock` for the three
+arms (fr3, ur5e, iiwa14; ROS 2's own launcher, launch_ros's spawners) with nothing generated before
+it (docs/hardware.md): the controller manager reads the committed config/ros2_control/<arm>.yaml and waits for robot_state's
 /robot_description, robot_state writes the model file its tag names, the spawners load and
 activate joint_state_broadcaster and interaction_controller; `ros2 control list_controllers` and
 `ros2 control list_hardware_interfaces` (ros2controlcli) show them active and their interfaces
 claimed; SIGINT to the launcher ends the launch with exit 0 and every process on its own.
+
+mujoco: the arm holds its home pose under the controller, then follows the operator's first
+clutch stroke (`hri arm-emulate`: arm_teleop -> /interaction/reference -> the controller), once
+more after the operator's /safety/reset when a starved node latched a heartbeat timeout
+(test_ros2_control.operator_strokes).
 
 mock (mock_components/GenericSystem): the plumbing check: the same interfaces, the controller
 claims and runs, the states stay at their initial values (nothing moves them).
@@ -22,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +36,12 @@ import pytest
 from hri_runtime.config.tree import load_robot_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_ros2_control import MISSING as CONTROL_MISSING  # noqa: E402
-from test_ros2_e2e import REPO, WAIT_S, communicate, free_port, wait_for  # noqa: E402
+from test_ros2_control import MISSING as CONTROL_MISSING, operator_strokes  # noqa: E402
+from test_ros2_e2e import REPO, WAIT_S, Probe, communicate, free_port, latched, wait_for  # noqa: E402
 
 pytestmark = [pytest.mark.ros2_control, pytest.mark.ros2_launch]
 
-ROBOT = "fr3"
+ARMS = ["fr3", "ur5e", "iiwa14"]
 
 
 def _missing() -> str:
@@ -90,19 +96,24 @@ def _interfaces(env: dict) -> dict:
     return got
 
 
+@pytest.mark.parametrize("robot", ARMS)
 @pytest.mark.parametrize("hardware", ["mujoco", "mock"])
-def test_ros2_launch_starts_the_controller_manager_and_spawns_the_controllers(hardware, tmp_path):
+def test_ros2_launch_starts_the_controller_manager_and_spawns_the_controllers(robot, hardware, tmp_path,
+                                                                              monkeypatch):
     if MISSING:
         pytest.skip(MISSING)
-    cfg = load_robot_config(ROBOT)
-    dom = str(20 + (os.getpid() + (11 if hardware == "mujoco" else 13)) % 80)
+    cfg = load_robot_config(robot)
+    dom = str(20 + (os.getpid() + 11 + 2 * ARMS.index(robot) + (0 if hardware == "mujoco" else 1)) % 80)
+    monkeypatch.setenv("ROS_DOMAIN_ID", dom)        # the test's probe joins the launch's domain
     env = dict(os.environ, HRI_TRANSPORT="rclpy", ROS_DOMAIN_ID=dom, PYTHONUNBUFFERED="1")
     rc_dir = tmp_path / "rc"
-    proc = subprocess.Popen(["ros2", "launch", str(REPO / "launch" / f"{ROBOT}.launch.yaml"), "control:=ros2_control",
-                             f"hardware:={hardware}", f"vr_port:={free_port(socket.SOCK_DGRAM)}",
+    vr_port = free_port(socket.SOCK_DGRAM)
+    proc = subprocess.Popen(["ros2", "launch", str(REPO / "launch" / f"{robot}.launch.yaml"), "control:=ros2_control",
+                             f"hardware:={hardware}", f"vr_port:={vr_port}",
                              f"ros2_control_dir:={rc_dir}"], env=env, cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     text = ""
+    probe = None
     try:
         def active() -> bool:
             assert proc.poll() is None, "ros2 launch ended"
@@ -144,7 +155,12 @@ def test_ros2_launch_starts_the_controller_manager_and_spawns_the_controllers(ha
             pos = dict(zip(js, field("position")))   # one message each: GenericSystem's states do not change
             home = np.radians(cfg["joints"]["named_positions_deg"]["home"])
             assert np.allclose([pos[j] for j in names], home, atol=1e-9), (pos, home)
+        else:
+            probe = Probe(f"ros2_control_launch_{robot}")
+            _holds_home_and_follows_the_operator(probe, cfg, vr_port, rc_dir / "model.mjb")
     finally:
+        if probe is not None:
+            probe.close()
         if proc.poll() is None:      # SIGINT to the launcher, which sends one to each of its processes
             os.kill(proc.pid, signal.SIGINT)
         text = communicate(proc)
@@ -155,3 +171,60 @@ def test_ros2_launch_starts_the_controller_manager_and_spawns_the_controllers(ha
     assert text.count("process has finished cleanly") == 6, text[-4000:]
     for bad in ("Traceback", "process has died", "exit code"):
         assert bad not in text, f"{bad!r} in the ros2 launch output:\n{text[-4000:]}"
+
+
+def _holds_home_and_follows_the_operator(p: Probe, cfg: dict, vr_port: int, model_file) -> None:
+    """The MuJoCo arm under the controller: the EE is at the home pose's (the model's forward
+    kinematics at joints.named_positions_deg.home, within 2 mm: the system's brakes held the arm
+    until the controller took it) and holds there (two 1 s windows within 1 mm of the pose at the
+    start of the first), then the
+    operator's first clutch stroke (-y, `hri arm-emulate --seconds 3.2`) moves it > 3 cm along -y
+    with x and z kept within 1 cm; the positions are printed."""
+    import mujoco
+    from geometry_msgs.msg import PoseStamped
+    from hri_arm_teleop.emulate import main as emulate
+    from hri_interfaces.msg import InteractionState, SafetyStop, TeleopMode
+
+    p.subscribe(PoseStamped, "/ee_pose", qos=1000)
+    p.subscribe(InteractionState, "/interaction/state", qos=latched())
+    p.subscribe(SafetyStop, "/safety/stop", qos=latched())
+    p.subscribe(TeleopMode, "/teleop/mode", qos=latched())
+
+    def ee(since: int = 0) -> np.ndarray:
+        return np.array([(m.pose.position.x, m.pose.position.y, m.pose.position.z)
+                         for m in p.messages("/ee_pose")[since:]]).reshape(-1, 3)
+
+    wait_for(lambda: len(ee()) > 20 and p.messages("/safety/stop") and p.messages("/interaction/state"),
+             "/ee_pose, /safety/stop and /interaction/state")
+    wait_for(lambda: "/arm_teleop" in p.node_names(), "arm_teleop in the graph")
+    start = ee()[-1]
+    model = mujoco.MjModel.from_binary_path(str(model_file))
+    data = mujoco.MjData(model)
+    for name, q in zip(cfg["joints"]["names"], np.radians(cfg["joints"]["named_positions_deg"]["home"])):
+        data.qpos[model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)]] = q
+    mujoco.mj_forward(model, data)
+    home = data.site_xpos[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, cfg["interaction"]["ee_site"])].copy()
+    assert np.linalg.norm(start - home) < 0.002, (start, home)
+    n = len(ee())
+    time.sleep(1.0)
+    first = ee(n)
+    n = len(ee())
+    time.sleep(1.0)
+    second = ee(n)
+    hold = max(float(np.abs(w - start).max()) for w in (first, second))
+    print(f"{cfg['robot']['model']}: EE {np.round(start, 4).tolist()}, {np.linalg.norm(start - home) * 1e3:.3f} mm "
+          f"from home's; largest deviation over 2 s {hold * 1e3:.3f} mm")
+    assert hold < 0.001, (start, first[-1], second[-1])
+    resets: list = []
+
+    def stroke():
+        y0 = ee()[-1]
+        assert emulate(["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "3.2"]) == 0
+        time.sleep(1.0)
+        return y0, ee()[-1]
+
+    y0, y1 = operator_strokes(p, stroke, lambda out: out[0][1] - out[1][1] > 0.03,
+                              f"{cfg['robot']['model']}'s first stroke", resets)
+    print(f"{cfg['robot']['model']}: the stroke moved the EE {np.round((y1 - y0) * 1e3, 1).tolist()} mm "
+          f"(resets {resets})")
+    assert abs(y1[0] - y0[0]) < 0.01 and abs(y1[2] - y0[2]) < 0.01, (y0, y1)

@@ -38,7 +38,7 @@ from hri_runtime.parameter_service import register_interfaces, to_value_msg  # n
 from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
 from .test_runtime_deployment import HRI, make_pki, router, stop_proc, tls  # noqa: E402
-from .test_runtime_router import free_port, wait_until  # noqa: E402
+from ..stack_launch import free_port, safety_reset, wait_for  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not (Path("/usr/bin/openssl").exists() or
@@ -141,10 +141,8 @@ class Probe(Node):
 
 
 def operator_reset(stack):
-    """``/safety/reset`` as the operator (as at the console): also what clears a heartbeat timeout
-    that a node starved past ``safety.stop.timeout_s`` latched on its own (docs/safety.md)."""
-    trig_t, _ = msgs.srv_types("std_srvs/srv/Trigger")
-    return stack.clients["operator"].call("std_srvs/srv/Trigger", "/safety/reset", msgs.new(trig_t), 10.0)
+    """``/safety/reset`` as the operator (stack_launch.safety_reset)."""
+    return safety_reset(stack.clients["operator"])
 
 
 def last_stop(stack):
@@ -162,7 +160,7 @@ def settle(stack, tol_m=5e-4, timeout_s=20.0):
         a = position(stack.local.last_ee())
         time.sleep(0.5)
         return np.linalg.norm(position(stack.local.last_ee()) - a) < tol_m
-    assert wait_until(still, timeout_s), "the arm does not come to rest"
+    assert wait_for(still, timeout_s), "the arm does not come to rest"
 
 
 def position(pose_msg):
@@ -260,7 +258,7 @@ class Stack:
         want = {"tino": ["/tino_sim", "/console"], "pid": ["/joint_robot", "/pid_tuning"],
                 "fr3_dual": ["/left/interaction", "/left/console", "/right/interaction", "/right/console"]}.get(
             robot, ["/interaction", "/console"])
-        assert wait_until(lambda: set(want) <= set(self.local.context.graph().nodes)
+        assert wait_for(lambda: set(want) <= set(self.local.context.graph().nodes)
                           and self.local.stopped() is False, 120.0), \
             f"{robot} stack did not come up: {self.local.context.graph().nodes}"
         seen = [None]
@@ -272,9 +270,9 @@ class Stack:
             time.sleep(1.0)
             return same and all(("service", f"{n}/set_parameters") in now for n in nodes) and \
                 all(("topic", t) in now for t in LAUNCHES[robot])    # a node declares them late (its sim first)
-        assert wait_until(settled, 90.0), f"{robot}: inputs {sorted(self.inputs())}"
+        assert wait_for(settled, 90.0), f"{robot}: inputs {sorted(self.inputs())}"
         if self.arm:
-            assert wait_until(lambda: self.local.last_ee() is not None)
+            assert wait_for(lambda: self.local.last_ee() is not None)
 
     def _probe(self, role, params):
         ctx = ZenohContext(params)
@@ -415,7 +413,7 @@ def observer_put_is_dropped_and_the_permitted_role_gets_through(stack, topic):
     obs, ok = stack.clients["observer"], stack.clients[role]
     settle(stack)
     ee0 = stack.local.last_ee()
-    assert wait_until(lambda: stack.local.context.graph().subscribers.get(topic))
+    assert wait_for(lambda: stack.local.context.graph().subscribers.get(topic))
     before = len(stack.local.marks(topic))
     n_obs = 50
     for _ in range(n_obs):
@@ -537,7 +535,7 @@ def test_tino_observer_pulses_leave_the_base_still_operator_pulses_move_it(stack
     drove = lambda: any(abs(v[0]) > 0 for v in list(stack.local.cmd_vel))  # noqa: E731
     for attempt in range(3):
         pulses(stack.clients["operator"])
-        if wait_until(drove, 20.0):
+        if wait_for(drove, 20.0):
             break
         operator_reset(stack)      # a heartbeat timeout latched by a starved node, then press again
     assert drove(), f"the operator's pulses did not drive the base in 3 presses; system stop " \
@@ -549,15 +547,15 @@ def test_observer_stop_request_is_honoured_operator_resets(stack):
     obs = stack.clients["observer"]
     assert stack.local.stopped() is False
     obs.watch_stop()                              # an observer reads (TRANSIENT_LOCAL, zenoh-ext caches)
-    assert wait_until(lambda: obs.stopped() is False, 20.0)
+    assert wait_for(lambda: obs.stopped() is False, 20.0)
     pub = obs.pub("hri_interfaces/msg/StopRequest", "/safety/stop_request")
-    assert wait_until(lambda: (pub.publish(msgs.new("hri_interfaces/msg/StopRequest", source="observer",
+    assert wait_for(lambda: (pub.publish(msgs.new("hri_interfaces/msg/StopRequest", source="observer",
                                                     reason="acl test")) or True) and stack.local.stopped() is True, 20.0)
-    assert wait_until(lambda: obs.stopped() is True, 10.0)       # and sees it
+    assert wait_for(lambda: obs.stopped() is True, 10.0)       # and sees it
     time.sleep(0.5)
     resp = operator_reset(stack)
     assert resp is not None and resp.success, resp
-    assert wait_until(lambda: stack.local.stopped() is False, 10.0)
+    assert wait_for(lambda: stack.local.stopped() is False, 10.0)
 
 
 @stacks(["pid"])
@@ -570,7 +568,7 @@ def test_tuning_and_robot_services_only_for_the_operator(stack):
     states = []
     stack.local.create_subscription("sensor_msgs/msg/JointState", "/joint_states",
                                     lambda m: states.append(np.asarray(m.position, float)), qos=100)
-    assert wait_until(lambda: len(states) > 0)
+    assert wait_for(lambda: len(states) > 0)
     services = sorted(n for (k, n) in stack.inputs() if k == "service"
                       and access.classify(n, k, access.endpoints()).cls == "operator_service")
     assert "/pid_tuning/auto_tune" in services and "/joint_robot/set_gains" in services
@@ -581,7 +579,7 @@ def test_tuning_and_robot_services_only_for_the_operator(stack):
         a = states[-1].copy()                     # PID's integral still creeps ~0.2 mrad/s when it
         time.sleep(0.5)                           # first moves < 1e-4 rad in 0.5 s)
         return np.max(np.abs(states[-1] - a)) < 1e-5
-    assert wait_until(still, 60.0)
+    assert wait_for(still, 60.0)
     q0 = states[-1].copy()
     for srv in services:
         srv_type = "hri_interfaces/srv/Tune" if srv.rsplit("/", 1)[-1] in ("auto_tune", "apply", "evaluate",

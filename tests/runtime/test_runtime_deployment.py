@@ -30,7 +30,7 @@ from hri_runtime.node import Node  # noqa: E402
 from hri_runtime.parameter_service import register_interfaces, to_value_msg  # noqa: E402
 from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers  # noqa: E402
 
-from .test_runtime_router import free_port, wait_until  # noqa: E402  (bounded waits, free ports)
+from ..stack_launch import free_port, wait_for  # noqa: E402  (bounded waits, free ports)
 
 HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 60.0
@@ -74,7 +74,7 @@ def router(name, ca, cert_key, listen, connect=()):
     for ep in connect:
         args += ["--connect", ep]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert wait_until(lambda: router_answers(listen[0], 0.2) or p.poll() is not None), name
+    assert wait_for(lambda: router_answers(listen[0], 0.2) or p.poll() is not None), name
     assert p.poll() is None, f"{name} router: {p.stdout.read()}"
     return p
 
@@ -188,7 +188,7 @@ def test_two_routers_mtls_and_access_control(tmp_path):
         op = Probe("operator_console", context=octx)
         octx.spin_in_background()
         # the chain reaches across both routers: vr_interface's /base_cmd publisher is seen robot-side
-        assert wait_until(lambda: "/operator_console" in rctx.graph().nodes and
+        assert wait_for(lambda: "/operator_console" in rctx.graph().nodes and
                           any(p.endswith("vr_interface") for p in rctx.graph().publishers.get("/base_cmd", [])))
         # pulses: the headset presses 1, then 2 right, then 3 left (each held 5 packets, 0.6 s apart)
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -198,7 +198,7 @@ def test_two_routers_mtls_and_access_control(tmp_path):
             sock.sendto(unity_packet(state, ang, seq), ("127.0.0.1", udp_port))
             seq += 1
             time.sleep(0.04)
-        assert wait_until(lambda: [s for s, _ in pulses(robot.states())] == [1, 2, 3])
+        assert wait_for(lambda: [s for s, _ in pulses(robot.states())] == [1, 2, 3])
         assert pulses(robot.states()) == [(1, 3), (2, 3), (3, 3)]     # each command exactly once, 3 cycles
         # the operator tunes a robot-side parameter through both routers
         assert set_gain(op, "/robot_probe", 2.5, 10.0) is True
@@ -209,9 +209,9 @@ def test_two_routers_mtls_and_access_control(tmp_path):
         obs_ctx = ctx(connect_endpoints=[op_tls], tls=tls(ca, pki["observer"]))
         obs = Probe("observer", context=obs_ctx)
         obs_ctx.spin_in_background()
-        assert wait_until(lambda: "/robot_probe" in obs_ctx.graph().nodes)
+        assert wait_for(lambda: "/robot_probe" in obs_ctx.graph().nodes)
         # ... but neither commands nor tunes
-        assert wait_until(lambda: obs.pub.get_subscription_count() > 0)
+        assert wait_for(lambda: obs.pub.get_subscription_count() > 0)
         for _ in range(5):
             obs.pub.publish(msgs.new("geometry_msgs/msg/Twist", linear=msgs.new("geometry_msgs/msg/Vector3", x=7.0)))
         assert set_gain(obs, "/robot_probe", 9.0, 3.0) is not True
@@ -226,7 +226,7 @@ def test_two_routers_mtls_and_access_control(tmp_path):
         # a permitted command after the refused ones: once it is there, the refused ones never will be
         n = len(robot.states())
         op.pub.publish(msgs.new("geometry_msgs/msg/Twist", linear=msgs.new("geometry_msgs/msg/Vector3", x=5.0)))
-        assert wait_until(lambda: 5.0 in robot.states()[n:])
+        assert wait_for(lambda: 5.0 in robot.states()[n:])
         assert 7.0 not in robot.states() and 8.0 not in robot.states()
         assert robot.get_parameter("gain").value == 2.5 and robot.resets == 1
         assert "/robot_probe" not in intruder.context.graph().nodes     # it cannot even see the robot

@@ -14,16 +14,11 @@ from pathlib import Path
 
 import zenoh  # noqa: F401  (required: a missing install fails here)
 import hri_runtime.impl.zenoh_backend  # noqa: F401  (required: a missing install fails here)
+from ..stack_launch import free_port  # noqa: E402  (bounded waits, free ports)
 
 FIX = Path(__file__).resolve().parents[2] / "src" / "hri_runtime" / "test" / "launch_fixtures"
 HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 40.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(args, env, timeout=WAIT_S):

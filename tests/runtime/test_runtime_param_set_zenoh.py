@@ -12,15 +12,10 @@ from pathlib import Path
 import pytest
 
 from hri_runtime.impl.zenoh_backend import start_router
+from ..stack_launch import free_port  # noqa: E402  (bounded waits, free ports)
 
 BIN = Path(sys.executable).parent
 WAIT_S = 60.0
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def hri(env, *args, timeout=60):

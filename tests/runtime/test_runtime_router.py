@@ -14,29 +14,15 @@ from hri_runtime.launch.launch_service import LaunchParams, Launcher
 from hri_runtime.node import Node
 from hri_runtime import msgs
 from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers
+from ..stack_launch import free_port, wait_for  # noqa: E402  (bounded waits, free ports)
 
 HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 WAIT_S = 30.0
 
 
-def wait_until(pred, timeout_s=WAIT_S, step_s=0.05):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step_s)
-    return pred()
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_router(ep):
     p = subprocess.Popen(HRI + ["router", "--listen", ep], stderr=subprocess.PIPE, text=True)
-    assert wait_until(lambda: router_answers(ep, 0.2) or p.poll() is not None)
+    assert wait_for(lambda: router_answers(ep, 0.2) or p.poll() is not None)
     assert p.poll() is None, p.stderr.read()
     return p
 
@@ -63,8 +49,8 @@ def test_router_carries_topics_between_two_sessions():
         pub = Node("talker", context=a).create_publisher("std_msgs/msg/String", "/chatter")
         a.spin_in_background()
         b.spin_in_background()
-        assert wait_until(lambda: pub.get_subscription_count() > 0)
-        assert wait_until(lambda: (pub.publish(msgs.new("std_msgs/msg/String", data="hi")), bool(got))[1])
+        assert wait_for(lambda: pub.get_subscription_count() > 0)
+        assert wait_for(lambda: (pub.publish(msgs.new("std_msgs/msg/String", data="hi")), bool(got))[1])
     finally:
         for c in ctxs:
             c.shutdown()
@@ -87,11 +73,11 @@ def test_launch_uses_the_router_and_warns_while_it_is_gone(monkeypatch):
         assert launcher.router_session is None           # it did not start a router of its own
         assert any("already answers" in e for e in launcher.events)
         stop(r)
-        assert wait_until(lambda: launcher.router_lost >= 2)     # repeated, not once
+        assert wait_for(lambda: launcher.router_lost >= 2)     # repeated, not once
         gone = [e for e in launcher.events if e.startswith("ERROR: zenoh router on")]
         assert len(gone) >= 2 and "GONE" in gone[0] and ep in gone[0]
         r = start_router(ep)
-        assert wait_until(lambda: any("is back" in e for e in launcher.events))
+        assert wait_for(lambda: any("is back" in e for e in launcher.events))
         n = launcher.router_lost
         time.sleep(0.5)       # a few check periods with the router up: no new ERROR
         assert launcher.router_lost == n

@@ -18,19 +18,11 @@ from hri_runtime.context import TransportUnavailableError
 from hri_runtime.qos import QOS_LATCHED
 from hri_runtime.node import Node
 from hri_runtime.impl.zenoh_backend import ZenohContext, ZenohParams, router_answers, start_router
+from ..stack_launch import free_port, wait_for  # noqa: E402  (bounded waits, free ports)
 
 STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
 ADD_TWO_INTS_HASH = "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a"
 WAIT_S = 10.0
-
-
-def wait_until(pred, timeout_s=WAIT_S, step_s=0.01):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step_s)
-    return pred()
 
 
 def raw_sees_token(raw, *fragments):
@@ -38,12 +30,6 @@ def raw_sees_token(raw, *fragments):
     fragments, so the router also knows the entity declared before that token."""
     replies = raw.liveliness().get("@ros2_lv/**", timeout=1.0)
     return any(r.ok is not None and all(f in str(r.ok.key_expr) for f in fragments) for r in replies)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -92,10 +78,10 @@ def test_pubsub_roundtrip_with_attachment(make_ctx):
     real_deliver = handle._deliver
     handle._deliver = lambda data, meta: (metas.append(wire.message_info(*meta)), real_deliver(data, meta))
     pub = talker.create_publisher("std_msgs/msg/String", "chatter")
-    assert wait_until(lambda: pub.get_subscription_count() == 1)
+    assert wait_for(lambda: pub.get_subscription_count() == 1)
     for i in range(5):
         pub.publish(msgs.new("std_msgs/msg/String", data=f"hello {i}"))
-    assert wait_until(lambda: len(got) == 5)
+    assert wait_for(lambda: len(got) == 5)
     assert got == [f"hello {i}" for i in range(5)]
     assert [m.sequence_number for m in metas] == [1, 2, 3, 4, 5]
     assert {m.publisher_gid for m in metas} == {pub._raw.gid}
@@ -106,7 +92,7 @@ def test_pubsub_roundtrip_with_attachment(make_ctx):
     pub.publish(bytearray(msgs.serialize(msgs.new("std_msgs/msg/String", data="raw"))))
     with pytest.raises(msgs.EncodeError, match="expected std_msgs/msg/String"):
         pub.publish(msgs.new("std_msgs/msg/Bool", data=True))
-    assert wait_until(lambda: len(got) == 6) and got[-1] == "raw"
+    assert wait_for(lambda: len(got) == 6) and got[-1] == "raw"
     assert pub.published == 6 and sub.received == 6 and metas[-1].sequence_number == 6
 
 
@@ -117,10 +103,10 @@ def test_foreign_peer_sees_exact_key_payload_and_attachment(make_ctx, raw):
     s = raw.declare_subscriber("0/**", lambda smp: seen.append(
         (str(smp.key_expr), smp.payload.to_bytes(), smp.attachment.to_bytes())))
     pub = node.create_publisher("std_msgs/msg/String", "chatter")
-    assert wait_until(lambda: pub._raw._z.matching_status.matching)   # the raw subscriber is known
+    assert wait_for(lambda: pub._raw._z.matching_status.matching)   # the raw subscriber is known
     pub.publish(msgs.new("std_msgs/msg/String", data="hello"))
     pub.publish(msgs.new("std_msgs/msg/String", data="hello"))
-    assert wait_until(lambda: len(seen) == 2)
+    assert wait_for(lambda: len(seen) == 2)
     s.undeclare()
     key, payload, att = seen[0]
     assert key == "0/robot1/chatter/std_msgs::msg::dds_::String_/" + STRING_HASH
@@ -159,7 +145,7 @@ def test_liveliness_tokens_have_the_rmw_zenoh_format(make_ctx, raw):
             ("SC", "/other/add_two_ints")}
     expected |= {ep.token_key for ep in ctx._endpoints if (ep.kind.value, ep.name) not in mine}
     assert len(set(eid.values())) == len(eid)          # entity ids unique in the session
-    assert wait_until(lambda: expected <= {k for k, v in tokens.items() if v == zenoh.SampleKind.PUT}), \
+    assert wait_for(lambda: expected <= {k for k, v in tokens.items() if v == zenoh.SampleKind.PUT}), \
         "\n".join(sorted(expected) + ["--"] + sorted(tokens))
     ours = {k for k in tokens if f"/{z}/" in k}
     assert ours == expected
@@ -167,7 +153,7 @@ def test_liveliness_tokens_have_the_rmw_zenoh_format(make_ctx, raw):
     assert all(wire.parse_token(k) for k in ours)
     # and they go away with the node
     node.destroy_node()
-    assert wait_until(lambda: all(tokens[k] == zenoh.SampleKind.DELETE for k in expected))
+    assert wait_for(lambda: all(tokens[k] == zenoh.SampleKind.DELETE for k in expected))
     lsub.undeclare()
 
 
@@ -176,7 +162,7 @@ def test_graph_discovery_across_sessions(make_ctx):
     n = Node("cam", context=a, namespace="robot1")
     n.create_publisher("sensor_msgs/msg/JointState", "joint_states")
     n.create_service("std_srvs/srv/Trigger", "~/reset", lambda q, r: r)
-    assert wait_until(lambda: "/robot1/cam" in b.graph().nodes and "/robot1/joint_states" in b.graph().topics
+    assert wait_for(lambda: "/robot1/cam" in b.graph().nodes and "/robot1/joint_states" in b.graph().topics
                       and "/robot1/cam/reset" in b.graph().services)
     g = b.graph()
     assert g.topics["/robot1/joint_states"] == {"sensor_msgs/msg/JointState"}
@@ -210,7 +196,7 @@ def test_service_reply_echoes_sequence_number_and_client_gid(make_ctx, raw):
     key = "0/add_two_ints/example_interfaces::srv::dds_::AddTwoInts_/" + ADD_TWO_INTS_HASH
     req = msgs.serialize(msgs.new("example_interfaces/srv/AddTwoInts_Request", a=2, b=3))
     gid = bytes(range(16))
-    assert wait_until(lambda: raw_sees_token(raw, f"/{ctx.zid}/", "/SS/%/%/adder/%add_two_ints/"))
+    assert wait_for(lambda: raw_sees_token(raw, f"/{ctx.zid}/", "/SS/%/%/adder/%add_two_ints/"))
     replies = list(raw.get(key, payload=req, attachment=wire.pack_attachment(77, time.time_ns(), gid),
                            target=zenoh.QueryTarget.ALL_COMPLETE,
                            consolidation=zenoh.ConsolidationMode.NONE, timeout=WAIT_S))
@@ -243,7 +229,7 @@ def test_garbage_on_the_data_key_is_counted_and_the_subscriber_survives(make_ctx
     got = []
     node.create_subscription("std_msgs/msg/String", "garbage_chatter", lambda m: got.append(m.data))
     key = "0/garbage_chatter/std_msgs::msg::dds_::String_/" + STRING_HASH
-    assert wait_until(lambda: raw_sees_token(raw, f"/{ctx.zid}/", "/MS/%/%/listener/%garbage_chatter/"))
+    assert wait_for(lambda: raw_sees_token(raw, f"/{ctx.zid}/", "/MS/%/%/listener/%garbage_chatter/"))
     good_att = wire.pack_attachment(1, time.time_ns(), bytes(16))
     raw.put(key, b"\x00\x01\x00\x00\x06\x00\x00\x00hello\x00")                # no attachment
     raw.put(key, b"\x00\x01\x00\x00\x06\x00\x00\x00hello\x00", attachment=b"short")
@@ -262,7 +248,7 @@ def test_garbage_on_the_data_key_is_counted_and_the_subscriber_survives(make_ctx
         for eid, type_name, type_hash in ((1, "std_msgs/msg/String", "RIHS01_" + "0" * 64),
                                           (2, "std_msgs/msg/Bool", STRING_HASH))]
     drops = {}
-    assert wait_until(lambda: got == ["still alive"] and node.rejected_count() == 1 and drops.update(
+    assert wait_for(lambda: got == ["still alive"] and node.rejected_count() == 1 and drops.update(
         ctx.drop_counts().get("subscription /garbage_chatter [std_msgs/msg/String]", {})) is None
         and len(drops) == 5)
     assert drops == {"no_attachment": 1, "bad_attachment": 1, "bad_cdr_header": 1,
@@ -284,9 +270,9 @@ def test_late_joining_transient_local_subscriber_gets_the_cached_sample(make_ctx
     got = []
     Node("late", context=b).create_subscription("std_msgs/msg/String", "map_name",
                                                 lambda m: got.append(m.data), qos=QOS_LATCHED)
-    assert wait_until(lambda: got == ["latched"])
+    assert wait_for(lambda: got == ["latched"])
     pub.publish(msgs.new("std_msgs/msg/String", data="live"))
-    assert wait_until(lambda: got == ["latched", "live"])
+    assert wait_for(lambda: got == ["latched", "live"])
 
 
 def test_humble_mode_puts_type_hash_not_supported(make_ctx, raw):
@@ -297,9 +283,9 @@ def test_humble_mode_puts_type_hash_not_supported(make_ctx, raw):
     got = []
     Node("listener", context=ctx).create_subscription("std_msgs/msg/String", "humble_chatter",
                                                       lambda m: got.append(m.data))
-    assert wait_until(lambda: pub.get_subscription_count() == 1)
+    assert wait_for(lambda: pub.get_subscription_count() == 1)
     pub.publish(msgs.new("std_msgs/msg/String", data="hi"))
-    assert wait_until(lambda: seen and got == ["hi"])
+    assert wait_for(lambda: seen and got == ["hi"])
     assert seen[0] == "0/humble_chatter/std_msgs::msg::dds_::String_/TypeHashNotSupported"
     s.undeclare()
 
@@ -342,26 +328,26 @@ def test_separate_process_talker_seen_by_name_and_data(make_ctx, zenoh_router):
     proc = subprocess.Popen([sys.executable, "-c", TALKER, "--ros-args", "-r", "__ns:=/ns1"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert wait_until(lambda: "/ns1/proc_talker" in ctx.graph().nodes, 30.0), proc.stderr.read() if proc.poll() is not None else ""
-        assert wait_until(lambda: len(got) >= 3, 30.0)
+        assert wait_for(lambda: "/ns1/proc_talker" in ctx.graph().nodes, 30.0), proc.stderr.read() if proc.poll() is not None else ""
+        assert wait_for(lambda: len(got) >= 3, 30.0)
         assert all(m.startswith("msg ") for m in got)
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == 0, err
-    assert wait_until(lambda: "/ns1/proc_talker" not in ctx.graph().nodes)
+    assert wait_for(lambda: "/ns1/proc_talker" not in ctx.graph().nodes)
 
 
 def test_malformed_liveliness_tokens_are_counted_not_fatal(make_ctx, raw):
     ctx = make_ctx()
     bad = raw.liveliness().declare_token("@ros2_lv/0/abc/0/1/MP/%/%/n/%t/x::msg::dds_::Y_/h/::,10")
     good = raw.liveliness().declare_token("@ros2_lv/0/abc/0/0/NN/%/%/foreign_node")
-    assert wait_until(lambda: "/foreign_node" in ctx.graph().nodes)
-    assert wait_until(lambda: ctx.graph_drops.counts.get("bad_qos") == 1)
+    assert wait_for(lambda: "/foreign_node" in ctx.graph().nodes)
+    assert wait_for(lambda: ctx.graph_drops.counts.get("bad_qos") == 1)
     assert ctx.drop_counts()["liveliness"] == {"bad_qos": 1}
     bad.undeclare()
     good.undeclare()
-    assert wait_until(lambda: "/foreign_node" not in ctx.graph().nodes)
+    assert wait_for(lambda: "/foreign_node" not in ctx.graph().nodes)
 
 
 def _exclusion_probe():
@@ -409,19 +395,19 @@ def test_callbacks_of_a_context_are_mutually_exclusive_and_ordered(make_ctx, inl
     timer = node.create_timer(0.001, tick)
     pub = Node("pub", context=a).create_publisher("std_msgs/msg/String", "thread_topic", qos=1000)
     cli = node.create_client("example_interfaces/srv/AddTwoInts", "thread_add")
-    assert wait_until(lambda: pub.get_subscription_count() == 1 and cli.service_is_ready())
+    assert wait_for(lambda: pub.get_subscription_count() == 1 and cli.service_is_ready())
     n = 200
     for i in range(n):
         pub.publish(msgs.new("std_msgs/msg/String", data=str(i)))
     fut = cli.call_async(msgs.new("example_interfaces/srv/AddTwoInts_Request", a=1, b=2))
-    assert wait_until(lambda: fut.done() and len(st["got"]) == n and st["ticks"] >= 3)
+    assert wait_for(lambda: fut.done() and len(st["got"]) == n and st["ticks"] >= 3)
     assert fut.result().sum == 3
     assert st["got"] == list(range(n))               # per-subscription order kept
     assert st["max_active"] == 1                     # never two callbacks of b at once
     timer.cancel()                                   # executor idle from now on
     for i in range(n, n + 5):                        # spaced: each one finds the executor idle
         pub.publish(msgs.new("std_msgs/msg/String", data=str(i)))
-        assert wait_until(lambda: len(st["got"]) == i + 1)
+        assert wait_for(lambda: len(st["got"]) == i + 1)
     assert st["got"] == list(range(n + 5))
     assert st["max_active"] == 1
     if inline:
@@ -449,7 +435,7 @@ def test_blocking_call_from_an_inline_callback_is_refused_not_deadlocked(make_ct
 
     node.create_subscription("std_msgs/msg/String", "inl_topic", on_msg)
     pub = Node("pub", context=a).create_publisher("std_msgs/msg/String", "inl_topic")
-    assert wait_until(lambda: pub.get_subscription_count() == 1 and cli.service_is_ready())
+    assert wait_for(lambda: pub.get_subscription_count() == 1 and cli.service_is_ready())
     pub.publish(msgs.new("std_msgs/msg/String", data="x"))
-    assert wait_until(lambda: len(errors) == 1)
+    assert wait_for(lambda: len(errors) == 1)
     assert "deadlock" in errors[0]

@@ -10,12 +10,7 @@ import pytest
 from hri_runtime import context as ctxmod
 from hri_runtime.context import TransportUnavailableError
 from hri_runtime.impl.zenoh_backend import ZenohContext, start_router
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ..stack_launch import free_port  # noqa: E402  (bounded waits, free ports)
 
 
 def test_hri_transport_zenoh_builds_a_zenoh_context_on_the_configured_router(monkeypatch):

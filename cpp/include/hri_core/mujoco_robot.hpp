@@ -141,9 +141,7 @@ class MujocoRobot : public RobotInterface {
 
   bool read(RobotState& s) override {
     arm_.terms(s);
-    const Mat3 R = s.world_T_ee.topLeftCorner<3, 3>();
-    s.wrench_body.head<3>() = R.transpose() * torque_;
-    s.wrench_body.tail<3>() = R.transpose() * force_;
+    wrench_to_body(WrenchFrame::kBase, s.world_T_ee, force_, torque_, s.wrench_body);  // the push is in the world frame
     return true;
   }
 

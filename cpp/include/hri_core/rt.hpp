@@ -68,6 +68,28 @@ struct RobotState {
   }
 };
 
+/// The frame a force-torque reading is expressed in (a ros2_control sensor's force.x .. torque.z).
+enum class WrenchFrame : int {
+  kTool = 0,  // the EE frame (a wrist sensor tared and aligned with the EE site): used as is
+  kBase = 1,  // the robot's base frame (the model's world frame), about the EE point
+};
+
+/// A force-torque reading (force f, torque m, the sensor's order) as the tick's wrench:
+/// (moment, force) in the EE frame. kBase rotates both with the measured EE rotation,
+/// R^T = (world_R_ee)^T; the reference point stays the EE point (no moment transport).
+/// Fixed-size, allocation-free (called in update() every cycle).
+inline void wrench_to_body(WrenchFrame frame, const Mat4& world_T_ee, const Vec3& f, const Vec3& m,
+                           Vec6& out) {
+  if (frame == WrenchFrame::kBase) {
+    const Mat3 Rt = world_T_ee.topLeftCorner<3, 3>().transpose();
+    out.head<3>().noalias() = Rt * m;
+    out.tail<3>().noalias() = Rt * f;
+  } else {
+    out.head<3>() = m;
+    out.tail<3>() = f;
+  }
+}
+
 /// The arm behind the loop. read() and write() run on the RT thread once per period and must not
 /// block, allocate or call Python. write(tau) applies tau for one period (sim: steps the model).
 class RobotInterface {

@@ -4,6 +4,7 @@
 // status), with ZERO heap allocations inside the cycle (lockstep and thread; counted by the
 // replaced operator new of alloc_counter.hpp). With -DHRI_WITH_MUJOCO and argv[1] = an MJCF file
 // the MuJoCo robot runs the same checks (gravity held, a push displaces the EE along the push).
+// wrench_to_body: a force-torque reading in the tool or the base frame as the tick's EE-frame wrench.
 // Prints "N failures, M heap allocations".
 #include <chrono>
 #include <cmath>
@@ -369,10 +370,40 @@ static long test_mujoco(const char* xml) {
 }
 #endif
 
+/// wrench_to_body: a tool-frame reading as is; a base-frame reading rotated into the EE frame with
+/// the EE rotation (a force along base x on an EE yawed +90 deg is -y in the EE frame; the
+/// magnitudes stay; a round trip through the rotation gives the base reading back); no allocation.
+static long test_wrench_frames() {
+  const Vec3 f(10.0, 0.0, -2.0), m(0.0, 0.5, 1.0);
+  Mat4 T = Mat4::Identity();
+  T.topLeftCorner<3, 3>() << 0.0, -1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0;  // Rz(+90 deg)
+  T.topRightCorner<3, 1>() << 0.4, -0.2, 0.6;                             // the position plays no part
+  Vec6 w = Vec6::Constant(std::nan(""));
+  const long a0 = g_allocs.load();
+  R::wrench_to_body(R::WrenchFrame::kTool, T, f, m, w);
+  const Vec6 tool = w;
+  R::wrench_to_body(R::WrenchFrame::kBase, T, f, m, w);
+  const long a1 = g_allocs.load();
+  CHECK(tool.head<3>() == m && tool.tail<3>() == f);
+  CHECK((w.tail<3>() - Vec3(0.0, -10.0, -2.0)).norm() < 1e-12);
+  CHECK((w.head<3>() - Vec3(0.5, 0.0, 1.0)).norm() < 1e-12);
+  CHECK(std::abs(w.tail<3>().norm() - f.norm()) < 1e-12 && std::abs(w.head<3>().norm() - m.norm()) < 1e-12);
+  const Vec6 tw = (Vec6() << 0.3, -0.7, 1.1, 0.2, 0.1, -0.4).finished();
+  const Mat4 Tr = exp(tw);                                                 // a general rotation
+  R::wrench_to_body(R::WrenchFrame::kBase, Tr, f, m, w);
+  const Mat3 Rr = Tr.topLeftCorner<3, 3>();
+  CHECK((Rr * w.tail<3>() - f).norm() < 1e-12 && (Rr * w.head<3>() - m).norm() < 1e-12);
+  R::wrench_to_body(R::WrenchFrame::kBase, Mat4::Identity(), f, m, w);      // base = EE: unchanged
+  CHECK(w.head<3>() == m && w.tail<3>() == f);
+  return a1 - a0;
+}
+
 int main(int argc, char** argv) {
   test_triple_buffer();
   test_histogram();
-  long allocs = test_lockstep();
+  const long aw = test_wrench_frames();
+  std::printf("wrench frame allocations: %ld\n", aw);
+  long allocs = aw + test_lockstep();
   std::printf("lockstep allocations: %ld\n", allocs);
   const long at = test_thread();
   std::printf("thread allocations: %ld\n", at);

@@ -48,6 +48,13 @@ class TeleopClutchParams(Params):
     """where an engagement starts: target = from the held target (no jump); measured = from the
     robot's measured EE. Source: the clutch teleop note."""
 
+    entry_max_error_m: float = 0.05
+    """entry_pose target: an engagement whose held target is farther than this from the measured EE
+    (the arm did not follow it: the interaction refused it as a reference jump after a stall, or a
+    push holds the arm away) starts from the measured EE instead, counted as reanchored, so the
+    first target after it is one the interaction accepts; keep it at or below
+    interaction.limits.max_pose_step_m (ours). Unit: m. Bounds: > 0, <= 1."""
+
     max_linear_speed_m_s: float = 0.25
     """the target moves no faster (velocity clipping). Unit: m/s. Bounds: > 0, <= 5. Source: the
     clutch teleop note."""

@@ -101,6 +101,39 @@ def test_reengage_never_jumps(frame, scale):
         np.testing.assert_array_equal(c.target, held)
 
 
+def test_a_held_target_the_arm_did_not_follow_is_not_where_the_next_stroke_starts():
+    """The stream ran 9 cm ahead of an arm that stopped following (the interaction refused it as
+    a reference jump after a stall): re-engaging at that held target would send references the
+    interaction refuses again, so the arm would never follow. That stroke starts from the measured
+    EE (counted); within ``entry_max_error_m`` a re-engage stays bit for bit at the held target."""
+    clock = SimClock()
+    c = make(clock)
+    c.update(pose((0, 0, 0)), True, EE0)
+    clock.set_s(0.1)
+    out = c.update(pose((0.09, 0, 0)), True, EE0)          # 9 cm of stroke; the arm stayed at EE0
+    np.testing.assert_allclose(out.target[:3, 3], EE0[:3, 3] + [0.09, 0, 0], atol=1e-15)
+    clock.set_s(0.2)
+    c.update(pose((0.09, 0, 0)), False, EE0)               # the operator lets go ...
+    clock.set_s(0.3)
+    out = c.update(pose((0.5, 0.5, 0)), True, EE0)         # ... and engages again
+    assert out.event == "engage" and c.counters.reanchored == 1
+    np.testing.assert_array_equal(out.target, EE0)         # from the arm, not 9 cm ahead of it
+    clock.set_s(0.4)
+    out = c.update(pose((0.52, 0.5, 0)), True, EE0)        # and the stroke goes on from there
+    np.testing.assert_allclose(out.target[:3, 3], EE0[:3, 3] + [0.02, 0, 0], atol=1e-15)
+    clock.set_s(0.5)
+    c.update(pose((0.52, 0.5, 0)), False, EE0)
+    near = EE0 @ pose((0.01, 0, 0))                        # followed within the tolerance
+    clock.set_s(0.6)
+    held = c.target.copy()
+    out = c.update(pose((3, 3, 3)), True, near)
+    assert c.counters.reanchored == 1
+    np.testing.assert_array_equal(out.target, held)
+    measured = make(entry_pose="measured")                 # entry_pose measured: as before
+    measured.update(pose(), True, EE0)
+    assert measured.counters.reanchored == 0
+
+
 @pytest.mark.parametrize("axis", [0, 1, 2])
 @pytest.mark.parametrize("frame", ["world", "tool"])
 def test_ninety_degrees_about_each_axis(axis, frame):
@@ -247,12 +280,13 @@ _vec = st.lists(st.floats(-0.5, 0.5), min_size=3, max_size=3)
        st.sampled_from(["world", "tool"]), st.floats(0.1, 2.0), st.floats(0.1, 2.0))
 def test_random_sessions_keep_the_clutch_invariants(steps, frame, s_p, s_r):
     """Any sequence of hand poses and clutch states: the target only changes while engaged, it is
-    continuous at every engage, and while engaged it equals the SE(3) mapping from the entry."""
+    continuous at every engage, and while engaged it equals the SE(3) mapping from the entry
+    (the arm follows: its measured pose is the last target)."""
     c = make(mapping_frame=frame, position_scale=s_p, orientation_scale=s_r)
     prev = None
     for p, w, pressed in steps:
         hand = pose(np.array(p), np.array(w) * 4.0)
-        out = c.update(hand, pressed, EE0)
+        out = c.update(hand, pressed, EE0 if prev is None else prev)
         if out.event == "engage":
             expected = EE0 if prev is None else prev
             assert np.max(np.abs(out.target - expected)) <= 1e-9
@@ -280,7 +314,7 @@ def test_after_a_safety_release_a_held_button_is_ignored_until_released_and_enga
     np.testing.assert_array_equal(out.target, hold)          # the target stays at the hold
     out = c.update(pose((0.3, 0, 0)), False, EE0)            # let go
     assert not c.awaiting_release and not out.engaged
-    out = c.update(pose((0.3, 0, 0)), True, EE0)             # engage again: from the hold, no jump
+    out = c.update(pose((0.3, 0, 0)), True, hold)            # engage again (the arm at the hold): from it, no jump
     assert out.event == "engage" and not c.awaiting_release
     np.testing.assert_array_equal(out.target, hold)
 

@@ -204,6 +204,8 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
       ft_interfaces_ = ft_->get_state_interface_names();
     }
   }
+  // the frame of its six values (ft_sensor.frame, one_of tool | base: the library refused any other)
+  ft_frame_ = p.ft_sensor.frame == "base" ? hc::rt::WrenchFrame::kBase : hc::rt::WrenchFrame::kTool;
   // the tick (hri_interaction.core.controller.tick_params); interaction.law switches live (apply_live)
   // (switching it at run time is the interaction node's; docs/hardware.md)
   hi::TickParams t;
@@ -316,9 +318,9 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
       [this](const std::vector<rclcpp::Parameter>& ps) { return check_live(ps); });
   apply_handle_ = node->add_post_set_parameters_callback(
       [this](const std::vector<rclcpp::Parameter>& ps) { apply_live(ps); });
-  RCLCPP_INFO(log, "interaction controller: %d joints, site %s, model %s, law %s, mode %s, F/T sensor %s, dt %.6f s",
+  RCLCPP_INFO(log, "interaction controller: %d joints, site %s, model %s, law %s, mode %s, F/T sensor %s (%s frame), dt %.6f s",
               n_, ip.ee_site.c_str(), f.c_str(), ip.law.c_str(), ip.mode.c_str(),
-              ft_ ? p.ft_sensor.name.c_str() : "none", dt_);
+              ft_ ? p.ft_sensor.name.c_str() : "none", p.ft_sensor.frame.c_str(), dt_);
   return CallbackReturn::SUCCESS;
 }
 
@@ -447,13 +449,15 @@ controller_interface::return_type InteractionController::update(const rclcpp::Ti
     if (!held_) a.mode_seq = c->mode_seq;
     a.reset_filter_seq = c->reset_filter_seq;
   }
-  // the measured wrench (RtLoop's wrench_from_robot): (moment, force) in the EE frame; a
+  // the measured wrench (RtLoop's wrench_from_robot): (moment, force) in the EE frame (a reading
+  // in the base frame, ft_sensor.frame base, rotated with the measured EE rotation); a
   // non-finite or too large reading (interaction.limits.max_force_n / max_torque_nm) holds the
   // admittance for that tick (the tick's WRENCH_INVALID, counted as flag_wrench_invalid)
   if (ft_) {
     const auto f = ft_->get_forces();
     const auto m = ft_->get_torques();
-    wrench_ << m[0], m[1], m[2], f[0], f[1], f[2];
+    hc::rt::wrench_to_body(ft_frame_, rs_.world_T_ee, hc::se3::Vec3(f[0], f[1], f[2]),
+                           hc::se3::Vec3(m[0], m[1], m[2]), wrench_);
     const auto& lim = params_.interaction.limits;
     const bool ok = wrench_.allFinite() && wrench_.tail<3>().norm() <= lim.max_force_n &&
                     wrench_.head<3>().norm() <= lim.max_torque_nm;

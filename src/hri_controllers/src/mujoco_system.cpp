@@ -53,8 +53,11 @@ CallbackReturn MujocoSystem::on_init(const hit::HardwareInfo& info) {
     }
     names.push_back(j.name);
     q0.push_back(init);
+    effort_names_.push_back(j.name + "/" + hit::HW_IF_EFFORT);
   }
   n_ = static_cast<int>(names.size());
+  claimed_.assign(n_, 0);
+  n_claimed_ = 0;
   for (const auto& s : info_.sensors) ft_name_ = s.name;
   for (const auto& g : info_.gpios) push_name_ = g.name;
   char err[1000] = "";
@@ -133,7 +136,33 @@ return_type MujocoSystem::read(const rclcpp::Time&, const rclcpp::Duration&) {
   return return_type::OK;
 }
 
+return_type MujocoSystem::perform_command_mode_switch(const std::vector<std::string>& start,
+                                                      const std::vector<std::string>& stop) {
+  for (int j = 0; j < n_; ++j) {
+    for (const auto& s : stop)
+      if (s == effort_names_[j]) claimed_[j] = 0;
+    for (const auto& s : start)
+      if (s == effort_names_[j]) claimed_[j] = 1;
+  }
+  const int before = n_claimed_;
+  n_claimed_ = 0;
+  for (char c : claimed_) n_claimed_ += c;
+  if ((before == 0) != (n_claimed_ == 0))
+    RCLCPP_INFO(logger(), n_claimed_ ? "brakes released: %d joints commanded" : "brakes hold (%d joints commanded)",
+                n_claimed_);
+  return return_type::OK;
+}
+
 return_type MujocoSystem::write(const rclcpp::Time&, const rclcpp::Duration&) {
+  if (n_claimed_ == 0) {  // the brakes hold: nothing commands the joints; the arm stands still
+    if (!braked_) {
+      mju_zero(data_->qvel, model_->nv);
+      mj_forward(model_, data_);
+      braked_ = true;
+    }
+    return return_type::OK;
+  }
+  braked_ = false;
   for (int j = 0; j < n_; ++j) {
     // no command (NaN: a controller that has not written yet) or a bad one: zero effort, counted
     if (std::isfinite(cmd_[j])) {

@@ -13,6 +13,7 @@ import threading
 import time
 
 import pytest
+from mcap.exceptions import McapError
 
 from hri_runtime import msgs
 from hri_runtime.bag.recording import McapReader, McapWriter, RecordingParams
@@ -109,8 +110,11 @@ def _wait_first_message(proc, path) -> None:
     end = time.monotonic() + WAIT_S
     while time.monotonic() < end:
         assert proc.poll() is None, proc.communicate()[1]
-        if path.exists() and _read_all(path):
-            return
+        try:
+            if path.exists() and _read_all(path):
+                return
+        except McapError:       # created, its first chunk not written yet: the next poll
+            pass
         time.sleep(0.1)
     pytest.fail("the recorder wrote no message")
 

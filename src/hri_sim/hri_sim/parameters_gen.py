@@ -17,6 +17,7 @@ __all__ = [
     "RobotStateParams",
     "Ros2ControlFrankaParams",
     "Ros2ControlUrParams",
+    "Ros2ControlIiwaEstimatedFtSensorParams",
     "Ros2ControlIiwaParams",
     "Ros2ControlParams",
 ]
@@ -232,6 +233,68 @@ class Ros2ControlUrParams(Params):
     """ur_robot_driver script_command_port. Bounds: >= 1, <= 65535. Source:
     Universal_Robots_ROS2_Driver. Read-only at run time."""
 
+    ft_sensor: str = 'tcp_fts_sensor'
+    """the sensor of the UR's tag (force.x..torque.z: RTDE actual_TCP_force, which the driver
+    rotates from the base frame into the TCP frame, tool0_controller); the driver exports it only
+    under this name (tf_prefix empty), so hardware ur needs ros2_control.ft_sensor equal to it.
+    Source: Universal_Robots_ROS2_Driver (ur_robot_driver hardware_interface.cpp
+    transformForceTorque, ur.ros2_control.xacro). Read-only at run time."""
+
+
+@dataclass(frozen=True)
+class Ros2ControlIiwaEstimatedFtSensorParams(Params):
+    """The section ``ros2_control.iiwa.estimated_ft_sensor`` (checked against its declaration by the constructor and ``from_config``)."""
+
+    SECTION = "ros2_control.iiwa.estimated_ft_sensor"
+
+    enabled: bool = True
+    """estimate the external wrench (the sensor then exports force.x..torque.z; false: no
+    interfaces, the controller reads no wrench). Source: lbr_fri_ros2_stack (lbr_description
+    ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    update_rate: int = 100
+    """rate of the estimate's own thread [Hz] (at most the controller manager's update rate).
+    Bounds: >= 1. Source: lbr_fri_ros2_stack (lbr_description ros2_control/lbr_system_config.yaml).
+    Read-only at run time."""
+
+    rt_prio: int = 30
+    """real-time priority of the estimate's thread. Bounds: >= 1, <= 99. Source: lbr_fri_ros2_stack
+    (lbr_description ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    damping: float = 0.2
+    """damping of the Jacobian's pseudo-inverse in the estimate. Bounds: > 0. Source:
+    lbr_fri_ros2_stack (lbr_description ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    force_x_th: float = 2.0
+    """dead band of the estimate's x force [N] (smaller magnitudes read 0, larger ones less this).
+    Bounds: >= 0. Source: lbr_fri_ros2_stack (lbr_description ros2_control/lbr_system_config.yaml).
+    Read-only at run time."""
+
+    force_y_th: float = 2.0
+    """dead band of the estimate's y force [N] (smaller magnitudes read 0, larger ones less this).
+    Bounds: >= 0. Source: lbr_fri_ros2_stack (lbr_description ros2_control/lbr_system_config.yaml).
+    Read-only at run time."""
+
+    force_z_th: float = 2.0
+    """dead band of the estimate's z force [N] (smaller magnitudes read 0, larger ones less this).
+    Bounds: >= 0. Source: lbr_fri_ros2_stack (lbr_description ros2_control/lbr_system_config.yaml).
+    Read-only at run time."""
+
+    torque_x_th: float = 0.5
+    """dead band of the estimate's x torque [N·m] (smaller magnitudes read 0, larger ones less
+    this). Bounds: >= 0. Source: lbr_fri_ros2_stack (lbr_description
+    ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    torque_y_th: float = 0.5
+    """dead band of the estimate's y torque [N·m] (smaller magnitudes read 0, larger ones less
+    this). Bounds: >= 0. Source: lbr_fri_ros2_stack (lbr_description
+    ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    torque_z_th: float = 0.5
+    """dead band of the estimate's z torque [N·m] (smaller magnitudes read 0, larger ones less
+    this). Bounds: >= 0. Source: lbr_fri_ros2_stack (lbr_description
+    ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
 
 @dataclass(frozen=True)
 class Ros2ControlIiwaParams(Params):
@@ -265,6 +328,64 @@ class Ros2ControlIiwaParams(Params):
     rt_prio: int = 80
     """real-time priority of the FRI loop. Bounds: >= 1, <= 99. Source: lbr_fri_ros2_stack.
     Read-only at run time."""
+
+    open_loop: bool = False
+    """lbr_fri_ros2 open loop: true = the position state interfaces read the last commanded joint
+    positions instead of the measured ones (lbr_system_config.yaml's default, for position command
+    mode); false here, as the interaction controller commands torques and needs the measured
+    positions. Source: lbr_fri_ros2_stack (lbr_description ros2_control/lbr_system_config.yaml;
+    lbr_fri_ros2 AsyncClient::command, StateInterface::set_state_open_loop). Read-only at run time."""
+
+    pid_p: float = 0.1
+    """P gain of the joint position command's PID (lbr_fri_ros2, asynchronous control). Bounds: >=
+    0. Source: lbr_fri_ros2_stack (lbr_description ros2_control/lbr_system_config.yaml). Read-only
+    at run time."""
+
+    pid_i: float = 0.0
+    """I gain of the joint position command's PID. Bounds: >= 0. Source: lbr_fri_ros2_stack
+    (lbr_description ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    pid_d: float = 0.0
+    """D gain of the joint position command's PID. Bounds: >= 0. Source: lbr_fri_ros2_stack
+    (lbr_description ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    pid_i_max: float = 0.0
+    """upper bound of the joint position PID's integral. Source: lbr_fri_ros2_stack (lbr_description
+    ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    pid_i_min: float = 0.0
+    """lower bound of the joint position PID's integral. Source: lbr_fri_ros2_stack (lbr_description
+    ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    pid_antiwindup: bool = False
+    """anti-windup of the joint position PID's integral. Source: lbr_fri_ros2_stack (lbr_description
+    ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    command_guard_variant: Literal['default', 'safe_stop'] = 'default'
+    """lbr_fri_ros2 CommandGuard: a command beyond the joints' position / velocity / torque limits
+    (the tag's min_position, max_position, max_velocity, max_torque) closes the connection (default)
+    or stops safely (safe_stop). Source: lbr_fri_ros2_stack (lbr_description
+    ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    external_torque_cutoff_frequency: float = 10.0
+    """cut-off of the low-pass filter on the measured external joint torques [Hz] (the input of
+    estimated_ft_sensor). Bounds: > 0. Source: lbr_fri_ros2_stack (lbr_description
+    ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    measured_torque_cutoff_frequency: float = 10.0
+    """cut-off of the low-pass filter on the measured joint torques [Hz]. Bounds: > 0. Source:
+    lbr_fri_ros2_stack (lbr_description ros2_control/lbr_system_config.yaml). Read-only at run time."""
+
+    ft_sensor: str = 'estimated_ft_sensor'
+    """the force-torque sensor of the iiwa's tag (force.x..torque.z: lbr_fri_ros2's estimate of the
+    external wrench from the external joint torques, rotated into the chain_tip frame = frames.ee,
+    so ft_frame tool); lbr_ros2_control requires exactly this name (its second sensor; the first is
+    auxiliary_sensor), so hardware iiwa needs ros2_control.ft_sensor equal to it. Source:
+    lbr_fri_ros2_stack (lbr_ros2_control system_interface_type_values.hpp HW_IF_ESTIMATED_FT_PREFIX,
+    lbr_description lbr_system_interface.xacro). Read-only at run time."""
+
+    estimated_ft_sensor: Ros2ControlIiwaEstimatedFtSensorParams = field(default_factory=Ros2ControlIiwaEstimatedFtSensorParams)
+    """``ros2_control.iiwa.estimated_ft_sensor``."""
 
 
 @dataclass(frozen=True)
@@ -308,9 +429,19 @@ class Ros2ControlParams(Params):
     matches /[A-Za-z_][A-Za-z0-9_]*/. Read-only at run time."""
 
     ft_sensor: str = 'ee_ft'
-    """name of the EE force-torque sensor (force.x..torque.z, EE frame) in the MuJoCo and mock
-    systems' ros2_control tag; the interaction controller's ft_sensor.name (read where the hardware
-    has it). Read-only at run time."""
+    """name of the EE force-torque sensor (force.x..torque.z) in the MuJoCo and mock systems'
+    ros2_control tag; the interaction controller's ft_sensor.name (read where the hardware has it).
+    A robot whose vendor driver exports a sensor names it as the driver does (ur:
+    ros2_control.ur.ft_sensor, iiwa: ros2_control.iiwa.ft_sensor), so the simulated systems and the
+    real arm have the same interfaces. Read-only at run time."""
+
+    ft_frame: Literal['tool', 'base'] = 'tool'
+    """the frame the F/T sensor's six values are expressed in, the interaction controller's
+    ft_sensor.frame: tool = the EE frame (the MuJoCo system's sensor; ur_robot_driver's
+    tcp_fts_sensor, which the driver rotates into the TCP frame; lbr_ros2_control's
+    estimated_ft_sensor, rotated into its chain_tip frames.ee) | base = the robot's base frame about
+    the EE point (e.g. an estimate such as franka's O_F_ext_hat_K), rotated into the EE frame by the
+    controller with the measured EE rotation (docs/hardware.md). Read-only at run time."""
 
     push_gpio: str = 'ee_push'
     """name of the MuJoCo system's GPIO taking a scripted EE push (force.x/y/z, world frame, N;

@@ -4,6 +4,7 @@
 model file its tag names (no ROS needed: strings, dicts, files, the in-process context)."""
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 
 from pathlib import Path
@@ -51,10 +52,133 @@ def test_vendor_hardware_is_the_robots_own_and_needs_its_address():
     assert params == {"robot_ip": "172.16.0.2", "arm_id": "fr3"}
     assert "ur5e has 'ur'" in hardware_refusal(load_robot_config("ur5e"), "franka")
     assert "robot_ip" in hardware_refusal(load_robot_config("fr3"), "franka")
-    ur = _tag(load_robot_config("ur5e", overrides=["ros2_control.robot_ip=192.168.56.101"]), "ur")
+    ur5e = load_robot_config("ur5e", overrides=["ros2_control.robot_ip=192.168.56.101"])
+    ur = _tag(ur5e, "ur")
     assert {p.get("name"): p.text for p in ur.findall("hardware/param")}["reverse_port"] == "50001"
+    # ur_robot_driver exports tcp_fts_sensor only when the tag names it (ur_description's ur_sensors.xacro);
+    # the ur5e's simulated systems name their sensor the same, so the one parameter file fits all three
+    assert [s.get("name") for s in ur.findall("sensor")] == ["tcp_fts_sensor"] == [ur5e["ros2_control"]["ft_sensor"]]
+    assert [s.get("name") for s in ur.find("sensor").findall("state_interface")] == [
+        f"{a}.{x}" for a in ("force", "torque") for x in "xyz"]
+    assert ur5e["ros2_control"]["ft_frame"] == "tool"     # the driver rotates actual_TCP_force into the TCP frame
+    other = load_robot_config("ur5e", overrides=["ros2_control.robot_ip=192.168.56.101", "ros2_control.ft_sensor=ee_ft"])
+    assert "'tcp_fts_sensor'" in hardware_refusal(other, "ur") and "'ee_ft'" in hardware_refusal(other, "ur")
+    assert _tag(fr3, "franka").find("sensor") is None          # franka_hardware exports no F/T interface
     with pytest.raises(ValueError):
         ros2_control_xml(load_robot_config("iiwa14"), "ur")
+
+
+IIWA_IP = "172.31.1.147"
+# lbr_ros2_control's SystemInterface::on_init (lbr_fri_ros2_stack, branch rolling: system_interface.cpp
+# parse_parameters_ / verify_*; lbr_description's lbr_system_interface.xacro), named here one by one
+LBR_HARDWARE_PARAMS = ["fri_client_sdk_major_version", "fri_client_sdk_minor_version", "client_command_mode", "port_id",
+                       "remote_host", "rt_prio", "pid_p", "pid_i", "pid_d", "pid_i_max", "pid_i_min", "pid_antiwindup",
+                       "command_guard_variant", "external_torque_cutoff_frequency",
+                       "measured_torque_cutoff_frequency", "open_loop"]
+LBR_AUXILIARY_STATES = ["sample_time", "session_state", "connection_quality", "safety_state", "operation_mode",
+                        "drive_state", "client_command_mode", "overlay_type", "control_mode", "time_stamp_sec",
+                        "time_stamp_nano_sec", "tracking_performance"]
+LBR_FT_PARAMS = ["enabled", "update_rate", "rt_prio", "chain_root", "chain_tip", "damping", "force_x_th", "force_y_th",
+                 "force_z_th", "torque_x_th", "torque_y_th", "torque_z_th"]
+LBR_WRENCH = ["force.x", "force.y", "force.z", "torque.x", "torque.y", "torque.z"]
+
+
+def _params_of(elem) -> dict:
+    return {p.get("name"): p.text for p in elem.findall("param")}
+
+
+def test_the_iiwa_tag_has_what_lbr_ros2_control_on_init_reads():
+    """on_init reads every hardware parameter (``at`` or ``std::stod`` of it: a missing one is an
+    exception), each joint's min/max_position, max_velocity, max_torque, and refuses a tag whose joints
+    have other than position + effort commands and (FRI client SDK 1.x) 7 state interfaces, whose
+    sensors are not exactly auxiliary_sensor (12 states) then estimated_ft_sensor (its 12 parameters;
+    6 states when enabled), or whose GPIOs are not exactly ``wrench`` (6 commands)."""
+    cfg = load_robot_config("iiwa14", overrides=[f"ros2_control.robot_ip={IIWA_IP}"])
+    tag = _tag(cfg, "iiwa")
+    assert tag.find("hardware/plugin").text == "lbr_ros2_control/SystemInterface"
+    hw = {p.get("name"): p.text for p in tag.findall("hardware/param")}
+    assert sorted(hw) == sorted(LBR_HARDWARE_PARAMS)
+    assert hw["client_command_mode"] == "torque" and hw["remote_host"] == IIWA_IP
+    assert 30200 <= int(hw["port_id"]) <= 30209                          # on_init's port check
+    assert hw["open_loop"] == "false"      # true: the position states would be the commanded positions
+    assert hw["command_guard_variant"] in ("default", "safe_stop")
+    for n in ("pid_p", "pid_i", "pid_d", "pid_i_max", "pid_i_min", "external_torque_cutoff_frequency",
+              "measured_torque_cutoff_frequency"):
+        float(hw[n])                                                      # std::stod parses it
+    # the joints: as lbr_ros2_control exports them, with the command guard's limits from the config tree
+    j = cfg["joints"]
+    joints = tag.findall("joint")
+    assert [x.get("name") for x in joints] == j["names"] and len(joints) == 7
+    for i, x in enumerate(joints):
+        assert [c.get("name") for c in x.findall("command_interface")] == ["position", "effort"]
+        assert [s.get("name") for s in x.findall("state_interface")] == [
+            "position", "velocity", "effort", "commanded_joint_position", "commanded_torque", "external_torque",
+            "ipo_joint_position"]
+        lim = {k: float(v) for k, v in _params_of(x).items()}
+        assert lim == pytest.approx({"min_position": math.radians(j["position_min_deg"][i]),
+                                     "max_position": math.radians(j["position_max_deg"][i]),
+                                     "max_velocity": math.radians(j["velocity_max_deg_s"][i]),
+                                     "max_torque": j["torque_max_nm"][i]})
+        effort = x.find("command_interface[@name='effort']")
+        assert float(_params_of(effort)["max"]) == -float(_params_of(effort)["min"]) == j["torque_max_nm"][i]
+    # the sensors, in on_init's order (info_.sensors[0], [1])
+    sensors = tag.findall("sensor")
+    assert [s.get("name") for s in sensors] == ["auxiliary_sensor", "estimated_ft_sensor"]
+    assert [s.get("name") for s in sensors[0].findall("state_interface")] == LBR_AUXILIARY_STATES
+    assert _params_of(sensors[0]) == {}
+    ft = _params_of(sensors[1])
+    assert list(ft) == LBR_FT_PARAMS
+    k = cfg["ros2_control"]["iiwa"]["estimated_ft_sensor"]
+    assert ft["enabled"] == "true" and ft["update_rate"] == "100" and ft["rt_prio"] == "30"
+    assert (ft["chain_root"], ft["chain_tip"]) == (cfg["frames"]["base"], cfg["frames"]["ee"])
+    assert {n: float(ft[n]) for n in LBR_FT_PARAMS[5:]} == {n: float(k[n]) for n in LBR_FT_PARAMS[5:]}
+    assert [s.get("name") for s in sensors[1].findall("state_interface")] == LBR_WRENCH
+    gpios = tag.findall("gpio")
+    assert [g.get("name") for g in gpios] == ["wrench"]
+    assert [c.get("name") for c in gpios[0].findall("command_interface")] == LBR_WRENCH
+    # the controller reads the estimate: named as the driver names it, in the tool frame (chain_tip)
+    assert cfg["ros2_control"]["ft_sensor"] == "estimated_ft_sensor" and cfg["ros2_control"]["ft_frame"] == "tool"
+    ic = manager_parameters(cfg, {}, 1000)["interaction_controller"]["ros__parameters"]
+    assert ic["ft_sensor"] == {"name": "estimated_ft_sensor", "frame": "tool"}
+    assert _tag(cfg, "mujoco").find("sensor").get("name") == "estimated_ft_sensor"   # same interfaces in sim
+
+
+def test_the_iiwa_tag_follows_the_fri_version_and_the_estimate_switch():
+    fri2 = _tag(load_robot_config("iiwa14", overrides=[
+        f"ros2_control.robot_ip={IIWA_IP}", "ros2_control.iiwa.fri_client_sdk_major_version=2",
+        "ros2_control.iiwa.fri_client_sdk_minor_version=5"]), "iiwa")
+    for x in fri2.findall("joint"):    # FRI 2.x has no commanded joint position: 6 state interfaces
+        assert [s.get("name") for s in x.findall("state_interface")] == [
+            "position", "velocity", "effort", "commanded_torque", "external_torque", "ipo_joint_position"]
+    off = _tag(load_robot_config("iiwa14", overrides=[
+        f"ros2_control.robot_ip={IIWA_IP}", "ros2_control.iiwa.estimated_ft_sensor.enabled=false"]), "iiwa")
+    sensor = off.findall("sensor")[1]
+    assert sensor.get("name") == "estimated_ft_sensor" and list(_params_of(sensor)) == LBR_FT_PARAMS
+    assert _params_of(sensor)["enabled"] == "false" and sensor.findall("state_interface") == []
+    other = load_robot_config("iiwa14", overrides=[f"ros2_control.robot_ip={IIWA_IP}", "ros2_control.ft_sensor=ee_ft"])
+    why = hardware_refusal(other, "iiwa")
+    assert "'estimated_ft_sensor'" in why and "'ee_ft'" in why
+    assert "robot_ip" in hardware_refusal(load_robot_config("iiwa14"), "iiwa")
+
+
+def test_the_estimate_chain_runs_through_the_iiwa_urdf(tmp_path):
+    """The estimate's KDL chain (lbr_fri_ros2 Kinematics, on the URDF the controller manager reads)
+    runs from chain_root to chain_tip through the seven joints."""
+    from hri_sim.cli import main
+
+    assert main(["ros2-control", "--robot", "iiwa14", "--hardware", "iiwa", "--robot-ip", IIWA_IP,
+                 "--dir", str(tmp_path)]) == 0
+    urdf = ET.parse(tmp_path / "robot.urdf").getroot()
+    ft = _params_of(urdf.find("ros2_control/sensor[@name='estimated_ft_sensor']"))
+    parent = {x.find("child").get("link"): (x.find("parent").get("link"), x.get("name"), x.get("type"))
+              for x in urdf.findall("joint")}
+    link, moving = ft["chain_tip"], []
+    while link in parent:
+        link, name, kind = parent[link]
+        if kind != "fixed":
+            moving.append(name)
+    assert link == ft["chain_root"] == urdf.find("link").get("name")
+    assert moving[::-1] == load_robot_config("iiwa14")["joints"]["names"]
 
 
 def test_manager_parameters_name_the_controllers_and_the_sensor():
@@ -64,7 +188,9 @@ def test_manager_parameters_name_the_controllers_and_the_sensor():
     assert cm["update_rate"] == 1000
     assert cm["interaction_controller"]["type"] == "hri_controllers/InteractionController"
     ic = p["interaction_controller"]["ros__parameters"]
-    assert ic["model_file"] == "/m.mjb" and ic["ft_sensor"] == {"name": cfg["ros2_control"]["ft_sensor"]}
+    assert ic["model_file"] == "/m.mjb" and ic["ft_sensor"] == {"name": cfg["ros2_control"]["ft_sensor"], "frame": "tool"}
+    base = manager_parameters(load_robot_config("fr3", overrides=["ros2_control.ft_frame=base"]), {}, 1000)
+    assert base["interaction_controller"]["ros__parameters"]["ft_sensor"]["frame"] == "base"
 
 
 @pytest.mark.parametrize("robot", list_arms())

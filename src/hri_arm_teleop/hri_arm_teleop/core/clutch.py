@@ -21,7 +21,11 @@ the principal branch: a hand rotation of more than 180 deg within one stroke wra
 On release the target is held. On engage the robot entry pose is the *held target* (config
 ``entry_pose: target``), so the first target after a re-engage equals the last one bit for bit:
 re-engaging never makes the arm jump. (``measured`` uses the robot's measured EE pose instead, as
-the clutch teleop note's pseudocode does; then the target jumps by the tracking error.)
+the clutch teleop note's pseudocode does; then the target jumps by the tracking error.) A held
+target that the arm did not follow (farther than ``entry_max_error_m`` from the measured EE: the
+interaction refused the stream as a reference jump after a stall, or a person holds the arm away)
+is not a place to start from: that engagement starts from the measured EE, counted as
+``reanchored``, so the operator's next stroke is followed again.
 
 After the mapping, the target is rate limited (velocity clipping: at most ``max_linear_speed``
 and ``max_angular_speed`` times the elapsed time from the previous target) and its position is
@@ -65,6 +69,7 @@ class ClutchCounters:
     velocity_clips: int = 0
     workspace_clamps: int = 0
     tracking_lost: int = 0
+    reanchored: int = 0
     rejected_poses: dict = field(default_factory=dict)
 
 
@@ -189,9 +194,17 @@ class ClutchTeleop:
         self._ignored_press = self._await_release and bool(clutch_pressed)
         if want and not self.engaged:
             entry = None
+            measured_ok, reanchor = _valid_pose(base_T_ee_measured), False
             if self.params.entry_pose == "target" and self.target is not None:
                 entry = self.target
-            elif _valid_pose(base_T_ee_measured):
+                if measured_ok and np.linalg.norm(self.target[:3, 3] - base_T_ee_measured[:3, 3]) \
+                        > self.params.entry_max_error_m:
+                    entry, reanchor = None, True        # not followed: start from where the arm is
+                    self.counters.reanchored += 1
+                    self._log.warning("clutch: the held target is %.3f m from the arm (not followed); "
+                                      "this stroke starts from the measured end effector",
+                                      float(np.linalg.norm(self.target[:3, 3] - base_T_ee_measured[:3, 3])))
+            if entry is None and measured_ok:
                 entry = np.array(base_T_ee_measured, dtype=float)
             if entry is None:  # no target yet and no valid measured pose: cannot engage safely
                 self.counters.rejected_poses["no_entry_pose"] = \
@@ -199,7 +212,7 @@ class ClutchTeleop:
                 return ClutchOutput(self.target, False)
             self._hand_entry = np.array(base_T_hand, dtype=float)
             self._robot_entry = np.array(entry, dtype=float)
-            if self.target is None:
+            if self.target is None or reanchor:     # (the rate limit starts there too)
                 self.target = self._robot_entry.copy()
                 self._t_target = now
             self.engaged = True

@@ -3,7 +3,8 @@
 // hri_core::interaction::InteractionTick as our own real-time loop (hri_core::rt::RtLoop::cycle):
 //
 //   read q, dq (state interfaces <joint>/position, <joint>/velocity) and, when the hardware has
-//      the sensor ft_sensor.name, the EE wrench (semantic_components::ForceTorqueSensor)
+//      the sensor ft_sensor.name, the EE wrench (semantic_components::ForceTorqueSensor; in the
+//      frame ft_sensor.frame, a base-frame reading rotated into the EE frame)
 //   -> model terms at the measured state (hri_core::rt::MujocoArmModel on the arm's MuJoCo model,
 //      never stepped: world_T_ee, J_b, V_b, g, c)
 //   -> system stop (StopWatch: heartbeat silence = hold at the measured pose)
@@ -119,6 +120,7 @@ class InteractionController : public controller_interface::ControllerInterface {
   // the EE force-torque sensor (ft_sensor.name; none when unset or absent from the hardware)
   std::optional<semantic_components::ForceTorqueSensor> ft_;
   std::vector<std::string> ft_interfaces_;
+  hc::rt::WrenchFrame ft_frame_ = hc::rt::WrenchFrame::kTool;  // ft_sensor.frame
   hc::se3::Vec6 wrench_ = hc::se3::Vec6::Zero();  // (moment, force), EE frame (RobotState::wrench_body)
 
   // the tick

@@ -7,7 +7,11 @@
 // read() copies the state of hri_core::rt::MujocoRobot (the same class our real-time loop steps);
 // write() applies the effort command for one period and steps the model (mj_step2 + mj_step1), so
 // the model's timestep must equal the controller manager's period (the model file is written with
-// it: hri_sim.models.write_ros2_control_model). Nothing is allocated in read()/write().
+// it: hri_sim.models.write_ros2_control_model). Brakes, as on the real arms: while no controller
+// claims a joint's effort interface (perform_command_mode_switch; before the first controller is
+// activated and after the last one is deactivated) the model is not stepped, so the arm stays
+// where it is (the home pose at start) instead of falling under gravity with zero torque.
+// Nothing is allocated in read()/write().
 // Hardware parameters (<hardware><param> of the ros2_control URDF tag): model_file, ee_site;
 // a joint's initial position: <state_interface name="position"><param name="initial_value">.
 #pragma once
@@ -33,6 +37,8 @@ class MujocoSystem : public hardware_interface::SystemInterface {
   hardware_interface::CallbackReturn on_activate(const rclcpp_lifecycle::State& previous) override;
   hardware_interface::return_type read(const rclcpp::Time& time, const rclcpp::Duration& period) override;
   hardware_interface::return_type write(const rclcpp::Time& time, const rclcpp::Duration& period) override;
+  hardware_interface::return_type perform_command_mode_switch(const std::vector<std::string>& start,
+                                                              const std::vector<std::string>& stop) override;
 
   uint64_t nonfinite_commands() const { return nonfinite_; }
 
@@ -48,6 +54,10 @@ class MujocoSystem : public hardware_interface::SystemInterface {
   double push_[3]{};  // force.x/y/z (world)
   std::string ft_name_, push_name_;
   uint64_t nonfinite_ = 0;
+  std::vector<std::string> effort_names_;  // <joint>/effort
+  std::vector<char> claimed_;              // per joint: a controller commands its effort
+  int n_claimed_ = 0;                      // 0: the brakes hold (the model is not stepped)
+  bool braked_ = false;                    // the brakes stopped the model (velocities zeroed)
 };
 
 }  // namespace hri_controllers

@@ -12,7 +12,10 @@ Hardware (``ros2_control.hardware``), each exposing the interfaces the controlle
   values, effort commands are mirrored), with the same F/T sensor reading zero;
 - ``franka`` / ``ur`` / ``iiwa``: the vendor's plugin with its parameters named as in the vendor's
   own description (``ros2_control.<vendor>.*``, ``robot_ip``); only for a robot whose
-  ``ros2_control.vendor`` is that vendor.
+  ``ros2_control.vendor`` is that vendor. The UR's tag has ur_robot_driver's F/T sensor
+  (``ros2_control.ur.ft_sensor``); the iiwa's has what lbr_ros2_control's ``on_init`` reads: its
+  joints' interfaces and limits, ``auxiliary_sensor``, ``estimated_ft_sensor``
+  (``ros2_control.iiwa.ft_sensor``, the wrench estimate) and the GPIO ``wrench``; franka's none.
 
 The initial joint positions are ``joints.named_positions_deg.home``.
 """
@@ -51,6 +54,10 @@ def hardware_refusal(cfg: dict, hardware: str) -> Optional[str]:
                     f"{cfg['robot']['model']} has {rc['vendor']!r}")
         if not str(rc["robot_ip"]).strip():
             return f"hardware {hardware!r} needs the robot's address (robot_ip)"
+        if hardware in ("ur", "iiwa") and rc["ft_sensor"] != rc[hardware]["ft_sensor"]:
+            return (f"hardware {hardware!r} exports its F/T sensor as {rc[hardware]['ft_sensor']!r} "
+                    f"(ros2_control.{hardware}.ft_sensor); the controller reads ros2_control.ft_sensor "
+                    f"{rc['ft_sensor']!r}: set it to the driver's name")
     if not cfg["joints"].get("names"):
         return f"{cfg['robot']['model']} has no joints.names"
     return None
@@ -82,7 +89,63 @@ def _hardware_params(cfg: dict, hardware: str, model_file: Optional[str]) -> lis
     return [("fri_client_sdk_major_version", k["fri_client_sdk_major_version"]),
             ("fri_client_sdk_minor_version", k["fri_client_sdk_minor_version"]),
             ("client_command_mode", k["client_command_mode"]), ("port_id", k["port_id"]),
-            ("remote_host", ip or k["remote_host"]), ("rt_prio", k["rt_prio"])]
+            ("remote_host", ip or k["remote_host"]), ("rt_prio", k["rt_prio"])] + [
+        (n, k[n]) for n in IIWA_HARDWARE_PARAMS]
+
+
+# lbr_ros2_control's SystemInterface::on_init (lbr_fri_ros2_stack, lbr_description's
+# lbr_system_interface.xacro): besides the six above, these hardware parameters; per joint the
+# command guard's limits; the joints' interfaces; two sensors, exactly in this order and with these
+# names (auxiliary_sensor: the FRI state, estimated_ft_sensor: the wrench estimate), and the GPIO
+# ``wrench`` (the FRI Cartesian impedance mode's command). Names fixed by the driver's code.
+IIWA_HARDWARE_PARAMS = ("pid_p", "pid_i", "pid_d", "pid_i_max", "pid_i_min", "pid_antiwindup", "command_guard_variant",
+                        "external_torque_cutoff_frequency", "measured_torque_cutoff_frequency", "open_loop")
+IIWA_AUXILIARY_SENSOR = "auxiliary_sensor"
+IIWA_AUXILIARY_STATES = ("sample_time", "session_state", "connection_quality", "safety_state", "operation_mode",
+                         "drive_state", "client_command_mode", "overlay_type", "control_mode", "time_stamp_sec",
+                         "time_stamp_nano_sec", "tracking_performance")
+IIWA_FT_PARAMS = ("enabled", "update_rate", "rt_prio", "chain_root", "chain_tip", "damping", "force_x_th", "force_y_th",
+                  "force_z_th", "torque_x_th", "torque_y_th", "torque_z_th")
+IIWA_WRENCH_GPIO = "wrench"
+WRENCH = tuple(f"{a}.{x}" for a in ("force", "torque") for x in "xyz")
+
+
+def _iiwa_joint(cfg: dict, i: int, name: str, q0: float) -> list[str]:
+    """A joint as lbr_ros2_control exports it: position and effort commands (bounded), position,
+    velocity, effort and the FRI states (commanded_joint_position only with FRI client SDK 1.x), and
+    the command guard's limits (min/max_position, max_velocity [rad, rad/s], max_torque [N·m])."""
+    j, k = cfg["joints"], cfg["ros2_control"]["iiwa"]
+    lo, hi = math.radians(float(j["position_min_deg"][i])), math.radians(float(j["position_max_deg"][i]))
+    vmax, tmax = math.radians(float(j["velocity_max_deg_s"][i])), float(j["torque_max_nm"][i])
+    out = [f"    <joint name={quoteattr(name)}>"]
+    for ci, (cmin, cmax) in (("position", (lo, hi)), ("effort", (-tmax, tmax))):
+        out += [f'      <command_interface name="{ci}">', "  " + _param("min", repr(cmin)),
+                "  " + _param("max", repr(cmax)), "      </command_interface>"]
+    out += ['      <state_interface name="position">', f'        <param name="initial_value">{q0!r}</param>',
+            "      </state_interface>", '      <state_interface name="velocity"/>', '      <state_interface name="effort"/>']
+    fri = (["commanded_joint_position"] if int(k["fri_client_sdk_major_version"]) == 1 else []) + [
+        "commanded_torque", "external_torque", "ipo_joint_position"]
+    out += [f'      <state_interface name="{s}"/>' for s in fri]
+    out += [_param(n, repr(v)) for n, v in (("min_position", lo), ("max_position", hi), ("max_velocity", vmax),
+                                             ("max_torque", tmax))]
+    return out + ["    </joint>"]
+
+
+def _iiwa_sensors(cfg: dict) -> list[str]:
+    """auxiliary_sensor, estimated_ft_sensor (its parameters; the chain from the URDF's root link
+    ``frames.base`` to its EE link ``frames.ee``, the frame the estimate is rotated into) and the
+    GPIO ``wrench``, as lbr_description's lbr_system_interface.xacro writes them."""
+    rc = cfg["ros2_control"]
+    ft = dict(rc["iiwa"]["estimated_ft_sensor"], chain_root=cfg["frames"]["base"], chain_tip=cfg["frames"]["ee"])
+    out = [f"    <sensor name={quoteattr(IIWA_AUXILIARY_SENSOR)}>"]
+    out += [f'      <state_interface name="{s}"/>' for s in IIWA_AUXILIARY_STATES]
+    out += ["    </sensor>", f"    <sensor name={quoteattr(rc['iiwa']['ft_sensor'])}>"]
+    out += [_param(n, ft[n]) for n in IIWA_FT_PARAMS]
+    if ft["enabled"]:      # the driver exports the six interfaces only when the estimate is enabled
+        out += [f'      <state_interface name="{w}"/>' for w in WRENCH]
+    out += ["    </sensor>", f"    <gpio name={quoteattr(IIWA_WRENCH_GPIO)}>"]
+    out += [f'      <command_interface name="{w}"/>' for w in WRENCH]
+    return out + ["    </gpio>"]
 
 
 def ros2_control_xml(cfg: dict, hardware: str, model_file: Optional[str] = None) -> str:
@@ -99,7 +162,10 @@ def ros2_control_xml(cfg: dict, hardware: str, model_file: Optional[str] = None)
            "    <hardware>", f"      <plugin>{plugin}</plugin>"]
     out += [_param(k, v) for k, v in _hardware_params(cfg, hardware, model_file)]
     out.append("    </hardware>")
-    for name, q0 in zip(names, home):
+    for i, (name, q0) in enumerate(zip(names, home)):
+        if hardware == "iiwa":
+            out += _iiwa_joint(cfg, i, name, math.radians(float(q0)))
+            continue
         out += [f"    <joint name={quoteattr(name)}>", '      <command_interface name="effort"/>',
                 '      <state_interface name="position">',
                 f'        <param name="initial_value">{math.radians(float(q0))!r}</param>',
@@ -112,6 +178,12 @@ def ros2_control_xml(cfg: dict, hardware: str, model_file: Optional[str] = None)
                 out += [f'      <state_interface name="{a}.{x}">', '        <param name="initial_value">0.0</param>',
                         "      </state_interface>"]
         out.append("    </sensor>")
+    elif hardware == "ur":       # ur_description's ur_sensors.xacro: the driver exports what the tag names
+        out.append(f"    <sensor name={quoteattr(rc['ur']['ft_sensor'])}>")
+        out += [f'      <state_interface name="{a}.{x}"/>' for a in ("force", "torque") for x in "xyz"]
+        out.append("    </sensor>")
+    elif hardware == "iiwa":
+        out += _iiwa_sensors(cfg)
     if hardware == "mujoco":
         out.append(f"    <gpio name={quoteattr(rc['push_gpio'])}>")
         out += [f'      <command_interface name="force.{x}"/>' for x in "xyz"]
@@ -134,7 +206,8 @@ def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) 
     """The ros2_control_node parameter file: the controller manager (update rate, the controller
     types) and the interaction controller's parameters ``controller_values`` (the generated
     library's names: hri_runtime.parameter_library.gpl.parameter_values; ``ft_sensor.name`` is
-    ``ros2_control.ft_sensor``, read where the hardware has it); besides it the standard
+    ``ros2_control.ft_sensor``, read where the hardware has it, ``ft_sensor.frame`` its frame
+    ``ros2_control.ft_frame``); besides it the standard
     controllers: joint_state_broadcaster, effort_controller (a JointGroupEffortController on the
     same joints, for a switch) and push_controller (the MuJoCo system's scripted push)."""
     rc = cfg["ros2_control"]
@@ -147,7 +220,8 @@ def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) 
             "effort_controller": {"type": "effort_controllers/JointGroupEffortController"},
             "push_controller": {"type": "forward_command_controller/MultiInterfaceForwardCommandController"},
         }},
-        rc["controller"]: {"ros__parameters": {**controller_values, "ft_sensor": {"name": rc["ft_sensor"]}}},
+        rc["controller"]: {"ros__parameters": {**controller_values,
+                                                  "ft_sensor": {"name": rc["ft_sensor"], "frame": rc["ft_frame"]}}},
         rc["joint_state_broadcaster"]: {"ros__parameters": {"joints": list(names),
                                                              "interfaces": ["position", "velocity", "effort"]}},
         "effort_controller": {"ros__parameters": {"joints": list(names)}},
