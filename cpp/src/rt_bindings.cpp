@@ -73,9 +73,9 @@ struct PyRtLoop {
   std::unique_ptr<R::RtLoop> loop;
 };
 
-py::dict state_dict(R::RtLoop& L) {
-  R::LoopState s;
-  L.state(s);
+/// The state dict of `s`; `timing`: with the thread's period / cost statistics and status (a
+/// lockstep state after a step has none: None).
+py::dict state_dict(R::RtLoop& L, const R::LoopState& s, bool timing) {
   py::dict d;
   d["ticks"] = s.ticks;
   d["time_s"] = s.time_s;
@@ -113,6 +113,13 @@ py::dict state_dict(R::RtLoop& L) {
   d["missed"] = s.missed;
   d["read_failures"] = s.read_failures;
   d["commands_applied"] = s.commands_applied;
+  if (!timing) {
+    d["period_error_us"] = py::none();
+    d["tick_cost_us"] = py::none();
+    d["running"] = false;
+    d["rate_hz"] = L.config().rate_hz;
+    return d;
+  }
   d["period_error_us"] = stats(L.period_hist());
   d["tick_cost_us"] = stats(L.cost_hist());
   const R::RtStatus& st = L.rt_status();
@@ -356,7 +363,30 @@ void bind_rt(py::module_& root) {
           py::arg("force_world"), py::arg("torque_world") = Vec3::Zero())
       .def("reset_filter", [](PyRtLoop& L) { L.loop->reset_filter(); })
       .def("reset_stats", [](PyRtLoop& L) { L.loop->reset_stats(); })
-      .def("state", [](PyRtLoop& L) { return state_dict(*L.loop); }, "snapshot dict (docs/realtime.md)")
+      .def(
+          "state",
+          [](PyRtLoop& L) {
+            R::LoopState s;
+            L.loop->state(s);
+            return state_dict(*L.loop, s, true);
+          },
+          "snapshot dict (docs/realtime.md): q, dq, world_T_ee, wrench_body as the last tick read them")
+      .def(
+          "state_after_step",
+          [](PyRtLoop& L) {
+            R::LoopState s;
+            L.loop->state_after_step(s);
+            return state_dict(*L.loop, s, false);
+          },
+          "lockstep: the state dict with q, dq, world_T_ee, wrench_body of the arm after the last step "
+          "(the robot read now), period_error_us / tick_cost_us None; RuntimeError while running")
+      .def("apply_pending", [](PyRtLoop& L) { L.loop->apply_pending(); },
+           "lockstep: the commands given so far taken now (as the next tick would first) and shown "
+           "in state(); RuntimeError while running")
+      .def(
+          "last_tau",
+          [](PyRtLoop& L) { return I::VecN(L.loop->last_tau()); },
+          "lockstep: the last tick's command (N·m per joint); RuntimeError while running")
       .def(
           "trace",
           [](PyRtLoop& L) {

@@ -398,7 +398,8 @@ NO_ARRAYS = {
     "interaction.InteractionTick.set_law", "interaction.InteractionTick.set_link_statistics",
     "rt.MujocoRobot.read", "rt.RobotState",
     "rt.RobotInterface", *(f"rt.RtLoop.{m}" for m in ("hold", "reset_filter", "reset_stats", "set_frozen", "set_law", "set_mode",
-                                                      "start", "state", "step", "stop", "trace")),
+                                                      "start", "state", "state_after_step", "last_tau", "apply_pending", "step",
+                                                      "stop", "trace")),
     *(f"interaction.TickParams.{f}=" for f in (
         "n", "law", "filter", "gravity_compensation", "coriolis_compensation", "energy_floor_j", "max_damping",
         "settle_max_linear_m_s", "settle_max_angular_rad_s", "max_linear_m_s", "max_angular_rad_s",

@@ -40,16 +40,16 @@ def test_mode_and_gains_reach_the_interaction_controller():
     for bad_K, bad_D in ((K, [0.0] * 6), ([1e12] * 6, D), ([1e-300] * 6, D)):
         r = console.handle(json.dumps({"type": "set_gains", "gains": {"stiffness": bad_K, "damping": bad_D}}))
         assert r["type"] == "reject"
-        before = dict(inter.ctrl.rejected)
-        assert not inter.ctrl.set_impedance_gains(bad_K, bad_D)          # the controller's verdict
-        assert [c for c, n in inter.ctrl.rejected.items() if n != before.get(c, 0)] == [r["cause"]]
-    assert inter.ctrl.rejected["gains_out_of_range"] == 2 and inter.ctrl.rejected["gains_invalid"] == 1
-    inter.ctrl.rejected.clear()
+        before = dict(inter.engine.inputs.rejected)
+        assert not inter.engine.set_gains(bad_K, bad_D)          # the controller's verdict
+        assert [c for c, n in inter.engine.inputs.rejected.items() if n != before.get(c, 0)] == [r["cause"]]
+    assert inter.engine.inputs.rejected["gains_out_of_range"] == 2 and inter.engine.inputs.rejected["gains_invalid"] == 1
+    inter.engine.inputs.rejected.clear()
     ctx.spin_for(cfg["interaction"]["blend_s"] + 0.1)
     st = console.snapshot()["robot"]["interaction"]
-    assert inter.ctrl.mode == "admittance" and st["mode"] == "admittance"
+    assert inter.engine.mode == "admittance" and st["mode"] == "admittance"
     assert st["stiffness_diag"] == pytest.approx(K)
-    assert sum(inter.ctrl.rejected.values()) == 0       # the refused gains never reached it
+    assert sum(inter.engine.inputs.rejected.values()) == 0       # the refused gains never reached it
     # a refusal of the node itself reaches the operator with its sentence: no switch while the stop holds
     from hri_runtime import msgs
     from hri_runtime.node import Node
@@ -61,4 +61,4 @@ def test_mode_and_gains_reach_the_interaction_controller():
     r = console.handle(json.dumps({"type": "set_mode", "mode": "hybrid"}))
     assert r["type"] == "reject" and r["cause"] == "service_refused"
     assert r["reason"].startswith("interaction.mode: ") and "(mode_switch_refused)" in r["reason"], r
-    assert inter.ctrl.mode == "admittance" and inter.get_parameter("interaction.mode").value == "admittance"
+    assert inter.engine.mode == "admittance" and inter.get_parameter("interaction.mode").value == "admittance"

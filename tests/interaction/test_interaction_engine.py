@@ -84,19 +84,29 @@ def test_python_topic_driver_waits_for_a_joint_state_and_rejects_a_bad_one(cfg):
     q = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
     assert not e.set_joint_state(names[:-1], q[:-1])
     assert e.set_joint_state(names[::-1], q[::-1])                # by name, any order
-    res = e.step(1)
-    assert res is not None and np.all(np.isfinite(res.tau)) and e.ticks == 1
+    tau = e.step(1)
+    assert tau is not None and np.all(np.isfinite(tau)) and e.ticks == 1
     assert e.state()["rejected"] == {"joint_state_invalid": 1}
     with pytest.raises(RuntimeError, match="lockstep only"):
         e.start()
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_simulated_clock_takes_the_lockstep_engine(cfg, kind):
-    """What the node runs on an in-process context or ``use_sim_time``: the C++ tick stepped from
-    Python whatever the configured engine (the rt loop's thread would run on the wall clock)."""
+def test_a_simulated_clock_steps_the_engine_in_lockstep(cfg, kind):
+    """What the node runs on an in-process context or ``use_sim_time``: the configured engine
+    without a thread (the rt loop's thread would run on the wall clock), stepped by the caller;
+    its state is the arm after the step (as the simulation reports it), not the reading the tick
+    used."""
     e = make_engine(cfg, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), engine=kind, simulated=True)
-    assert e.kind == "python"
+    assert e.kind == kind and e.lockstep
+    with pytest.raises(RuntimeError):
+        e.start()
+    e.set_push([0.0, 0.0, -20.0])
+    tau = e.step(20)
+    s = e.state()
+    assert np.array_equal(s["world_T_ee"], e.sim.ee_pose()) and np.array_equal(s["q"], e.sim.q)
+    assert np.array_equal(tau, s["tau"]) and s["ticks"] == 20
+    assert s["wrench_body"][5] == pytest.approx(-20.0 * e.sim.ee_pose()[2, 2])   # the push in the EE frame
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -70,13 +70,13 @@ def test_node_admittance_push_reference_and_bad_input():
     assert st["mode"] == "admittance" and st["energy_violations"] == 0
     K = cfg["interaction"]["admittance"]["stiffness_diag"][5]
     T_mod = matrix_from_pose(probe.poses[-1])
-    assert np.linalg.norm(T_mod[:3, 3] - node.ctrl.world_T_d[:3, 3]) == pytest.approx(5.0 / K, rel=0.02)
+    assert np.linalg.norm(T_mod[:3, 3] - node.engine.state()["world_T_d"][:3, 3]) == pytest.approx(5.0 / K, rel=0.02)
     assert node.sim.ee_pose()[2, 3] - p0[2] > 0.5 * 5.0 / K
     # release; a new reference 1 cm up in impedance mode is tracked
     probe.push.publish(wrench(0.0))
     probe.mode.publish(msgs.new("std_msgs/msg/String", data="impedance"))
     ctx.spin_for(2.0)
-    T = node.ctrl.world_T_d.copy()
+    T = node.engine.state()["world_T_d"].copy()
     T[2, 3] += 0.01
     probe.ref.publish(pose_stamped_from_matrix(T, ctx.now_s(), "base"))
     ctx.spin_for(1.5)
@@ -102,7 +102,7 @@ def test_node_admittance_push_reference_and_bad_input():
 def test_upper_layer_stall_holds_the_last_reference_and_reports_stale():
     cfg, t, ctx, node, probe, _ = stack()
     ctx.spin_for(0.05)
-    T = node.ctrl.world_T_d.copy()
+    T = node.engine.state()["world_T_d"].copy()
     T[1, 3] += 0.005
     probe.ref.publish(pose_stamped_from_matrix(T, ctx.now_s(), "base"))
     ctx.spin_for(0.3)
@@ -128,7 +128,7 @@ def test_launch_include_parses_and_mode_parameter_selects_the_start_mode():
     ctx = InprocContext()
     StopSupervisorNode(context=ctx)   # the stop authority (without it every actuator holds)
     node = InteractionNode(cfg=load_robot_config("fr3"), context=ctx, parameters=spec.params)
-    assert node.ctrl.mode == "admittance" and node.driver == "sim"
+    assert node.engine.mode == "admittance" and node.driver == "sim"
     with pytest.raises(ValueError, match="interaction.mode"):
         InteractionNode(cfg=load_robot_config("fr3"), context=InprocContext(), parameters={"interaction.mode": "warp"})
 
@@ -169,7 +169,7 @@ def test_topic_driver_closes_the_loop_over_joint_states_and_torque():
     ctx.spin_for(1.0)
     assert node.ticks > 900 and robot.tau is not None
     assert np.linalg.norm(robot.sim.ee_pose()[:3, 3] - p0) < 1e-3      # holds against gravity
-    T = node.ctrl.world_T_d.copy()
+    T = node.engine.state()["world_T_d"].copy()
     T[0, 3] += 0.01
     probe.ref.publish(pose_stamped_from_matrix(T, ctx.now_s(), "base"))
     ctx.spin_for(1.5)
@@ -184,7 +184,7 @@ def test_topic_driver_closes_the_loop_over_joint_states_and_torque():
     w.publish(wrench(5.0))
     ctx.spin_for(2.0)
     K = cfg["interaction"]["admittance"]["stiffness_diag"][5]
-    assert node.ctrl.admittance.lam[5] == pytest.approx(5.0 / K, rel=0.01)
+    assert node.engine.state()["lam"][5] == pytest.approx(5.0 / K, rel=0.01)
     w.publish(wrench(float("nan")))
     ctx.spin_for(0.1)
     assert "wrench_invalid" in probe.states[-1]["flags"] and probe.states[-1]["rejected"]["wrench_nonfinite"] == 1

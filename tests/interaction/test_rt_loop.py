@@ -191,6 +191,45 @@ def test_thread_runs_the_cycle_reports_scheduling_and_stops(cfg):
     assert loop.state()["ticks"] == n + 5
 
 
+def test_state_after_step_is_the_arm_after_the_physics_step(cfg):
+    """state(): the reading the last tick used (before write() stepped MuJoCo); state_after_step():
+    the same tick's values with the arm as it is now (what the Python harness reports after its
+    step, and what the next tick reads); last_tau(): the command write() applied. Both are
+    lockstep only (the robot belongs to the thread while it runs)."""
+    loop, p, sec = make_loop(cfg)
+    ref = LockstepLoop(p, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"],
+                       torque_max_nm=cfg["joints"]["torque_max_nm"])
+    loop.set_push([0.0, 5.0, -10.0])
+    ref.sim.push([0.0, 5.0, -10.0])
+    loop.step(200)                                    # moving: consecutive readings differ
+    ref.run(0.2)
+    before, after = loop.state(), loop.state_after_step()
+    assert after["ticks"] == before["ticks"] == 200 and after["time_s"] == before["time_s"]
+    np.testing.assert_array_equal(after["tau"], before["tau"])
+    np.testing.assert_array_equal(loop.last_tau(), before["tau"])
+    np.testing.assert_array_equal(after["world_T_d"], before["world_T_d"])
+    assert not np.array_equal(after["world_T_ee"], before["world_T_ee"]) and not np.array_equal(after["q"], before["q"])
+    assert after["period_error_us"] is None and after["tick_cost_us"] is None   # no thread timing in lockstep
+    # the Python harness reports the arm after its step: the same state
+    np.testing.assert_allclose(after["world_T_ee"], ref.sim.ee_pose(), atol=1e-9)
+    np.testing.assert_allclose(after["q"], ref.sim.q, atol=1e-9)
+    np.testing.assert_allclose(after["wrench_body"], ref.sim.wrench_body(), atol=1e-9)
+    loop.step(1)                                      # the next tick read exactly that state
+    np.testing.assert_array_equal(loop.state()["world_T_ee"], after["world_T_ee"])
+    np.testing.assert_array_equal(loop.state()["q"], after["q"])
+    # a caller stepping the loop takes a command at once (apply_pending), as the next tick would first
+    assert loop.set_mode("hybrid") and loop.state()["mode"] == "impedance"
+    loop.apply_pending()
+    assert loop.state()["mode"] == "hybrid" and loop.state()["ticks"] == 201
+    loop.start()
+    try:
+        for call in (loop.state_after_step, loop.last_tau, loop.apply_pending):
+            with pytest.raises(RuntimeError, match="running"):
+                call()
+    finally:
+        loop.stop()
+
+
 def test_hold_re_anchors_at_the_measured_pose_and_release_does_not_jump(cfg):
     loop, p, _ = make_loop(cfg)
     loop.set_mode("admittance", p.switch.settle_s)

@@ -233,18 +233,18 @@ def test_interaction_freezes_at_the_current_pose_until_reset(fr3):
         ctx.spin_for(0.02)
     op.stop()
     ctx.spin_for(0.005)
-    assert (node.ctrl.frozen_reason or "").startswith("system stop")
+    assert (node.engine.state()["frozen_reason"] or "").startswith("system stop")
     p_stop = node.sim.ee_pose()[:3, 3].copy()
     for _ in range(25):                    # references keep coming: refused
         T[0, 3] += 0.001
         probe.ref.publish(pose_stamped_from_matrix(T, ctx.now_s(), frame))
         ctx.spin_for(0.02)
-    assert node.ctrl.rejected["reference_during_stop"] == 25
+    assert node.engine.state()["rejected"]["reference_during_stop"] == 25
     assert np.linalg.norm(node.sim.ee_pose()[:3, 3] - p_stop) < 0.005
     op.reset()
     ctx.spin_for(0.5)                      # released, no new reference: it does not resume
-    assert node.ctrl.frozen_reason is None
+    assert node.engine.state()["frozen_reason"] is None
     assert np.linalg.norm(node.sim.ee_pose()[:3, 3] - p_stop) < 0.005
     p = node.stop.params
-    dt = _kill_supervisor_and_wait(ctx, sup, lambda: (node.ctrl.frozen_reason or "").startswith("system stop"), p)
+    dt = _kill_supervisor_and_wait(ctx, sup, lambda: (node.engine.state()["frozen_reason"] or "").startswith("system stop"), p)
     assert dt <= p.bound_s + 1e-6

@@ -101,16 +101,14 @@ def test_pipeline_memory_does_not_grow_with_ticks(output):
         cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
         pipe, robot, _ = build_sim_pipeline(cfg)
         ls = sim_lockstep(pipe, robot)
-    else:
-        from hri_arm_teleop.stack import StackDriver, build_stack
+    else:      # the real nodes composed in one process (the arm node's pipeline and robot)
+        from hri_arm_teleop.stack import ArmStack
 
         cfg = load_robot_config("fr3", overrides=["teleop.output=cartesian"])
-        stack = build_stack(cfg, jitter=False)
+        stack = ArmStack(cfg, jitter=False)
         pipe = stack.pipe
-        ls = StackDriver(stack, record=False).lockstep
-    # the cartesian stack's robot is the demo's (the in-process reference link records its
-    # delays for the demo's figures); the node's robot publishes /interaction/reference
-    skip = frozenset({"robot"}) if output == "cartesian" else frozenset()
+        ls = stack.lockstep
+    skip = frozenset()
     operator, scenario = square_operator(pipe, cfg)
     # warm-up: the first clutch stroke (engage, draw, release, reposition); then N = 1 s of
     # ticks and 10 N: the second stroke and the start of the third
@@ -123,6 +121,8 @@ def test_pipeline_memory_does_not_grow_with_ticks(output):
     assert len(s1) > 5                                                  # the walk saw the chain
     assert grown(s1, s10) == {}
     assert pipe.on_control is None                                      # nothing recorded
+    if output == "cartesian":
+        stack.close()
 
 
 def _vr_packet(pose, k: int, t: float) -> bytes:

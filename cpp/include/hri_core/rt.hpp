@@ -9,7 +9,8 @@
 //                    (clock_nanosleep TIMER_ABSTIME on CLOCK_MONOTONIC), optional SCHED_FIFO and
 //                    mlockall (fallback reported), lock-free commands in / state out, deadline
 //                    misses and period-error / tick-cost histograms counted in the loop.
-//                    step(n) runs the same cycle in lockstep on the caller's thread (tests).
+//                    step(n) runs the same cycle in lockstep on the caller's thread (tests, a
+//                    node's timer on a simulated clock; state_after_step() = the arm after it).
 // Nothing inside cycle() allocates: every buffer is fixed-size or allocated before the loop starts
 // (cpp/test/cpp/test_rt_unit.cpp counts allocations with alloc_counter.hpp).
 #pragma once
@@ -288,6 +289,7 @@ class RtLoop {
         dt_(1.0 / cfg.rate_hz) {
     rs_.resize(n_);
     rs_.wrench_body.setZero();
+    after_.resize(n_);
     tau_ = VecN::Zero(n_);
     if (world_T_d == nullptr) {
       robot_->read(rs_);
@@ -360,6 +362,34 @@ class RtLoop {
     std::lock_guard<std::mutex> lk(state_mu_);
     state_buf_.update();
     out = state_buf_.front();
+  }
+  /// Lockstep: take the commands given so far now, as the next cycle would first, and publish the
+  /// state with them (a caller that steps the loop itself sees an input in state() at once; a hold
+  /// still anchors at the next cycle's reading). Not while the thread runs (runtime_error).
+  void apply_pending() {
+    if (running_.load()) throw std::runtime_error("RtLoop.apply_pending: the real-time thread is running");
+    apply_commands();
+    publish_state();
+  }
+  /// Lockstep: the state after the last cycle's physics step, as a simulation reports it after
+  /// its step: state() with q, dq, world_T_ee and wrench_body (a robot wrench) read from the robot
+  /// now, i.e. what the next cycle's read() will see (state() holds the reading the tick used,
+  /// before write() stepped the arm). Not while the thread runs (the robot is its: runtime_error).
+  /// False, and `out` = state(), when the robot gives no reading.
+  bool state_after_step(LoopState& out) {
+    if (running_.load()) throw std::runtime_error("RtLoop.state_after_step: the real-time thread is running");
+    state(out);
+    if (!robot_->read(after_)) return false;
+    out.q = after_.q;
+    out.dq = after_.dq;
+    out.world_T_ee = after_.world_T_ee;
+    if (cfg_.wrench_from_robot) out.wrench_body = after_.wrench_body;
+    return true;
+  }
+  /// Lockstep: the command of the last tick (what write() applied). Not while the thread runs.
+  const VecN& last_tau() const {
+    if (running_.load()) throw std::runtime_error("RtLoop.last_tau: the real-time thread is running");
+    return tick_->last_tau();
   }
   const Histogram& period_hist() const { return period_; }
   const Histogram& cost_hist() const { return cost_; }
@@ -581,7 +611,7 @@ class RtLoop {
   int64_t period_ns_;
   double dt_;
   std::optional<interaction::InteractionTick> tick_;
-  RobotState rs_;
+  RobotState rs_, after_;  // the cycle's reading; state_after_step()'s (lockstep, non-RT side)
   interaction::TickOutput out_;
   VecN tau_;
   // commands

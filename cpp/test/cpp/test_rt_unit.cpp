@@ -137,6 +137,39 @@ static long test_lockstep() {
   CHECK(s.commands_applied >= 1);
   CHECK(s.flag_ticks[2] > 0);  // reference_ramping counted
   CHECK(robot.writes == 3000);
+  // the state after the step: the arm write() moved (what the next read sees), the tick's values
+  // as state(); state() keeps the reading the tick used
+  {
+    R::LoopState after, before;
+    R::RobotState now;
+    now.resize(6);
+    loop.set_target(Mat4::Identity());  // moving back: consecutive readings differ
+    loop.step(20);
+    const long aa = g_allocs;
+    CHECK(loop.state_after_step(after));
+    allocs += g_allocs - aa;
+    loop.state(before);
+    robot.read(now);
+    CHECK(after.q == now.q && after.dq == now.dq && after.world_T_ee == now.world_T_ee);
+    CHECK(after.q != before.q && after.world_T_ee != before.world_T_ee);
+    CHECK(after.ticks == before.ticks && after.tau == before.tau && after.world_T_d == before.world_T_d);
+    CHECK(after.time_s == before.time_s && after.lam == before.lam);
+    CHECK(loop.last_tau() == robot.last_tau && loop.last_tau() == before.tau);
+    loop.step(1);  // the next tick reads exactly that state
+    loop.state(before);
+    CHECK(before.q == after.q && before.world_T_ee == after.world_T_ee);
+    // a caller stepping the loop takes a command at once: state() shows it before the next tick
+    loop.set_mode(I::MODE_HYBRID, -1.0);
+    loop.state(before);
+    CHECK(before.mode == I::MODE_ADMITTANCE);
+    loop.apply_pending();
+    loop.state(before);
+    CHECK(before.mode == I::MODE_HYBRID && before.ticks == after.ticks + 1);
+    loop.set_mode(I::MODE_ADMITTANCE, 0.1);
+    loop.set_target(T);
+    loop.step(3000);
+    loop.state(s);
+  }
   // a push (robot wrench) in admittance mode moves the admittance state
   const Vec6 lam0 = s.lam;
   const long a1 = g_allocs;
@@ -226,6 +259,21 @@ static long test_thread() {
     threw = true;
   }
   CHECK(threw);
+  R::LoopState refused;
+  threw = false;
+  try {
+    loop.state_after_step(refused);  // the robot belongs to the thread
+  } catch (const std::runtime_error&) {
+    threw = true;
+  }
+  CHECK(threw);
+  threw = false;
+  try {
+    loop.apply_pending();
+  } catch (const std::runtime_error&) {
+    threw = true;
+  }
+  CHECK(threw);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   Mat4 T = Mat4::Identity();
   T(1, 3) = 0.01;
@@ -295,6 +343,11 @@ static long test_mujoco(const char* xml) {
   const double dx = rs.world_T_ee(1, 3) - p0(1);
   CHECK(dx > 1e-3);
   CHECK(rs.wrench_body.tail<3>().norm() > 4.99);
+  R::LoopState after;  // the loop's state after the step is that reading (the arm MuJoCo stepped)
+  CHECK(loop.state_after_step(after));
+  CHECK(after.q == rs.q && after.world_T_ee == rs.world_T_ee && after.wrench_body == rs.wrench_body);
+  loop.state(s);
+  CHECK(s.world_T_ee != rs.world_T_ee);  // state(): the reading before the last mj_step
   std::printf("mujoco: dy under 5 N = %.4f m (F/K = %.4f)\n", dx, 5.0 / 800.0);
   // the hardware path: the same model terms at the measured (q, dq) on a second mjData
   mjData* d2 = mj_makeData(m);

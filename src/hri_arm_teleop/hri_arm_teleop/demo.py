@@ -29,9 +29,9 @@ import numpy as np
 
 from hri_runtime import provenance
 from hri_arm_teleop.parameters_gen import TeleopClutchParams, TeleopParams
-from hri_interaction.parameters_gen import InteractionParams, InteractionTopicsParams
+from hri_interaction.parameters_gen import InteractionParams
 from hri_runtime.errors import add_robot_argument, port as port_arg
-from hri_runtime.parameters_gen import FramesParams, RobotParams
+from hri_runtime.parameters_gen import RobotParams
 from hri_sim.parameters_gen import SimArmParams
 
 log = logging.getLogger("hri_arm_teleop.demo")
@@ -181,21 +181,24 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
                    jitter: Optional[bool] = None) -> dict:
     """The main scenario (``teleop.output: cartesian``): the square through VR link -> clutch ->
     planner -> /interaction/reference (jittered) -> 1 kHz interaction loop -> torque-controlled
-    MuJoCo arm, a person pushing the EE (step in impedance, sine in admittance). Lockstep."""
+    MuJoCo arm, a person pushing the EE (step in impedance, sine in admittance): the stack's real
+    nodes in one process, lockstep (:class:`hri_arm_teleop.stack.ArmStack`), recorded in
+    ``teleop.mcap``; the figures and plots are read back from that recording. Then, with
+    ``interaction.engine: rt``, the C++ loop on its real-time thread for
+    ``teleop.scenario.realtime_s`` (:func:`realtime_window`)."""
     from hri_arm_teleop.core.scenario import SquareScenario
     from hri_arm_teleop.lockstep import path_error_to_polyline
-    from hri_arm_teleop.stack import (ScenarioRun, ScriptedPerson, build_stack, push_metrics,
-                                      scenario_config, tracking_mask)
+    from hri_arm_teleop.stack import ArmStack, ScriptedPerson, push_metrics, read_trace, scenario_config, tracking_mask
 
     cfg = scenario_config(cfg)
     t = TeleopParams.from_tree(cfg)
     sc = t.scenario
-    stack = build_stack(cfg, engine=engine, jitter=jitter)
     square = SquareScenario.from_tree(cfg)
     person = ScriptedPerson.from_tree(cfg, square)
-    run = ScenarioRun(stack, person, port=t.vr.port if port is None else port,
-                      recv_timeout_s=recv_timeout_s)
-    drv, receiver, operator = run.driver, run.receiver, run.operator
+    out_dir.mkdir(parents=True, exist_ok=True)
+    mcap = out_dir / "teleop.mcap"
+    stack = ArmStack(cfg, person, jitter=jitter, port=t.vr.port if port is None else port,
+                     recv_timeout_s=recv_timeout_s, mcap=mcap)
     ee_start = stack.engine.ee_pose()
     last_progress = [-1.0]
 
@@ -204,19 +207,22 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
             _progress(now, person.t_end)
             last_progress[0] = now
 
-    run.on_tick = show
+    stack.on_tick = show
     wall0 = time.perf_counter()
     try:
-        run.run(person.t_end)
+        stack.run(person.t_end)
+        st = stack.engine.state()
+        health = stack.receiver.health()
+        pipe = stack.pipe
     finally:
-        run.close()
+        stack.close()
     if progress:
         _progress(person.t_end, person.t_end)
         sys.stderr.write("\n")
     wall_s = time.perf_counter() - wall0
-    a = drv.trace.arrays()
-    st = stack.engine.state()
-    rt_stats = realtime_window(stack.engine, sc.realtime_s)
+    a = read_trace(mcap, stack.cfg, stack.jitter, packets=stack.packets())
+    engine_kind = engine or InteractionParams.from_tree(cfg).engine
+    rt_stats = realtime_window(cfg, st, sc.realtime_s, engine_kind)
     it = InteractionParams.from_tree(cfg)
     imp, adm = it.impedance, it.admittance
     mask = tracking_mask(a, person, sc.settle_max_s)
@@ -225,18 +231,17 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
     cross = path_error_to_polyline(a["ee_p"][mask], corners) if mask.any() else np.zeros(1)
     pm = push_metrics(a, person, imp.stiffness_diag[3], adm.stiffness_diag[3],
                       sc.settle_tol_m, sc.settle_max_s)
-    lat = np.array([t1 - t0 for t0, t1 in drv.first_torque_change])
-    wl = np.array([tw - operator.sent_wall[src] for src, tw in drv.first_torque_wall.items()
-                   if src in operator.sent_wall])
-    link_lat = np.asarray(stack.link.latency_s)
-    health = receiver.health()
+    lat = a["latency_s"]
+    wl = np.asarray(stack.wall_latency_s)
+    link_lat = a["link_delay_s"]
     summary = {
-        "robot": RobotParams.from_tree(cfg).model, "output": "cartesian", "engine": stack.engine.kind,
+        "robot": RobotParams.from_tree(cfg).model, "output": "cartesian",
+        "engine": rt_stats.get("engine", stack.engine.kind), "lockstep_engine": stack.engine.kind,
         "passivity_filter": it.passivity.filter,
-        "jitter": stack.link.jitter is not None,
+        "jitter": stack.jitter,
         "simulated_s": float(a["t"][-1]), "wall_s": wall_s,
         "square_side_m": square.side_m, "speed_m_s": square.speed_m_s, "strokes": square.strokes,
-        "engagements": stack.pipe.clutch.counters.engagements,
+        "engagements": pipe.clutch.counters.engagements,
         "tracking_rms_error_m": float(np.sqrt(np.mean(err ** 2))) if err.size else float("nan"),
         "tracking_max_error_m": float(err.max()) if err.size else float("nan"),
         "path_rms_error_m": float(np.sqrt(np.mean(cross ** 2))), "path_max_error_m": float(cross.max()),
@@ -252,78 +257,52 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
         "latency_packet_to_torque_wall_p99_s": float(np.percentile(wl, 99)) if wl.size else float("nan"),
         "reference_link_delay_p50_s": float(np.percentile(link_lat, 50)) if link_lat.size else float("nan"),
         "reference_link_delay_p99_s": float(np.percentile(link_lat, 99)) if link_lat.size else float("nan"),
-        "references_sent": stack.link.sent, "references_delivered": stack.link.delivered,
-        "packets_sent": operator.sent, "packets_not_arrived_in_time": run.lost_waiting,
+        "references_sent": a["references_sent"], "references_delivered": a["references_delivered"],
+        "packets_sent": stack.operator.sent, "packets_not_arrived_in_time": stack.lost_waiting,
         "link": health, "interaction_flags": st.get("flags"), "interaction_rejected": st.get("rejected"),
-        "safety": dict(stack.pipe.gate.flags), "safety_holds": stack.pipe.safety_holds,
-        "mode_transitions": [(round(tt, 3), m.value) for tt, m in stack.pipe.bridge.transitions],
+        "safety": dict(pipe.gate.flags), "safety_holds": pipe.safety_holds,
+        "mode_transitions": [(round(tt, 3), m.value) for tt, m in pipe.bridge.transitions],
         "push_t_s": [person.t_push, person.t_push + person.duration_s],
         "push_direction": person.direction.tolist(),
         "admittance_t_s": [person.t_adm, person.t_sine, person.t_sine_end],
     }
-    out_dir.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out_dir / "trace.npz", corners=corners, **a)
-    summary["mcap"] = str(write_stack_mcap(out_dir / "teleop.mcap", drv.teleop_trace, a, cfg))
+    summary["mcap"] = str(mcap)
     if plot:
         summary["png"] = [str(p) for p in plot_stack(out_dir, a, corners, summary, mask)]
     summary["out_dir"] = str(out_dir)
     summary["files"] = [str(out_dir / n) for n in ("path.png", "push.png", "energy.png", "teleop.mcap",
-                                                   "teleop_interaction.mcap", "trace.npz", "summary.json",
-                                                   "teleop.log")
+                                                   "trace.npz", "summary.json", "teleop.log")
                         if plot or not n.endswith(".png")]
     summary["provenance"] = provenance.provenance("hri_arm_teleop")     # commit, version, build flags
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
     return summary
 
 
-def realtime_window(engine, seconds: float) -> dict:
-    """The C++ loop on its real-time thread for ``seconds`` (the arm holds its last reference):
-    its own deadline statistics (missed, period error, tick cost, scheduling). {} for the python
-    engine or 0 s."""
-    if getattr(engine, "kind", "") != "rt" or seconds <= 0:
+def realtime_window(cfg: dict, state: dict, seconds: float, engine: str) -> dict:
+    """With ``engine`` rt: the C++ loop (``hri_interaction.engine.RtEngine``) on its real-time
+    thread for ``seconds``, holding the arm at the run's last posture ``state["q"]``: its own
+    deadline statistics (missed, period error, tick cost, scheduling). {} for the python engine,
+    a core without ``rt`` or 0 s."""
+    from hri_interaction.engine import make_engine
+
+    if engine != "rt" or seconds <= 0:
         return {}
-    loop = engine.loop
+    eng = make_engine(cfg, np.asarray(state["q"], float), engine="rt")
+    if getattr(eng, "kind", "") != "rt":
+        return {}
+    loop = eng.loop
     t0 = loop.state()["ticks"]
     loop.reset_stats()
-    engine.start()
+    eng.start()
     try:
         time.sleep(seconds)
     finally:
-        engine.stop()
+        eng.stop()
     s = loop.state()
-    return {"seconds": seconds, "ticks": int(s["ticks"]) - int(t0), "missed": int(s["missed"]),
+    return {"engine": "rt", "seconds": seconds, "ticks": int(s["ticks"]) - int(t0), "missed": int(s["missed"]),
             "period_error_us": dict(s["period_error_us"]), "tick_cost_us": dict(s["tick_cost_us"]),
             "rt": dict(s.get("rt", {}))}
-
-
-def write_stack_mcap(path: Path, trace, a: dict, cfg: dict) -> Path:
-    """The teleop trace (``recording.write_mcap``) plus the 1 kHz interaction topics:
-    ``/interaction/reference`` (delivered, PoseStamped), ``/interaction/torque``
-    (Float64MultiArray), ``/interaction/sim_push`` (WrenchStamped, world) and
-    ``/interaction/energy`` (Float64, J)."""
-    from hri_arm_teleop.recording import write_mcap
-    from hri_runtime import msgs
-    from hri_runtime.geometry import pose_stamped_from_parts, time_from_seconds
-    from hri_runtime.bag.recording import McapWriter
-
-    write_mcap(path, trace, cfg)
-    side = Path(str(path).replace(".mcap", "_interaction.mcap"))
-    it = InteractionTopicsParams.from_tree(cfg)
-    base = FramesParams.from_tree(cfg).base
-    with McapWriter(side, library="hri_arm_teleop") as w:
-        for i, tt in enumerate(a["t"]):
-            tt = float(tt)
-            hdr = msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(tt), frame_id=base)
-            w.write(it.reference, pose_stamped_from_parts(a["target_p"][i], a["target_q"][i], tt, base), t_s=tt)
-            w.write(it.torque, msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(a["tau"][i], float)),
-                    t_s=tt)
-            f = a["push_n"][i]
-            w.write(it.sim_push, msgs.new(
-                "geometry_msgs/msg/WrenchStamped", header=hdr, wrench=msgs.new(
-                    "geometry_msgs/msg/Wrench", force=msgs.new("geometry_msgs/msg/Vector3", x=f[0], y=f[1], z=f[2]))),
-                t_s=tt)
-            w.write("/interaction/energy", msgs.new("std_msgs/msg/Float64", data=float(a["energy_j"][i])), t_s=tt)
-    return path
 
 
 def _plot_square(ax, corners, target_p, ee_p, target_style, ee_style, target_label: str, title: str,

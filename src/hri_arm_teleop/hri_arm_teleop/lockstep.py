@@ -49,7 +49,7 @@ def build_pipeline(cfg: dict, robot, clock, logger: Optional[logging.Logger] = N
 
 def build_sim_pipeline(cfg: dict, logger: Optional[logging.Logger] = None):
     """The joint output (IK -> joint impedance on the MuJoCo arm) on a ``SimClock`` at the
-    simulator's time; the cartesian stack is ``hri_arm_teleop.stack.build_stack``."""
+    simulator's time; the cartesian stack is ``hri_arm_teleop.stack.ArmStack`` (the real nodes)."""
     robot = SimRobot.from_config(cfg)
     clock = SimClock(robot.sim.t_s)
     return build_pipeline(cfg, robot, clock, logger, output="joint"), robot, clock

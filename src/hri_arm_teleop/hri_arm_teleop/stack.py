@@ -1,274 +1,328 @@
-"""The arm stack in one process, lockstep: VR link -> clutch teleop -> 1 kHz interaction -> robot.
+"""The arm stack in one process: its real nodes composed on the in-process context, in lockstep.
 
-``build_stack(cfg)`` wires the pieces the launch files run as separate nodes:
+``ArmStack(cfg)`` composes the nodes ``launch/<arm>.launch.yaml`` runs as separate processes, on
+one ``InprocContext`` stepped by the runtime's one lockstep runner (``hri_runtime.lockstep``, one
+step per interaction tick, ``1 / interaction.rate_hz``, one simulated clock):
 
-    ArmVrReceiver (real UDP) -> ArmTeleopPipeline (clutch, planner; output cartesian)
-        -> reference link (optionally jittered: lognormal delays, latest-value delivery)
-        -> interaction engine (hri_interaction.engine: the C++ rt loop or its tick stepped from Python,
-           the MuJoCo arm with torque motors inside) -> joint torques
+    StopSupervisorNode -> [ReferenceLink] -> ArmTeleopNode (real UDP from the scripted operator;
+    clutch, planner; output cartesian) -> /interaction/reference -> InteractionNode (the 1 kHz
+    engine on the torque-controlled MuJoCo arm) -> /interaction/torque, /ee_pose, /interaction/state
 
-``StackDriver`` advances simulated time one interaction tick (1 ms) at a time: the caller's
-``before_tick(t)`` (operator packets, the scripted person), the event-driven input path
-(every received packet goes through clutch -> planner -> reference at once), the teleop base
-tick every ``1 / teleop.loop.base_rate_hz``, the link delivery, one engine tick, one sample of
-the 1 kHz trace. Nothing waits on the wall clock except the loopback UDP hand-off.
+and, with ``mcap``, records their topics with the runtime's bag recorder (``Lockstep.record``: the
+file ``hri record`` writes of a live run). The nodes keep no history: :func:`read_trace` reads the
+1 kHz samples a plot or a test needs back from that recording.
 
-``ScriptedPerson`` is the scenario's person (config ``teleop.scenario``): a step push of
-``push_force_n`` for ``push_duration_s`` in the middle of stroke ``push_stroke`` (impedance), then,
-after the square, admittance mode and a sine push (``admittance_push_*``), then impedance again.
+The scenario is the lockstep runner's script (``before(t)``, first in every step): the
+``ScriptedOperator`` sends the packets due over loopback UDP and the arm node takes them
+event-driven (``VrInput.receive``); the ``ScriptedPerson`` (config ``teleop.scenario``)
+publishes its push (``interaction.topics.sim_push``) and its mode (``interaction.topics.mode``)
+as a person at a console would. With ``jitter`` the reference goes through ``ReferenceLink``
+(lognormal delays, latest-value delivery) instead of straight to the interaction node.
+
+``ScriptedPerson``: a step push of ``push_force_n`` for ``push_duration_s`` in the middle of stroke
+``push_stroke`` (impedance), then, after the square, admittance mode and a sine push
+(``admittance_push_*``), then impedance again.
 """
 from __future__ import annotations
 
-import logging
+import copy
 import math
+import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
 
-from hri_arm_teleop.core.pipeline import ArmTeleopPipeline
-from hri_arm_teleop.core.robot import RobotInterface
-from hri_arm_teleop.core.types import JointCommand, PoseCommand, RobotState
-from hri_arm_teleop.parameters_gen import TeleopScenarioParams, TeleopVrParams
-from hri_arm_teleop.recording import Trace
-from hri_core import se3
-from hri_runtime.clock import SimClock
+from hri_arm_teleop.core.loop import LoopParams
+from hri_arm_teleop.parameters_gen import TeleopScenarioParams, TeleopTopicsParams
+from hri_interaction.parameters_gen import InteractionParams, InteractionTopicsParams, InteractionValidationParams
+from hri_runtime import msgs
+from hri_runtime.geometry import seconds_from_time
 from hri_runtime.lockstep import Lockstep
-from hri_runtime.parameters_gen import JointsParams
-from hri_interaction.parameters_gen import InteractionParams, InteractionValidationParams
+from hri_runtime.node import Node
+from hri_runtime.parameters_gen import FramesParams
 
-log = logging.getLogger("hri_arm_teleop.stack")
-
-
-class ReferenceLink:
-    """arm_teleop -> interaction: the pose reference, immediately or through a lognormal delay
-    injector (``hri_interaction.core.passivity.DelayJitter``: per-sample delay, a sample older
-    than the newest delivered one is dropped)."""
-
-    def __init__(self, engine, jitter=None):
-        self.engine = engine
-        self.jitter = jitter
-        self.sent = 0
-        self.delivered = 0
-        self.rejected = 0
-        self._last = None
-        self._items: dict = {}
-        self.last_T: Optional[np.ndarray] = None
-        self.last_source: Optional[float] = None
-        self.last_delivery_t: Optional[float] = None
-        self.latency_s: list = []          # reference sent -> delivered to the loop (link delay)
-
-    def send(self, t: float, cmd: PoseCommand) -> None:
-        self.sent += 1
-        item = (np.array(cmd.T, float), cmd.source_stamp, t)
-        if self.jitter is None:
-            self._deliver(t, item)
-        else:   # the injector carries an index; the items wait here until delivered or dropped
-            self._items[self.sent] = item
-            self.jitter.push(t, np.array([self.sent], float))
-
-    def poll(self, t: float) -> None:
-        if self.jitter is None:
-            return
-        key = self.jitter.get(t, None)
-        if key is not None and key is not self._last:
-            self._last = key
-            k = int(key[0])
-            item = self._items.get(k)
-            for old in [j for j in self._items if j <= k]:   # delivered or overtaken: dropped
-                del self._items[old]
-            if item is not None:
-                self._deliver(t, item)
-
-    def _deliver(self, t: float, item) -> None:
-        T, source, sent_t = item
-        if self.engine.set_target(T):
-            self.delivered += 1
-            self.last_T, self.last_source, self.last_delivery_t = T, source, t
-            self.latency_s.append(t - sent_t)
-        else:
-            self.rejected += 1
-
-
-class EngineRobot(RobotInterface):
-    """The arm as the teleop pipeline sees it (cartesian output): state from the interaction
-    engine's snapshot, pose references out through the ``ReferenceLink``."""
-
-    def __init__(self, engine, joint_names, link: ReferenceLink, clock: SimClock):
-        self.engine = engine
-        self.joint_names = tuple(joint_names)
-        self.link = link
-        self.clock = clock
-        self._state: Optional[RobotState] = None
-        self._state_t = None
-        self.poses = 0
-
-    def get_state(self) -> RobotState:
-        t = self.clock()
-        if self._state is None or self._state_t != t:   # one snapshot per tick
-            s = self.engine.state()
-            self._state = RobotState(stamp=t, q=np.asarray(s["q"]), dq=np.asarray(s["dq"]),
-                                     base_T_ee=np.asarray(s["world_T_ee"]))
-            self._state_t = t
-        return self._state
-
-    def send_pose(self, cmd: PoseCommand) -> None:
-        self.poses += 1
-        self.link.send(self.clock(), cmd)
-
-    def send_command(self, cmd: JointCommand) -> None:   # pragma: no cover - joint output only
-        raise RuntimeError("EngineRobot takes pose references (teleop.output cartesian)")
-
-
-@dataclass
-class Stack:
-    cfg: dict
-    pipe: ArmTeleopPipeline
-    engine: object
-    robot: EngineRobot
-    link: ReferenceLink
-    clock: SimClock
-
-    @property
-    def dt(self) -> float:
-        return self.engine.dt
+#: the reference as arm_teleop sends it when the link node stands between it and the interaction node
+LINK_INPUT = "/teleop/reference"
+_MODE_INDEX = {"impedance": 0, "admittance": 1, "hybrid": 2}
 
 
 def scenario_config(cfg: dict) -> dict:
     """``cfg`` with the scenario's passivity filter (``teleop.scenario.passivity_filter``)."""
-    import copy
-
     out = copy.deepcopy(cfg)
     out["interaction"]["passivity"]["filter"] = TeleopScenarioParams.from_tree(cfg).passivity_filter
     return out
 
 
-def build_stack(cfg: dict, engine: Optional[str] = None, jitter: Optional[bool] = None,
-                seed: Optional[int] = None, logger: Optional[logging.Logger] = None) -> Stack:
-    """The cartesian stack on the simulated arm of ``cfg`` (any arm of config/robots). ``engine``:
-    override ``interaction.engine``; ``jitter``: override ``teleop.scenario.jitter``."""
-    from hri_arm_teleop.lockstep import build_pipeline
-    from hri_arm_teleop.sim_robot import start_position
-    from hri_interaction.core.passivity import DelayJitter
-    from hri_interaction.engine import make_engine
+class ReferenceLink(Node):
+    """arm_teleop -> interaction through a lognormal delay injector
+    (``hri_interaction.core.passivity.DelayJitter``, ``interaction.validation.jitter_*``): each
+    reference from ``LINK_INPUT`` is delayed by its own draw and republished on
+    ``interaction.topics.reference``; a reference overtaken by a newer one is dropped. Checked
+    every interaction tick."""
 
-    sc = TeleopScenarioParams.from_tree(cfg)
-    eng = make_engine(cfg, start_position(cfg), engine=engine)
-    clock = SimClock()
-    use_jitter = sc.jitter if jitter is None else jitter
-    dj = None
-    if use_jitter:
+    def __init__(self, cfg: dict, seed: int, **kw):
+        from hri_interaction.core.passivity import DelayJitter
+
+        super().__init__("reference_link", **kw)
         v = InteractionValidationParams.from_tree(cfg)
-        dj = DelayJitter(v.jitter_mean_s, v.jitter_std_s,
-                         np.random.default_rng(sc.seed if seed is None else seed))
-    link = ReferenceLink(eng, dj)
-    robot = EngineRobot(eng, JointsParams.from_tree(cfg).names, link, clock)
-    pipe = build_pipeline(cfg, robot, clock, logger, output="cartesian")
-    return Stack(cfg, pipe, eng, robot, link, clock)
+        self.jitter = DelayJitter(v.jitter_mean_s, v.jitter_std_s, np.random.default_rng(seed))
+        self.sent = 0
+        self._items: dict = {}
+        self._last = None
+        it = InteractionTopicsParams.from_tree(cfg)
+        self.create_subscription("geometry_msgs/msg/PoseStamped", LINK_INPUT, self.on_reference, qos=100)
+        self.pub = self.create_publisher("geometry_msgs/msg/PoseStamped", it.reference, qos=100)
+        self.create_timer(1.0 / InteractionParams.from_tree(cfg).rate_hz, self.poll)
+
+    def on_reference(self, msg) -> None:
+        self.sent += 1
+        self._items[self.sent] = msg
+        self.jitter.push(self.get_clock().now_s(), np.array([self.sent], float))
+
+    def poll(self) -> None:
+        key = self.jitter.get(self.get_clock().now_s(), None)
+        if key is None or key is self._last:
+            return
+        self._last = key
+        k = int(key[0])
+        msg = self._items.get(k)
+        for old in [j for j in self._items if j <= k]:      # delivered or overtaken: dropped
+            del self._items[old]
+        if msg is not None:
+            self.pub.publish(msg)
 
 
-@dataclass
-class Trace1k:
-    """One sample per interaction tick."""
-    t: list = field(default_factory=list)
-    ee_p: list = field(default_factory=list)
-    ref_p: list = field(default_factory=list)       # the reference the loop tracks (T_d exp(λ))
-    target_p: list = field(default_factory=list)    # the last delivered /interaction/reference
-    target_q: list = field(default_factory=list)    # its orientation, quaternion (x, y, z, w)
-    push_n: list = field(default_factory=list)      # applied push force (world)
-    tau: list = field(default_factory=list)
-    energy_j: list = field(default_factory=list)
-    engaged: list = field(default_factory=list)
-    mode: list = field(default_factory=list)        # 0 impedance, 1 admittance, 2 hybrid
-    frozen: list = field(default_factory=list)
-
-    def arrays(self) -> dict:
-        return {k: np.asarray(v, dtype=float) for k, v in self.__dict__.items()}
+def recorded_topics(cfg: dict, jitter: bool) -> list[str]:
+    """What :class:`ArmStack` records (and :func:`read_trace` reads)."""
+    it = InteractionTopicsParams.from_tree(cfg)
+    tt = TeleopTopicsParams.from_tree(cfg)
+    out = [it.reference, it.torque, it.state, it.modified_pose, it.sim_push, it.mode, tt.ee_pose, tt.mode]
+    return [("/" + t).replace("//", "/") for t in out] + ([LINK_INPUT] if jitter else [])
 
 
-_MODE_INDEX = {"impedance": 0, "admittance": 1, "hybrid": 2}
+class ArmStack:
+    """The arm stack's real nodes on one in-process context, stepped by one lockstep runner
+    (``self.lockstep``; see the module doc). ``person``: the scripted person (None: nobody
+    pushes); ``jitter``: override ``teleop.scenario.jitter``; ``mcap``: record to this file.
+    ``run(t_end)`` advances in lockstep; ``send_until`` stops the operator early (link loss)."""
 
+    def __init__(self, cfg: dict, person: Optional["ScriptedPerson"] = None, jitter: Optional[bool] = None,
+                 seed: Optional[int] = None, port: int = 0, recv_timeout_s: float = 0.2,
+                 mcap: Optional[Path] = None):
+        from hri_arm_teleop.core.scenario import SquareScenario
+        from hri_arm_teleop.emulate import ScriptedOperator, sealer
+        from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
+        from hri_interaction.nodes.interaction_node import InteractionNode
+        from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
 
-class StackDriver:
-    """Lockstep (``hri_runtime.lockstep.Lockstep`` on the stack's clock, one interaction tick per
-    step): the teleop base tick every ``base_div`` steps, the link delivery, the engine tick
-    (the simulator step), then one sample of the 1 kHz trace (see the module doc)."""
-
-    def __init__(self, stack: Stack, receiver=None, record: bool = True):
-        self.s = stack
-        self.receiver = receiver
-        self.record = record
-        self.trace = Trace1k()
-        # the teleop chain's own ticks (what the MCAP's /teleop topics are made of); the pipeline
-        # itself keeps no history
-        self.teleop_trace = Trace.attach(stack.pipe) if record else None
-        rate = 1.0 / stack.dt
-        self.base_div = max(1, int(round(rate / stack.pipe.params.base_rate_hz)))
-        self.push = np.zeros(3)
-        self.first_torque_change: list = []   # (packet stamp, sim time of the first torque change)
-        self.first_torque_wall: dict = {}     # packet stamp -> perf_counter at that tick's end
-        self._pending_src: Optional[float] = None
-        self._last_src_seen: Optional[float] = None
-        self._tau_prev: Optional[np.ndarray] = None
-        self.lockstep = Lockstep(stack.dt, stack.clock, sim_step=lambda _dt: stack.engine.step(1))
-        self.lockstep.every(lambda t: stack.pipe.tick(), every=self.base_div)
-        self.lockstep.every(self._deliver)
-        self.lockstep.after(self._sample)
+        cfg = copy.deepcopy(cfg)
+        ip = InteractionParams.from_tree(cfg)
+        # the recording samples the interaction state every tick (what the plots and metrics read)
+        cfg["interaction"]["node"]["state_rate_hz"] = ip.rate_hz
+        self.cfg = cfg
+        sc = TeleopScenarioParams.from_tree(cfg)
+        self.jitter = sc.jitter if jitter is None else jitter
+        # Phases: a node's timer first fires one period after its creation, so the nodes are
+        # created before t = 0 such that the teleop base tick and the interaction tick both run
+        # at t = 0 (the interaction tick of step t advances the arm from t to t + dt and sees
+        # what the script sent at t); the base tick runs before the interaction tick of its step
+        # (creation order decides at a common deadline).
+        dt = 1.0 / ip.rate_hz
+        base_s = LoopParams.from_tree(cfg).base_period_s
+        self.lockstep = Lockstep.inproc(dt, start_time_s=-base_s)
+        ctx = self.context = self.lockstep.context
+        self.supervisor = StopSupervisorNode(cfg=cfg, context=ctx)
+        it = InteractionTopicsParams.from_tree(cfg)
+        remap = {("/" + it.reference).replace("//", "/"): LINK_INPUT} if self.jitter else None
+        self.arm = ArmTeleopNode(cfg=cfg, context=ctx, remap=remap,
+                                 parameters={"teleop.vr.enabled": False, "teleop.vr.port": int(port)})
+        self.arm.vr.threaded = False                     # the script below hands the packets over
+        self.arm.set_parameter("teleop.vr.enabled", True)
+        ctx.spin_for(base_s - dt)                        # to t = -dt
+        self.link = ReferenceLink(cfg, sc.seed if seed is None else seed, context=ctx) if self.jitter else None
+        self.interaction = InteractionNode(cfg=cfg, context=ctx)
+        self.interaction.publish_state()                 # the arm at rest: arm_teleop's first tick has a state
+        self.lockstep.clock.advance_ns(ctx.now_ns() - self.lockstep.clock.now_ns())
+        self.lockstep.run_for(dt)                        # to t = 0: nothing due yet
+        self.lockstep.spin_context(fire_at_end=False)
+        self.person = person
+        self.scenario = Node("scenario", context=ctx)      # the person at the console
+        self.push_pub = self.scenario.create_publisher("geometry_msgs/msg/WrenchStamped", it.sim_push, qos=10)
+        self.mode_pub = self.scenario.create_publisher("std_msgs/msg/String", it.mode, qos=10)
+        self.base_frame = FramesParams.from_tree(cfg).base
+        self.mcap = Path(mcap) if mcap is not None else None
+        if self.mcap is not None:
+            self.lockstep.record(self.mcap, recorded_topics(cfg, self.jitter), library="hri_arm_teleop")
+        self.square = SquareScenario.from_tree(cfg)
+        self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.operator = ScriptedOperator(self.square, self.tx, self.arm.vr_address, self.square.packet_rate_hz,
+                                         auth=sealer(cfg))
+        self.recv_timeout_s = recv_timeout_s
+        self.send_until = float("inf")
+        self.lost_waiting = 0
+        self.on_tick: Optional[Callable[[float], None]] = None
+        self.wall_latency_s: list = []    # UDP send -> the torque of the tick that took its reference (wall)
+        self._push = np.zeros(3)
+        self._wall_sent: Optional[float] = None
+        self._poses = 0
+        if not self.jitter:
+            self.scenario.create_subscription("std_msgs/msg/Float64MultiArray", it.torque, self._on_torque, qos=10)
 
     @property
-    def ticks(self) -> int:
-        return self.lockstep.steps
+    def pipe(self):
+        return self.arm.pipe
 
-    def set_push(self, f_world) -> None:
-        f = np.asarray(f_world, float)
-        if not np.array_equal(f, self.push):
-            self.push = f.copy()
-            self.s.engine.set_push(f)
+    @property
+    def engine(self):
+        return self.interaction.engine
 
-    def on_hand(self, p) -> None:
-        """One received VR pose: straight through clutch -> planner -> reference (event)."""
-        pipe = self.s.pipe
-        pipe.on_hand(p.position, p.quat_xyzw, p.clutch, source_stamp=p.stamp_s, valid=p.tracking_valid)
-        pipe.process_input()
+    @property
+    def receiver(self):
+        return self.arm.receiver
 
-    def _deliver(self, t: float) -> None:
-        link = self.s.link
-        link.poll(t)
-        if link.last_source is not None and link.last_source != self._last_src_seen:
-            self._last_src_seen = self._pending_src = link.last_source
+    @property
+    def dt(self) -> float:
+        return self.lockstep.period_s
 
-    def _sample(self, t: float) -> None:
-        if not (self.record or self._pending_src is not None):
-            return
-        s = self.s
-        st = s.engine.state()
-        tau = np.asarray(st["tau"])
-        if self._pending_src is not None and self._tau_prev is not None and np.any(tau != self._tau_prev):
-            self.first_torque_change.append((self._pending_src, t))
-            self.first_torque_wall[self._pending_src] = time.perf_counter()
-            self._pending_src = None
-        self._tau_prev = tau
-        if self.record:
-            tr = self.trace
-            tr.t.append(t)
-            tr.ee_p.append(np.asarray(st["world_T_ee"])[:3, 3].copy())
-            tr.ref_p.append(np.asarray(st["world_T_ref"])[:3, 3].copy())
-            T_target = s.link.last_T if s.link.last_T is not None else np.asarray(st["world_T_ref"])
-            tr.target_p.append(T_target[:3, 3].copy())
-            tr.target_q.append(np.asarray(se3.rot_to_quat(np.asarray(T_target[:3, :3], float))))
-            tr.push_n.append(self.push.copy())
-            tr.tau.append(tau.copy())
-            tr.energy_j.append(float(st["energy_j"]))
-            tr.engaged.append(1.0 if s.pipe.clutch.engaged else 0.0)
-            tr.mode.append(float(_MODE_INDEX.get(st["mode"], -1)))
-            tr.frozen.append(1.0 if st["frozen"] else 0.0)
+    def clock(self) -> float:
+        return self.lockstep.now_s()
 
-    def step(self, before_tick: Optional[Callable[[float], None]] = None) -> None:
-        self.lockstep.step(before_tick)
+    def packets(self) -> tuple[np.ndarray, np.ndarray]:
+        """The operator's packets so far: stamps (simulated time, ascending) and clutch flags."""
+        stamps = np.asarray(sorted(self.operator.sent_wall), float)
+        return stamps, np.array([self.square.sample(t).clutch for t in stamps], float)
 
-    def run_until(self, t_end: float, before_tick=None) -> None:
-        self.lockstep.run_until(t_end, before_tick)
+    def _before(self, now: float) -> None:
+        sent = self.operator.send_due(now) if now < self.send_until else 0
+        self._wall_sent = time.perf_counter() if sent else None
+        self._poses = self.arm.robot.poses
+        self.lost_waiting += self.arm.vr.receive(sent, self.recv_timeout_s)
+        if self.person is not None:
+            f = self.person.force(now)
+            if f.tolist() != self._push.tolist():
+                self._push = f.copy()
+                self.push_pub.publish(_wrench(f, now, self.base_frame))
+            mode = self.person.mode(now)
+            if mode != self.engine.mode and not self.engine.held:     # asked again until taken
+                self.mode_pub.publish(msgs.new("std_msgs/msg/String", data=mode))
+        if self.on_tick is not None:
+            self.on_tick(now)
+
+    def _on_torque(self, _msg) -> None:
+        if self._wall_sent is not None and self.arm.robot.poses != self._poses:
+            self.wall_latency_s.append(time.perf_counter() - self._wall_sent)
+        self._wall_sent = None
+
+    def run(self, t_end: float) -> None:
+        self.lockstep.run_until(t_end, self._before)
+
+    def close(self) -> None:
+        """The recording closed (readable with :func:`read_trace`), the nodes destroyed, the
+        operator's socket closed."""
+        self.lockstep.close()
+        self.tx.close()
+
+
+def _wrench(f, t: float, frame: str):
+    from hri_runtime.geometry import time_from_seconds
+
+    return msgs.new("geometry_msgs/msg/WrenchStamped",
+                    header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(t), frame_id=frame),
+                    wrench=msgs.new("geometry_msgs/msg/Wrench",
+                                    force=msgs.new("geometry_msgs/msg/Vector3", x=f[0], y=f[1], z=f[2])))
+
+
+def read_trace(path: Path, cfg: dict, jitter: bool, packets=((), ())) -> dict:
+    """The 1 kHz samples of an :class:`ArmStack` recording: one per ``interaction.topics.state``
+    message (every tick), with the latest of each other topic at that time (sample and hold).
+    Arrays: ``t``, ``ee_p``, ``ref_p`` (the loop's reference T_d exp(λ)), ``target_p`` / ``target_q``
+    (the last delivered reference, quaternion x y z w), ``push_n`` (world), ``tau``, ``energy_j``,
+    ``ee_p`` (the EE position the tick read), ``engaged`` (the clutch of the operator's last packet
+    before the tick), ``mode`` (0 impedance,
+    1 admittance, 2 hybrid), ``frozen``; ``latency_s`` (VR packet stamp -> the first torque change
+    after the first reference made of it arrived) and
+    ``link_delay_s`` (reference sent -> delivered; ``jitter`` only). ``packets``: the operator's
+    packet stamps (simulated time, ascending) and their clutch flags (:meth:`ArmStack.packets`)."""
+    from hri_runtime.bag.recording import McapReader
+
+    topics = recorded_topics(cfg, jitter)
+    ref_t, torque_t, state_t, mod_t, push_t, _mode_t, ee_t, _tmode_t = topics[:8]
+    series: dict = {t: ([], []) for t in topics}
+    for m in McapReader(path).messages(topics):
+        series[m.topic][0].append(m.log_time_ns)
+        series[m.topic][1].append(m.msg)
+    ran = [k for k, m in enumerate(series[state_t][1]) if m.ticks > 0]     # not the latched state at rest
+    st_ns = np.asarray(series[state_t][0], np.int64)[ran]
+    states = [series[state_t][1][k] for k in ran]
+    t = np.array([m.time_s for m in states], float)       # the arm's time after the tick
+    dt = 1.0 / InteractionParams.from_tree(cfg).rate_hz
+    stamps, clutch = (np.asarray(x) for x in packets)
+    last = np.searchsorted(stamps, t - dt + 1e-9, side="right") - 1   # sent by the tick's step
+
+    def held(topic, value, default, before=False):
+        """The latest message of ``topic`` at each state sample (``before``: published before it,
+        not with it), as ``value(msg)``."""
+        ns, ms = series[topic]
+        idx = np.searchsorted(np.asarray(ns, np.int64), st_ns, side="left" if before else "right") - 1
+        vals = [value(m) for m in ms]
+        return [vals[i] if i >= 0 else default(k) for k, i in enumerate(idx)]
+
+    def pos(msg):
+        p = msg.pose.position
+        return np.array([p.x, p.y, p.z])
+
+    def quat(msg):
+        o = msg.pose.orientation
+        return np.array([o.x, o.y, o.z, o.w])
+
+    # the EE pose the tick read: the one published after the previous tick (the first: at rest)
+    ee = held(ee_t, pos, lambda k: pos(series[ee_t][1][0]), before=True)
+    ref = held(mod_t, pos, lambda k: np.full(3, np.nan))
+    refq = held(mod_t, quat, lambda k: np.full(4, np.nan))
+    a = {
+        "t": t, "ee_p": np.asarray(ee), "ref_p": np.asarray(ref),
+        "target_p": np.asarray(held(ref_t, pos, lambda k: ref[k])),
+        "target_q": np.asarray(held(ref_t, quat, lambda k: refq[k])),
+        "push_n": np.asarray(held(push_t, lambda m: np.array([m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]),
+                                  lambda k: np.zeros(3))),
+        "tau": np.asarray(held(torque_t, lambda m: np.asarray(m.data, float), lambda k: np.zeros(0)), dtype=float),
+        "energy_j": np.array([s.energy_j for s in states], float),
+        "engaged": np.where(last >= 0, clutch[np.maximum(last, 0)] if len(clutch) else 0.0, 0.0).astype(float),
+        "mode": np.array([float(_MODE_INDEX.get(s.mode, -1)) for s in states]),
+        "frozen": np.array([1.0 if s.frozen else 0.0 for s in states]),
+    }
+    # packet -> torque: each newly delivered source stamp, the first torque change at or after it
+    tq_ns = np.asarray(series[torque_t][0], np.int64)
+    tq = np.array([m.data for m in series[torque_t][1]], float).reshape(len(tq_ns), -1)
+    changed = np.r_[False, np.any(tq[1:] != tq[:-1], axis=1)] if len(tq) else np.zeros(0, bool)
+    change_ns = tq_ns[changed]
+    news, last_src = [], None          # (delivered at, source) of each reference from a newer packet
+    for ns, m in zip(*series[ref_t]):
+        k = np.searchsorted(stamps, seconds_from_time(m.header.stamp) + 1e-9, side="right") - 1
+        src = stamps[k] if k >= 0 else None      # the newest packet the reference was made of
+        if src is not None and src != last_src:
+            news.append((ns, src))
+            last_src = src
+    lat = []
+    for i, (ns, src) in enumerate(news):     # a newer packet's reference arriving first replaces it
+        j = np.searchsorted(change_ns, ns, side="left")
+        nxt = news[i + 1][0] if i + 1 < len(news) else np.iinfo(np.int64).max
+        if j < len(change_ns) and change_ns[j] < nxt:     # the torque is applied by the end of its tick
+            lat.append(change_ns[j] * 1e-9 + dt - src)
+    a["latency_s"] = np.asarray(lat, float)
+    if jitter:
+        sent = {seconds_from_time(m.header.stamp): ns for ns, m in zip(*series[LINK_INPUT])}
+        a["link_delay_s"] = np.asarray([(ns - sent[s]) * 1e-9 for ns, m in zip(*series[ref_t])
+                                        if (s := seconds_from_time(m.header.stamp)) in sent], float)
+        a["references_sent"] = len(series[LINK_INPUT][0])
+    else:
+        a["link_delay_s"] = np.zeros(len(series[ref_t][0]))
+        a["references_sent"] = len(series[ref_t][0])
+    a["references_delivered"] = len(series[ref_t][0])
+    return a
 
 
 @dataclass(frozen=True)
@@ -386,53 +440,5 @@ def tracking_mask(a: dict, person: Optional[ScriptedPerson], settle_max_s: float
     return m
 
 
-__all__ = ["Stack", "StackDriver", "ScriptedPerson", "build_stack", "push_metrics", "tracking_mask",
-           "scenario_config"]
-
-
-class ScenarioRun:
-    """The scripted operator (real UDP on loopback) and person around a ``StackDriver``: what
-    ``hri teleop-demo`` runs and the tests check. ``run(t_end)`` advances in lockstep; each tick
-    the packets due are sent, received (waiting briefly for loopback) and handled event-driven;
-    the person's push and mode are applied. ``send_until`` stops the operator early (link loss)."""
-
-    def __init__(self, stack: Stack, person: Optional["ScriptedPerson"] = None, port: int = 0,
-                 recv_timeout_s: float = 0.2, record: bool = True):
-        import socket
-
-        from hri_arm_teleop.core.scenario import SquareScenario
-        from hri_arm_teleop.emulate import ScriptedOperator, sealer
-        from hri_arm_teleop.vr_link import ArmVrReceiver
-
-        self.stack = stack
-        self.square = SquareScenario.from_tree(stack.cfg)
-        self.person = person
-        self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.rx.bind((TeleopVrParams.from_tree(stack.cfg).bind_address, port))
-        self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.receiver = ArmVrReceiver(self.rx, stack.clock, stack.cfg)
-        self.operator = ScriptedOperator(self.square, self.tx, self.rx.getsockname(), self.square.packet_rate_hz,
-                                         auth=sealer(stack.cfg))
-        self.driver = StackDriver(stack, self.receiver, record=record)
-        self.recv_timeout_s = recv_timeout_s
-        self.send_until = float("inf")
-        self.lost_waiting = 0
-        self.on_tick: Optional[Callable[[float], None]] = None
-
-    def _before(self, now: float) -> None:
-        sent = self.operator.send_due(now) if now < self.send_until else 0
-        self.lost_waiting += self.receiver.receive(sent, self.recv_timeout_s, self.driver.on_hand)
-        if self.person is not None:
-            self.driver.set_push(self.person.force(now))
-            mode = self.person.mode(now)
-            if mode != self.stack.engine.mode and not self.stack.engine.held:
-                self.stack.engine.set_mode(mode)
-        if self.on_tick is not None:
-            self.on_tick(now)
-
-    def run(self, t_end: float) -> None:
-        self.driver.run_until(t_end, self._before)
-
-    def close(self) -> None:
-        self.rx.close()
-        self.tx.close()
+__all__ = ["ArmStack", "ReferenceLink", "ScriptedPerson", "push_metrics", "read_trace", "recorded_topics",
+           "scenario_config", "tracking_mask"]

@@ -199,7 +199,9 @@ class VrInput:
     :func:`bind_vr_receiver` on ``teleop.vr``, then polled on the base tick (``poll``) or, with
     ``event_driven``, read by a :class:`VrReader` that hands each pose to ``on_pose_now`` on
     arrival. ``lock`` is the one the node's base tick holds too; ``on_open(address)`` is called
-    once each time the socket is bound."""
+    once each time the socket is bound. ``threaded`` False (set before opening; a composition in
+    lockstep on the in-process context): no reader thread, the lockstep script hands the packets it
+    sent over with :meth:`receive`, event-driven all the same."""
 
     def __init__(self, cfg: dict, clock: Callable[[], float], lock: threading.Lock, *, event_driven: bool,
                  ready: Callable[[], bool], on_pose_now: Callable[[vp.ControllerPose], None],
@@ -211,6 +213,8 @@ class VrInput:
         self.receiver: Optional[ArmVrReceiver] = None
         self.address = None
         self._reader: Optional[VrReader] = None
+        self.threaded = True
+        self._held: list = []                  # threaded False: received before the arm had a state
 
     def open(self):
         """Bind and start receiving (errors: :func:`bind_vr_receiver`); the bound address."""
@@ -218,7 +222,7 @@ class VrInput:
         self.address = receiver.address
         with self.lock:
             self.receiver = receiver
-        if self.event_driven:
+        if self.event_driven and self.threaded:
             self._reader = VrReader(receiver, self.lock, self.ready, self.on_pose_now, name=self.name).start()
         self.on_open(self.address)
         return self.address
@@ -251,7 +255,18 @@ class VrInput:
         call with ``lock`` held."""
         if self.receiver is None or self._reader is not None:
             return []
-        return self.receiver.poll()
+        held, self._held = self._held, []
+        return held + self.receiver.poll()
+
+    def receive(self, expected: int, timeout_s: float) -> int:
+        """``threaded`` False: take the ``expected`` packets just sent on loopback (waiting at most
+        ``timeout_s`` of wall time): event-driven ones to ``on_pose_now`` once the arm has a state,
+        the others to the next :meth:`poll`. Returns how many did not arrive."""
+        with self.lock:
+            if self.receiver is None:
+                return expected
+            now = self.event_driven and self.ready()
+            return self.receiver.receive(expected, timeout_s, self.on_pose_now if now else self._held.append)
 
     def diagnose(self, stat) -> None:
         """``/diagnostics`` "vr link": :meth:`ArmVrReceiver.diagnose`, or closed."""

@@ -1,16 +1,18 @@
 """The 1 kHz interaction loop with its robot, behind one interface for nodes, scenario and tests.
 
 ``make_engine(cfg, q0)`` builds the configured engine (``interaction.engine``, docs/realtime.md;
-a simulated clock or the topic driver take the python engine):
+the topic driver takes the python engine):
 
 - ``rt``: ``hri_core.rt.RtLoop`` — the C++ real-time loop (read -> tick -> write, MuJoCo stepped
-  through its C API inside the loop; ``start()`` runs it on its own thread with absolute
-  deadlines, ``step(n)`` runs n ticks in lockstep without a thread). Falls back to ``python``
-  (one WARNING line) when the installed core has no ``rt`` module.
-- ``python``: the same C++ tick (``InteractionController``) on ``ArmSim`` (mode torque), stepped from
-  Python by the one lockstep runner (:class:`hri_interaction.sim.LockstepLoop`): simulated
-  clocks, the topic driver (the arm model at the received joint state, never stepped) and cores
-  without ``rt``. ``start()`` is refused (a Python timer is not a real-time loop).
+  through its C API inside the loop) on ``ArmSim`` (mode torque). On a real clock ``start()``
+  runs it on its own thread with absolute deadlines; on a simulated clock (``lockstep``) the
+  caller's clock steps it, ``step(n)`` = n ticks without a thread (the node's 1 ms timer, stepped
+  by the runtime's lockstep runner), and ``state()`` reports the arm after the step. Falls back
+  to ``python`` (one WARNING line) when the installed core has no ``rt`` module.
+- ``python``: the same C++ tick (``InteractionController``) on ``ArmSim`` (mode torque), one
+  :meth:`hri_interaction.sim.LockstepLoop.tick` per ``step(1)`` of its caller: the topic driver
+  (the arm model at the received joint state, never stepped), ``interaction.engine: python``
+  and cores without ``rt``. ``start()`` is refused (a Python timer is not a real-time loop).
 
 Both check every input by the one set of input rules (:mod:`hri_interaction.core.inputs`): the
 reference, the mode (settle bound for ``switch.settle_s``), the impedance gains (blended over
@@ -149,6 +151,7 @@ class PythonEngine(_Engine):
     (never stepped), the wrench comes from :meth:`set_wrench`; no tick before the first state."""
 
     kind = "python"
+    lockstep = True
 
     def __init__(self, cfg: dict, q0: Sequence[float], params: Optional[InteractionParams] = None,
                  safety=None, driver: str = "sim"):
@@ -220,15 +223,15 @@ class PythonEngine(_Engine):
         self.ctrl.hold(on, reason, self.sim.ee_pose())
 
     # ------------------------------------------------------------------ stepping
-    def step(self, n: int = 1):
+    def step(self, n: int = 1) -> Optional[np.ndarray]:
         """``n`` lockstep ticks (none before the first joint state with the topic driver);
-        returns the last tick's result (None if none ran)."""
+        returns the last tick's command (None if none ran)."""
         if not self.ready:
             return None
-        for _ in range(int(n)):
-            self.loop.lockstep.step()
+        for _ in range(int(n)):         # the caller's clock is the lockstep: the node's 1 ms timer
+            self.loop.tick()
         self.ticks += int(n)
-        return self.loop.last
+        return None if self.loop.last is None else self.loop.last.tau
 
     def start(self) -> None:
         raise RuntimeError("the python engine runs in lockstep only (step); use interaction.engine rt")
@@ -263,32 +266,31 @@ class PythonEngine(_Engine):
 
 
 class RtEngine(_Engine):
-    """``hri_core.rt.RtLoop`` with Python-side input validation (see the module doc)."""
+    """``hri_core.rt.RtLoop`` with Python-side input validation (see the module doc) on the arm
+    ``self.sim`` (``hri_sim.arm_sim.ArmSim``, mode torque: its C++ ``MujocoRobot``).
+    ``lockstep``: no thread; the caller's clock steps it (:meth:`step`, a node's timer on a
+    simulated clock) and :meth:`state` / :meth:`ee_pose` report the arm after the step
+    (``RtLoop.state_after_step``), as the python engine does."""
 
     kind = "rt"
 
     def __init__(self, cfg: dict, q0: Sequence[float], params: Optional[InteractionParams] = None,
-                 safety=None):
-        import mujoco
+                 safety=None, lockstep: bool = False):
         from hri_core import rt
         from hri_interaction.core.controller import loop_config, tick_params
-        from hri_sim.models import load_arm
+        from hri_sim.arm_sim import ArmSim
 
         self.params = params or InteractionParams.from_tree(cfg)
         joints = JointsParams.from_tree(cfg)
         self.joint_names = list(joints.names)
-        robot = RobotParams.from_tree(cfg).model
-        self.model = load_arm(robot, actuation="torque", timestep_s=1.0 / self.params.rate_hz)
-        self.data = mujoco.MjData(self.model)
-        jids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in self.joint_names]
-        self.data.qpos[[self.model.jnt_qposadr[j] for j in jids]] = np.asarray(q0, float)
-        mujoco.mj_forward(self.model, self.data)
-        self.robot = rt.MujocoRobot(self.model, self.data, joint_names=self.joint_names,
-                                    ee_site=self.params.ee_site)
+        self.sim = ArmSim.of_robot(RobotParams.from_tree(cfg).model, q0, "torque", joint_names=self.joint_names,
+                                   timestep_s=1.0 / self.params.rate_hz, ee_site=self.params.ee_site)
+        self.model, self.data, self.robot = self.sim.model, self.sim.data, self.sim.robot
         self.loop = rt.RtLoop(tick_params(self.params, len(self.joint_names),
                                           torque_max_nm=joints.torque_max_nm),
                               loop_config(self.params),
                               self.robot, world_T_d=None, safety=safety)
+        self.lockstep = bool(lockstep)
         self.dt = 1.0 / self.params.rate_hz
         self.inputs = InputRules(self.params, self.loop.state()["world_T_ee"], log)
         self.mode = self.params.mode          # the active mode
@@ -297,16 +299,24 @@ class RtEngine(_Engine):
 
     held = property(lambda self: self.inputs.held, doc="the stop input holds")
 
+    def _sent(self) -> None:
+        """A command went to the loop: in lockstep it takes it at once (as its next tick would
+        first; ``RtLoop.apply_pending``), so :meth:`state` shows it; the thread takes it at its next tick."""
+        if self.lockstep:
+            self.loop.apply_pending()
+
     def set_mode(self, mode: str) -> bool:
         """The input rules' mode check (refused while the stop holds); the loop switches at its
-        next tick with the settle bound for ``switch.settle_s``."""
+        next tick (in lockstep: at once) with the settle bound for ``switch.settle_s``."""
         frozen = f"{STOP_PREFIX}: {self.inputs.hold_reason}" if self.inputs.held else None
         if not self.inputs.mode(mode, frozen):
             return False
-        if mode != self.mode:
+        if mode != self.mode:     # seeded as the controller's switch: the filter's energy restarts
             log.info("interaction: mode %s -> %s", self.mode, mode)
+            self.loop.reset_filter()
             self.loop.set_mode(mode, self.params.switch.settle_s)
             self.mode = mode
+            self._sent()
         return True
 
     @property
@@ -324,6 +334,7 @@ class RtEngine(_Engine):
         if law != s["law"]:
             log.info("interaction: law %s -> %s", s["law"], law)
             self.loop.set_law(law, self.params.switch.law_blend_s)
+            self._sent()
         return True
 
     def _set_gains(self, K, D) -> bool:
@@ -331,14 +342,17 @@ class RtEngine(_Engine):
         if g is None:
             return False
         self.loop.set_gains(g[0], g[1], self.params.blend_s)
+        self._sent()
         return True
 
     def _set_admittance(self, a) -> bool:
         self.loop.set_admittance(a.mass, a.damping, a.stiffness)
+        self._sent()
         return True
 
     def set_push(self, force_world, torque_world=(0.0, 0.0, 0.0)) -> None:
         self.loop.set_push(np.asarray(force_world, float), np.asarray(torque_world, float))
+        self._sent()
 
     def hold(self, on: bool, reason: str = "stop") -> None:
         """Stop: ``RtLoop.hold`` — at its next tick the loop re-anchors reference and target at
@@ -347,17 +361,25 @@ class RtEngine(_Engine):
         if bool(on) == self.inputs.held:
             return
         (log.warning if on else log.info)("interaction: %s (%s)", "hold" if on else "hold released", reason)
-        self.inputs.hold(on, reason, self.loop.state()["world_T_ee"] if on else None)
+        self.inputs.hold(on, reason, self.ee_pose() if on else None)
         self.loop.hold(bool(on))
+        self._sent()
 
     def set_target(self, T) -> bool:
         T = self.inputs.reference(T)
-        return T is not None and bool(self.loop.set_target(T) is not False)
+        if T is None or self.loop.set_target(T) is False:
+            return False
+        self._sent()
+        return True
 
-    def step(self, n: int = 1) -> None:
+    def step(self, n: int = 1) -> np.ndarray:
+        """``n`` ticks in lockstep; returns the last tick's command."""
         self.loop.step(int(n))
+        return self.loop.last_tau()
 
     def start(self) -> None:
+        if self.lockstep:
+            raise RuntimeError("a lockstep rt engine is stepped by its caller's clock (step)")
         self.loop.start()
 
     def stop(self) -> None:
@@ -372,14 +394,15 @@ class RtEngine(_Engine):
         return int(self.loop.state()["ticks"])
 
     def ee_pose(self) -> np.ndarray:
-        return np.asarray(self.loop.state()["world_T_ee"])
+        """The EE pose: lockstep, of the arm now (after the last step); else as the loop last read it."""
+        return self.sim.ee_pose() if self.lockstep else np.asarray(self.loop.state()["world_T_ee"])
 
     def state(self) -> dict:
-        s = dict(self.loop.state())
+        s = self.loop.state_after_step() if self.lockstep else self.loop.state()
         s["rejected"] = dict(self.inputs.rejected)
         if s.get("law_refusals"):       # switches the tick refused at its boundary (module doc)
             s["rejected"]["law_switch_refused_at_tick"] = int(s["law_refusals"])
-        s.setdefault("events", dict(s.get("flag_ticks", {})))
+        s.setdefault("events", {k: v for k, v in s.get("flag_ticks", {}).items() if v})   # the flags raised so far
         s["held"] = self.inputs.held
         s["frozen_reason"] = ((f"{STOP_PREFIX}: {self.inputs.hold_reason}" if self.inputs.held else "safety")
                               if s["frozen"] else None)
@@ -391,17 +414,18 @@ def make_engine(cfg: dict, q0: Sequence[float], engine: Optional[str] = None, sa
                 params: Optional[InteractionParams] = None):
     """The configured engine (``interaction.engine``, or ``engine``); ``safety="config"``: an
     ``hri_core.safety.SafetyChecker`` with the config limits (None: only the torque clamp).
-    ``driver="topic"`` and ``simulated`` (a simulated clock: the caller steps the engine in
-    lockstep with it) take the python engine (the rt loop steps its simulated arm itself on a
-    real clock). ``params``: the ``interaction`` params (default: from ``cfg``)."""
+    ``simulated`` (a simulated clock): the rt loop without its thread, stepped by the caller in
+    lockstep with that clock (``RtEngine(lockstep=True)``). ``driver="topic"`` takes the python
+    engine (the arm model at the received joint state). ``params``: the ``interaction`` params
+    (default: from ``cfg``)."""
     kind = engine or parameters_gen.InteractionParams.from_tree(cfg).engine
     if kind not in ENGINES:
         raise ValueError(f"interaction.engine must be one of {ENGINES}, got {kind!r}")
     if safety == "config":
         safety = safety_checker(cfg)
-    if kind == "rt" and driver == "sim" and not simulated:
+    if kind == "rt" and driver == "sim":
         if rt_available():
-            return RtEngine(cfg, q0, params=params, safety=safety)
+            return RtEngine(cfg, q0, params=params, safety=safety, lockstep=simulated)
         log.warning("interaction.engine rt: the installed hri_core has no rt module; "
                     "using the python engine (lockstep only)")
     return PythonEngine(cfg, q0, params=params, safety=safety, driver=driver)

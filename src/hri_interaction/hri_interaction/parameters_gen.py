@@ -341,8 +341,13 @@ class InteractionNodeParams(Params):
     Bounds: > 0, <= 1000."""
 
     state_rate_hz: float = 50.0
-    """state publication rate — state / modified pose / diagnostics publication. Unit: Hz. Bounds: >
-    0, <= 1000."""
+    """state publication rate — state / modified pose (and, with driver sim, the joint state and EE
+    pose) publication. Unit: Hz. Bounds: > 0, <= 1000."""
+
+    diagnostics_rate_hz: float = 50.0
+    """/diagnostics publication rate: every k-th state, k = round(state_rate_hz /
+    diagnostics_rate_hz) (at least 1), also goes out on /diagnostics and carries freshly computed
+    timer period statistics (the other states repeat the last ones). Unit: Hz. Bounds: > 0, <= 1000."""
 
     reference_timeout_s: float = 0.5
     """reference staleness report — no reference this long -> reported stale (the last one is held).

@@ -73,3 +73,29 @@ def test_the_report_marks_a_stale_reference_and_the_status_warns_while_holding(e
     engine.hold(False)
     engine.step(1)
     assert status(diagnostics(engine.state(), 1e-3))[0] == OK
+
+
+def test_every_kth_state_is_a_diagnostics_one_with_fresh_period_statistics():
+    wall = iter(np.arange(0.0, 1.0, 0.001))
+    report = StateReport(1000.0, reference_timeout_s=0.5, start_s=0.0, wall_clock=lambda: next(wall),
+                         diagnostics_every=3)
+    due, summaries = [], []
+    for _ in range(7):
+        report.periods.tick()
+        summaries.append(report.state_periods())
+        due.append(report.diagnostics_due)
+    assert due == [True, False, False, True, False, False, True]
+    assert summaries[:3] == [None, None, None]                 # one tick: no period yet, then held
+    assert summaries[3]["p50"] == pytest.approx(1000.0) and summaries[4] is summaries[3]
+    assert summaries[6] is not summaries[3]
+    assert StateReport(1000.0, 0.5, 0.0, diagnostics_every=0).diagnostics_every == 1
+
+
+def test_the_node_report_takes_k_from_the_state_and_diagnostics_rates():
+    from hri_interaction.core.controller import InteractionParams
+    from hri_runtime.config.tree import load_robot_config
+
+    cfg = load_robot_config("fr3", overrides=["interaction.node.state_rate_hz=1000",
+                                              "interaction.node.diagnostics_rate_hz=50"])
+    assert StateReport.of_node(InteractionParams.from_tree(cfg), 0.0).diagnostics_every == 20
+    assert StateReport.of_node(InteractionParams.from_tree(load_robot_config("fr3")), 0.0).diagnostics_every == 1

@@ -42,14 +42,19 @@ class Clock:
 
     is_sim = False
 
-    def __init__(self, source: Callable[[], float]):
+    def __init__(self, source: Callable[[], float], source_ns: Callable[[], int] | None = None):
         self._source = source
+        if source_ns is not None:       # a source with integer nanoseconds (InprocContext)
+            self.now_ns = source_ns
 
     def now_s(self) -> float:
         return self._source()
 
+    def now_ns(self) -> int:
+        return int(round(self._source() * 1e9))
+
     def now(self) -> Time:
-        return Time.from_s(self.now_s())
+        return Time(self.now_ns())
 
 
 class SimClock(Clock):

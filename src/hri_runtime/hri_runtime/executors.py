@@ -166,10 +166,12 @@ class Executor:
             self.on_error(e, where)
 
     def next_due_timer(self) -> Optional[Timer]:
-        best = None
+        best, key = None, None
         for t in list(self.timers):
-            if t._due() and (best is None or (t.next_ns, t.seq) < (best.next_ns, best.seq)):
-                best = t
+            if t._canceled or (key is not None and (t.next_ns, t.seq) >= key):
+                continue            # (the clock is read only for a timer that would come first)
+            if t.clock.now_ns() >= t.next_ns:
+                best, key = t, (t.next_ns, t.seq)
         return best
 
     def run_one(self) -> bool:

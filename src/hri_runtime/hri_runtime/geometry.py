@@ -23,6 +23,7 @@ all-zero default of a message whose orientation was never set) is rejected.
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
@@ -48,31 +49,45 @@ def _rot_from_quat(q_xyzw) -> np.ndarray:
 def _quat_from_rot(R) -> np.ndarray:
     """Unit quaternion (x, y, z, w) of a rotation matrix, ``w >= 0`` (Shepperd's method: the
     largest of 4w², 4x², 4y², 4z² is taken as the pivot, so no division by a small number)."""
-    R = np.asarray(R, dtype=float)
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    pivots = (tr, R[0, 0], R[1, 1], R[2, 2])
-    k = int(np.argmax(pivots))
+    rows = np.asarray(R, dtype=float)[:3, :3].tolist()
+    return np.array(_quat_of(rows[0], rows[1], rows[2]))
+
+
+def _quat_of(row0, row1, row2) -> list:
+    """:func:`_quat_from_rot` of the rotation's rows (Python floats; a row may go on, e.g. with
+    the translation of a 4x4): scalar arithmetic on Python floats (the same IEEE operations as
+    numpy's, a fraction of the cost), the norm numpy's own (``dot``: a Python sum rounds
+    differently); a non-finite matrix takes numpy's first-NaN pivot."""
+    r00, r01, r02 = row0[:3]
+    r10, r11, r12 = row1[:3]
+    r20, r21, r22 = row2[:3]
+    tr = r00 + r11 + r22
+    pivots = (tr, r00, r11, r22)
+    k = pivots.index(max(pivots)) if math.isfinite(tr) else int(np.argmax(pivots))
     if k == 0:
-        s = 2.0 * np.sqrt(max(1.0 + tr, 0.0))  # s = 4w
-        q = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1], 0.25 * s * s]) / s
+        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))  # s = 4w
+        q = (r21 - r12, r02 - r20, r10 - r01, 0.25 * s * s)
     elif k == 1:
-        s = 2.0 * np.sqrt(max(1.0 + R[0, 0] - R[1, 1] - R[2, 2], 0.0))  # s = 4x
-        q = np.array([0.25 * s * s, R[0, 1] + R[1, 0], R[0, 2] + R[2, 0], R[2, 1] - R[1, 2]]) / s
+        s = 2.0 * math.sqrt(max(1.0 + r00 - r11 - r22, 0.0))  # s = 4x
+        q = (0.25 * s * s, r01 + r10, r02 + r20, r21 - r12)
     elif k == 2:
-        s = 2.0 * np.sqrt(max(1.0 + R[1, 1] - R[0, 0] - R[2, 2], 0.0))  # s = 4y
-        q = np.array([R[0, 1] + R[1, 0], 0.25 * s * s, R[1, 2] + R[2, 1], R[0, 2] - R[2, 0]]) / s
+        s = 2.0 * math.sqrt(max(1.0 + r11 - r00 - r22, 0.0))  # s = 4y
+        q = (r01 + r10, 0.25 * s * s, r12 + r21, r02 - r20)
     else:
-        s = 2.0 * np.sqrt(max(1.0 + R[2, 2] - R[0, 0] - R[1, 1], 0.0))  # s = 4z
-        q = np.array([R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], 0.25 * s * s, R[1, 0] - R[0, 1]]) / s
-    q /= np.linalg.norm(q)
-    return -q if q[3] < 0.0 else q
+        s = 2.0 * math.sqrt(max(1.0 + r22 - r00 - r11, 0.0))  # s = 4z
+        q = (r02 + r20, r12 + r21, 0.25 * s * s, r10 - r01)
+    q = [c / s for c in q]
+    a = np.array(q)
+    n = math.sqrt(a.dot(a))
+    q = [c / n for c in q]
+    return [-c for c in q] if q[3] < 0.0 else q
 
 
 def time_from_seconds(stamp_s: float):
     """``builtin_interfaces/Time`` of a time in seconds: ``sec = floor(t)``, ``nanosec`` in
     [0, 1e9) rounded to the nearest ns (a carry goes into ``sec``)."""
     sec, nanosec = divmod(int(round(float(stamp_s) * 1e9)), 1_000_000_000)
-    return msgs.new("builtin_interfaces/msg/Time", sec=sec, nanosec=nanosec)
+    return msgs.cls("builtin_interfaces/msg/Time")(sec=sec, nanosec=nanosec)
 
 
 def seconds_from_time(stamp) -> float:
@@ -83,26 +98,27 @@ def seconds_from_time(stamp) -> float:
 
 def pose_from_matrix(frame_T_child: np.ndarray):
     """``geometry_msgs/Pose`` of a 4x4 transform (quaternion canonical, ``w >= 0``)."""
-    T = np.asarray(frame_T_child, dtype=float)
-    return pose_from_parts(T[:3, 3], _quat_from_rot(T[:3, :3]))
+    r0, r1, r2 = np.asarray(frame_T_child, dtype=float)[:3, :4].tolist()
+    qx, qy, qz, qw = _quat_of(r0, r1, r2)
+    return msgs.cls("geometry_msgs/msg/Pose")(
+        position=msgs.cls("geometry_msgs/msg/Point")(x=r0[3], y=r1[3], z=r2[3]),
+        orientation=msgs.cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw))
 
 
 def pose_from_parts(position_m, quat_xyzw):
     """``geometry_msgs/Pose`` of a position (m) and a quaternion (x, y, z, w), copied as given."""
-    p, q = np.asarray(position_m, dtype=float), np.asarray(quat_xyzw, dtype=float)
-    return msgs.new(
-        "geometry_msgs/msg/Pose",
-        position=msgs.new("geometry_msgs/msg/Point", x=float(p[0]), y=float(p[1]), z=float(p[2])),
-        orientation=msgs.new("geometry_msgs/msg/Quaternion",
-                             x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3])))
+    x, y, z = np.asarray(position_m, dtype=float)[:3].tolist()
+    qx, qy, qz, qw = np.asarray(quat_xyzw, dtype=float)[:4].tolist()
+    return msgs.cls("geometry_msgs/msg/Pose")(
+        position=msgs.cls("geometry_msgs/msg/Point")(x=x, y=y, z=z),
+        orientation=msgs.cls("geometry_msgs/msg/Quaternion")(x=qx, y=qy, z=qz, w=qw))
 
 
 def pose_stamped_from_matrix(frame_T_child: np.ndarray, stamp_s: float, frame_id: str):
     """``geometry_msgs/PoseStamped`` of a 4x4 transform ``frame_T_child`` expressed in
     ``frame_id``, stamped ``stamp_s`` (seconds of the node's clock)."""
-    return msgs.new(
-        "geometry_msgs/msg/PoseStamped",
-        header=msgs.new("std_msgs/msg/Header", frame_id=frame_id, stamp=time_from_seconds(stamp_s)),
+    return msgs.cls("geometry_msgs/msg/PoseStamped")(
+        header=msgs.cls("std_msgs/msg/Header")(stamp=time_from_seconds(stamp_s), frame_id=frame_id),
         pose=pose_from_matrix(frame_T_child))
 
 

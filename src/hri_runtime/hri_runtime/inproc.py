@@ -205,20 +205,22 @@ class InprocContext(_InprocBus, Context):
             self._t_ns = end
         return False
 
-    def spin_for(self, seconds: float) -> None:
+    def spin_for(self, seconds: float, fire_at_end: bool = True) -> None:
         """Advance the fake clock by ``seconds``, firing timers in time order and delivering
-        all queued work between them."""
+        all queued work between them. ``fire_at_end`` False: the clock stops at the end with the
+        timers due exactly then still pending (the lockstep runner's script runs first)."""
         if seconds < 0:
             raise ValueError(f"spin_for({seconds}): time does not run backwards")
         end = self._t_ns + int(round(seconds * 1e9))
         while True:
             self._drain()
             dl = self.executor.next_deadline_ns()
-            if dl is None or dl > end:
+            if dl is None or dl > end or (dl == end and not fire_at_end):
                 break
             self._t_ns = max(self._t_ns, dl)
         self._t_ns = end
-        self._drain()
+        if fire_at_end:
+            self._drain()
 
     def spin_until(self, predicate: Callable[[], bool], timeout_s: float,
                    step_s: Optional[float] = None) -> bool:

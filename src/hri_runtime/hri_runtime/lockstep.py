@@ -1,23 +1,30 @@
 """Lockstep: simulated time advanced in fixed steps, the work of each step run in a fixed order.
+The one way to compose and drive a stack in one process: the real node classes on an in-process
+context, stepped on one simulated clock, recorded by the runtime's bag recorder.
 
-    clock = SimClock()                                  # hri_runtime.clock: the one sim clock
-    ls = Lockstep(0.001, clock, sim_step=sim.advance)   # sim_step(dt_s) after the step's work
+    ls = Lockstep.inproc(0.001)                         # a new InprocContext on the lockstep clock
+    sup = StopSupervisorNode(cfg=cfg, context=ls.context)   # the real nodes, composed in-process
+    rec = ls.record("run.mcap", ["/ee_pose", ...])      # hri_runtime.bag.recording.Recorder
+    ls.run_until(2.0, before=operator)                  # before(t): the caller's script, first
+    ls.close()                                          # recording closed, nodes destroyed
+
+    ls = Lockstep(0.001, clock, sim_step=sim.advance)   # without nodes: sim_step(dt_s) per step
     ls.every(pipe.tick, period_s=0.004)                 # fn(t): every 4th step (t = step start)
-    ls.every(loop.tick)                                 # every step
-    ls.run_until(2.0, before=operator)                  # before(t) first in every step
-    ls.run_for(0.5)
 
 One step at simulated time ``t`` (the clock reads ``t`` while it runs):
 
-1. ``before(t)`` (the caller's script: operator packets, a scripted person, ...);
-2. with a ``context`` (an ``InprocContext``): the context is brought to ``t`` and its ready work
-   is run — queued messages/requests/responses and due timers of its in-process nodes, in time
-   order (``context.spin_for``), then timers on this clock (``create_timer(..., clock=clock)``);
-3. the due tasks in registration order: ``fn(t)``; a task with ``period_s`` (or ``every=k``)
+1. with a ``context`` (an ``InprocContext``): the context is brought to ``t``: the work due before
+   ``t`` runs, the timers due at ``t`` wait;
+2. ``before(t)`` (the caller's script: operator packets, a scripted person, ...; a message it
+   publishes is delivered at ``t``);
+3. with a ``context``: its ready work at ``t`` is run — queued messages/requests/responses and
+   the timers due at ``t`` of its in-process nodes, in time order — then timers on this clock
+   (``create_timer(..., clock=clock)``);
+4. the due tasks in registration order: ``fn(t)``; a task with ``period_s`` (or ``every=k``)
    runs on every k-th step counted from its registration;
-4. ``sim_step(dt_s)``: the simulator advances one step;
-5. the clock advances by the step (integer nanoseconds: no drift over long runs);
-6. ``after(t + dt)`` hooks (recording the state the step produced).
+5. ``sim_step(dt_s)``: the simulator advances one step;
+6. the clock advances by the step (integer nanoseconds: no drift over long runs);
+7. ``after(t + dt)`` hooks (recording the state the step produced).
 
 :class:`WorkerLockstep` is the other half of lockstep: a plain synchronous loop (a tuning job,
 an experiment) run on a worker thread in strict turns with the executor thread, so a core that
@@ -41,19 +48,70 @@ class Lockstep:
         if not (period_s > 0.0):
             raise ValueError(f"lockstep period must be > 0 s, got {period_s!r}")
         self.period_ns = max(1, int(round(period_s * 1e9)))
-        self.clock = clock if clock is not None else SimClock()
+        if clock is None:
+            clock = SimClock(context.now_s() if context is not None else 0.0)
+        self.clock = clock
         self.sim_step = sim_step
         self.context = context
         self.steps = 0
         self._tasks: list[list] = []          # [every_k, phase, fn]
         self._after: list[Callable[[float], Any]] = []
+        self.recorders: list = []             # (node, recorder, writer) of record()
+
+    @classmethod
+    def inproc(cls, period_s: float, start_time_s: float = 0.0, **kw) -> "Lockstep":
+        """A lockstep runner with a new ``InprocContext`` (``self.context``) at ``start_time_s``:
+        the nodes created on it are composed in this process and stepped by it."""
+        from hri_runtime.inproc import InprocContext
+
+        return cls(period_s, SimClock(start_time_s), context=InprocContext(start_time_s=start_time_s), **kw)
+
+    def record(self, path, topics: list[str], types: Optional[dict[str, str]] = None,
+               library: str = "hri_runtime", node_name: str = "recorder"):
+        """Record ``topics`` of the context into the MCAP file ``path`` with the runtime's bag
+        recorder (``hri_runtime.bag.recording.Recorder`` on a node of the context: the file a live
+        ``hri record`` writes; log time = the simulated clock). Create it after the nodes whose
+        topics it records (a topic is matched by its publishers' type unless ``types`` names it).
+        Closed by :meth:`close`. Returns the ``Recorder``."""
+        from hri_runtime.bag.recording import McapWriter, Recorder
+        from hri_runtime.node import Node
+
+        if self.context is None:
+            raise RuntimeError("record(): a lockstep runner without a context has no topics")
+        node = Node(node_name, context=self.context)
+        writer = McapWriter(path, library=library)
+        rec = Recorder(node, writer, topics=list(topics), types=types)
+        self.recorders.append((node, rec, writer))
+        return rec
+
+    def close(self) -> None:
+        """Deliver what is still queued, stop the recorders and close their files, destroy the
+        context's nodes."""
+        if self.context is not None:
+            self.context.spin_for(0.0)
+        for node, rec, writer in self.recorders:
+            rec.stop()
+            writer.close()
+        self.recorders.clear()
+        if self.context is not None:
+            for node in list(getattr(self.context, "nodes", [])):
+                node.destroy_node()
 
     @property
     def period_s(self) -> float:
         return self.period_ns * 1e-9
 
     def now_s(self) -> float:
+        """The simulated time (with a context spun ahead directly: the context's, see
+        :meth:`spin_context`)."""
+        self._follow_context()
         return self.clock.now_s()
+
+    def _follow_context(self) -> None:
+        if self.context is not None:
+            ahead_ns = self.context.now_ns() - self.clock.now_ns()
+            if ahead_ns > 0:
+                self.clock.advance_ns(ahead_ns)
 
     def every(self, fn: Callable[[float], Any], period_s: Optional[float] = None,
               every: Optional[int] = None) -> Callable[[float], Any]:
@@ -78,6 +136,8 @@ class Lockstep:
         return fn
 
     def step(self, before: Optional[Callable[[float], Any]] = None) -> None:
+        if self.context is not None:
+            self.spin_context(fire_at_end=False)
         t = self.clock.now_s()
         if before is not None:
             before(t)
@@ -95,19 +155,19 @@ class Lockstep:
             for fn in self._after:
                 fn(t_new)
 
-    def spin_context(self) -> None:
-        """Bring the context's time to the clock's and run its ready work (step 2)."""
-        ctx = self.context
-        lag_ns = self.clock.now_ns() - ctx.now_ns()
-        if lag_ns < 0:
-            raise RuntimeError(f"lockstep: the context is {-lag_ns} ns ahead of the simulated clock "
-                               f"(create it with start_time_s = clock.now_s())")
-        ctx.spin_for(lag_ns * 1e-9)
+    def spin_context(self, fire_at_end: bool = True) -> None:
+        """Bring the context's time to the clock's and run its ready work (steps 1 and 3;
+        ``fire_at_end`` False: the timers due now wait). A context spun ahead directly (a test's
+        ``ctx.spin_for``, a service call waiting for its response) takes the clock with it: one
+        time for both."""
+        self._follow_context()
+        self.context.spin_for((self.clock.now_ns() - self.context.now_ns()) * 1e-9, fire_at_end=fire_at_end)
 
     def run_until(self, t_end_s: float, before: Optional[Callable[[float], Any]] = None) -> int:
         """Step while the clock is before ``t_end_s`` (within 1 ns); returns the steps run."""
         end_ns = int(round(t_end_s * 1e9))
         n = 0
+        self._follow_context()
         while self.clock.now_ns() < end_ns:
             self.step(before)
             n += 1

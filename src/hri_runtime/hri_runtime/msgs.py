@@ -68,12 +68,14 @@ _store = get_typestore(Stores.ROS2_JAZZY)
 _srvs: dict[str, str] = {}
 _codecs: dict[str, tuple[str, Any, Any]] = {}  # (hot path, see _codec) type name as given -> (normalized name, Msgdef, C++ plan)
 _plans: dict[str, Any] = {}                      # (the C front's contract, see _codec) type name as given -> C++ plan
+_news: dict[str, tuple] = {}                     # (hot path, see new) type name as given -> its constructor plan
 
 
 def _clear_codecs() -> None:
     """Forget every cached codec (the type store changed)."""
     _codecs.clear()
     _plans.clear()
+    _news.clear()
 
 
 _INT_TYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "byte", "char", "octet"}
@@ -301,27 +303,53 @@ def _coerce(desc, value, where: str) -> Any:
     return value
 
 
+_ZERO_EACH_TIME = object()      # a field default made anew for every message (mutable: arrays, messages)
+
+
+def _new_plan(type_name: str) -> tuple:
+    """(normalized name, class, field names, [(name, desc, coerced, default)]) of a type:
+    ``coerced`` False for a primitive field (taken as given), ``default`` the immutable default
+    or ``_ZERO_EACH_TIME``."""
+    t = normalize(type_name)
+    cls = get(t)
+    defs = _fielddefs(t)
+    dflt = _MSG_DEFAULTS.get(t, {})
+    fields = []
+    for name, desc in defs:
+        base = desc[0] == Nodetype.BASE
+        default = dflt[name] if name in dflt else (_zero(desc) if base else _ZERO_EACH_TIME)
+        fields.append((name, desc, not base, default))
+    plan = (t, cls, frozenset(n for n, _ in defs), tuple(fields))
+    _news[type_name] = plan
+    return plan
+
+
+def cls(type_name: str):
+    """The message class of ``type_name`` (cached): ``cls(t)(**every_field)`` is ``new(t, ...)``
+    without the defaults and the coercion, for hot paths that give every field as it is stored."""
+    plan = _news.get(type_name) if type(type_name) is str else None
+    return (plan if plan is not None else _new_plan(type_name))[1]
+
+
 def new(type_name: str, **fields):
     """A message of ``type_name``; missing fields get zero defaults (recursively: nested
     messages built, numbers 0, strings '', arrays empty or zero-filled for fixed size), except
     where the .msg file declares a default (geometry_msgs/Quaternion w = 1, as rclpy).
     Primitive arrays may be given as lists (converted to numpy), nested messages as dicts."""
-    t = normalize(type_name)
-    cls = get(t)
-    defs = _fielddefs(t)
-    names = {n for n, _ in defs}
-    unknown = set(fields) - names
-    if unknown:
-        raise TypeError(f"{t} has no field(s) {sorted(unknown)}; fields: {[n for n, _ in defs]}")
+    plan = _news.get(type_name) if type(type_name) is str else None
+    if plan is None:
+        plan = _new_plan(type_name)
+    t, cls, names, defs = plan
+    if not names.issuperset(fields):
+        raise TypeError(f"{t} has no field(s) {sorted(set(fields) - names)}; fields: {[d[0] for d in defs]}")
     kw = {}
-    dflt = _MSG_DEFAULTS.get(t, {})
-    for name, desc in defs:
+    for name, desc, coerced, default in defs:
         if name in fields:
-            kw[name] = _coerce(desc, fields[name], f"{t}.{name}")
-        elif name in dflt:
-            kw[name] = dflt[name]
-        else:
+            kw[name] = _coerce(desc, fields[name], f"{t}.{name}") if coerced else fields[name]
+        elif default is _ZERO_EACH_TIME:
             kw[name] = _zero(desc)
+        else:
+            kw[name] = default
     return cls(**kw)
 
 

@@ -102,7 +102,7 @@ class Node:
         self._logger = NodeLogger(self._fqn)
         if args.log_level:
             self._logger.set_level(args.log_level)
-        self._clock: Clock = Clock(ctx.now_s)
+        self._clock: Clock = Clock(ctx.now_s, getattr(ctx, "now_ns", None))
         use_sim = self.declare_parameter("use_sim_time", False).value
         if use_sim:
             self._clock = SimClock()

@@ -22,7 +22,7 @@ class Timer:
         self.callback = callback
         self.clock = clock
         self.owner = owner
-        self.next_ns = clock.now().nanoseconds + self.period_ns
+        self.next_ns = clock.now_ns() + self.period_ns
         self._canceled = False
         self.missed = 0           # periods skipped because a call came too late (deadlines missed)
         self.seq = executor._next_seq()
@@ -39,17 +39,17 @@ class Timer:
 
     def reset(self) -> None:
         self._canceled = False
-        self.next_ns = self.clock.now().nanoseconds + self.period_ns
+        self.next_ns = self.clock.now_ns() + self.period_ns
         self.executor.wake()
 
     def time_until_next_call_s(self) -> float:
-        return (self.next_ns - self.clock.now().nanoseconds) * 1e-9
+        return (self.next_ns - self.clock.now_ns()) * 1e-9
 
     def _due(self) -> bool:
-        return not self._canceled and self.clock.now().nanoseconds >= self.next_ns
+        return not self._canceled and self.clock.now_ns() >= self.next_ns
 
     def _fire(self) -> None:
-        now = self.clock.now().nanoseconds
+        now = self.clock.now_ns()
         self.next_ns += self.period_ns
         if self.next_ns <= now:  # late by whole periods: skip them
             missed = (now - self.next_ns) // self.period_ns + 1

@@ -89,3 +89,39 @@ def test_worker_lockstep_hand_off_and_cancel():
     assert isinstance(done[-1][1], JobCancelled)
     with pytest.raises(RuntimeError):
         wl.wait_until(lambda: True)
+
+
+def test_composed_nodes_script_at_t_and_recorded_by_the_bag_recorder(tmp_path):
+    """Lockstep.inproc: the script of step t runs with the context at t (its message is in the
+    step's timers' view), the node timers due at t run after it, the bag recorder logs at the
+    simulated time, close() closes the file and destroys the nodes."""
+    from hri_runtime import msgs
+    from hri_runtime.bag.recording import McapReader
+
+    ls = Lockstep.inproc(0.001)
+    ctx = ls.context
+    node = Node("ticker", context=ctx)
+    got, seen_at_tick = [], []
+    node.create_subscription("std_msgs/msg/String", "/cmd", lambda m: got.append((ctx.now_ns(), m.data)), qos=10)
+    out = node.create_publisher("std_msgs/msg/String", "/out", qos=10)
+    node.create_timer(0.002, lambda: (seen_at_tick.append((ctx.now_ns(), len(got))),
+                                      out.publish(msgs.new("std_msgs/msg/String", data=str(len(got))))))
+    script = Node("script", context=ctx)
+    cmd = script.create_publisher("std_msgs/msg/String", "/cmd", qos=10)
+    ls.record(tmp_path / "run.mcap", ["/cmd", "/out"])
+
+    def before(t: float) -> None:
+        assert ctx.now_ns() == ls.clock.now_ns()           # the script runs at t
+        if ls.steps % 2 == 0:
+            cmd.publish(msgs.new("std_msgs/msg/String", data=f"{t:.3f}"))
+
+    ls.run_until(0.006, before)
+    assert [ns for ns, _ in got] == [0, 2_000_000, 4_000_000]
+    # the timer at t = 2, 4 ms sees the message the script sent at that t (2 and 3 of them)
+    assert seen_at_tick == [(2_000_000, 2), (4_000_000, 3)]
+    ls.close()
+    assert ctx.nodes == []
+    rd = McapReader(tmp_path / "run.mcap")
+    rec = [(m.topic, m.log_time_ns, m.msg.data) for m in rd.messages()]
+    assert ("/cmd", 2_000_000, "0.002") in rec and ("/out", 4_000_000, "3") in rec
+    assert sum(1 for r in rec if r[0] == "/cmd") == 3 and sum(1 for r in rec if r[0] == "/out") == 2

@@ -7,7 +7,8 @@ and the gain diagonals, applied through an engine's input check (``set_mode``, `
 :mod:`hri_interaction.engine`) from the next tick on; a refused value answers with the check's
 sentence and changes nothing (:func:`appliers`).
 
-:class:`StateReport`: the node's timer periods (:class:`PeriodStats`), the age of the last accepted
+:class:`StateReport`: the node's timer periods (:class:`PeriodStats`, summarised with every
+``/diagnostics`` state: every k-th state, ``node.diagnostics_rate_hz``), the age of the last accepted
 reference (stale beyond ``node.reference_timeout_s``) and the ``/diagnostics`` status of a
 published state (:func:`status`: WARN while frozen or holding).
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -75,12 +76,36 @@ def status(d: dict) -> tuple[int, str, dict]:
 
 class StateReport:
     def __init__(self, rate_hz: float, reference_timeout_s: float, start_s: float,
-                 wall_clock: Callable[[], float] = time.perf_counter):
+                 wall_clock: Callable[[], float] = time.perf_counter, diagnostics_every: int = 1):
         """``rate_hz``: the node's tick rate (its wall-clock periods are measured on
-        ``wall_clock``); ``start_s``: node time at start (the reference's age counts from it)."""
+        ``wall_clock``); ``start_s``: node time at start (the reference's age counts from it);
+        ``diagnostics_every``: every k-th published state is also the ``/diagnostics`` one."""
         self.periods = PeriodStats(rate_hz, clock=wall_clock)
         self.reference_timeout_s = reference_timeout_s
         self.last_reference_s = float(start_s)
+        self.diagnostics_every = max(1, int(diagnostics_every))
+        self.period_summary = None      # the periods' summary as of the last /diagnostics state
+        self.diagnostics_due = True
+        self._states = 0
+
+    @classmethod
+    def of_node(cls, p, start_s: float, **kw) -> "StateReport":
+        """The report of an interaction node with the (typed) ``interaction`` parameters ``p``:
+        its tick rate, ``node.reference_timeout_s``, and every k-th state a ``/diagnostics`` one,
+        k = round(``node.state_rate_hz`` / ``node.diagnostics_rate_hz``)."""
+        return cls(p.rate_hz, p.node.reference_timeout_s, start_s,
+                   diagnostics_every=round(p.node.state_rate_hz / p.node.diagnostics_rate_hz), **kw)
+
+    def state_periods(self) -> Optional[dict]:
+        """A state is about to be published: the period summary it carries. Recomputed when it
+        is a ``/diagnostics`` state (:attr:`diagnostics_due`: the first, then every
+        ``diagnostics_every``-th), else the last one (the statistics over thousands of periods
+        are not redone for every state)."""
+        self.diagnostics_due = self._states % self.diagnostics_every == 0
+        self._states += 1
+        if self.diagnostics_due:
+            self.period_summary = self.periods.summary()
+        return self.period_summary
 
     def on_reference(self, accepted: bool, now_s: float) -> None:
         if accepted:

@@ -1,6 +1,6 @@
 """``interaction``: the 1 kHz impedance/admittance controller as a node: the engine of
-:mod:`hri_interaction.engine` (the C++ real-time loop on a real clock, the C++ tick stepped by this
-node's 1 ms timer on a simulated clock) wired to topics; input rules and counters in the engine
+:mod:`hri_interaction.engine` (the C++ real-time loop: on its own thread on a real clock, stepped
+by this node's 1 ms timer on a simulated clock) wired to topics; input rules and counters in the engine
 (:mod:`hri_interaction.core.inputs`), run-time parameters and the report in :mod:`hri_interaction.core.live`.
 
 In (``interaction.topics``): the reference pose (base frame), the mode (String), the impedance gains
@@ -27,8 +27,7 @@ import numpy as np
 from hri_interaction.core.controller import InteractionParams
 from hri_interaction.core.live import StateReport, appliers, gains_input, mode_input, push_input, status
 from hri_interaction.engine import diagnostics, make_engine
-from hri_interaction.messages import STATE_MSG, interaction_state_msg, joint_state_msg, wrench_from_msg
-from hri_runtime import msgs
+from hri_interaction.messages import STATE_MSG, interaction_state_msg, joint_state_msg, torque_msg, wrench_from_msg
 from hri_runtime.diagnostics import Updater
 from hri_runtime.geometry import matrix_from_pose, pose_stamped_from_matrix, time_from_seconds
 from hri_runtime.node import Node, run_node
@@ -48,16 +47,14 @@ class InteractionNode(Node):
         self.driver = p.node.driver
         joints = JointsParams.from_tree(self.cfg)
         self.joint_names = list(joints.names)
-        # a simulated clock: this node's 1 ms timer steps the python engine in lockstep with it
+        # a simulated clock: this node's 1 ms timer steps the engine in lockstep with it
         simulated = getattr(self.context, "kind", "") == "inproc" or bool(self.get_parameter("use_sim_time").value)
         self.engine = make_engine(self.cfg, np.deg2rad(joints.named_positions_deg["home"]), driver=self.driver,
                                   simulated=simulated, params=p)
-        # the lockstep engine's controller and arm (tests read their state); None with the rt loop
-        self.ctrl, self.sim = getattr(self.engine, "ctrl", None), getattr(self.engine, "sim", None)
+        self.sim = self.engine.sim      # the simulated arm (driver topic: the model at the measured state)
         self.base_frame = FramesParams.from_tree(self.cfg).base
         self.dt = 1.0 / p.rate_hz
-        # the 1 ms timer's wall-clock periods and the reference's age
-        self.report = StateReport(p.rate_hz, p.node.reference_timeout_s, self.get_clock().now_s())
+        self.report = StateReport.of_node(p, self.get_clock().now_s())   # the timer's periods, the reference's age
         t = p.topics
         self.create_subscription("geometry_msgs/msg/PoseStamped", t.reference, lambda m: self.report.on_reference(
             self.engine.set_target(matrix_from_pose(m)), self.get_clock().now_s()), qos=10)
@@ -81,17 +78,17 @@ class InteractionNode(Node):
         self.tau_pub = self.create_publisher("std_msgs/msg/Float64MultiArray", t.torque, qos=10)
         self.pose_pub = self.create_publisher("geometry_msgs/msg/PoseStamped", t.modified_pose, qos=10)
         self.state_pub = self.create_publisher(STATE_MSG, t.state, qos=QOS_LATCHED)    # + state_rate_hz
-        self.diag = Updater(self, RobotParams.from_tree(self.cfg).model, 1.0 / p.node.state_rate_hz,
-                            topic=t.diagnostics, prefix="")     # with every state (publish_state forces it)
+        self.diag = Updater(self, RobotParams.from_tree(self.cfg).model, 1.0 / p.node.diagnostics_rate_hz,
+                            topic=t.diagnostics, prefix="")     # with every k-th state
         self.diag.add("interaction", self._diagnose)
         self._diag: dict = {}
         self.stop = StopListener(self, on_change=lambda stopped, why: self.engine.hold(stopped, why or "stop"))
         self.engine.hold(True, self.stop.reason)        # silence = stop until the supervisor speaks
-        if self.engine.kind == "rt":
+        if self.engine.lockstep:
+            self.create_timer(self.dt, self.tick)
+        else:
             self.engine.start()
             self.get_logger().info(f"1 kHz loop: C++ real-time thread ({self.engine.state().get('rt', {})})")
-        else:
-            self.create_timer(self.dt, self.tick)
         self.create_timer(1.0 / p.node.state_rate_hz, self.publish_state)
 
     def destroy_node(self):
@@ -113,9 +110,9 @@ class InteractionNode(Node):
         self.report.periods.tick()
         if self.stop.stopped:                     # authoritative every cycle
             self.engine.hold(True, self.stop.reason)
-        res = self.engine.step(1)
-        if res is not None:
-            self.tau_pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=res.tau.tolist()))
+        tau = self.engine.step(1)
+        if tau is not None:
+            self.tau_pub.publish(torque_msg(tau))
 
     def publish_joint_states(self) -> None:   # driver sim, at node.joint_state_rate_hz
         self.robot_js_pub.publish(joint_state_msg(self.get_clock().now_s(), self.base_frame, self.joint_names,
@@ -127,13 +124,14 @@ class InteractionNode(Node):
         if self.driver == "sim":
             self.js_pub.publish(joint_state_msg(now, self.base_frame, self.joint_names, s))
             self.ee_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ee"]), now, self.base_frame))
-        if self.engine.kind == "rt":     # the loop thread's torque, at the state rate
-            self.tau_pub.publish(msgs.new("std_msgs/msg/Float64MultiArray", data=np.asarray(s["tau"], float).tolist()))
+        if not self.engine.lockstep:     # the loop thread's torque, at the state rate
+            self.tau_pub.publish(torque_msg(s["tau"]))
         self.pose_pub.publish(pose_stamped_from_matrix(np.asarray(s["world_T_ref"]), now, self.base_frame))
-        self._diag = self.report.complete(diagnostics(s, self.dt, self.report.periods.summary()), now,
+        self._diag = self.report.complete(diagnostics(s, self.dt, self.report.state_periods()), now,
                                           engine=self.engine.kind, driver=self.driver)
         self.state_pub.publish(interaction_state_msg(self._diag, time_from_seconds(now)))
-        self.diag.force_update()
+        if self.report.diagnostics_due:       # every k-th state (node.diagnostics_rate_hz)
+            self.diag.force_update()
 
     def _diagnose(self, stat) -> None:
         level, message, values = status(self._diag)

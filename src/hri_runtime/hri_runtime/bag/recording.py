@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import struct
 import sys
 import threading
 import time
@@ -123,6 +124,11 @@ class _CrashSafeFile:
     def tell(self) -> int:
         return self._written + len(self._pending)
 
+    @property
+    def pending(self) -> bool:
+        """The Writer wrote something (a finished chunk) that is not in the file yet."""
+        return bool(self._pending)
+
     def flush(self) -> None:
         pass                       # persisted by persist()/close() only (one write each)
 
@@ -214,19 +220,26 @@ class McapWriter:
         else:
             type_name = type_name or msgs.type_name_of(msg)
             data = msgs.serialize(msg, type_name)
-        cid = self.add_channel(topic, type_name)
+        ch = self._channels.get(topic)
+        cid = ch[0] if ch is not None and ch[1] == type_name else self.add_channel(topic, type_name)
         if log_time_ns is None:
             log_time_ns = int(round((time.time() if t_s is None else t_s) * 1e9))
+        self.write_channel(cid, data, int(log_time_ns), publish_time_ns)
+
+    def write_channel(self, channel_id: int, data: bytes, log_time_ns: int,
+                      publish_time_ns: Optional[int] = None) -> None:
+        """:meth:`write` of CDR bytes on a channel of :meth:`add_channel` (its id), log time in
+        integer ns: the recorder's path (nothing to resolve per message)."""
         with self._lock:
             if self._closed:
                 raise ValueError(f"{self.path}: writer is closed")
-            self._seq[cid] += 1
-            self._w.add_message(channel_id=cid, log_time=int(log_time_ns), data=data,
-                                publish_time=int(publish_time_ns if publish_time_ns is not None else log_time_ns),
-                                sequence=self._seq[cid])
+            seq = self._seq[channel_id] = self._seq[channel_id] + 1
+            self._w.add_message(channel_id, log_time_ns, data,
+                                log_time_ns if publish_time_ns is None else int(publish_time_ns), seq)
             self.count += 1
             self._unflushed += 1
-            self._flush_locked(force=False)
+            if self._fh.pending or self._clock() - self._last_flush >= self.params.flush_period_s:
+                self._flush_locked(force=False)
 
     def flush_if_due(self) -> None:
         """Write out the chunk in progress when flush_period_s has passed since the last flush."""
@@ -359,19 +372,77 @@ class McapReader:
 
         # a relative name asks for it resolved in the root namespace, as the writer records it
         want = {t if t.startswith("/") else "/" + t for t in topics} if topics is not None else None
+        t0 = None if start_s is None else int(start_s * 1e9)
+        t1 = None if end_s is None else int(end_s * 1e9)
+        names: dict = {}                     # schema id -> normalised type name
         with open(self.path, "rb") as fh:
             r = make_reader(fh)
-            for sch, ch, m in r.iter_messages(
-                    topics=list(want) if want is not None else None,
-                    start_time=None if start_s is None else int(start_s * 1e9),
-                    end_time=None if end_s is None else int(end_s * 1e9), log_time_order=True):
+            summary = r.get_summary()
+            if _chunks_in_time_order(summary):
+                it = _chunkwise(fh, summary, want, t0, t1)
+            else:
+                it = ((sch, ch, m.log_time, m.publish_time, m.data) for sch, ch, m in r.iter_messages(
+                    topics=list(want) if want is not None else None, start_time=t0, end_time=t1,
+                    log_time_order=True))
+            for sch, ch, log_time, publish_time, data in it:
                 if sch is None or ch.message_encoding != "cdr":
                     continue
-                t = msgs.normalize(sch.name)
+                t = names.get(sch.id)
+                if t is None:
+                    t = names[sch.id] = msgs.normalize(sch.name)
                 if ch.topic not in getattr(self, "_topics", {}):
                     _register_schema(t, sch.data.decode("utf-8", "replace"))
                     self._topics = {**getattr(self, "_topics", {}), ch.topic: t}
-                yield RecordedMessage(ch.topic, t, m.log_time, m.publish_time, bytes(m.data))
+                yield RecordedMessage(ch.topic, t, log_time, publish_time, bytes(data))
+
+
+def _chunks_in_time_order(summary) -> bool:
+    """The file's chunks (in file order) cover consecutive time ranges (each ends at or before the
+    next one starts: what a recorder writing as time goes writes)."""
+    if summary is None or not summary.chunk_indexes:
+        return False
+    ci = sorted(summary.chunk_indexes, key=lambda c: c.chunk_start_offset)
+    return all(a.message_end_time <= b.message_start_time for a, b in zip(ci, ci[1:]))
+
+
+def _chunkwise(fh, summary, want, t0, t1):
+    """(schema, channel, log_time, publish_time, data) of a file whose chunks are in time order
+    (:func:`_chunks_in_time_order`) in log-time order, ties in file order (as mcap's
+    ``iter_messages(log_time_order=True)``): chunk after chunk, each chunk's message records
+    (opcode, length; channel id u16, sequence u32, log time u64, publish time u64, data: the MCAP
+    spec) unpacked in place and sorted (stable), without a heap over the whole file."""
+    from mcap.data_stream import ReadDataStream
+    from mcap.opcode import Opcode
+    from mcap.records import Chunk
+    from mcap.stream_reader import get_chunk_data_stream
+
+    head, message = _RECORD.unpack_from, _MESSAGE.unpack_from
+    channels = {cid: (summary.schemas.get(ch.schema_id), ch) for cid, ch in summary.channels.items()
+                if want is None or ch.topic in want}
+    for ci in sorted(summary.chunk_indexes, key=lambda c: c.chunk_start_offset):
+        if (t0 is not None and ci.message_end_time < t0) or (t1 is not None and ci.message_start_time >= t1):
+            continue
+        if ci.message_index_offsets and not any(cid in channels for cid in ci.message_index_offsets):
+            continue
+        fh.seek(ci.chunk_start_offset + 1 + 8)          # opcode, record length
+        stream, n = get_chunk_data_stream(Chunk.read(ReadDataStream(fh)))
+        data = stream.read(n)
+        out, off = [], 0
+        while off < n:
+            op, length = head(data, off)
+            off += _RECORD.size
+            if op == Opcode.MESSAGE:
+                cid, _seq, log_time, publish_time = message(data, off)
+                sc = channels.get(cid)
+                if sc is not None and (t0 is None or log_time >= t0) and (t1 is None or log_time < t1):
+                    out.append((sc[0], sc[1], log_time, publish_time, data[off + _MESSAGE.size:off + length]))
+            off += length
+        out.sort(key=lambda x: x[2])
+        yield from out
+
+
+_RECORD = struct.Struct("<BQ")          # an MCAP record: opcode, content length
+_MESSAGE = struct.Struct("<HIQQ")       # a Message record's fixed part
 
 
 # --------------------------------------------------------------------------- record / play on a node
@@ -411,21 +482,24 @@ class Recorder:
                     continue
                 t = next(iter(ts))
             try:
-                self.writer.add_channel(topic, t, qos=[e.qos for e in graph.endpoints
-                                                      if e.name == topic and e.kind == "PUBLISHER"
-                                                      and e.qos is not None] or None)
+                cid = self.writer.add_channel(topic, t, qos=[e.qos for e in graph.endpoints
+                                                            if e.name == topic and e.kind == "PUBLISHER"
+                                                            and e.qos is not None] or None)
             except msgs.UnknownTypeError as e:
                 self.skipped[topic] = str(e)
                 continue
             from hri_runtime.cli.format import matching_qos
 
+            cid = cid if topic.startswith("/") else None       # else write() resolves the name
             self.subs[topic] = self.node.create_subscription(
-                t, topic, lambda data, _t=topic, _ty=t: self._on(data, _t, _ty),
+                t, topic, lambda data, _t=topic, _ty=t, _c=cid: self._on(data, _t, _ty, _c),
                 qos=matching_qos(graph, topic, self.params.queue_depth), raw=True)
 
-    def _on(self, data: bytes, topic: str, type_name: str) -> None:
-        self.writer.write(topic, data, type_name=type_name,
-                          log_time_ns=self.node.get_clock().now().nanoseconds)
+    def _on(self, data: bytes, topic: str, type_name: str, channel_id: Optional[int] = None) -> None:
+        if channel_id is not None and type(data) is bytes:
+            self.writer.write_channel(channel_id, data, self.node.get_clock().now_ns())
+        else:
+            self.writer.write(topic, data, type_name=type_name, log_time_ns=self.node.get_clock().now_ns())
 
     def stop(self) -> None:
         self.timer.cancel()
