@@ -197,13 +197,12 @@ class ClutchTeleop:
             measured_ok, reanchor = _valid_pose(base_T_ee_measured), False
             if self.params.entry_pose == "target" and self.target is not None:
                 entry = self.target
-                if measured_ok and np.linalg.norm(self.target[:3, 3] - base_T_ee_measured[:3, 3]) \
-                        > self.params.entry_max_error_m:
+                err = float(np.linalg.norm(self.target[:3, 3] - base_T_ee_measured[:3, 3])) if measured_ok else 0.0
+                if err > self.params.entry_max_error_m:
                     entry, reanchor = None, True        # not followed: start from where the arm is
                     self.counters.reanchored += 1
                     self._log.warning("clutch: the held target is %.3f m from the arm (not followed); "
-                                      "this stroke starts from the measured end effector",
-                                      float(np.linalg.norm(self.target[:3, 3] - base_T_ee_measured[:3, 3])))
+                                      "this stroke starts from the measured end effector", err)
             if entry is None and measured_ok:
                 entry = np.array(base_T_ee_measured, dtype=float)
             if entry is None:  # no target yet and no valid measured pose: cannot engage safely
