@@ -18,6 +18,7 @@ import pytest
 import zenoh  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime.node import Node  # noqa: E402
+from hri_runtime.qos import QoSProfile  # noqa: E402
 
 from ..stack_launch import LaunchedStack, free_port, wait_for  # noqa: E402
 
@@ -31,7 +32,9 @@ class Probe(Node):
         self.mode_pub = self.create_publisher("std_msgs/msg/String", "/interaction/mode", qos=10)
         self.stop_pub = self.create_publisher("hri_interfaces/msg/StopRequest", "/safety/stop_request", qos=10)
         self.create_subscription("geometry_msgs/msg/PoseStamped", "/ee_pose", self.on_ee, qos=10)
-        self.create_subscription("hri_interfaces/msg/TeleopMode", "/teleop/mode", self.on_mode, qos=10)
+        # latched: a late joiner still reads the mode arm_teleop published before discovery
+        self.create_subscription("hri_interfaces/msg/TeleopMode", "/teleop/mode", self.on_mode,
+                                 qos=QoSProfile(depth=10, durability="transient_local"))
 
     def on_ee(self, m):
         with self.lock:
@@ -66,6 +69,9 @@ def test_launch_plus_arm_emulate_moves_the_simulated_arm(auth, request):
         probe = stack.add(Probe(context=stack.ctx))
         stack.spin()
         assert wait_for(lambda: probe.last() is not None), "no /ee_pose from the arm_teleop node"
+        # the operator starts once arm_teleop has seen the stop released: a stroke streamed while it
+        # still holds its start-up STOP is ignored (as on the real arm)
+        assert wait_for(lambda: probe.modes and probe.modes[-1] == "HOLD"), f"arm_teleop not ready: {probe.modes}"
         p0 = probe.last()
         from hri_arm_teleop.emulate import main as emulate
 

@@ -157,11 +157,13 @@ class Probe:
         self.node.destroy_node()
 
 
-def latched():
-    """rclpy QoS of /safety/stop's subscribers (the supervisor publishes it reliable, TRANSIENT_LOCAL, depth 1)."""
+def latched(depth: int = 1):
+    """rclpy QoS of a latched topic's subscribers (/safety/stop, /teleop/mode: reliable,
+    TRANSIENT_LOCAL): a late joiner gets the last sample, which a volatile one may miss when
+    discovery completes after the publish."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-    return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    return QoSProfile(depth=depth, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 @pytest.fixture
@@ -534,7 +536,7 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
     vr_port = free_port(socket.SOCK_DGRAM)
     p = probe("ros2_fr3_probe")
     p.subscribe(PoseStamped, "/ee_pose", qos=100)
-    p.subscribe(TeleopMode, "/teleop/mode", qos=100)
+    p.subscribe(TeleopMode, "/teleop/mode", qos=latched(100))
     p.subscribe(SafetyStop, "/safety/stop", qos=latched())
     stop_pub = p.node.create_publisher(StopRequest, "/safety/stop_request", 10)
 
@@ -546,11 +548,18 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
         e = ee()
         return e[-1] if e else None
 
+    def mode():
+        m = p.messages("/teleop/mode")
+        return m[-1].mode if m else None
+
     proc = launch("fr3", domain_env, f"vr_port:={vr_port}")
     text = None
     try:
         wait_for(lambda: proc.poll() is None and last() is not None and p.messages("/safety/stop"),
                  "/ee_pose and /safety/stop on rmw")
+        # the operator starts once arm_teleop has seen the stop released (a stroke streamed while
+        # it still holds is ignored, as on the real arm), not a fixed time after the launch
+        wait_for(lambda: mode() == "HOLD", "arm_teleop out of its start-up STOP (/teleop/mode HOLD)")
         p0 = last()
         # the operator streams the first clutch stroke (-y) and keeps streaming after the stop
         result: dict = {}
@@ -615,12 +624,18 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
 @pytest.mark.parametrize("robot", ["ur5e", "iiwa14"])
 def test_arm_chain_on_rclpy_follows_the_emulated_operator(probe, domain_env, robot):
     from geometry_msgs.msg import PoseStamped
+    from hri_interfaces.msg import TeleopMode
 
     from hri_arm_teleop.emulate import main as emulate
 
     vr_port = free_port(socket.SOCK_DGRAM)
     p = probe(f"ros2_arm_probe_{robot}")
     p.subscribe(PoseStamped, "/ee_pose", qos=10)
+    p.subscribe(TeleopMode, "/teleop/mode", qos=latched())
+
+    def mode():
+        m = p.messages("/teleop/mode")
+        return m[-1].mode if m else None
 
     def last_y():
         e = p.messages("/ee_pose")
@@ -630,6 +645,8 @@ def test_arm_chain_on_rclpy_follows_the_emulated_operator(probe, domain_env, rob
     text = None
     try:
         wait_for(lambda: proc.poll() is None and last_y() is not None, "/ee_pose on rmw")
+        # streamed before arm_teleop has seen the stop released, the stroke would be ignored
+        wait_for(lambda: mode() == "HOLD", "arm_teleop out of its start-up STOP (/teleop/mode HOLD)")
         y0 = last_y()
         assert emulate(["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "3.2"]) == 0
         wait_for(lambda: y0 - last_y() > 0.08, "the EE following the -y stroke", 60.0)
