@@ -14,6 +14,7 @@ timing is asserted; positions are."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -235,6 +236,38 @@ def test_update_allocates_nothing_holds_without_heartbeat_and_follows_with_it(tm
     assert "ok: update() allocated 0 times in 2000 calls" in r.stderr
     assert "absent from the robot description: 14 state interfaces claimed (joints only)" in r.stderr
     assert "no wrench is read" in r.stderr
+    # the FR3 (ros2_control.position_command none): effort commands only
+    assert "ok: command interfaces claimed with ros2_control.position_command none: 7 effort, 0 position" in r.stderr
+    assert "ok: deactivate: zero effort" in r.stderr
+
+
+def test_on_the_iiwa14_the_controller_writes_the_measured_positions_to_the_position_commands(tmp_path):
+    """lbr_fri_ros2's torque command mode discards the torques while a joint's position command is
+    NaN (docs/hardware.md): with the iiwa14's parameter file (ros2_control.position_command measured)
+    the controller claims <joint>/position beside <joint>/effort, and after every update() (held
+    before the first heartbeat, following the reference, held under the stop) each position command
+    holds exactly the finite position read in that cycle; update() still allocates nothing and the
+    arm still follows; deactivate hands the position commands back unset (NaN) with zero effort."""
+    if MISSING:
+        pytest.skip(MISSING)
+    from hri_sim.cli import write_ros2_control
+
+    exe = find_executable("hri_controllers", "hri_controllers_rt_check")
+    assert exe, "hri_controllers_rt_check is not installed (colcon build hri_controllers)"
+    files = write_ros2_control("iiwa14", "mujoco", tmp_path)
+    q0 = np.radians(load_robot_config("iiwa14")["joints"]["named_positions_deg"]["home"])
+    env = dict(os.environ, ROS_DOMAIN_ID=str(20 + (os.getpid() + 9) % 80))
+    r = subprocess.run([exe, str(files["params"]), *(repr(float(q)) for q in q0)], env=env, capture_output=True,
+                       text=True, timeout=300)
+    print(r.stderr)
+    assert r.returncode == 0 and "all checks passed" in r.stderr, r.stderr[-4000:]
+    assert "ok: command interfaces claimed with ros2_control.position_command measured: 7 effort, 7 position" in r.stderr
+    assert re.search(r"ok: position commands equal the positions read in (\d+) cycles \(0 joint values differ\)",
+                     r.stderr), r.stderr[-4000:]
+    assert int(re.search(r"read in (\d+) cycles", r.stderr).group(1)) > 2000
+    assert "ok: update() allocated 0 times in 2000 calls" in r.stderr
+    assert "ok: follows a 2 cm step" in r.stderr and "ok: holds under the stop" in r.stderr
+    assert "ok: deactivate: zero effort, position commands unset (NaN)" in r.stderr
 
 
 def test_an_unknown_law_is_refused_with_one_line(tmp_path):

@@ -130,9 +130,20 @@ def test_ros2_launch_starts_the_controller_manager_and_spawns_the_controllers(ro
         hw = _interfaces(env)
         names = cfg["joints"]["names"]
         ft = cfg["ros2_control"]["ft_sensor"]
+        # the iiwa14 (ros2_control.position_command measured): the position commands as well, as on
+        # lbr_ros2_control, claimed by the controller; the other arms: effort only
+        position = cfg["ros2_control"]["position_command"] == "measured"
+        assert position == (robot == "iiwa14")
         for j in names:
             assert "[claimed]" in hw["command"][f"{j}/effort"], (j, hw)
             assert f"{j}/position" in hw["state"] and f"{j}/velocity" in hw["state"]
+            if position:
+                assert "[claimed]" in hw["command"][f"{j}/position"], (j, hw)
+            else:
+                assert f"{j}/position" not in hw["command"], (j, hw)
+        claimed = _ros2(env, "control", "list_controllers", "--controller-manager", "/controller_manager",
+                        "--claimed-interfaces", show=True)
+        assert all((f"{j}/position" in claimed) == position for j in names), claimed
         assert all(f"{ft}/{a}.{x}" in hw["state"] for a in ("force", "torque") for x in "xyz"), hw
         assert (f"{cfg['ros2_control']['push_gpio']}/force.x" in hw["command"]) == (hardware == "mujoco")
         # the controller reads the sensor: its six interfaces among the ones it requires
@@ -145,6 +156,8 @@ def test_ros2_launch_starts_the_controller_manager_and_spawns_the_controllers(ro
         plugin = {"mujoco": "hri_controllers/MujocoSystem", "mock": "mock_components/GenericSystem"}[hardware]
         assert plugin in hwc and "active" in hwc, hwc
         if hardware == "mock":   # the states follow nothing: the joint state stays the home pose
+            # (GenericSystem's position state follows a written position command: on the iiwa14 the
+            # controller writes the position it reads, so it stays the home pose there as well)
             def field(name: str) -> list:       # `ros2 topic echo --csv --field`: one line, a Python list repr
                 out = _ros2(env, "topic", "echo", "--once", "--no-lost-messages", "--csv", "--field", name,
                             "/joint_states", show=True)

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include <hardware_interface/component_parser.hpp>
@@ -124,6 +125,10 @@ CallbackReturn InteractionController::on_init() {
 controller_interface::InterfaceConfiguration InteractionController::command_interface_configuration() const {
   controller_interface::InterfaceConfiguration c{interface_configuration_type::INDIVIDUAL, {}};
   for (const auto& j : params_.joints.names) c.names.push_back(j + "/effort");
+  // ros2_control.position_command measured: the joints' position commands after the efforts
+  // (command_interfaces_[n_ + j]), written with the position read in the same cycle
+  if (params_.ros2_control.position_command == "measured")
+    for (const auto& j : params_.joints.names) c.names.push_back(j + "/position");
   return c;
 }
 
@@ -167,6 +172,7 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
   const auto& ip = p.interaction;
   joints_ = p.joints.names;
   n_ = static_cast<int>(joints_.size());
+  position_command_ = p.ros2_control.position_command == "measured";
   if (n_ < 1 || n_ > hi::kMaxDof) {
     RCLCPP_ERROR(log, "joints.names: 1..%d joints, got %d", hi::kMaxDof, n_);
     return CallbackReturn::ERROR;
@@ -318,9 +324,11 @@ CallbackReturn InteractionController::on_configure(const rclcpp_lifecycle::State
       [this](const std::vector<rclcpp::Parameter>& ps) { return check_live(ps); });
   apply_handle_ = node->add_post_set_parameters_callback(
       [this](const std::vector<rclcpp::Parameter>& ps) { apply_live(ps); });
-  RCLCPP_INFO(log, "interaction controller: %d joints, site %s, model %s, law %s, mode %s, F/T sensor %s (%s frame), dt %.6f s",
+  RCLCPP_INFO(log, "interaction controller: %d joints, site %s, model %s, law %s, mode %s, F/T sensor %s (%s frame), "
+              "commands effort%s, dt %.6f s",
               n_, ip.ee_site.c_str(), f.c_str(), ip.law.c_str(), ip.mode.c_str(),
-              ft_ ? p.ft_sensor.name.c_str() : "none", p.ft_sensor.frame.c_str(), dt_);
+              ft_ ? p.ft_sensor.name.c_str() : "none", p.ft_sensor.frame.c_str(),
+              position_command_ ? " + position (the measured position)" : "", dt_);
   return CallbackReturn::SUCCESS;
 }
 
@@ -334,6 +342,13 @@ CallbackReturn InteractionController::on_activate(const rclcpp_lifecycle::State&
     RCLCPP_ERROR(get_node()->get_logger(), "activate: joint state not finite");
     return CallbackReturn::ERROR;
   }
+  if (command_interfaces_.size() != static_cast<size_t>(position_command_ ? 2 * n_ : n_)) {
+    RCLCPP_ERROR(get_node()->get_logger(), "activate: %zu command interfaces loaned, %d expected",
+                 command_interfaces_.size(), position_command_ ? 2 * n_ : n_);
+    return CallbackReturn::ERROR;
+  }
+  // the position commands hold the measured position from the start (update() writes them every cycle)
+  write_position_commands();
   if (ft_ && !ft_->assign_loaned_state_interfaces(state_interfaces_)) {
     RCLCPP_ERROR(get_node()->get_logger(), "activate: the F/T sensor's interfaces were not assigned");
     return CallbackReturn::ERROR;
@@ -382,8 +397,14 @@ CallbackReturn InteractionController::on_deactivate(const rclcpp_lifecycle::Stat
               static_cast<unsigned long>(ticks_), cost_.quantile_us(0.5), cost_.quantile_us(0.99), cost_.max_us(),
               cost_.mean_us(), period_.quantile_us(0.5), period_.quantile_us(0.99), period_.max_us(),
               static_cast<unsigned long>(period_.count()));
-  // the arm is left to the next controller; write zero effort for the handover tick
-  for (auto& ci : command_interfaces_) (void)ci.set_value(0.0);
+  // the arm is left to the next controller; write zero effort for the handover tick, and the
+  // position commands back to unset (NaN), the driver's own hold (lbr_fri_ros2 in torque command
+  // mode: zero torque at the measured position; MujocoSystem: the arm held where it is) until a
+  // controller writes them again
+  for (int j = 0; j < n_ && j < static_cast<int>(command_interfaces_.size()); ++j)
+    (void)command_interfaces_[j].set_value(0.0);
+  for (size_t k = n_; k < command_interfaces_.size(); ++k)
+    (void)command_interfaces_[k].set_value(std::numeric_limits<double>::quiet_NaN());
   if (ft_) ft_->release_interfaces();
   return CallbackReturn::SUCCESS;
 }
@@ -469,6 +490,7 @@ controller_interface::return_type InteractionController::update(const rclcpp::Ti
                    &rs_.coriolis, &rs_.mass_matrix};
   t.tick(in, dt_, out_);
   for (int j = 0; j < n_; ++j) (void)command_interfaces_[j].set_value(out_.tau(j));
+  write_position_commands();
   ++ticks_;
   for (int i = 0; i < hi::kNumTickFlags; ++i)
     if (out_.flags & (1u << i)) ++flag_ticks_[i];
@@ -503,6 +525,14 @@ controller_interface::return_type InteractionController::update(const rclcpp::Ti
   state_buf_.publish();
   cost_.add(hc::rt::now_ns() - t0);
   return controller_interface::return_type::OK;
+}
+
+void InteractionController::write_position_commands() {
+  // the joint position read this cycle, as is (lbr_fri_ros2 moves FRI's position command by its
+  // PID on written - measured, which this keeps near zero: the torque moves the arm); a
+  // non-finite reading (the tick's STATE_INVALID hold) goes out as it is, and the driver holds
+  if (!position_command_) return;
+  for (int j = 0; j < n_; ++j) (void)command_interfaces_[n_ + j].set_value(rs_.q(j));
 }
 
 // ------------------------------------------------------------------------------ inputs (non-RT)

@@ -2,6 +2,7 @@
 #include "hri_controllers/mujoco_system.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include <hardware_interface/types/hardware_interface_type_values.hpp>
 #include <pluginlib/class_list_macros.hpp>
@@ -36,11 +37,17 @@ CallbackReturn MujocoSystem::on_init(const hit::HardwareInfo& info) {
   const std::string site = hp.count("ee_site") ? hp.at("ee_site") : "attachment_site";
   std::vector<std::string> names;
   std::vector<double> q0;
-  for (const auto& j : info_.joints) {
-    bool effort = false;
-    for (const auto& c : j.command_interfaces) effort |= c.name == hit::HW_IF_EFFORT;
-    if (!effort || j.command_interfaces.size() != 1) {
-      RCLCPP_ERROR(logger(), "joint %s: exactly one command interface, effort", j.name.c_str());
+  for (size_t k = 0; k < info_.joints.size(); ++k) {
+    const auto& j = info_.joints[k];
+    bool effort = false, position = false;
+    for (const auto& c : j.command_interfaces) {
+      effort |= c.name == hit::HW_IF_EFFORT;
+      position |= c.name == hit::HW_IF_POSITION;
+    }
+    if (k == 0) position_commands_ = position;
+    if (!effort || j.command_interfaces.size() != (position ? 2u : 1u) || position != position_commands_) {
+      RCLCPP_ERROR(logger(), "joint %s: command interfaces effort, or position and effort (the same on every joint)",
+                   j.name.c_str());
       return CallbackReturn::ERROR;
     }
     double init = 0.0;
@@ -85,10 +92,13 @@ CallbackReturn MujocoSystem::on_init(const hit::HardwareInfo& info) {
   vel_.assign(n_, 0.0);
   eff_.assign(n_, 0.0);
   cmd_.assign(n_, 0.0);
+  // unset until a controller writes them (lbr_ros2_control starts its position commands at NaN)
+  pos_cmd_.assign(n_, std::numeric_limits<double>::quiet_NaN());
   robot_->read(rs_);
   for (int j = 0; j < n_; ++j) pos_[j] = rs_.q(j);
-  RCLCPP_INFO(logger(), "MuJoCo arm: %d joints, site %s, timestep %.6f s, model %s", n_, site.c_str(),
-              model_->opt.timestep, f.c_str());
+  RCLCPP_INFO(logger(), "MuJoCo arm: %d joints, site %s, timestep %.6f s, model %s, commands %s", n_, site.c_str(),
+              model_->opt.timestep, f.c_str(),
+              position_commands_ ? "position + effort (effort discarded while a position command is unset)" : "effort");
   return CallbackReturn::SUCCESS;
 }
 
@@ -110,7 +120,10 @@ std::vector<hit::StateInterface> MujocoSystem::export_state_interfaces() {
 
 std::vector<hit::CommandInterface> MujocoSystem::export_command_interfaces() {
   std::vector<hit::CommandInterface> out;
-  for (int j = 0; j < n_; ++j) out.emplace_back(info_.joints[j].name, hit::HW_IF_EFFORT, &cmd_[j]);
+  for (int j = 0; j < n_; ++j) {
+    if (position_commands_) out.emplace_back(info_.joints[j].name, hit::HW_IF_POSITION, &pos_cmd_[j]);
+    out.emplace_back(info_.joints[j].name, hit::HW_IF_EFFORT, &cmd_[j]);
+  }
   if (!push_name_.empty())
     for (int k = 0; k < 3; ++k) out.emplace_back(push_name_, kForce[k], &push_[k]);
   return out;
@@ -154,7 +167,15 @@ return_type MujocoSystem::perform_command_mode_switch(const std::vector<std::str
 }
 
 return_type MujocoSystem::write(const rclcpp::Time&, const rclcpp::Duration&) {
-  if (n_claimed_ == 0) {  // the brakes hold: nothing commands the joints; the arm stands still
+  // with position commands (the iiwa's interfaces), lbr_fri_ros2's rule in torque command mode: while
+  // any joint's position command is not finite the effort commands are discarded (counted), and the
+  // arm is held where it is as by the brakes; a finite position command is otherwise not used
+  bool unset = false;
+  if (position_commands_ && n_claimed_ > 0) {
+    for (int j = 0; j < n_; ++j) unset |= !std::isfinite(pos_cmd_[j]);
+    if (unset) ++discarded_;
+  }
+  if (n_claimed_ == 0 || unset) {  // the brakes hold: nothing commands the joints; the arm stands still
     if (!braked_) {
       mju_zero(data_->qvel, model_->nv);
       mj_forward(model_, data_);

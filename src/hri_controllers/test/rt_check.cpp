@@ -1,5 +1,5 @@
 // hri_controllers_rt_check: the InteractionController outside a controller manager, on loaned
-// interfaces of the FR3 in MuJoCo (hri_core::rt::MujocoRobot, stepped here as the controller
+// interfaces of the arm in MuJoCo (hri_core::rt::MujocoRobot, stepped here as the controller
 // manager steps a system: read, update, write), configured from the parameter file that
 // `hri sim ros2-control` writes. Checks, exit code 1 with the failing check on stderr:
 //   1. update() allocates nothing: operator new and malloc counted on this thread only, over
@@ -8,7 +8,11 @@
 //      reference; after it the EE follows a 2 cm step of the reference;
 //   3. a heartbeat saying stopped holds the measured pose while the reference moves on;
 //   4. without a robot description (none is given here) the F/T sensor ft_sensor.name is absent:
-//      the controller claims the joints' interfaces only and runs (the admittance sees no wrench).
+//      the controller claims the joints' interfaces only and runs (the admittance sees no wrench);
+//   5. the command interfaces it claims: <joint>/effort, and with ros2_control.position_command
+//      measured <joint>/position as well, which after every update() (held, following, stopped)
+//      holds exactly the position read in that cycle; deactivate leaves zero effort and the
+//      position commands unset (NaN).
 // Usage: hri_controllers_rt_check <controllers.yaml> <q0 rad per joint...> [--ros-args ...]
 // (tests/ros2/test_ros2_control.py runs it with the robot's home pose, once per interaction.law:
 // --ros-args -p interaction.law:=gic)
@@ -91,7 +95,7 @@ int main(int argc, char** argv) {
   hri_core::rt::MujocoRobot robot(m, d, names, site);
   hri_core::rt::RobotState rs;
   rs.resize(n);
-  std::vector<double> pos(n), vel(n), eff(n, 0.0);
+  std::vector<double> pos(n), vel(n), eff(n, 0.0), posc(n, std::nan(""));
   std::vector<hi::LoanedStateInterface> states;
   std::vector<hi::LoanedCommandInterface> commands;
   std::vector<std::shared_ptr<hi::StateInterface>> keep_s;
@@ -99,8 +103,27 @@ int main(int argc, char** argv) {
   for (int j = 0; j < n; ++j) {
     keep_s.push_back(std::make_shared<hi::StateInterface>(names[j], "position", &pos[j]));
     keep_s.push_back(std::make_shared<hi::StateInterface>(names[j], "velocity", &vel[j]));
-    keep_c.push_back(std::make_shared<hi::CommandInterface>(names[j], "effort", &eff[j]));
   }
+  // (5) the command interfaces, in the order the controller asks for them (as the controller manager loans them)
+  const auto wanted = ctrl->command_interface_configuration().names;
+  int n_effort = 0, n_position = 0;
+  for (const auto& w : wanted) {
+    const auto slash = w.rfind('/');
+    const std::string joint = w.substr(0, slash), iface = w.substr(slash + 1);
+    int j = 0;
+    while (j < n && names[j] != joint) ++j;
+    double* v = j == n ? nullptr : iface == "effort" ? &eff[j] : iface == "position" ? &posc[j] : nullptr;
+    if (v == nullptr) {
+      std::fprintf(stderr, "FAILED: the controller asks for command interface %s\n", w.c_str());
+      return 1;
+    }
+    (iface == "effort" ? n_effort : n_position) += 1;
+    keep_c.push_back(std::make_shared<hi::CommandInterface>(joint, iface, v));
+  }
+  const std::string position_command = node->get_parameter("ros2_control.position_command").as_string();
+  check(n_effort == n && n_position == (position_command == "measured" ? n : 0),
+        "command interfaces claimed with ros2_control.position_command " + position_command + ": " +
+            std::to_string(n_effort) + " effort, " + std::to_string(n_position) + " position");
   for (auto& s : keep_s) states.emplace_back(s);
   for (auto& c : keep_c) commands.emplace_back(c, nullptr);
   auto read = [&] {
@@ -144,12 +167,17 @@ int main(int argc, char** argv) {
   exec.add_node(peer);
   rclcpp::Time t(0, 0, RCL_ROS_TIME);
   const rclcpp::Duration period = rclcpp::Duration::from_nanoseconds(1000000);
+  long position_cycles = 0, position_mismatches = 0;
   auto cycles = [&](int k, bool armed) {
     for (int i = 0; i < k; ++i) {
       read();
       t_alloc_armed = armed;
       ctrl->update(node->now(), period);
       t_alloc_armed = false;
+      if (n_position > 0) {  // (5) the position commands: the positions read in this cycle, finite
+        ++position_cycles;
+        for (int j = 0; j < n; ++j) position_mismatches += !(std::isfinite(posc[j]) && posc[j] == pos[j]);
+      }
       write();
     }
   };
@@ -228,7 +256,14 @@ int main(int argc, char** argv) {
   }
   check((ee() - p2).norm() < 0.001, "holds under the stop: moved " + std::to_string((ee() - p2).norm()) + " m");
   check(last_state.frozen.rfind("system stop", 0) == 0, "state says held: '" + last_state.frozen + "'");
+  if (n_position > 0)
+    check(position_cycles > 0 && position_mismatches == 0,
+          "position commands equal the positions read in " + std::to_string(position_cycles) + " cycles (" +
+              std::to_string(position_mismatches) + " joint values differ), held, following and stopped");
   node->deactivate();
+  bool handed_over = true;
+  for (int j = 0; j < n; ++j) handed_over &= eff[j] == 0.0 && (n_position == 0 || std::isnan(posc[j]));
+  check(handed_over, n_position > 0 ? "deactivate: zero effort, position commands unset (NaN)" : "deactivate: zero effort");
   exec.remove_node(peer);
   exec.remove_node(node->get_node_base_interface());
   ctrl.reset();

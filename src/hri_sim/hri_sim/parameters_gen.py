@@ -447,6 +447,16 @@ class Ros2ControlParams(Params):
     """name of the MuJoCo system's GPIO taking a scripted EE push (force.x/y/z, world frame, N;
     simulation only). Read-only at run time."""
 
+    position_command: Literal['none', 'measured'] = 'none'
+    """the joints' position command interfaces beside their effort commands: none = the interaction
+    controller claims <joint>/effort only (franka_hardware, ur_robot_driver) | measured = it claims
+    <joint>/position as well and writes, every cycle, the joint position it read in that cycle
+    (lbr_ros2_control in torque command mode discards the torques while a joint's position command
+    is NaN); the MuJoCo and mock tags then export the position commands too, so the controller
+    claims the same interfaces on every hardware (docs/hardware.md). Source: lbr_fri_ros2_stack
+    (lbr_fri_ros2 TorqueCommandInterface::buffered_command_to_fri,
+    BaseCommandInterface::init_command). Read-only at run time."""
+
     franka: Ros2ControlFrankaParams = field(default_factory=Ros2ControlFrankaParams)
     """``ros2_control.franka``."""
 

@@ -29,8 +29,11 @@ def test_every_joint_has_the_interfaces_the_controller_claims(robot):
     assert tag.find("hardware/plugin").text == "hri_controllers/MujocoSystem"
     joints = tag.findall("joint")
     assert [j.get("name") for j in joints] == cfg["joints"]["names"]
+    # the commands the controller claims: effort, and position where the arm's driver needs it (the iiwa's)
+    commands = ["position", "effort"] if cfg["ros2_control"]["position_command"] == "measured" else ["effort"]
+    assert commands == (["position", "effort"] if robot == "iiwa14" else ["effort"])
     for j in joints:
-        assert [c.get("name") for c in j.findall("command_interface")] == ["effort"]
+        assert [c.get("name") for c in j.findall("command_interface")] == commands
         assert [s.get("name") for s in j.findall("state_interface")] == ["position", "velocity", "effort"]
     sensor = tag.find("sensor")
     assert sensor.get("name") == cfg["ros2_control"]["ft_sensor"]
@@ -42,6 +45,34 @@ def test_every_joint_has_the_interfaces_the_controller_claims(robot):
     assert mock.find("hardware/plugin").text == "mock_components/GenericSystem" and mock.find("gpio") is None
     assert [s.find("param[@name='initial_value']").text for s in mock.findall("sensor/state_interface")] == ["0.0"] * 6
     assert [j.get("name") for j in mock.findall("joint")] == cfg["joints"]["names"]
+    for j in mock.findall("joint"):
+        assert [c.get("name") for c in j.findall("command_interface")] == commands
+
+
+def test_the_controller_writes_the_iiwas_position_commands_and_the_iiwa_needs_it():
+    """lbr_fri_ros2's torque command mode discards the torques while a joint's position command is
+    NaN: the iiwa14's controller claims <joint>/position (ros2_control.position_command measured, a
+    parameter of the controller), the other arms' default stays effort only, and hardware iiwa is
+    refused for a controller that would not write them (one sentence)."""
+    from hri_sim.cli import manager_parameter_values
+
+    def position_command(cfg) -> str:
+        return manager_parameter_values(cfg)["interaction_controller"]["ros__parameters"]["ros2_control"][
+            "position_command"]
+
+    assert position_command(load_robot_config("iiwa14")) == "measured"
+    assert [position_command(load_robot_config(r)) for r in ("fr3", "ur5e")] == ["none", "none"]
+    assert hardware_refusal(load_robot_config("iiwa14", overrides=[f"ros2_control.robot_ip={IIWA_IP}"]), "iiwa") is None
+    off = load_robot_config("iiwa14", overrides=[f"ros2_control.robot_ip={IIWA_IP}", "ros2_control.position_command=none"])
+    why = hardware_refusal(off, "iiwa")
+    assert "ros2_control.position_command" in why and "measured" in why and "\n" not in why
+    with pytest.raises(ValueError, match="position_command"):
+        ros2_control_xml(off, "iiwa")
+    # the simulated tags follow the parameter: an arm whose driver took position commands gets them in sim
+    fr3 = load_robot_config("fr3", overrides=["ros2_control.position_command=measured"])
+    for hw in ("mujoco", "mock"):
+        assert [c.get("name") for c in _tag(fr3, hw).find("joint").findall("command_interface")] == ["position",
+                                                                                                   "effort"]
 
 
 def test_vendor_hardware_is_the_robots_own_and_needs_its_address():

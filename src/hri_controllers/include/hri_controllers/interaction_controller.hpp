@@ -12,7 +12,9 @@
 //      hri_core::rt::Command, checked on the non-real-time side by the rules of
 //      hri_interaction.core.inputs)
 //   -> InteractionTick::tick (impedance / admittance / hybrid, passivity filter, safety checker)
-//   -> write tau (command interfaces <joint>/effort)
+//   -> write tau (command interfaces <joint>/effort) and, with ros2_control.position_command
+//      measured, the joint position read in this cycle (<joint>/position: lbr_fri_ros2's torque
+//      command mode discards the torques while a position command is NaN)
 //   -> state snapshot (hri_core::rt::TripleBuffer) for the publisher timer on the executor thread.
 // Nothing in update() allocates, locks or waits (the buffer's reader only try-locks).
 #pragma once
@@ -102,12 +104,14 @@ class InteractionController : public controller_interface::ControllerInterface {
   rcl_interfaces::msg::SetParametersResult check_live(const std::vector<rclcpp::Parameter>& ps);
   void apply_live(const std::vector<rclcpp::Parameter>& ps);
   void release_model();
+  void write_position_commands();  // RT: <joint>/position = the q read this cycle (position_command_)
   std::optional<std::string> sensor_absent(const std::string& name) const;
 
   std::shared_ptr<interaction_controller::ParamListener> listener_;
   interaction_controller::Params params_;
   std::vector<std::string> joints_;
   int n_ = 0;
+  bool position_command_ = false;  // ros2_control.position_command measured: <joint>/position claimed
   double dt_ = 1e-3;
   int64_t nominal_period_ns_ = 1000000;
 

@@ -1,6 +1,7 @@
 // hri_controllers::MujocoSystem — the arm in MuJoCo as a ros2_control hardware_interface::SystemInterface,
 // with the interfaces of the real arm's driver (franka_hardware / ur_robot_driver / the iiwa driver):
-//   joints   command effort; state position, velocity, effort (the last command)
+//   joints   command effort, and position where the tag lists it (the iiwa's, as lbr_ros2_control
+//            exports it); state position, velocity, effort (the last command)
 //   sensor   <ee_ft>: force.x/y/z, torque.x/y/z in the EE frame (the applied push: an ideal, tared
 //            wrist F/T, as hri_core::rt::MujocoRobot::read)
 //   gpio     <ee_push>: force.x/y/z (world frame, N), a scripted push on the EE (simulation only)
@@ -11,6 +12,10 @@
 // claims a joint's effort interface (perform_command_mode_switch; before the first controller is
 // activated and after the last one is deactivated) the model is not stepped, so the arm stays
 // where it is (the home pose at start) instead of falling under gravity with zero torque.
+// Position commands (a tag that lists them): lbr_fri_ros2's rule in FRI torque command mode, where
+// the effort commands are discarded while any joint's position command is NaN (the start value, as
+// lbr_ros2_control's): the arm is then held as by the brakes and the cycle counted
+// (discarded_cycles()); a finite position command is otherwise not used (no joint impedance here).
 // Nothing is allocated in read()/write().
 // Hardware parameters (<hardware><param> of the ros2_control URDF tag): model_file, ee_site;
 // a joint's initial position: <state_interface name="position"><param name="initial_value">.
@@ -41,6 +46,7 @@ class MujocoSystem : public hardware_interface::SystemInterface {
                                                               const std::vector<std::string>& stop) override;
 
   uint64_t nonfinite_commands() const { return nonfinite_; }
+  uint64_t discarded_cycles() const { return discarded_; }
 
  private:
   mjModel* model_ = nullptr;
@@ -50,6 +56,9 @@ class MujocoSystem : public hardware_interface::SystemInterface {
   hri_core::interaction::VecN tau_;
   int n_ = 0;
   std::vector<double> pos_, vel_, eff_, cmd_;
+  bool position_commands_ = false;  // the tag lists <joint>/position commands
+  std::vector<double> pos_cmd_;      // <joint>/position commands (NaN until written)
+  uint64_t discarded_ = 0;           // cycles whose effort was discarded (a position command unset)
   double ft_[6]{};    // force.x/y/z, torque.x/y/z (EE frame)
   double push_[3]{};  // force.x/y/z (world)
   std::string ft_name_, push_name_;

@@ -3,7 +3,9 @@ chosen hardware and the controller manager's parameter file. Pure: in a merged r
 strings and dicts; no middleware, no files (``hri sim ros2-control`` writes them).
 
 Hardware (``ros2_control.hardware``), each exposing the interfaces the controller claims
-(``<joint>/effort`` commanded, ``<joint>/position`` and ``<joint>/velocity`` read):
+(``<joint>/effort`` commanded, ``<joint>/position`` and ``<joint>/velocity`` read; with
+``ros2_control.position_command`` ``measured`` also ``<joint>/position`` commanded, which the iiwa's
+driver always exports and the MuJoCo and mock tags then export too):
 
 - ``mujoco``: ``hri_controllers/MujocoSystem`` on the arm's MuJoCo model with torque motors
   (``model_file``, ``ee_site``), plus the EE force-torque sensor ``ros2_control.ft_sensor`` and the
@@ -54,6 +56,9 @@ def hardware_refusal(cfg: dict, hardware: str) -> Optional[str]:
                     f"{cfg['robot']['model']} has {rc['vendor']!r}")
         if not str(rc["robot_ip"]).strip():
             return f"hardware {hardware!r} needs the robot's address (robot_ip)"
+        if hardware == "iiwa" and rc["position_command"] != "measured":
+            return ("hardware 'iiwa' discards the controller's torques while the joints' position commands are "
+                    "unset (lbr_fri_ros2's torque command mode): set ros2_control.position_command to measured")
         if hardware in ("ur", "iiwa") and rc["ft_sensor"] != rc[hardware]["ft_sensor"]:
             return (f"hardware {hardware!r} exports its F/T sensor as {rc[hardware]['ft_sensor']!r} "
                     f"(ros2_control.{hardware}.ft_sensor); the controller reads ros2_control.ft_sensor "
@@ -162,11 +167,13 @@ def ros2_control_xml(cfg: dict, hardware: str, model_file: Optional[str] = None)
            "    <hardware>", f"      <plugin>{plugin}</plugin>"]
     out += [_param(k, v) for k, v in _hardware_params(cfg, hardware, model_file)]
     out.append("    </hardware>")
+    position = rc["position_command"] != "none"     # the simulated tags: the commands the controller claims
     for i, (name, q0) in enumerate(zip(names, home)):
         if hardware == "iiwa":
             out += _iiwa_joint(cfg, i, name, math.radians(float(q0)))
             continue
-        out += [f"    <joint name={quoteattr(name)}>", '      <command_interface name="effort"/>',
+        out += [f"    <joint name={quoteattr(name)}>"] + (['      <command_interface name="position"/>'] if position else [])
+        out += ['      <command_interface name="effort"/>',
                 '      <state_interface name="position">',
                 f'        <param name="initial_value">{math.radians(float(q0))!r}</param>',
                 "      </state_interface>", '      <state_interface name="velocity"/>',
