@@ -11,6 +11,11 @@ clutch stroke (`hri arm-emulate`: arm_teleop -> /interaction/reference -> the co
 more after the operator's /safety/reset when a starved node latched a heartbeat timeout
 (test_ros2_control.operator_strokes).
 
+The iiwa14 (ros2_control.position_command measured): the controller claims the joints' position
+commands as well (lbr_ros2_control's torque command mode needs them), on mujoco and on mock; on
+mujoco the standard effort controller, switched in for it, moves nothing (the system discards
+effort while a position command is unset, as lbr_fri_ros2 does), and the switch back works.
+
 mock (mock_components/GenericSystem): the plumbing check: the same interfaces, the controller
 claims and runs, the states stay at their initial values (nothing moves them).
 
@@ -171,6 +176,8 @@ def test_ros2_launch_starts_the_controller_manager_and_spawns_the_controllers(ro
         else:
             probe = Probe(f"ros2_control_launch_{robot}")
             _holds_home_and_follows_the_operator(probe, cfg, vr_port, rc_dir / "model.mjb")
+            if position:
+                _an_effort_only_controller_moves_nothing(probe, cfg, env)
     finally:
         if probe is not None:
             probe.close()
@@ -184,6 +191,42 @@ def test_ros2_launch_starts_the_controller_manager_and_spawns_the_controllers(ro
     assert text.count("process has finished cleanly") == 6, text[-4000:]
     for bad in ("Traceback", "process has died", "exit code"):
         assert bad not in text, f"{bad!r} in the ros2 launch output:\n{text[-4000:]}"
+
+
+def _an_effort_only_controller_moves_nothing(p: Probe, cfg: dict, env: dict) -> None:
+    """lbr_fri_ros2's rule, as the MuJoCo system applies it to a tag with position commands: the
+    interaction controller deactivated sets them back to NaN, so the standard effort controller
+    (effort only, its first command zero) moves nothing: the joints stay where they were for 1 s
+    (without the rule the arm would fall under gravity with zero torque). Switched back, the
+    interaction controller is active again, writing the positions."""
+    from sensor_msgs.msg import JointState
+
+    names = cfg["joints"]["names"]
+    p.subscribe(JointState, "/joint_states", qos=100)
+
+    def q() -> np.ndarray:
+        m = p.messages("/joint_states")[-1]
+        return np.array([m.position[list(m.name).index(j)] for j in names])
+
+    wait_for(lambda: p.messages("/joint_states"), "/joint_states")
+    _ros2(env, "control", "load_controller", "--set-state", "inactive", "effort_controller", "--controller-manager",
+          "/controller_manager", show=True)
+    _ros2(env, "control", "switch_controllers", "--deactivate", "interaction_controller", "--activate",
+          "effort_controller", "--strict", "--controller-manager", "/controller_manager", show=True)
+    c = _controllers(env, show=True)
+    assert c["effort_controller"][1] == "active" and c["interaction_controller"][1] == "inactive", c
+    time.sleep(0.3)
+    before = q()
+    time.sleep(1.0)
+    moved = float(np.abs(q() - before).max())
+    print(f"{cfg['robot']['model']}: under the effort controller alone the joints moved {moved:.2e} rad in 1 s")
+    assert moved < 1e-6, (before, q())
+    _ros2(env, "control", "switch_controllers", "--deactivate", "effort_controller", "--activate",
+          "interaction_controller", "--strict", "--controller-manager", "/controller_manager", show=True)
+    c = _controllers(env, show=True)
+    assert c["interaction_controller"][1] == "active" and c["effort_controller"][1] == "inactive", c
+    hw = _interfaces(env)
+    assert all("[claimed]" in hw["command"][f"{j}/position"] for j in names), hw
 
 
 def _holds_home_and_follows_the_operator(p: Probe, cfg: dict, vr_port: int, model_file) -> None:
