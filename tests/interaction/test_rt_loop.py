@@ -46,7 +46,7 @@ def make_loop(cfg, safety=False, **rt_changes):
     return rt.RtLoop(tp, loop_config(p), robot, safety=chk), p, sec
 
 
-def test_lockstep_matches_the_python_harness_and_yields_f_over_k(cfg):
+def test_lockstep_matches_the_python_engine_and_yields_f_over_k(cfg):
     loop, p, sec = make_loop(cfg)
     ref = PythonEngine(cfg, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), params=p)
     s0 = loop.state()
@@ -66,7 +66,7 @@ def test_lockstep_matches_the_python_harness_and_yields_f_over_k(cfg):
     dz = s["world_T_ee"][2, 3] - p0[2]
     k_z = p.impedance.stiffness[5, 5]
     assert dz == pytest.approx(-F / k_z, rel=0.05)                     # yields ≈ F/K
-    assert abs(dz - (ref.sim.ee_pose()[2, 3] - p0[2])) < 2e-6          # as the Python harness
+    assert abs(dz - (ref.sim.ee_pose()[2, 3] - p0[2])) < 2e-6          # as the python engine
     np.testing.assert_allclose(s["wrench_body"][3:], ref.sim.wrench_body()[3:], atol=1e-3)
     assert s["flags"] == [] and s["missed"] == 0
     # admittance: the admittance pose adds F / K_adm
@@ -192,7 +192,7 @@ def test_thread_runs_the_cycle_reports_scheduling_and_stops(cfg):
 
 def test_state_after_step_is_the_arm_after_the_physics_step(cfg):
     """state(): the reading the last tick used (before write() stepped MuJoCo); state_after_step():
-    the same tick's values with the arm as it is now (what the Python harness reports after its
+    the same tick's values with the arm as it is now (what the python engine reports after its
     step, and what the next tick reads); last_tau(): the command write() applied. Both are
     lockstep only (the robot belongs to the thread while it runs)."""
     loop, p, sec = make_loop(cfg)
@@ -208,7 +208,7 @@ def test_state_after_step_is_the_arm_after_the_physics_step(cfg):
     np.testing.assert_array_equal(after["world_T_d"], before["world_T_d"])
     assert not np.array_equal(after["world_T_ee"], before["world_T_ee"]) and not np.array_equal(after["q"], before["q"])
     assert after["period_error_us"] is None and after["tick_cost_us"] is None   # no thread timing in lockstep
-    # the Python harness reports the arm after its step: the same state
+    # the python engine reports the arm after its step: the same state
     np.testing.assert_allclose(after["world_T_ee"], ref.sim.ee_pose(), atol=1e-9)
     np.testing.assert_allclose(after["q"], ref.sim.q, atol=1e-9)
     np.testing.assert_allclose(after["wrench_body"], ref.sim.wrench_body(), atol=1e-9)
