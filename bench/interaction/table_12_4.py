@@ -37,17 +37,21 @@ from machine import load, machine  # noqa: E402  (bench/machine.py)
 from hri_core import se3  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_interaction.core.controller import InteractionParams  # noqa: E402
-from hri_interaction.sim import LockstepLoop  # noqa: E402
+from hri_interaction.engine import PythonEngine  # noqa: E402
 
 LAWS = ("lie", "gic", "lie_osd", "cartesian")
 
 
-def make(cfg: dict, law: str, **changes) -> LockstepLoop:
+def make(cfg: dict, law: str, **changes) -> PythonEngine:
     sec = dict(cfg["interaction"], law=law, **changes)
     p = InteractionParams.from_config(sec)
     q0 = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    return LockstepLoop(p, q0, p.ee_site, robot=cfg["robot"]["model"], joint_names=cfg["joints"]["names"],
-                        torque_max_nm=cfg["joints"]["torque_max_nm"])
+    return PythonEngine(cfg, q0, params=p)
+
+
+def now(eng: PythonEngine) -> float:
+    """The simulated time at the start of the engine's last tick."""
+    return (eng.ticks - 1) * eng.dt
 
 
 def err(T, Tr):
@@ -71,13 +75,13 @@ def step(cfg, law):
 
     def each(lp, _r):
         if t_arrive[0] is None and np.allclose(lp.ctrl.world_T_d, Tr):
-            t_arrive[0] = lp.clock.now_s()
+            t_arrive[0] = now(lp)
         T = lp.sim.ee_pose()
         ep, er = err(T, Tr)
-        out.append((lp.clock.now_s(), ep, er))
+        out.append((now(lp), ep, er))
         overshoot[0] = max(overshoot[0], float(T[0, 3] - Tr[0, 3]))
 
-    loop.run(3.0, each=each)
+    loop.step(round(3.0 / loop.dt), each)
     ta = t_arrive[0]
     settle = None
     for t, ep, er in reversed(out):     # the 5 % band of the step (1.5 mm, 7.5 mrad)
@@ -95,7 +99,7 @@ def track(cfg, law):
     target = [T0]
 
     def each(lp, _r):
-        t = lp.clock.now_s()
+        t = now(lp)
         k = int(round(t / lp.dt))
         if k % 20 == 0:
             T = T0.copy()
@@ -109,7 +113,7 @@ def track(cfg, law):
             e_p.append(ep)
             e_r.append(er)
 
-    loop.run(4.0, each=each)
+    loop.step(round(4.0 / loop.dt), each)
     return {"rms_mm": 1e3 * float(np.sqrt(np.mean(np.square(e_p)))),
             "rms_mrad": 1e3 * float(np.sqrt(np.mean(np.square(e_r))))}
 
@@ -120,7 +124,7 @@ def push(cfg, law):
     f = 10.0
     loop.sim.push([f, 0.0, 0.0])
     peak = [0.0]
-    loop.run(2.0, each=lambda lp, r: peak.__setitem__(0, max(peak[0], lp.sim.ee_pose()[0, 3] - T0[0, 3])))
+    loop.step(round(2.0 / loop.dt), lambda lp, r: peak.__setitem__(0, max(peak[0], lp.sim.ee_pose()[0, 3] - T0[0, 3])))
     k = float(loop.ctrl.K[3, 3])
     d = float(loop.sim.ee_pose()[0, 3] - T0[0, 3])
     return {"deflection_over_F_K": d / (f / k), "peak_mm": 1e3 * peak[0]}
@@ -139,7 +143,7 @@ def frame(cfg, law):
         loop = make(c, law, impedance=dict(c["interaction"]["impedance"], stiffness_diag=K))
         Tr = loop.sim.ee_pose()
         loop.sim.push(Tr[:3, :3] @ np.array([3.0, 0.0, 3.0]))
-        loop.run(1.5)
+        loop.step(round(1.5 / loop.dt))
         T = loop.sim.ee_pose()
         res.append(Tr[:3, :3].T @ (T[:3, 3] - Tr[:3, 3]))
     return {"frame_change_um": 1e6 * float(np.abs(res[0] - res[1]).max()),

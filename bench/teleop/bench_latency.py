@@ -47,8 +47,7 @@ from hri_runtime.config.tree import load_robot_config
 def realtime(cfg, seconds: float) -> np.ndarray:
     from hri_arm_teleop.core.scenario import SquareScenario
     from hri_arm_teleop.emulate import ScriptedOperator, sealer
-    from hri_arm_teleop.lockstep import build_pipeline
-    from hri_arm_teleop.recording import Trace
+    from hri_arm_teleop.nodes.robots import build_pipeline
     from hri_arm_teleop.sim_robot import SimRobot
     from hri_arm_teleop.vr_link import ArmVrReceiver
 
@@ -58,7 +57,8 @@ def realtime(cfg, seconds: float) -> np.ndarray:
     t0 = time.perf_counter()
     clock = lambda: time.perf_counter() - t0  # noqa: E731
     pipe = build_pipeline(cfg, robot, clock)
-    trace = Trace.attach(pipe)
+    latency: list = []      # input stamp -> joint command of each new input (the pipeline's on_control)
+    pipe.on_control = lambda s: None if s.latency_s is None else latency.append(s.latency_s)
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.bind(("127.0.0.1", 0))
     receiver = ArmVrReceiver(rx, clock, cfg)
@@ -87,7 +87,7 @@ def realtime(cfg, seconds: float) -> np.ndarray:
         time.sleep(max(0.0, k * period - clock()))
     stop.set()
     th.join()
-    return np.asarray(trace.latency_s)
+    return np.asarray(latency)
 
 
 # ---------------------------------------------------------------------- Zenoh runtime

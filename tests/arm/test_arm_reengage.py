@@ -7,8 +7,9 @@ import numpy as np
 
 from hri_runtime.config.tree import load_robot_config
 from hri_arm_teleop.core.pipeline import MODE_CODES, REENGAGE, REENGAGE_REASON
-from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
-from hri_arm_teleop.recording import Trace
+from hri_arm_teleop.nodes.robots import simulated_arm
+
+from .control_trace import Trace
 
 HAND0 = np.array([0.0, 1.2, 0.4])   # Unity frame
 Q_ID = np.array([0.0, 0.0, 0.0, 1.0])
@@ -16,8 +17,7 @@ RATE_HZ = 50.0
 
 
 def test_reset_with_the_clutch_still_held_reads_reengage_until_released_and_engaged_again():
-    pipe, robot, _ = build_sim_pipeline(load_robot_config("fr3"))
-    ls = sim_lockstep(pipe, robot)
+    robot, pipe, ls = simulated_arm(load_robot_config("fr3"))
     trace = Trace.attach(pipe)
     hand = {"p": HAND0.copy(), "clutch": False}
     next_t = [0.0]
@@ -58,8 +58,7 @@ def test_reset_with_the_clutch_still_held_reads_reengage_until_released_and_enga
 
 
 def test_a_reset_after_the_clutch_was_let_go_goes_straight_to_hold():
-    pipe, robot, _ = build_sim_pipeline(load_robot_config("fr3"))
-    ls = sim_lockstep(pipe, robot)
+    robot, pipe, ls = simulated_arm(load_robot_config("fr3"))
     trace = Trace.attach(pipe)
     clutch = [True]
     next_t = [0.0]

@@ -9,14 +9,15 @@ import pytest
 
 from hri_runtime.config.tree import load_robot_config
 from hri_arm_teleop.core.types import RefMode
-from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
-from hri_arm_teleop.recording import Trace
+from hri_arm_teleop.nodes.robots import simulated_arm
+
+from .control_trace import Trace
 
 HAND0 = np.array([0.0, 1.2, 0.4])   # Unity frame
 Q_ID = np.array([0.0, 0.0, 0.0, 1.0])
 
 
-def run(pipe, robot, hand_of_t, t_end, send_until=np.inf, rate_hz=50.0):
+def run(pipe, ls, hand_of_t, t_end, send_until=np.inf, rate_hz=50.0):
     next_t = [0.0]
 
     def operator(t):
@@ -25,7 +26,7 @@ def run(pipe, robot, hand_of_t, t_end, send_until=np.inf, rate_hz=50.0):
             pipe.on_hand(p, Q_ID, clutch, source_stamp=t)
             next_t[0] += 1.0 / rate_hz
 
-    sim_lockstep(pipe, robot).run_until(t_end, operator)
+    ls.run_until(t_end, operator)
 
 
 def test_out_of_workspace_target_is_clamped_flagged_holds_and_resumes_on_reengage(caplog):
@@ -33,7 +34,7 @@ def test_out_of_workspace_target_is_clamped_flagged_holds_and_resumes_on_reengag
     counters); the arm stays in the box and stops; release + re-engage resumes from there."""
     cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.65]"])
     caplog.set_level(logging.INFO, logger="hri_arm_teleop")
-    pipe, robot, _ = build_sim_pipeline(cfg)
+    robot, pipe, ls = simulated_arm(cfg)
     trace = Trace.attach(pipe)
     z0 = robot.sim.ee_pose()[2, 3]
     assert z0 < 0.65
@@ -45,7 +46,7 @@ def test_out_of_workspace_target_is_clamped_flagged_holds_and_resumes_on_reengag
         modes.append(pipe.mode)
         return HAND0 + [0.0, lift - down, 0.0], (0.5 <= t < 5.0) or t >= 5.5
 
-    run(pipe, robot, hand, 5.0)
+    run(pipe, ls, hand, 5.0)
     a = trace.arrays()
     assert pipe.mode == "SAFETY_HOLD" and pipe.safety_holds == 1
     assert pipe.gate.flags.get("workspace", 0) >= 1
@@ -59,9 +60,9 @@ def test_out_of_workspace_target_is_clamped_flagged_holds_and_resumes_on_reengag
     assert np.max(np.linalg.norm(held - held[-1], axis=1)) < 2e-4   # it holds still
     z_hold = robot.sim.ee_pose()[2, 3]
     # the clutch is still pressed: nothing resumes by itself
-    run(pipe, robot, hand, 5.5)
+    run(pipe, ls, hand, 5.5)
     assert pipe.mode == "SAFETY_HOLD"
-    run(pipe, robot, hand, 8.0)   # released at 5.0, engaged again at 5.5: tracking from the hold
+    run(pipe, ls, hand, 8.0)   # released at 5.0, engaged again at 5.5: tracking from the hold
     assert pipe.mode == "TRACK" and pipe.safety_hold is None
     assert robot.sim.ee_pose()[2, 3] == pytest.approx(z_hold - 0.03, abs=0.002)
     assert any("safety hold cleared" in r.message for r in caplog.records)
@@ -72,12 +73,12 @@ def test_nan_joint_command_is_rejected_and_the_arm_holds(caplog, monkeypatch):
     previous command is held, SAFETY_HOLD is logged and visible."""
     cfg = load_robot_config("fr3")
     caplog.set_level(logging.INFO, logger="hri_arm_teleop")
-    pipe, robot, _ = build_sim_pipeline(cfg)
+    robot, pipe, ls = simulated_arm(cfg)
 
     def hand(t):
         return HAND0 + [min(max(t - 0.6, 0.0), 1.0) * 0.05, 0.0, 0.0], t >= 0.5
 
-    run(pipe, robot, hand, 1.0)
+    run(pipe, ls, hand, 1.0)
     assert pipe.mode == "TRACK"
     sent = []
     real_send = robot.send_command
@@ -91,7 +92,7 @@ def test_nan_joint_command_is_rejected_and_the_arm_holds(caplog, monkeypatch):
         return r
 
     monkeypatch.setattr(ik, "solve", broken)
-    run(pipe, robot, hand, 2.0)
+    run(pipe, ls, hand, 2.0)
     assert pipe.mode == "SAFETY_HOLD" and pipe.safety_holds == 1
     assert pipe.gate.flags.get("nonfinite") == 1
     assert np.all(np.isfinite(sent)) and np.all(np.isfinite(robot.sim.q))
@@ -101,8 +102,8 @@ def test_nan_joint_command_is_rejected_and_the_arm_holds(caplog, monkeypatch):
 
 def test_nan_or_improper_ee_command_is_rejected_counted_and_moves_nothing(caplog):
     cfg = load_robot_config("fr3")
-    pipe, robot, _ = build_sim_pipeline(cfg)
-    sim_lockstep(pipe, robot).run_until(0.2)
+    robot, pipe, ls = simulated_arm(cfg)
+    ls.run_until(0.2)
     T = robot.sim.ee_pose()
     bad = T.copy()
     bad[0, 3] = np.nan
@@ -110,7 +111,7 @@ def test_nan_or_improper_ee_command_is_rejected_counted_and_moves_nothing(caplog
     skew[:3, :3] *= 2.0
     assert not pipe.submit_ee_command(bad) and not pipe.submit_ee_command(skew)
     assert pipe.rejected_commands == {"nonfinite": 1, "invalid_rotation": 1}
-    sim_lockstep(pipe, robot).run_until(1.0)
+    ls.run_until(1.0)
     assert pipe.mode == "HOLD"
     np.testing.assert_allclose(robot.sim.ee_pose()[:3, 3], T[:3, 3], atol=1e-4)
     assert any("EE command rejected (nonfinite" in r.message for r in caplog.records)
@@ -119,13 +120,13 @@ def test_nan_or_improper_ee_command_is_rejected_counted_and_moves_nothing(caplog
 def test_link_loss_goes_stale_then_holds_still(caplog):
     cfg = load_robot_config("fr3")
     caplog.set_level(logging.INFO, logger="hri_arm_teleop")
-    pipe, robot, _ = build_sim_pipeline(cfg)
+    robot, pipe, ls = simulated_arm(cfg)
     trace = Trace.attach(pipe)
 
     def hand(t):
         return HAND0 + [min(max(t - 0.6, 0.0), 1.0) * 0.05, 0.0, 0.0], t >= 0.5
 
-    run(pipe, robot, hand, 5.0, send_until=2.0)   # packets stop at t = 2 s, clutch still held
+    run(pipe, ls, hand, 5.0, send_until=2.0)   # packets stop at t = 2 s, clutch still held
     (t_track, m1), (t_hold, m2) = pipe.bridge.transitions
     assert (m1, m2) == (RefMode.TRACK, RefMode.HOLD)
     # last packet at 1.98 s; command stale after 1.0 s (checked at 50 Hz), reference horizon 0.25 s
@@ -151,9 +152,8 @@ def test_absolute_command_out_of_workspace_holds_until_a_new_command(caplog):
     """/ee_command (keyboard) beyond the box: the planner's reference is flagged at the boundary
     -> SAFETY_HOLD; the same command re-published at 10 Hz does not resume; a new one does."""
     cfg = load_robot_config("fr3", overrides=["safety.workspace_max_m=[0.85,0.6,0.62]"])
-    pipe, robot, _ = build_sim_pipeline(cfg)
-    drv = sim_lockstep(pipe, robot)
-    drv.run_until(0.1)
+    robot, pipe, ls = simulated_arm(cfg)
+    ls.run_until(0.1)
     T0 = robot.sim.ee_pose()
     far = T0.copy()
     far[2, 3] = 0.70
@@ -166,13 +166,13 @@ def test_absolute_command_out_of_workspace_holds_until_a_new_command(caplog):
                 t_next[0] = t + 0.1
         return pub
 
-    drv.run_until(1.5, keyboard(far))
+    ls.run_until(1.5, keyboard(far))
     assert pipe.mode == "SAFETY_HOLD" and pipe.gate.flags.get("workspace", 0) >= 1
     assert robot.sim.ee_pose()[2, 3] <= 0.62 + 0.002
-    drv.run_until(2.5, keyboard(far))                 # the held command again: still holding
+    ls.run_until(2.5, keyboard(far))                 # the held command again: still holding
     assert pipe.mode == "SAFETY_HOLD" and pipe.safety_holds == 1
     back = T0.copy()
     back[2, 3] = 0.60
-    drv.run_until(4.0, keyboard(back))                # a new command inside: resumes
+    ls.run_until(4.0, keyboard(back))                # a new command inside: resumes
     assert pipe.mode == "TRACK"
     assert robot.sim.ee_pose()[2, 3] == pytest.approx(0.60, abs=5e-4)

@@ -13,11 +13,11 @@ import pytest
 from hri_runtime.config.tree import list_arms, load_robot_config
 from hri_core.safety import arm_limits
 from hri_arm_teleop.core.frames import UNITY_TO_ROS
-from hri_arm_teleop.core.scenario import SquareScenario
+from hri_arm_teleop.core.scenario import SquareScenario, path_error_to_polyline
 from hri_arm_teleop.core.types import RefMode
-from hri_arm_teleop.recording import Trace
-from hri_arm_teleop.lockstep import (build_sim_pipeline, path_error_to_polyline, sim_lockstep,
-                                     tracking_metrics)
+from hri_arm_teleop.nodes.robots import simulated_arm
+
+from .control_trace import Trace, tracking_metrics
 
 RMS_BOUND_M = 0.0015   # measured 0.76 mm (mink), target < 2 mm
 MAX_BOUND_M = 0.003    # measured 1.4 mm
@@ -34,7 +34,7 @@ def run_square(solver: str):
 def draw(cfg):
     """The scripted operator's square, packets at the configured rate, in lockstep; the run's
     recording (``Trace``) is returned with the pipeline."""
-    pipe, robot, _ = build_sim_pipeline(cfg)
+    robot, pipe, ls = simulated_arm(cfg)
     trace = Trace.attach(pipe)
     scenario = SquareScenario.from_config(cfg["teleop"]["demo"])
     period = 1.0 / cfg["teleop"]["demo"]["packet_rate_hz"]
@@ -47,7 +47,7 @@ def draw(cfg):
             next_t[0] += period
 
     ee_start = robot.sim.ee_pose()
-    sim_lockstep(pipe, robot).run_until(scenario.duration_s, operator)
+    ls.run_until(scenario.duration_s, operator)
     return pipe, robot, scenario, ee_start, trace
 
 

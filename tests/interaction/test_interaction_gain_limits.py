@@ -13,7 +13,7 @@ import mujoco  # noqa: F401  (required: a missing install fails here)
 
 from hri_interaction.core.controller import InteractionParams  # noqa: E402
 from hri_interaction.core.spd import GainError  # noqa: E402
-from hri_interaction.sim import LockstepLoop  # noqa: E402
+from hri_interaction.engine import PythonEngine  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
@@ -29,7 +29,7 @@ def cfg():
 def test_controller_refuses_extreme_and_non_spd_gains_with_a_counted_cause(cfg, oracle):
     sec = copy.deepcopy(cfg["interaction"])
     p = InteractionParams.from_config(sec)
-    loop = LockstepLoop(p, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"])
+    loop = PythonEngine(cfg, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), params=p)
     if oracle:
         loop.ctrl = PyInteractionController(p, loop.sim.ee_pose(), loop.sim.n)
     ctrl = loop.ctrl
@@ -40,7 +40,7 @@ def test_controller_refuses_extreme_and_non_spd_gains_with_a_counted_cause(cfg, 
     assert not ctrl.set_impedance_gains(K0.diagonal(), np.zeros(6))             # damping 0: not PD
     assert not ctrl.set_impedance_gains(-ones, ones)
     assert ctrl.rejected["gains_out_of_range"] == 2 and ctrl.rejected["gains_invalid"] == 2
-    loop.run(0.3)
+    loop.step(round(0.3 / loop.dt))
     assert np.allclose(ctrl.K, K0) and np.allclose(ctrl.D, D0)                 # unchanged
     assert ctrl.set_impedance_gains(K0.diagonal() * 2, D0.diagonal() * 1.2)     # in range: accepted
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from hri_core._hri_core import interaction as cx   # required: a missing build fails here
-from hri_interaction.sim import LockstepLoop
+from hri_interaction.engine import PythonEngine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
 from oracle.geometric_laws import (adjoint, fr3_params, gic_elastic_wrench as oracle_wrench,  # noqa: E402
@@ -53,7 +53,7 @@ def test_the_tick_with_law_gic_agrees_with_the_oracle_on_every_tick_of_a_moving_
     """The whole gated tick in MuJoCo (reference governor with feed-forward, gain blend, F/T wrench
     present but impedance mode): its torque is the oracle's law at the tick's own reference."""
     cfg, p = fr3_params(law="gic")
-    loop = LockstepLoop(p, home(cfg), p.ee_site)
+    loop = PythonEngine(cfg, home(cfg), params=p)
     ctrl = loop.ctrl
     assert ctrl._cx.law == "gic" and ctrl.law == "gic"
     T0 = loop.sim.ee_pose()
@@ -148,18 +148,18 @@ def _energy(loop, Tr, K):
 
 def test_in_closed_loop_it_converges_to_the_reference_and_never_gains_energy():
     cfg, p = fr3_params(law="gic")
-    loop = LockstepLoop(p, home(cfg), p.ee_site)
+    loop = PythonEngine(cfg, home(cfg), params=p)
     ctrl = loop.ctrl
     T0 = loop.sim.ee_pose()
     Tr = T0.copy()
     Tr[:3, 3] += [0.03, -0.02, 0.02]
     Tr[:3, :3] = rodrigues(np.array([0.1, -0.05, 0.15])) @ T0[:3, :3]
     assert ctrl.set_reference(Tr)
-    loop.run(1.0)                     # the governor ramps the reference to Tr (≤ 0.1 m/s, 0.5 rad/s)
+    loop.step(round(1.0 / loop.dt))                     # the governor ramps the reference to Tr (≤ 0.1 m/s, 0.5 rad/s)
     assert np.allclose(ctrl.world_T_d, Tr)
     K = np.asarray(ctrl.K)
     energy = [_energy(loop, Tr, K)]
-    loop.run(2.0, each=lambda lp, r: energy.append(_energy(lp, Tr, K)))
+    loop.step(round(2.0 / loop.dt), lambda lp, r: energy.append(_energy(lp, Tr, K)))
     e = np.asarray(energy)
     assert np.max(np.diff(e)) <= 1e-6 * e[0] + 1e-9, "the closed loop gained energy"
     T = loop.sim.ee_pose()
@@ -169,10 +169,10 @@ def test_in_closed_loop_it_converges_to_the_reference_and_never_gains_energy():
 
 def _push_deflection(law, f):
     cfg, p = fr3_params(law=law)
-    loop = LockstepLoop(p, home(cfg), p.ee_site)
+    loop = PythonEngine(cfg, home(cfg), params=p)
     T0 = loop.sim.ee_pose()
     loop.sim.push(f)
-    loop.run(2.0)
+    loop.step(round(2.0 / loop.dt))
     return loop.sim.ee_pose()[:3, 3] - T0[:3, 3], p.impedance.stiffness[3, 3]
 
 

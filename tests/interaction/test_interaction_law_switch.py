@@ -13,7 +13,7 @@ import pytest
 from hri_core._hri_core import interaction as cx   # required: a missing build fails here
 from hri_runtime.config.tree import load_robot_config
 from hri_interaction.core.controller import InteractionParams
-from hri_interaction.sim import LockstepLoop
+from hri_interaction.engine import PythonEngine
 
 PUSH_N = (10.0, 0.0, 0.0)
 
@@ -22,8 +22,7 @@ def loop_with(law: str, mode: str = "admittance", blend_s: float = 0.2):
     cfg = load_robot_config("fr3", overrides=[f"interaction.law={law}", f"interaction.mode={mode}",
                                               f"interaction.switch.law_blend_s={blend_s}"])
     p = InteractionParams.from_tree(cfg)
-    loop = LockstepLoop(p, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), p.ee_site,
-                        torque_max_nm=cfg["joints"]["torque_max_nm"])
+    loop = PythonEngine(cfg, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), params=p)
     return loop
 
 

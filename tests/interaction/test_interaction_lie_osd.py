@@ -16,7 +16,7 @@ import pytest
 
 from hri_core._hri_core import interaction as cx   # required: a missing build fails here
 from hri_runtime.config.tree import load_robot_config
-from hri_interaction.sim import LockstepLoop
+from hri_interaction.engine import PythonEngine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # the oracle package next to this file
 from oracle.geometric_laws import (fr3_params, home, inv, lie_osd_torque as oracle_torque,  # noqa: E402
@@ -62,7 +62,7 @@ def test_the_tick_with_law_lie_osd_agrees_with_the_oracle_on_every_tick():
     (the measured wrench enters the law): its torque is the oracle's at the tick's own reference,
     with J̇_b q̇ the backward difference of J_b the tick documents."""
     cfg, p = fr3_params(law="lie_osd")
-    loop = LockstepLoop(p, home(cfg), p.ee_site)
+    loop = PythonEngine(cfg, home(cfg), params=p)
     ctrl, sim = loop.ctrl, loop.sim
     assert ctrl._cx.law == "lie_osd"
     T0 = sim.ee_pose()
@@ -99,7 +99,7 @@ def test_a_push_is_stored_as_impedance_energy_never_more_than_its_work_and_gives
     """Passivity of the rendered impedance (storage 1/2 V_e^T M_d V_e + 1/2 λ^T K λ): over the run the
     stored energy never exceeds the work of the push ∫ V_b^T F dt; the push ends at F/K."""
     cfg, p = fr3_params(law="lie_osd")
-    loop = LockstepLoop(p, home(cfg), p.ee_site)
+    loop = PythonEngine(cfg, home(cfg), params=p)
     sim, ctrl = loop.sim, loop.ctrl
     Tr = sim.ee_pose()
     K, Md = np.asarray(ctrl.K), np.diag(p.lie_osd.inertia_diag)
@@ -114,7 +114,7 @@ def test_a_push_is_stored_as_impedance_energy_never_more_than_its_work_and_gives
         stored.append(e)
         excess.append(e - work[0])
 
-    loop.run(2.0, each=each)
+    loop.step(round(2.0 / loop.dt), each)
     e_static = 0.5 * f[0] ** 2 / K[3, 3]
     assert stored[-1] == pytest.approx(e_static, rel=0.1)         # the spring holds F²/(2K)
     assert max(excess) <= 0.02 * e_static, "the impedance gave back more energy than the push put in"
@@ -129,11 +129,11 @@ def test_the_rendered_inertia_is_M_d():
         cfg, p = fr3_params(law="lie_osd", lie_osd={"inertia_diag": [0.1, 0.1, 0.1, mass, mass, mass]},
                             impedance={**load_robot_config("fr3")["interaction"]["impedance"],
                                        "damping_diag": [4.0, 4.0, 4.0, 40.0, 40.0, 40.0]})
-        loop = LockstepLoop(p, home(cfg), p.ee_site)
+        loop = PythonEngine(cfg, home(cfg), params=p)
         x0 = loop.sim.ee_pose()[0, 3]
         loop.sim.push([10.0, 0.0, 0.0])
         xs = []
-        loop.run(0.6, each=lambda lp, r: xs.append(lp.sim.ee_pose()[0, 3] - x0))
+        loop.step(round(0.6 / loop.dt), lambda lp, r: xs.append(lp.sim.ee_pose()[0, 3] - x0))
         xs = np.asarray(xs)
         k0 = int(np.argmax(xs > 0.5 * 10.0 / p.impedance.stiffness[3, 3]))   # well under way
         k = k0 + int(np.argmax(xs[k0:-1] > xs[k0 + 1:]))                      # then the first maximum
@@ -144,13 +144,13 @@ def test_the_rendered_inertia_is_M_d():
 
 def test_it_converges_to_a_displaced_reference():
     cfg, p = fr3_params(law="lie_osd")
-    loop = LockstepLoop(p, home(cfg), p.ee_site)
+    loop = PythonEngine(cfg, home(cfg), params=p)
     T0 = loop.sim.ee_pose()
     Tr = T0.copy()
     Tr[:3, 3] += [0.03, 0.02, -0.02]
     Tr[:3, :3] = rodrigues(np.array([0.0, 0.12, -0.1])) @ T0[:3, :3]
     assert loop.ctrl.set_reference(Tr)
-    loop.run(2.5)
+    loop.step(round(2.5 / loop.dt))
     err = se3_log(inv(Tr) @ loop.sim.ee_pose())
     assert np.linalg.norm(err[3:]) < 1e-3 and np.linalg.norm(err[:3]) < 5e-3
 

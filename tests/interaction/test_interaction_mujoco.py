@@ -16,7 +16,7 @@ from hri_core.safety import arm_limits
 from hri_runtime.parameter_library.typed import params_type
 from hri_core.safety import SafetyChecker, SafetyLimits
 from hri_interaction.core.controller import InteractionParams
-from hri_interaction.sim import LockstepLoop
+from hri_interaction.engine import PythonEngine
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +32,7 @@ def make(cfg, law="lie", safety=True, **changes):
         p = dataclasses.replace(p, **changes)
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
     checker = SafetyChecker(SafetyLimits(**arm_limits(cfg).as_kwargs())) if safety else None
-    return LockstepLoop(p, home, sec["ee_site"], law=law, safety=checker,
-                        torque_max_nm=cfg["joints"]["torque_max_nm"])
+    return PythonEngine(cfg, home, params=p, safety=checker, law=law)
 
 
 def pos(loop):
@@ -59,7 +58,7 @@ def disturbance_run(cfg, flip_gravity=False, law="lie", seconds=3.0):
         lp.sim.push([v["disturbance_force_n"] * np.sin(2 * np.pi * v["disturbance_freq_hz"] * t), 0, 0])
         dev.append(np.linalg.norm(pos(lp) - p0))
         assert np.all(np.isfinite(res.tau))
-    loop.run(seconds, each)
+    loop.step(round(seconds / loop.dt), each)
     return max(dev), loop
 
 
@@ -85,10 +84,10 @@ def test_stiffness_identification_within_5_percent(cfg, axis):
     K_cfg = cfg["interaction"]["impedance"]["stiffness_diag"][3 + axis]
     p0, u = pos(loop), np.eye(3)[axis]
     loop.sim.push(10 * u)
-    loop.run(1.0)
+    loop.step(round(1.0 / loop.dt))
     d1 = (pos(loop) - p0) @ u
     loop.sim.push(30 * u)
-    loop.run(1.0)
+    loop.step(round(1.0 / loop.dt))
     d2 = (pos(loop) - p0) @ u
     assert 20.0 / (d2 - d1) == pytest.approx(K_cfg, rel=0.05)
 
@@ -99,7 +98,7 @@ def test_step_response_converges_without_large_overshoot(cfg):
     T[2, 3] += 0.02
     assert loop.ctrl.set_reference(T)
     z = []
-    loop.run(1.5, lambda lp, r: z.append(pos(lp)[2] - T[2, 3] + 0.02))
+    loop.step(round(1.5 / loop.dt), lambda lp, r: z.append(pos(lp)[2] - T[2, 3] + 0.02))
     z = np.array(z)
     assert abs(z[-1] - 0.02) < 5e-4
     assert z.max() < 0.02 * 1.25
@@ -114,7 +113,7 @@ def test_stable_across_gains(cfg, scale, zeta):
     loop.ctrl.set_impedance_gains(base, 2 * zeta * np.sqrt(base * m))
     p0 = pos(loop)
     loop.sim.push([0, 0, -5.0])
-    loop.run(1.5)
+    loop.step(round(1.5 / loop.dt))
     d = pos(loop) - p0
     assert np.all(np.isfinite(d)) and np.linalg.norm(d) < 3 * 5.0 / base[5]
     assert np.linalg.norm(loop.sim.state().dq) < 1e-2    # settled, no limit cycle
@@ -129,7 +128,7 @@ def test_admittance_displaces_F_over_K_and_returns_when_released(cfg, law):
     p0 = pos(loop)
     F = 5.0
     loop.sim.push([0, 0, F])
-    loop.run(2.5)
+    loop.step(round(2.5 / loop.dt))
     K_adm, K_imp = sec["admittance"]["stiffness_diag"][5], sec["impedance"]["stiffness_diag"][5]
     lam_disp = np.linalg.norm(loop.ctrl.reference()[:3, 3] - loop.ctrl.world_T_d[:3, 3])
     assert lam_disp == pytest.approx(F / K_adm, rel=0.01)
@@ -138,7 +137,7 @@ def test_admittance_displaces_F_over_K_and_returns_when_released(cfg, law):
     assert d[2] == pytest.approx(F / K_adm + F / K_imp, rel=0.05)
     assert loop.ctrl.filter.violations == 0 and loop.ctrl.filter.min_energy_j >= 0.0
     loop.sim.push([0, 0, 0])
-    loop.run(2.0)
+    loop.step(round(2.0 / loop.dt))
     assert np.linalg.norm(pos(loop) - p0) < 1e-4
     assert loop.ctrl.filter.violations == 0
 
@@ -147,7 +146,7 @@ def test_nan_inf_wrench_and_reference_hold_and_flag_never_nan_torque(cfg):
     loop = make(cfg)
     loop.ctrl.request_mode("admittance", loop.sim.state())
     loop.sim.push([0, 0, 5.0])
-    loop.run(0.5)
+    loop.step(round(0.5 / loop.dt))
     lam = loop.ctrl.admittance.lam.copy()
     loop.wrench_source = "manual"
     assert not loop.ctrl.set_wrench([np.nan, 0, 0, 0, 0, 0])
@@ -160,7 +159,7 @@ def test_nan_inf_wrench_and_reference_hold_and_flag_never_nan_torque(cfg):
     T_jump[0, 3] += 0.5
     assert not loop.ctrl.set_reference(T_jump)
     taus = []
-    loop.run(0.5, lambda lp, r: taus.append(r.tau))
+    loop.step(round(0.5 / loop.dt), lambda lp, r: taus.append(r.tau))
     assert np.all(np.isfinite(taus))
     assert {"wrench_invalid", "hold"} <= loop.last.flags
     assert np.allclose(loop.ctrl.admittance.lam, lam)            # admittance held
@@ -174,7 +173,7 @@ def test_nan_inf_wrench_and_reference_hold_and_flag_never_nan_torque(cfg):
     res = loop.ctrl.tick(st, loop.dt)
     assert np.all(np.isfinite(res.tau)) and "state_invalid" in res.flags
     assert loop.ctrl.set_wrench(np.zeros(6))                      # recovers on valid input
-    loop.run(0.01)
+    loop.step(round(0.01 / loop.dt))
     assert "wrench_invalid" not in loop.last.flags
 
 
@@ -184,8 +183,7 @@ def test_singular_configuration_is_detected_and_reported(cfg):
     of J_b) still gives a finite torque."""
     sec = cfg["interaction"]
     p = InteractionParams.from_config(sec)
-    loop = LockstepLoop(p, np.deg2rad([0, 0, 0, -26.757, 0, 65.0, 0]), sec["ee_site"],
-                        torque_max_nm=cfg["joints"]["torque_max_nm"])
+    loop = PythonEngine(cfg, np.deg2rad([0, 0, 0, -26.757, 0, 65.0, 0]), params=p)
     assert loop.ctrl.request_mode("admittance", loop.sim.state())
     loop.sim.push([0, 0, -5.0])
     lam0 = loop.ctrl.admittance.lam.copy()
@@ -202,7 +200,7 @@ def test_mode_switch_under_load_stays_within_the_settle_bound(cfg):
     sec = cfg["interaction"]
     loop = make(cfg)
     loop.sim.push([0, 0, 20.0])     # impedance deflects by F/K_imp; admittance wants F/K_adm
-    loop.run(1.0)
+    loop.step(round(1.0 / loop.dt))
     assert loop.ctrl.request_mode("admittance", loop.sim.state())
     # seeded: the reference is the current pose, so the first torque is continuous
     tau_before = loop.last.tau.copy()
@@ -215,7 +213,7 @@ def test_mode_switch_under_load_stays_within_the_settle_bound(cfg):
             V = lp.ctrl.admittance.twist()
             twists.append(np.linalg.norm(V[3:]))
             speeds.append(np.linalg.norm(lp.sim.state().body_twist[3:]))
-    loop.run(sec["switch"]["settle_s"] + 0.5, each)
+    loop.step(round((sec["switch"]["settle_s"] + 0.5) / loop.dt), each)
     bound = sec["switch"]["settle_max_linear_m_s"]
     assert len(twists) > 0 and max(twists) <= bound * (1 + 1e-9)
     assert max(speeds) < 1.5 * bound
@@ -226,7 +224,7 @@ def test_mode_switch_under_load_stays_within_the_settle_bound(cfg):
     loop.tick()
     assert np.abs(loop.last.tau - tau_before).max() < 1.0
     loop.sim.push([0, 0, 0])
-    loop.run(3.0)
+    loop.step(round(3.0 / loop.dt))
     assert np.linalg.norm(pos(loop) - loop.ctrl.world_T_d[:3, 3]) < 2e-4
 
 
@@ -235,12 +233,12 @@ def test_runtime_gain_change_without_torque_jump(cfg):
         # without the safety checker: its torque-rate clamp would hide a jump of the controller
         loop = make(cfg, safety=False, blend_s=blend_s)
         loop.sim.push([0, 0, -20.0])
-        loop.run(1.0)
+        loop.step(round(1.0 / loop.dt))
         K = np.array(cfg["interaction"]["impedance"]["stiffness_diag"]) * 3
         D = np.array(cfg["interaction"]["impedance"]["damping_diag"]) * 1.5
         taus = [loop.last.tau.copy()]
         assert loop.ctrl.set_impedance_gains(K, D)
-        loop.run(0.6, lambda lp, r: taus.append(r.tau.copy()))
+        loop.step(round(0.6 / loop.dt), lambda lp, r: taus.append(r.tau.copy()))
         assert np.allclose(np.diag(loop.ctrl.K), K)
         return np.abs(np.diff(taus, axis=0)).max()
     blended = max_dtau(cfg["interaction"]["blend_s"])
@@ -257,15 +255,15 @@ def test_freeze_holds_and_is_reported(cfg):
     loop = make(cfg)
     loop.ctrl.request_mode("admittance", loop.sim.state())
     loop.sim.push([0, 0, 5.0])
-    loop.run(0.3)
+    loop.step(round(0.3 / loop.dt))
     loop.ctrl.freeze("safety: workspace")
     lam = loop.ctrl.admittance.lam.copy()
-    loop.run(0.3)
+    loop.step(round(0.3 / loop.dt))
     assert np.allclose(loop.ctrl.admittance.lam, lam)
     assert {"frozen", "hold"} <= loop.last.flags
     assert not loop.ctrl.request_mode("impedance", loop.sim.state())
     loop.ctrl.release()
-    loop.run(0.01)
+    loop.step(round(0.01 / loop.dt))
     assert "frozen" not in loop.last.flags
 
 
@@ -273,8 +271,7 @@ def test_safety_checker_workspace_violation_freezes_and_reports(cfg):
     """The hri_core safety checker gates every command: leaving the workspace box freezes the
     controller (admittance held, reference held), reported as flags and events, τ finite."""
     home = np.deg2rad(cfg["joints"]["named_positions_deg"]["home"])
-    probe = LockstepLoop(InteractionParams.from_config(cfg["interaction"]),
-                         home, cfg["interaction"]["ee_site"])
+    probe = PythonEngine(cfg, home)
     z0 = probe.sim.ee_pose()[2, 3]
     wmax = list(cfg["safety"]["workspace_max_m"])
     wmax[2] = round(z0 + 0.004, 4)
@@ -283,7 +280,7 @@ def test_safety_checker_workspace_violation_freezes_and_reports(cfg):
     assert loop.ctrl.request_mode("admittance", loop.sim.state())
     loop.sim.push([0, 0, 20.0])          # admittance wants +8 mm, the box allows +4 mm
     taus = []
-    loop.run(1.5, lambda lp, r: taus.append(r.tau))
+    loop.step(round(1.5 / loop.dt), lambda lp, r: taus.append(r.tau))
     assert loop.ctrl.frozen_reason == "safety: workspace"
     assert {"frozen", "hold"} <= loop.last.flags
     assert loop.ctrl.events["safety_workspace"] > 0 and loop.ctrl.events["freeze"] == 1
@@ -298,7 +295,7 @@ def test_hybrid_mode_is_compliant_only_along_the_selected_axes(cfg):
     assert loop.ctrl.request_mode("hybrid", loop.sim.state())
     R = loop.sim.ee_pose()[:3, :3]
     loop.sim.push(R @ np.array([5.0, 0, 5.0]))       # body x and body z
-    loop.run(2.0)
+    loop.step(round(2.0 / loop.dt))
     lam = loop.ctrl.admittance.lam
     K = cfg["interaction"]["admittance"]["stiffness_diag"][5]
     assert lam[5] == pytest.approx(5.0 / K, rel=0.01)

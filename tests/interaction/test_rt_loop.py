@@ -1,5 +1,5 @@
 """hri_core.rt.RtLoop, the C++ 1 kHz loop with the FR3 stepped through MuJoCo's C API inside it,
-from Python: lockstep ``step(n)`` against the Python harness (``LockstepLoop``: the same controller
+from Python: lockstep ``step(n)`` against the python engine (``PythonEngine``: the same controller
 and the same C++ robot, stepped from Python through hri_sim.arm_sim.ArmSim) on hold, an impedance
 push (≈ F/K) and an admittance push; lock-free inputs (target, mode, frozen hold, push, gains);
 bad input refused with one clear error; the real-time thread starts, runs the same cycle, reports
@@ -20,7 +20,7 @@ assert rt.HAS_MUJOCO, "hri_core built without the mujoco wheel (libmujoco + head
 
 from hri_core.safety import SafetyChecker, SafetyLimits  # noqa: E402
 from hri_interaction.core.controller import InteractionParams, loop_config, tick_params  # noqa: E402
-from hri_interaction.sim import LockstepLoop  # noqa: E402
+from hri_interaction.engine import PythonEngine  # noqa: E402
 from hri_runtime.config.tree import list_arms, load_robot_config  # noqa: E402
 from hri_core.safety import arm_limits
 from hri_sim.models import load_arm  # noqa: E402
@@ -46,15 +46,14 @@ def make_loop(cfg, safety=False, **rt_changes):
     return rt.RtLoop(tp, loop_config(p), robot, safety=chk), p, sec
 
 
-def test_lockstep_matches_the_python_harness_and_yields_f_over_k(cfg):
+def test_lockstep_matches_the_python_engine_and_yields_f_over_k(cfg):
     loop, p, sec = make_loop(cfg)
-    ref = LockstepLoop(p, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"],
-                       torque_max_nm=cfg["joints"]["torque_max_nm"])
+    ref = PythonEngine(cfg, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), params=p)
     s0 = loop.state()
     p0 = s0["world_T_ee"][:3, 3].copy()
     np.testing.assert_allclose(s0["world_T_ee"], ref.sim.ee_pose(), atol=1e-12)
     loop.step(500)
-    ref.run(0.5)
+    ref.step(round(0.5 / ref.dt))
     s = loop.state()
     assert s["ticks"] == 500 and s["time_s"] == pytest.approx(0.5)
     assert np.linalg.norm(s["world_T_ee"][:3, 3] - p0) < 1e-6          # gravity held
@@ -62,19 +61,19 @@ def test_lockstep_matches_the_python_harness_and_yields_f_over_k(cfg):
     loop.set_push([0.0, 0.0, -F])
     ref.sim.push([0.0, 0.0, -F])
     loop.step(1500)
-    ref.run(1.5)
+    ref.step(round(1.5 / ref.dt))
     s = loop.state()
     dz = s["world_T_ee"][2, 3] - p0[2]
     k_z = p.impedance.stiffness[5, 5]
     assert dz == pytest.approx(-F / k_z, rel=0.05)                     # yields ≈ F/K
-    assert abs(dz - (ref.sim.ee_pose()[2, 3] - p0[2])) < 2e-6          # as the Python harness
+    assert abs(dz - (ref.sim.ee_pose()[2, 3] - p0[2])) < 2e-6          # as the python engine
     np.testing.assert_allclose(s["wrench_body"][3:], ref.sim.wrench_body()[3:], atol=1e-3)
     assert s["flags"] == [] and s["missed"] == 0
     # admittance: the admittance pose adds F / K_adm
     assert loop.set_mode("admittance", p.switch.settle_s)
     ref.ctrl.request_mode("admittance", ref.sim.state())
     loop.step(2500)
-    ref.run(2.5)
+    ref.step(round(2.5 / ref.dt))
     s = loop.state()
     dz = s["world_T_ee"][2, 3] - p0[2]
     k_adm = p.admittance.stiffness[5, 5]
@@ -193,16 +192,15 @@ def test_thread_runs_the_cycle_reports_scheduling_and_stops(cfg):
 
 def test_state_after_step_is_the_arm_after_the_physics_step(cfg):
     """state(): the reading the last tick used (before write() stepped MuJoCo); state_after_step():
-    the same tick's values with the arm as it is now (what the Python harness reports after its
+    the same tick's values with the arm as it is now (what the python engine reports after its
     step, and what the next tick reads); last_tau(): the command write() applied. Both are
     lockstep only (the robot belongs to the thread while it runs)."""
     loop, p, sec = make_loop(cfg)
-    ref = LockstepLoop(p, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), sec["ee_site"],
-                       torque_max_nm=cfg["joints"]["torque_max_nm"])
+    ref = PythonEngine(cfg, np.deg2rad(cfg["joints"]["named_positions_deg"]["home"]), params=p)
     loop.set_push([0.0, 5.0, -10.0])
     ref.sim.push([0.0, 5.0, -10.0])
     loop.step(200)                                    # moving: consecutive readings differ
-    ref.run(0.2)
+    ref.step(round(0.2 / ref.dt))
     before, after = loop.state(), loop.state_after_step()
     assert after["ticks"] == before["ticks"] == 200 and after["time_s"] == before["time_s"]
     np.testing.assert_array_equal(after["tau"], before["tau"])
@@ -210,7 +208,7 @@ def test_state_after_step_is_the_arm_after_the_physics_step(cfg):
     np.testing.assert_array_equal(after["world_T_d"], before["world_T_d"])
     assert not np.array_equal(after["world_T_ee"], before["world_T_ee"]) and not np.array_equal(after["q"], before["q"])
     assert after["period_error_us"] is None and after["tick_cost_us"] is None   # no thread timing in lockstep
-    # the Python harness reports the arm after its step: the same state
+    # the python engine reports the arm after its step: the same state
     np.testing.assert_allclose(after["world_T_ee"], ref.sim.ee_pose(), atol=1e-9)
     np.testing.assert_allclose(after["q"], ref.sim.q, atol=1e-9)
     np.testing.assert_allclose(after["wrench_body"], ref.sim.wrench_body(), atol=1e-9)

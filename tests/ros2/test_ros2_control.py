@@ -357,10 +357,10 @@ def test_square_through_arm_teleop_is_tracked_within_2_mm(stack):
     et = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in ees])
     ep = np.array([(m.pose.position.x, m.pose.position.y, m.pose.position.z) for m in ees])
     # cross-track error: each EE sample of a stroke (the reference stream on, by stamps) to the
-    # polyline of the references arm_teleop sent (hri_arm_teleop.lockstep.path_error_to_polyline,
+    # polyline of the references arm_teleop sent (hri_arm_teleop.core.scenario.path_error_to_polyline,
     # as tests/arm/test_arm_square_sim.py): on the wall clock the EE's time lag behind the
     # reference (delivery, the 50 Hz stream's first-order hold, the 50 Hz state topic) is no path error
-    from hri_arm_teleop.lockstep import path_error_to_polyline
+    from hri_arm_teleop.core.scenario import path_error_to_polyline
 
     k = np.searchsorted(rt, et, side="right") - 1
     ok = k >= 0

@@ -1,7 +1,8 @@
 """No live node keeps per-tick (per-message) history: after N and after 10 N ticks in lockstep,
 no container reachable from a node (or the arm teleop pipeline) is larger, except a deque bounded
 by its ``maxlen``; what a plot or a test needs is recorded outside the node (the arm chain:
-``hri_arm_teleop.recording.Trace`` fed by the pipeline's ``on_control``). The nodes of
+the recording of the nodes' topics; a test of the core chain keeps the ticks the pipeline offers
+to its ``on_control`` hook). The nodes of
 launch/fr3.launch.yaml (``output:=joint``: arm_teleop with its MuJoCo arm) and launch/tino.launch.yaml
 on the in-process runtime, driven by their scripted operators. The walk sees Python objects (C++
 state such as the interaction loop's is not walked); the soak benchmark (bench/soak) measures the
@@ -14,8 +15,7 @@ import pytest
 
 from hri_runtime.config.tree import load_robot_config
 from hri_arm_teleop.core.scenario import SquareScenario
-from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
-from hri_arm_teleop.recording import Trace
+from hri_arm_teleop.nodes.robots import simulated_arm
 
 CONTAINERS = (list, dict, set, deque)
 SKIP = {"context", "_context", "executor"}   # the runtime's shared machinery, not the node's state
@@ -71,14 +71,14 @@ def test_container_sizes_sees_a_growing_list():
     """The check itself: lists appended per tick are found (a recorder attached to the pipeline,
     as the old in-pipeline ``trace`` was): 20 controller ticks in 0.2 s, 40 in 0.4 s."""
     cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
-    pipe, robot, _ = build_sim_pipeline(cfg)
-    Trace.attach(pipe)
-    ls = sim_lockstep(pipe, robot)
+    _, pipe, ls = simulated_arm(cfg)
+    pipe.samples = []                         # a per-tick history kept on the pipeline
+    pipe.on_control = pipe.samples.append
     ls.run_until(0.2)
     s1 = container_sizes(pipe)
     ls.run_until(0.4)
     g = grown(s1, container_sizes(pipe))
-    assert g["ArmTeleopPipeline.on_control.t"] == (20, 40) and g["ArmTeleopPipeline.on_control.q"] == (20, 40)
+    assert g["ArmTeleopPipeline.samples"] == (20, 40)
 
 
 def square_operator(pipe, cfg):
@@ -99,8 +99,7 @@ def square_operator(pipe, cfg):
 def test_pipeline_memory_does_not_grow_with_ticks(output):
     if output == "joint":
         cfg = load_robot_config("fr3", overrides=["teleop.output=joint"])
-        pipe, robot, _ = build_sim_pipeline(cfg)
-        ls = sim_lockstep(pipe, robot)
+        _, pipe, ls = simulated_arm(cfg)
     else:      # the real nodes composed in one process (the arm node's pipeline and robot)
         from hri_arm_teleop.stack import ArmStack
 

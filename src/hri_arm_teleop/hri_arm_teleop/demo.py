@@ -5,13 +5,14 @@ over real UDP on loopback to the receiver (validation, sequence check, link heal
 the clutch. ``teleop.output: cartesian`` (default, :func:`run_stack_demo`): planner ->
 ``/interaction/reference`` (optionally jittered) -> the 1 kHz interaction loop on the
 torque-controlled MuJoCo arm, with a scripted person pushing the end effector. ``joint``
-(:func:`run_demo`): 50 Hz planner -> 100 Hz IK -> joint impedance on the MuJoCo arm. Both run on
-``hri_runtime.lockstep``: every step the operator sends the packets due, the receiver drains its
-socket, the chain ticks, physics advances. No Zenoh router, no ROS needed.
+(:func:`run_demo`): 50 Hz planner -> 100 Hz IK -> joint impedance on the MuJoCo arm. Both are the
+stack's real nodes composed in one process (:class:`hri_arm_teleop.stack.ArmStack`), stepped by
+the runtime's lockstep runner: every step the operator sends the packets due, ``arm_teleop``
+takes them, the nodes tick, physics advances. No Zenoh router, no ROS needed.
 
-At the end it prints tracking error, latency percentiles (simulated and wall) and link health, and
-writes into the output directory (default ``runs/<UTC timestamp>/``) the plots, the MCAP
-recording(s), ``trace.npz`` and ``summary.json``.
+At the end it prints tracking error, latency percentiles and link health, read back from the
+run's recording, and writes into the output directory (default ``runs/<UTC timestamp>/``) the
+plots, the MCAP recording, ``trace.npz`` and ``summary.json``.
 """
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ import argparse
 import datetime as _dt
 import json
 import logging
-import socket
 import sys
 import time
 from pathlib import Path
@@ -77,95 +77,77 @@ def open_viewer(sim):
 
 def run_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: bool = True,
              progress: bool = True, recv_timeout_s: float = 0.2, viewer: bool = False) -> dict:
-    from hri_arm_teleop.core.scenario import SquareScenario
-    from hri_arm_teleop.emulate import ScriptedOperator, sealer
-    from hri_arm_teleop.lockstep import build_sim_pipeline, path_error_to_polyline, tracking_metrics
-    from hri_arm_teleop.recording import Trace, write_mcap
-    from hri_arm_teleop.vr_link import ArmVrReceiver
-    from hri_runtime.lockstep import Lockstep
+    """The square with ``teleop.output: joint`` (clutch -> planner -> IK -> joint impedance on the
+    MuJoCo arm): ``arm_teleop`` and the stop supervisor composed in one process, lockstep
+    (:class:`hri_arm_teleop.stack.ArmStack`), recorded in ``teleop.mcap``; the figures and the plot
+    are read back from that recording (:func:`hri_arm_teleop.stack.read_joint_trace`)."""
+    from hri_arm_teleop.core.scenario import SquareScenario, path_error_to_polyline
+    from hri_arm_teleop.stack import ArmStack, read_joint_trace
 
     t = TeleopParams.from_tree(cfg)
-    pipe, robot, clock = build_sim_pipeline(cfg)
-    trace = Trace.attach(pipe)      # this run's recording (the pipeline keeps no history)
     scenario = SquareScenario.from_tree(cfg)
-    rx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    rx_sock.bind((t.vr.bind_address, t.vr.port if port is None else port))
-    address = rx_sock.getsockname()
-    tx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    receiver = ArmVrReceiver(rx_sock, clock, cfg)
-    operator = ScriptedOperator(scenario, tx_sock, address, scenario.packet_rate_hz, auth=sealer(cfg))
-    ee_start = robot.sim.ee_pose()
-    view = open_viewer(robot.sim) if viewer else None
-    wall_latency: list[float] = []
-    lost_waiting = [0]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    mcap = out_dir / "teleop.mcap"
+    stack = ArmStack(cfg, port=t.vr.port if port is None else port, recv_timeout_s=recv_timeout_s, mcap=mcap)
+    sim = stack.arm.robot.sim
+    ee_start = sim.ee_pose()
+    view = open_viewer(sim) if viewer else None
     last_progress = [-1.0]
 
-    def on_hand(p) -> None:
-        pipe.on_hand(p.position, p.quat_xyzw, p.clutch, source_stamp=p.stamp_s, valid=p.tracking_valid)
-
-    def receive(now: float) -> None:   # lockstep: wait (briefly) for what was just sent on loopback
-        lost_waiting[0] += receiver.receive(operator.send_due(now), recv_timeout_s, on_hand)
-
-    def tick(now: float) -> None:
-        n_lat = len(trace.latency_s)
-        pipe.tick()
-        if len(trace.latency_s) > n_lat and pipe.last_latency_source in operator.sent_wall:
-            wall_latency.append(time.perf_counter() - operator.sent_wall[pipe.last_latency_source])
+    def show(now: float) -> None:
         if progress and now - last_progress[0] >= 1.0:
             _progress(now, scenario.duration_s)
             last_progress[0] = now
 
-    def show(now: float) -> None:   # live view, paced to real time
+    def paced(now: float) -> None:   # live view, paced to real time
         view.sync()
         time.sleep(max(0.0, now - (time.perf_counter() - wall0)))
 
-    ls = Lockstep(pipe.loop.base_period_s, clock, sim_step=robot.sim.advance)
-    ls.every(tick)
+    stack.on_tick = show
     if view is not None:
-        ls.after(show)
+        stack.lockstep.after(paced)
     wall0 = time.perf_counter()
     try:
-        ls.run_until(scenario.duration_s, before=receive)
+        stack.run(scenario.duration_s)
+        health, pipe, closing = stack.receiver.health(), stack.pipe, sim.ee_pose()[:3, 3]
+        q_min, q_max = sim.q_min, sim.q_max
     finally:
-        rx_sock.close()
-        tx_sock.close()
+        stack.close()
         if view is not None:
             view.close()
     if progress:
         _progress(scenario.duration_s, scenario.duration_s)
         sys.stderr.write("\n")
     wall_s = time.perf_counter() - wall0
-
-    metrics = tracking_metrics(trace, robot.sim.q_min, robot.sim.q_max)
-    a = trace.arrays()
+    a = read_joint_trace(mcap, stack.cfg, packets=stack.packets())
+    track = (a["mode"] > 0.5) & (a["engaged"] > 0.5) & np.all(np.isfinite(a["target_p"]), axis=1)
+    err = np.linalg.norm(a["ee_p"][track] - a["target_p"][track], axis=1)
     corners = square_corners(cfg, scenario, ee_start)
     drawn = a["ee_p"][a["engaged"] > 0.5]
     cross = path_error_to_polyline(drawn, corners) if len(drawn) else np.zeros(1)
-    wl = np.asarray(wall_latency)
-    health = receiver.health()
+    wl = np.asarray(stack.wall_latency_s)
     summary = {
         "robot": RobotParams.from_tree(cfg).model, "ik_solver": t.ik.solver,
         "actuation": SimArmParams.from_tree(cfg).actuation,
-        "simulated_s": robot.sim.t_s, "wall_s": wall_s,
+        "simulated_s": float(a["t"][-1]), "wall_s": wall_s,
         "square_side_m": scenario.side_m, "speed_m_s": scenario.speed_m_s, "strokes": scenario.strokes,
         "engagements": pipe.clutch.counters.engagements,
-        "tracking_rms_error_m": metrics["rms_error_m"], "tracking_max_error_m": metrics["max_error_m"],
+        "tracking_rms_error_m": float(np.sqrt(np.mean(err ** 2))) if err.size else float("nan"),
+        "tracking_max_error_m": float(err.max()) if err.size else float("nan"),
         "path_rms_error_m": float(np.sqrt(np.mean(cross ** 2))), "path_max_error_m": float(cross.max()),
-        "closing_error_m": float(np.linalg.norm(robot.sim.ee_pose()[:3, 3] - ee_start[:3, 3])),
-        "joint_limit_margin_rad": metrics["joint_limit_margin_rad"],
-        "latency_sim_p50_s": metrics["latency_p50_s"], "latency_sim_p99_s": metrics["latency_p99_s"],
+        "closing_error_m": float(np.linalg.norm(closing - ee_start[:3, 3])),
+        "joint_limit_margin_rad": float(min(np.min(a["q"] - q_min), np.min(q_max - a["q"]))),
         "latency_wall_p50_s": float(np.percentile(wl, 50)) if wl.size else float("nan"),
         "latency_wall_p99_s": float(np.percentile(wl, 99)) if wl.size else float("nan"),
-        "packets_sent": operator.sent, "packets_not_arrived_in_time": lost_waiting[0],
+        "packets_sent": stack.operator.sent, "packets_not_arrived_in_time": stack.lost_waiting,
         "link": health, "safety": dict(pipe.gate.flags), "safety_holds": pipe.safety_holds,
         "rejected_commands": dict(pipe.rejected_commands),
         "velocity_clips": pipe.clutch.counters.velocity_clips,
         "workspace_clamps": pipe.clutch.counters.workspace_clamps,
         "mode_transitions": [(round(tt, 3), m.value) for tt, m in pipe.bridge.transitions],
     }
-    out_dir.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out_dir / "trace.npz", corners=corners, **a)
-    summary["mcap"] = str(write_mcap(out_dir / "teleop.mcap", trace, cfg))
+    summary["mcap"] = str(mcap)
     if plot:
         summary["png"] = str(plot_paths(out_dir / "path.png", a, corners, summary))
     summary["out_dir"] = str(out_dir)
@@ -187,7 +169,7 @@ def run_stack_demo(cfg: dict, out_dir: Path, port: Optional[int] = None, plot: b
     ``interaction.engine: rt``, the C++ loop on its real-time thread for
     ``teleop.scenario.realtime_s`` (:func:`realtime_window`)."""
     from hri_arm_teleop.core.scenario import SquareScenario
-    from hri_arm_teleop.lockstep import path_error_to_polyline
+    from hri_arm_teleop.core.scenario import path_error_to_polyline
     from hri_arm_teleop.stack import ArmStack, ScriptedPerson, push_metrics, read_trace, scenario_config, tracking_mask
 
     cfg = scenario_config(cfg)

@@ -1,16 +1,17 @@
 """``hri teleop-keyboard``: the FR3 keyboard teleop design's keyboard teleop of the simulated FR3 in this terminal.
 
-No middleware needed: the keyboard core publishes its absolute target at 10 Hz into the same
-multi-rate chain the ``/ee_command`` topic feeds (planner 50 Hz, IK 100 Hz, MuJoCo), paced to
-real time. Keys as in ``core/keyboard.py`` (H for help, ESC quits). ``--keys "up,up,pageup"``
-replays keys headless instead (one per publish period, lockstep, no pacing) and prints where the
-end effector went.
+No middleware needed: the launch file's nodes for ``input:=keyboard`` (``keyboard_teleop``,
+``arm_teleop`` with joint output on its MuJoCo arm, ``stop_supervisor``) composed in this process
+on the in-process context, stepped by the runtime's lockstep runner one base period at a time and
+paced to real time; ``keyboard_teleop`` reads this terminal and publishes its absolute target at
+10 Hz on ``/ee_command`` into the same multi-rate chain (planner 50 Hz, IK 100 Hz, MuJoCo). Keys
+as in ``core/keyboard.py`` (H for help, ESC quits). ``--keys "up,up,pageup"`` replays keys
+headless instead (one per publish period once the keyboard has the EE pose, no pacing) and prints
+where the end effector went.
 """
 from __future__ import annotations
 
 import argparse
-import os
-import select
 import sys
 import time
 from typing import Optional
@@ -21,61 +22,52 @@ from hri_runtime.errors import add_robot_argument
 
 
 def run_keyboard(cfg: dict, keys: Optional[list] = None, seconds: float = 60.0, echo=print) -> dict:
-    from hri_arm_teleop.core.keyboard import HELP, KeyboardParams, KeyboardTeleop, parse_keys
-    from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
+    """The keyboard stack for ``seconds`` of simulated time; ``keys`` (None: this terminal) are
+    replayed one per publish period. Returns the EE start, end and target (m), the teleop mode
+    and the simulated time."""
+    import copy
 
-    pipe, robot, clock = build_sim_pipeline(cfg)
-    ls = sim_lockstep(pipe, robot)
-    kb = KeyboardTeleop(KeyboardParams.from_tree(cfg), robot.sim.ee_pose())
-    pub_period = 1.0 / kb.params.publish_rate_hz
+    from hri_arm_teleop.core.loop import LoopParams
+    from hri_arm_teleop.nodes.arm_teleop_node import ArmTeleopNode
+    from hri_arm_teleop.nodes.keyboard_node import KeyboardTeleopNode
+    from hri_runtime.lockstep import Lockstep
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
     interactive = keys is None
-    tty = None
-    if interactive:
-        if not sys.stdin.isatty():
-            raise RuntimeError("stdin is not a terminal: use --keys to replay keys headless")
-        import termios
-        import tty as _tty
-
-        fd = sys.stdin.fileno()
-        tty = (fd, termios.tcgetattr(fd))
-        _tty.setcbreak(fd)
-        echo(HELP)
+    if interactive and not sys.stdin.isatty():
+        raise RuntimeError("stdin is not a terminal: use --keys to replay keys headless")
+    cfg = copy.deepcopy(cfg)
+    cfg["teleop"].update(output="joint", input="keyboard")
+    cfg["teleop"]["robot"]["interface"] = "mujoco"
+    ls = Lockstep.inproc(LoopParams.from_tree(cfg).base_period_s)
+    StopSupervisorNode(cfg=cfg, context=ls.context)
+    arm = ArmTeleopNode(cfg=cfg, context=ls.context)
+    kb = KeyboardTeleopNode(cfg=cfg, use_terminal=interactive, context=ls.context)
+    kb.say = lambda text: (kb.lines.append(text), echo(text))
+    start = arm.robot.sim.ee_pose()[:3, 3].copy()
     queue = list(keys or [])
-    next_pub, wall0, quit_ = [0.0], time.perf_counter(), [False]
-    start = robot.sim.ee_pose()[:3, 3].copy()
+    pub_period = 1.0 / kb.params.publish_rate_hz
+    next_key, wall0 = [0.0], time.perf_counter()
 
-    def keyboard(now: float) -> None:
-        if now + 1e-9 < next_pub[0]:
-            return
-        pressed = []
-        if interactive:
-            while select.select([tty[0]], [], [], 0.0)[0]:
-                pressed += parse_keys(os.read(tty[0], 64))
-        elif queue:
-            pressed.append(queue.pop(0))
-        for k in pressed:
-            if k == "esc":
-                quit_[0] = True
-            else:
-                text = kb.handle(k)
-                if text:
-                    echo(text)
-        pipe.submit_ee_command(kb.target, source_stamp=now)
-        next_pub[0] += pub_period
+    def replay(now: float) -> None:     # one key per publish period once the keyboard is ready
+        if queue and kb.core is not None and now + 1e-9 >= next_key[0]:
+            kb.pending.append(queue.pop(0))
+            next_key[0] = now + pub_period
 
     if interactive:   # paced to real time
         ls.after(lambda now: time.sleep(max(0.0, now - (time.perf_counter() - wall0))))
     try:
-        while clock() < seconds and not quit_[0]:
-            ls.step(keyboard)
+        while ls.now_s() < seconds and not kb.quit:
+            ls.step(replay)
+    except KeyboardInterrupt:           # ESC in the terminal: keyboard_teleop ends
+        pass
     finally:
-        if tty is not None:
-            import termios
-
-            termios.tcsetattr(tty[0], termios.TCSADRAIN, tty[1])
-    end = robot.sim.ee_pose()[:3, 3]
-    return {"start_m": start, "end_m": end, "target_m": kb.target[:3, 3].copy(),
-            "mode": pipe.mode, "simulated_s": clock()}
+        kb.restore_terminal()
+        end = arm.robot.sim.ee_pose()[:3, 3].copy()
+        target = kb.core.target[:3, 3].copy() if kb.core is not None else start
+        mode, simulated = arm.pipe.mode, ls.now_s()
+        ls.close()
+    return {"start_m": start, "end_m": end, "target_m": target, "mode": mode, "simulated_s": simulated}
 
 
 def main(argv: Optional[list] = None) -> int:

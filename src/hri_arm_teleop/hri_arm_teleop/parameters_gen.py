@@ -343,6 +343,10 @@ class TeleopTopicsParams(Params):
     ee_pose: str = 'ee_pose'
     """geometry_msgs/PoseStamped, measured EE pose."""
 
+    target_pose: str = 'teleop/target_pose'
+    """geometry_msgs/PoseStamped, output joint: the reference pose the IK tracks (none while
+    holding)."""
+
     joint_states: str = 'joint_states'
     """sensor_msgs/JointState."""
 

@@ -8,9 +8,12 @@ step per interaction tick, ``1 / interaction.rate_hz``, one simulated clock):
     clutch, planner; output cartesian) -> /interaction/reference -> InteractionNode (the 1 kHz
     engine on the torque-controlled MuJoCo arm) -> /interaction/torque, /ee_pose, /interaction/state
 
-and, with ``mcap``, records their topics with the runtime's bag recorder (``Lockstep.record``: the
-file ``hri record`` writes of a live run). The nodes keep no history: :func:`read_trace` reads the
-1 kHz samples a plot or a test needs back from that recording.
+With ``teleop.output: joint`` (``launch ... output:=joint``) it is the stop supervisor and
+``ArmTeleopNode`` with its MuJoCo arm (IK -> joint impedance; /joint_states, /ee_pose,
+/teleop/target_pose), one step per teleop base period. With ``mcap`` it records their topics with
+the runtime's bag recorder (``Lockstep.record``: the file ``hri record`` writes of a live run).
+The nodes keep no history: :func:`read_trace` (:func:`read_joint_trace`) reads the samples a plot
+or a test needs back from that recording.
 
 The scenario is the lockstep runner's script (``before(t)``, first in every step): the
 ``ScriptedOperator`` sends the packets due over loopback UDP and the arm node takes them
@@ -36,7 +39,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from hri_arm_teleop.core.loop import LoopParams
-from hri_arm_teleop.parameters_gen import TeleopScenarioParams, TeleopTopicsParams
+from hri_arm_teleop.parameters_gen import TeleopParams, TeleopScenarioParams, TeleopTopicsParams
 from hri_interaction.parameters_gen import InteractionParams, InteractionTopicsParams, InteractionValidationParams
 from hri_runtime import msgs
 from hri_runtime.geometry import seconds_from_time
@@ -96,10 +99,12 @@ class ReferenceLink(Node):
 
 
 def recorded_topics(cfg: dict, jitter: bool) -> list[str]:
-    """What :class:`ArmStack` records (and :func:`read_trace` reads)."""
+    """What :class:`ArmStack` records (and :func:`read_trace`, :func:`read_joint_trace` read)."""
     it = InteractionTopicsParams.from_tree(cfg)
     tt = TeleopTopicsParams.from_tree(cfg)
     out = [it.reference, it.torque, it.state, it.modified_pose, it.sim_push, it.mode, tt.ee_pose, tt.mode]
+    if TeleopParams.from_tree(cfg).output == "joint":
+        out = [tt.ee_pose, tt.target_pose, tt.joint_states, tt.mode]
     return [("/" + t).replace("//", "/") for t in out] + ([LINK_INPUT] if jitter else [])
 
 
@@ -124,14 +129,15 @@ class ArmStack:
         cfg["interaction"]["node"]["state_rate_hz"] = ip.rate_hz
         self.cfg = cfg
         sc = TeleopScenarioParams.from_tree(cfg)
-        self.jitter = sc.jitter if jitter is None else jitter
+        self.output = TeleopParams.from_tree(cfg).output
+        self.jitter = (sc.jitter if jitter is None else jitter) and self.output == "cartesian"
         # Phases: a node's timer first fires one period after its creation, so the nodes are
         # created before t = 0 such that the teleop base tick and the interaction tick both run
         # at t = 0 (the interaction tick of step t advances the arm from t to t + dt and sees
         # what the script sent at t); the base tick runs before the interaction tick of its step
         # (creation order decides at a common deadline).
-        dt = 1.0 / ip.rate_hz
         base_s = LoopParams.from_tree(cfg).base_period_s
+        dt = 1.0 / ip.rate_hz if self.output == "cartesian" else base_s
         self.lockstep = Lockstep.inproc(dt, start_time_s=-base_s)
         ctx = self.context = self.lockstep.context
         self.supervisor = StopSupervisorNode(cfg=cfg, context=ctx)
@@ -143,8 +149,10 @@ class ArmStack:
         self.arm.set_parameter("teleop.vr.enabled", True)
         ctx.spin_for(base_s - dt)                        # to t = -dt
         self.link = ReferenceLink(cfg, sc.seed if seed is None else seed, context=ctx) if self.jitter else None
-        self.interaction = InteractionNode(cfg=cfg, context=ctx)
-        self.interaction.publish_state()                 # the arm at rest: arm_teleop's first tick has a state
+        self.interaction = None
+        if self.output == "cartesian":
+            self.interaction = InteractionNode(cfg=cfg, context=ctx)
+            self.interaction.publish_state()             # the arm at rest: arm_teleop's first tick has a state
         self.lockstep.clock.advance_ns(ctx.now_ns() - self.lockstep.clock.now_ns())
         self.lockstep.run_for(dt)                        # to t = 0: nothing due yet
         self.lockstep.spin_context(fire_at_end=False)
@@ -168,7 +176,10 @@ class ArmStack:
         self._push = np.zeros(3)
         self._wall_sent: Optional[float] = None
         self._poses = 0
-        if not self.jitter:
+        self._source: Optional[float] = None
+        if self.output == "joint":        # UDP send -> the joint command made of it (wall): after the
+            self.arm.lockstep.every(self._after_joint_tick)     # chain's tick, before its arm's physics
+        elif not self.jitter:
             self.scenario.create_subscription("std_msgs/msg/Float64MultiArray", it.torque, self._on_torque, qos=10)
 
     @property
@@ -177,7 +188,7 @@ class ArmStack:
 
     @property
     def engine(self):
-        return self.interaction.engine
+        return None if self.interaction is None else self.interaction.engine
 
     @property
     def receiver(self):
@@ -198,7 +209,7 @@ class ArmStack:
     def _before(self, now: float) -> None:
         sent = self.operator.send_due(now) if now < self.send_until else 0
         self._wall_sent = time.perf_counter() if sent else None
-        self._poses = self.arm.robot.poses
+        self._poses = getattr(self.arm.robot, "poses", 0)
         self.lost_waiting += self.arm.vr.receive(sent, self.recv_timeout_s)
         if self.person is not None:
             f = self.person.force(now)
@@ -215,6 +226,12 @@ class ArmStack:
         if self._wall_sent is not None and self.arm.robot.poses != self._poses:
             self.wall_latency_s.append(time.perf_counter() - self._wall_sent)
         self._wall_sent = None
+
+    def _after_joint_tick(self, _t: float) -> None:
+        src = self.pipe.last_latency_source
+        if src is not None and src != self._source and src in self.operator.sent_wall:
+            self.wall_latency_s.append(time.perf_counter() - self.operator.sent_wall[src])
+        self._source = src
 
     def run(self, t_end: float) -> None:
         self.lockstep.run_until(t_end, self._before)
@@ -323,6 +340,43 @@ def read_trace(path: Path, cfg: dict, jitter: bool, packets=((), ())) -> dict:
         a["references_sent"] = len(series[ref_t][0])
     a["references_delivered"] = len(series[ref_t][0])
     return a
+
+
+def read_joint_trace(path: Path, cfg: dict, packets=((), ())) -> dict:
+    """The samples of an :class:`ArmStack` recording with ``teleop.output: joint``: one per
+    ``/ee_pose`` message (each I/O tick of ``arm_teleop``). Arrays: ``t``, ``ee_p``, ``target_p``
+    (``/teleop/target_pose`` published with it; nan while holding), ``q`` (``/joint_states``),
+    ``mode`` (``MODE_CODES`` of the latest ``/teleop/mode``), ``engaged`` (the clutch of the
+    operator's last packet at or before the sample; ``packets`` as in :func:`read_trace`)."""
+    from hri_arm_teleop.core.pipeline import MODE_CODES
+    from hri_runtime.bag.recording import McapReader
+
+    ee_t, target_t, js_t, mode_t = recorded_topics(cfg, False)
+    series: dict = {t: ([], []) for t in (ee_t, target_t, js_t, mode_t)}
+    for m in McapReader(path).messages(list(series)):
+        series[m.topic][0].append(m.log_time_ns)
+        series[m.topic][1].append(m.msg)
+
+    def pos(msg):
+        p = msg.pose.position
+        return np.array([p.x, p.y, p.z])
+
+    ee_ns = np.asarray(series[ee_t][0], np.int64)
+    targets = dict(zip(series[target_t][0], series[target_t][1]))
+    q_at = dict(zip(series[js_t][0], series[js_t][1]))
+    mode_ns = np.asarray(series[mode_t][0], np.int64)
+    modes = [MODE_CODES.get(m.mode, MODE_CODES["HOLD"]) for m in series[mode_t][1]]
+    k = np.searchsorted(mode_ns, ee_ns, side="right") - 1
+    t = ee_ns * 1e-9
+    stamps, clutch = (np.asarray(x) for x in packets)
+    last = np.searchsorted(stamps, t + 1e-9, side="right") - 1
+    return {
+        "t": t, "ee_p": np.array([pos(m) for m in series[ee_t][1]]).reshape(-1, 3),
+        "target_p": np.array([pos(targets[ns]) if ns in targets else np.full(3, np.nan) for ns in ee_ns]).reshape(-1, 3),
+        "q": np.array([np.asarray(q_at[ns].position, float) for ns in ee_ns if ns in q_at]),
+        "mode": np.array([modes[i] if i >= 0 else MODE_CODES["HOLD"] for i in k], float),
+        "engaged": np.where(last >= 0, clutch[np.maximum(last, 0)] if len(clutch) else 0.0, 0.0).astype(float),
+    }
 
 
 @dataclass(frozen=True)
@@ -440,5 +494,5 @@ def tracking_mask(a: dict, person: Optional[ScriptedPerson], settle_max_s: float
     return m
 
 
-__all__ = ["ArmStack", "ReferenceLink", "ScriptedPerson", "push_metrics", "read_trace", "recorded_topics",
+__all__ = ["ArmStack", "ReferenceLink", "ScriptedPerson", "push_metrics", "read_joint_trace", "read_trace", "recorded_topics",
            "scenario_config", "tracking_mask"]

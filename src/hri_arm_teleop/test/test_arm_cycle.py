@@ -8,7 +8,7 @@ import pytest
 from hri_arm_teleop.core import vr_packet as vp
 from hri_arm_teleop.core.cycle import TeleopCycle
 from hri_arm_teleop.core.gamepad import GamepadHand
-from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
+from hri_arm_teleop.nodes.robots import simulated_arm
 from hri_arm_teleop.parameters_gen import TeleopParams
 from hri_runtime.config.tree import load_robot_config
 
@@ -17,8 +17,8 @@ CFG = load_robot_config("fr3", overrides=["teleop.output=joint"])
 
 @pytest.fixture
 def sim():
-    pipe, robot, clock = build_sim_pipeline(CFG)
-    return pipe, robot, clock, sim_lockstep(pipe, robot)
+    robot, pipe, ls = simulated_arm(CFG)
+    return pipe, robot, pipe.clock, ls
 
 
 def test_io_ticks_are_every_io_decimation_and_the_mode_is_announced_once_per_change(sim):

@@ -72,10 +72,10 @@ def test_a_nan_axis_is_rejected_and_counted():
 
 
 def test_clutch_button_and_stick_move_the_simulated_ee_and_release_holds():
-    from hri_arm_teleop.lockstep import build_sim_pipeline, sim_lockstep
+    from hri_arm_teleop.nodes.robots import simulated_arm
 
-    pipe, robot, clock = build_sim_pipeline(CFG)
-    ls = sim_lockstep(pipe, robot)
+    robot, pipe, ls = simulated_arm(CFG)
+    clock = pipe.clock
     hand = GamepadHand(P, clock())
     state = {"sample": joy(False), "k": 0}
 

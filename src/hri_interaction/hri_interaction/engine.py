@@ -10,7 +10,7 @@ the topic driver takes the python engine):
   by the runtime's lockstep runner), and ``state()`` reports the arm after the step. Falls back
   to ``python`` (one WARNING line) when the installed core has no ``rt`` module.
 - ``python``: the same C++ tick (``InteractionController``) on ``ArmSim`` (mode torque), one
-  :meth:`hri_interaction.sim.LockstepLoop.tick` per ``step(1)`` of its caller: the topic driver
+  :meth:`PythonEngine.tick` per ``step(1)`` of its caller: the topic driver
   (the arm model at the received joint state, never stepped), ``interaction.engine: python``
   and cores without ``rt``. ``start()`` is refused (a Python timer is not a real-time loop).
 
@@ -146,16 +146,23 @@ class _Engine:
 
 
 class PythonEngine(_Engine):
-    """``ArmSim`` (mode torque) + ``InteractionController`` stepped from Python (lockstep only).
-    ``driver="topic"``: the arm is the robot model at the state given to :meth:`set_joint_state`
-    (never stepped), the wrench comes from :meth:`set_wrench`; no tick before the first state."""
+    """``ArmSim`` (mode torque) + ``InteractionController`` stepped from Python (lockstep only):
+    one controller tick per physics step (:meth:`tick`: read the arm, tick, the arm applies the
+    torque for one step of ``1 / interaction.rate_hz``). ``driver="topic"``: the arm is the robot
+    model at the state given to :meth:`set_joint_state` (never stepped), the wrench comes from
+    :meth:`set_wrench`; no tick before the first state. ``law``: the start law (None:
+    ``interaction.law``). ``wrench_source``: ``"applied"`` (driver sim) feeds the sim's applied
+    wrench to the controller each tick (an ideal, tared wrist F/T sensor); anything else leaves
+    ``ctrl.set_wrench`` to the caller. ``ctrl`` (the controller) may be replaced before the
+    first tick (a test's oracle)."""
 
     kind = "python"
     lockstep = True
 
     def __init__(self, cfg: dict, q0: Sequence[float], params: Optional[InteractionParams] = None,
-                 safety=None, driver: str = "sim"):
-        from hri_interaction.sim import LockstepLoop
+                 safety=None, driver: str = "sim", law: Optional[str] = None):
+        from hri_interaction.core.controller import InteractionController
+        from hri_sim.arm_sim import ArmSim
 
         if driver not in ("sim", "topic"):
             raise ValueError(f"driver must be sim or topic, got {driver!r}")
@@ -163,17 +170,19 @@ class PythonEngine(_Engine):
         joints = JointsParams.from_tree(cfg)
         self.joint_names = list(joints.names)
         self.driver = driver
-        self.loop = LockstepLoop(self.params, q0, self.params.ee_site, safety=safety,
-                                 robot=RobotParams.from_tree(cfg).model,
-                                 joint_names=self.joint_names, logger=log, step_arm=driver == "sim",
-                                 torque_max_nm=joints.torque_max_nm,
-                                 wrench_source="applied" if driver == "sim" else "input")
-        self.sim, self.ctrl, self.dt = self.loop.sim, self.loop.ctrl, self.loop.dt
-        self.inputs = self.ctrl.inputs
+        self.dt = 1.0 / self.params.rate_hz
+        self.sim = ArmSim.of_robot(RobotParams.from_tree(cfg).model, q0, "torque", joint_names=self.joint_names,
+                                   timestep_s=self.dt, ee_site=self.params.ee_site)
+        self.ctrl = InteractionController(self.params, self.sim.ee_pose(), self.sim.n, law=law, logger=log,
+                                          safety=safety, torque_max_nm=joints.torque_max_nm)
+        self.wrench_source = "applied" if driver == "sim" else "input"
         self._init_gains()
         self.model = self.sim.model
         self.ready = driver == "sim"        # topic driver: a joint state has arrived
         self.ticks = 0
+        self.last = None                    # the last tick's result
+
+    inputs = property(lambda self: self.ctrl.inputs, doc="the controller's input rules")
 
     mode = property(lambda self: self.ctrl.mode, doc="the active mode")
     held = property(lambda self: self.ctrl.held, doc="the stop input holds")
@@ -223,15 +232,29 @@ class PythonEngine(_Engine):
         self.ctrl.hold(on, reason, self.sim.ee_pose())
 
     # ------------------------------------------------------------------ stepping
-    def step(self, n: int = 1) -> Optional[np.ndarray]:
-        """``n`` lockstep ticks (none before the first joint state with the topic driver);
-        returns the last tick's command (None if none ran)."""
+    def tick(self):
+        """Read the arm, one controller tick, the arm applies its torque for one step (driver
+        sim); returns the tick's result (``tau``, ``flags``, ...)."""
+        st = self.sim.state()
+        if self.wrench_source == "applied":
+            self.ctrl.set_wrench(st.wrench_body)
+        res = self.ctrl.tick(st, self.dt)
+        if self.driver == "sim":
+            self.sim.step(res.tau)
+        self.last = res
+        self.ticks += 1
+        return res
+
+    def step(self, n: int = 1, each=None) -> Optional[np.ndarray]:
+        """``n`` lockstep ticks (none before the first joint state with the topic driver),
+        ``each(engine, result)`` after every one; returns the last tick's command (None if none ran)."""
         if not self.ready:
             return None
         for _ in range(int(n)):         # the caller's clock is the lockstep: the node's 1 ms timer
-            self.loop.tick()
-        self.ticks += int(n)
-        return None if self.loop.last is None else self.loop.last.tau
+            res = self.tick()
+            if each is not None:
+                each(self, res)
+        return None if self.last is None else self.last.tau
 
     def start(self) -> None:
         raise RuntimeError("the python engine runs in lockstep only (step); use interaction.engine rt")

@@ -26,8 +26,8 @@ point (counted in ``hold_flagged``; a rejected one, NaN, holds the last good com
 
 The pipeline keeps no history: a live node runs it for hours. Each controller tick is offered to
 ``on_control`` (None by default: nothing is built) as a :class:`ControlSample` (target vs measured
-EE, q, q_des, mode, latency); a demo or a test attaches its own recorder there
-(``hri_arm_teleop.recording.Trace``: the arrays its metrics, PNG and MCAP are made of).
+EE, q, q_des, mode, latency); a test of the chain keeps them there. ``target`` is the latest
+reference pose (what the ``arm_teleop`` node publishes; a run records the node's topics).
 """
 from __future__ import annotations
 
@@ -135,6 +135,7 @@ class ArmTeleopPipeline:
         self.loop.add_task("controller", self.params.controller_decimation, self.controller_task)
         self.on_control: Optional[Callable[[ControlSample], None]] = None   # see module doc
         self._last_cmd: Optional[JointCommand] = None
+        self.target: Optional[np.ndarray] = None     # the last controller tick's reference pose (None: HOLD)
         self.last_latency_source: Optional[float] = None   # of the last latency sample
         # a real robot may not have published its joint state yet (the node waits for it)
         self._state = robot.get_state() if getattr(robot, "has_state", True) else None
@@ -325,6 +326,7 @@ class ArmTeleopPipeline:
         if self.safety_hold is not None or self.system_stop is not None:
             ref = None
         cmd = self.controller.step(state, ref)
+        self.target = None if ref is None or ref.target is None else ref.target.T
         if self.cartesian:        # the interaction loop gates its torque (limits, workspace, speed)
             if self.system_stop is None:          # stopped: the loop holds on its own
                 self.robot.send_pose(cmd)

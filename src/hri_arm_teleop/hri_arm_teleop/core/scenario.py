@@ -117,3 +117,14 @@ class SquareScenario(TeleopDemoParams):
         f = (tau - 2 * lead - mv) / self.reposition_s
         f = 0.5 - 0.5 * math.cos(math.pi * min(max(f, 0.0), 1.0))
         return HandSample(end + f * (home - end), q, False, False, a1)
+
+
+def path_error_to_polyline(points: np.ndarray, polyline: np.ndarray) -> np.ndarray:
+    """Distance of each point (N, 3) to a 3-D polyline (M, 3) (cross-track error: how far a drawn
+    path is from the ideal square's corners)."""
+    d = np.full(len(points), np.inf)
+    for a, b in zip(polyline[:-1], polyline[1:]):
+        ab = b - a
+        s = np.clip(((points - a) @ ab) / max(ab @ ab, 1e-300), 0.0, 1.0)
+        d = np.minimum(d, np.linalg.norm(points - (a + s[:, None] * ab), axis=1))
+    return d

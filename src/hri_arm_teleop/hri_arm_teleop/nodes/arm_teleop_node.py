@@ -4,20 +4,19 @@
 Output (``teleop.output``): ``cartesian`` (default) the EE pose reference on
 ``/interaction/reference`` for the ``interaction`` node (1 kHz torque control; the arm's state
 from it), event-driven (``teleop.vr.event_driven``: each VR packet goes through clutch -> planner
--> reference on arrival); ``joint``: IK -> joint impedance, publishing ``/joint_states`` and
-``/ee_pose``. Always ``/teleop/mode`` (hri_interfaces/TeleopMode, on change).
+-> reference on arrival); ``joint``: IK -> joint impedance, publishing ``/joint_states``, ``/ee_pose``
+and ``/teleop/target_pose`` (the reference the IK tracks; none in HOLD). Always ``/teleop/mode``.
 Inputs (``teleop.input``): ``vr`` controller pose packets (UDP, ``teleop.vr``;
 :class:`hri_arm_teleop.vr_link.VrInput`); ``gamepad`` sensor_msgs/Joy on ``teleop.gamepad.topic``:
 the clutch button + sticks as a virtual hand into the same clutch (core.gamepad.GamepadHand);
 with every input, absolute targets on ``/ee_command`` (PoseStamped, e.g. ``keyboard_teleop``).
-System stop (``hri_safety`` StopListener on ``/safety/stop``; docs/safety.md): while stopped, also
-before the first heartbeat and once it is older than ``safety.stop.timeout_s``, the arm HOLDs at
-its current pose, inputs are ignored and ``/teleop/mode`` reads ``STOP``.
+System stop (``hri_safety`` StopListener on ``/safety/stop``; docs/safety.md): while stopped, also before the
+first heartbeat and once it is older than ``safety.stop.timeout_s``, the arm HOLDs at its current pose,
+inputs are ignored and ``/teleop/mode`` reads ``STOP``.
 
-Parameters: ``robot``, ``robot_id``, every ``teleop.*`` leaf (``teleop.vr.port``: 0 = any free
-port, once bound the parameter reads it), ``frames.base``, ``joints.names`` (read-only),
-``interaction.topics.*``, ``pulse.auth.*`` (docs/protocols.md "Authentication"; a
-``teleop.vr.bind_address`` off loopback without it is refused at startup, one line, exit 2).
+Parameters: ``robot``, ``robot_id``, every ``teleop.*`` leaf (``teleop.vr.port``: 0 = any free port, once
+bound the parameter reads it), ``frames.base``, ``joints.names`` (read-only), ``interaction.topics.*``,
+``pulse.auth.*`` (docs/protocols.md "Authentication": off loopback without it, refused at startup, exit 2).
 At run time: ``teleop.vr.enabled`` (closes / opens the receiver), ``teleop.clutch.position_scale``
 and ``orientation_scale`` (from the next hand sample on). ``/diagnostics`` "hri_arm_teleop: vr
 link": the link's health and counters (``rejected_<cause>``: ``bad_tag``, ``replayed``, ...).
@@ -68,8 +67,7 @@ class ArmTeleopNode(Node):
             self.joy_sub = self.create_subscription("sensor_msgs/msg/Joy", t.gamepad.topic, self.on_joy, qos=10)
             self.get_logger().info(f"gamepad: Joy on {self.joy_sub.topic_name}, clutch button {t.gamepad.clutch_button}")
         if t.input == "keyboard":
-            self.get_logger().info(f"input keyboard: absolute targets on {t.topics.ee_command}; run "
-                                   "`ros2 run hri_arm_teleop keyboard_teleop` (or hri run ...) in a terminal")
+            self.get_logger().info(f"input keyboard: targets on {t.topics.ee_command} from keyboard_teleop (own terminal)")
         self.cycle = TeleopCycle(self.pipe, self.clock, step=self.lockstep.step if self.lockstep else None,
                                  gamepad=self.gamepad,
                                  has_state=(lambda: True) if self.lockstep else (lambda: self.robot.has_state))
@@ -83,7 +81,8 @@ class ArmTeleopNode(Node):
             self.vr.open()
         self.create_subscription("geometry_msgs/msg/PoseStamped", t.topics.ee_command, self.on_ee_command, qos=10)
         self.pub_js = self.create_publisher("sensor_msgs/msg/JointState", t.topics.joint_states, qos=10)
-        self.pub_ee = self.create_publisher("geometry_msgs/msg/PoseStamped", t.topics.ee_pose, qos=10)
+        pose = lambda topic: self.create_publisher("geometry_msgs/msg/PoseStamped", topic, qos=10)  # noqa: E731
+        self.pub_ee, self.pub_target = pose(t.topics.ee_pose), pose(t.topics.target_pose) if t.output == "joint" else None
         self.pub_mode = self.create_publisher("hri_interfaces/msg/TeleopMode", t.topics.mode, qos=QOS_LATCHED)
         self.stop = StopListener(self, on_change=self.on_stop)
         self.create_timer(self.pipe.params.base_period_s, self.tick)
@@ -135,8 +134,9 @@ class ArmTeleopNode(Node):
             self.pub_js.publish(msgs.new("sensor_msgs/msg/JointState", name=self.joint_names,
                                          header=msgs.new("std_msgs/msg/Header", stamp=time_from_seconds(now)),
                                          position=np.asarray(st.q, float), velocity=np.asarray(st.dq, float)))
-            if st.base_T_ee is not None:
-                self.pub_ee.publish(pose_stamped_from_matrix(st.base_T_ee, now, self.base_frame))
+            for pub, T in ((self.pub_ee, st.base_T_ee), (self.pub_target, self.pipe.target)):
+                if T is not None:
+                    pub.publish(pose_stamped_from_matrix(T, now, self.base_frame))
         self._publish_mode()
 
     def _publish_mode(self) -> None:
