@@ -69,9 +69,10 @@ class CellProbe(Node):
             return self.stop[-1].stopped if self.stop else None
 
 
-def settle(probe, tol_m=5e-4, timeout_s=30.0):
+def settle(probe, tol_m=1e-4, timeout_s=30.0):
     """Wait (bounded) until both end effectors are still: two samples 0.5 s apart within tol_m
-    (an arm keeps converging for a moment after its operator's stroke ends)."""
+    (an arm keeps converging for a moment after its operator's stroke ends; at 0.5 mm per 0.5 s
+    a loaded run's arm was still 2 mm from its target, which then read as the other operator's)."""
     def still():
         a = {arm: probe.pos(arm) for arm in ARMS}
         time.sleep(0.5)

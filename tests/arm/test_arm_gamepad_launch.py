@@ -102,13 +102,20 @@ def test_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, robot, sou
                 time.sleep(2.0)
                 with refs_lock:
                     held = refs[n_ref:]
-                assert held and all(np.array_equal(r, held[0]) for r in held), held[:3]   # the target does not move
+                assert held and all(np.array_equal(r, held[0]) for r in held), (held[:3], probe.modes)   # the target does not move
                 p1 = probe.last()
                 time.sleep(1.0)
                 p2 = probe.last()                                      # and the arm settles on it
                 assert abs(p1[1] - p0[1]) < 0.01 and abs(p1[2] - p0[2]) < 0.01, (p0, p1)   # along x only
-                assert np.linalg.norm(p2 - p1) < 0.002, (p1, p2)
-                assert np.linalg.norm(p2 - held[0]) < 0.01, (p2, held[0])
+                st = probe.state()                                     # what the loop says, if it did not arrive
+                why = st and dict(modes=list(probe.modes), frozen=st.frozen, flags=list(st.flags), energy_j=st.energy_j,
+                                  energy_violations=st.energy_violations, stale=st.reference_stale,
+                                  rejected={c.name: c.count for c in st.rejected},
+                                  events={c.name: c.count for c in st.events})
+                assert np.linalg.norm(p2 - p1) < 0.002, (p1, p2, why)
+                print(f"{robot}/{source}: stroke {np.round((p1 - p0) * 1e3, 2).tolist()} mm; at rest "
+                      f"{np.linalg.norm(p2 - held[0]) * 1e3:.3f} mm from the held target")
+                assert np.linalg.norm(p2 - held[0]) < 0.01, (p2, held[0], why)
                 with probe.lock:
                     modes = list(probe.modes)
                 assert "TRACK" in modes and "SAFETY_HOLD" not in modes, modes
