@@ -14,6 +14,8 @@ TIMEOUT_S = 1e7
 
 @dataclass
 class LiveStack:
+    """The composed nodes and their lockstep runner (``ctx``: its in-process context)."""
+
     cfg: dict
     lockstep: Any          # hri_runtime.lockstep.Lockstep
     robot: Any             # hri_sim.nodes.joint_robot_node.JointRobotNode
@@ -42,10 +44,9 @@ class LiveStack:
 
 
 def compose(robot: str, setup: str | None, overrides: Sequence[str] | None = None,
-            parameters: Mapping[str, Any] | None = None, own_config: bool = False) -> LiveStack:
-    """The nodes of a lab's setup on one in-process context with its lockstep runner.
-    ``parameters``: more of the tuning node's; ``own_config``: the tuning node loads its
-    configuration itself (as a launched node does) instead of sharing the robot's."""
+            parameters: Mapping[str, Any] | None = None) -> LiveStack:
+    """The nodes of a lab's setup on one in-process context with its lockstep runner, all on the
+    configuration of ``robot`` with ``overrides``; ``parameters``: more of the tuning node's."""
     from hri_runtime.inproc import InprocContext
     from hri_runtime.lockstep import Lockstep
     from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
@@ -62,7 +63,7 @@ def compose(robot: str, setup: str | None, overrides: Sequence[str] | None = Non
     ctx = InprocContext()
     StopSupervisorNode(cfg=cfg, context=ctx)           # the stack's stop authority (the robot holds without it)
     rn = JointRobotNode(robot=robot, setup=setup, cfg=cfg, context=ctx)
-    tn = PidTuningNode(context=ctx, cfg=None if own_config else cfg,
+    tn = PidTuningNode(context=ctx, cfg=cfg,
                        parameters={"pid_tuning.node.robot": robot, "pid_tuning.node.setup": setup or "",
                                    "pid_tuning.node.live": True, **(parameters or {})})
     return LiveStack(cfg, Lockstep(rn.plant.dt_s, context=ctx), rn, tn)

@@ -102,7 +102,7 @@ def test_cli_runs_no_test_motion_after_a_failed_relay(tmp_path, capsys):
 
 @pytest.mark.parametrize("setup", ["s1", "s2", "s3", "s4"])
 def test_every_humanoid_arm_joint_tunes_on_the_live_path(setup):
-    st = compose("humanoid_arm", setup, own_config=True)
+    st = compose("humanoid_arm", setup)
     cfg, rn, tn = st.cfg, st.robot, st.tuner
     cli = tn.create_client(TUNE_SRV, "/pid_tuning/auto_tune")
     fut = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint="", heuristic=""))   # '' = every joint
@@ -130,7 +130,7 @@ def test_flip_apply_all_and_replay_run_as_jobs_on_the_robot_node(tmp_path):
     from hri_pid_tuning.core.motion import MotionLibrary, RecordedMotion
     from hri_pid_tuning.messages import MOTION_SRV
 
-    st = compose("humanoid_arm", "s2", parameters={"pid_tuning.node.motions_dir": str(tmp_path)}, own_config=True)
+    st = compose("humanoid_arm", "s2", parameters={"pid_tuning.node.motions_dir": str(tmp_path)})
     cfg, rn, tn = st.cfg, st.robot, st.tuner
     seen = []                                   # the robot's hand angle as the robot reports it
     tn.create_subscription("sensor_msgs/msg/JointState", "/joint_states",
