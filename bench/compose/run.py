@@ -114,12 +114,18 @@ def pid_relay(lockstep: bool) -> tuple[float, str]:
 
 def make_run(tree: Path, tmp: Path) -> float:
     hri = tree / ".venv" / "bin" / "hri"
-    cmd = (f"{hri} config check >/dev/null && {hri} teleop-demo --out {tmp}/teleop -q >/dev/null "
-           f"&& {hri} atomic demo --out {tmp}/atomic >/dev/null 2>&1")
+    cmd = "(" + (f"{hri} config check >/dev/null && {hri} teleop-demo --out {tmp}/teleop -q >/dev/null "
+           f"&& {hri} atomic demo --out {tmp}/atomic >/dev/null") + ") 2>/dev/null"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(["bash", "-c", cmd], cwd=tmp, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _label(tree: Path) -> str:
+    """A checkout by its commit (no machine path in the output)."""
+    r = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return r.stdout.strip() or tree.name
 
 
 def _row(name: str, xs: list[float]) -> str:
@@ -158,7 +164,7 @@ def main(argv=None) -> int:
         for i in range(a.repeats):
             trees = a.tree if i % 2 == 0 else a.tree[::-1]
             for tree in trees:
-                res.setdefault(f"make run: {tree}", []).append(make_run(tree.resolve(), tmp))
+                res.setdefault(f"make run: {_label(tree)}", []).append(make_run(tree.resolve(), tmp))
     print(f"# compose bench: {platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
           f"load average {load0:.1f} before / {os.getloadavg()[0]:.1f} after, {a.repeats} repeats, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
