@@ -15,7 +15,7 @@ Sections (user+sys CPU seconds; min and median over ``--repeats``; the ratio com
   controller and MuJoCo drivers (``AtomicDrive`` on ``TinoSim``) called by the lockstep runner
   without a context, pulses called directly, nothing recorded (what the former driver did);
   *composed, no recorder* separates the recorder's share.
-* pid: relay-tuning the humanoid arm's hand (setup s1) as a job on the composed live stack
+* pid: relay-tuning every joint of the humanoid arm (setup s1) as a job on the composed live stack
   (``hri_pid_tuning.compose``: stop supervisor, ``joint_robot``, tuning node): stepped by the
   lockstep runner (one step per robot period, what ``hri tune`` runs) vs the same stack driven by the
   context's own event loop (``InprocContext.spin_until``, what the former ``run_live`` did).
@@ -99,17 +99,19 @@ def pid_relay(lockstep: bool) -> tuple[float, str]:
 
     t0 = _cpu()
     st = compose("humanoid_arm", "s1")
-    job = lambda: st.tuner.session.autotuner.tune_single_joint("hand")    # noqa: E731
+    at = st.tuner.session.autotuner
+    job = lambda: [at.tune_single_joint(j) for j in at.joint_order]    # noqa: E731
     if lockstep:
-        data = st.run_job("bench", job)
+        res = st.run_job("bench", job)
     else:
         done: dict = {}
         st.tuner.run_job("bench", job, lambda r, e: done.update(r=r, e=e))
         st.ctx.spin_until(lambda: "r" in done, 1e7)
-        data = done["r"]
+        res = done["r"]
     st.close()
     cpu = _cpu() - t0
-    return cpu, f"relay ok {data.relay.ok}, Ku {data.relay.ku:.3f}, Tu {data.relay.tu_s:.4f} s, t {st.ctx.now_s():.3f} s"
+    return cpu, (", ".join(f"{j} Ku {d.relay.ku:.3f} Tu {d.relay.tu_s:.4f} s" for j, d in zip(at.joint_order, res))
+                 + f"; {st.ctx.now_s():.3f} s simulated")
 
 
 def make_run(tree: Path, tmp: Path) -> float:
