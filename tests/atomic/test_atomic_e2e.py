@@ -86,7 +86,7 @@ def test_demo_chain_of_make_run_with_recording(tmp_path, capsys):
     """`hri atomic demo` (chain vr, the README's `make run`): N pulses -> N movements, then the link
     dies -> fault, robot still; the MCAP it writes is what `hri atomic plot` reads."""
     from hri_atomic_motion import cli
-    from hri_atomic_motion.recording import read_mcap
+    from hri_atomic_motion.plot import read_mcap
     cfg = load_robot_config("tino")
     assert cli.main(["demo", "--sequence", "1,3r", "--gap-s", "2.2", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

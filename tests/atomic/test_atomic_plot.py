@@ -1,4 +1,4 @@
-"""`hri atomic demo` / `hri atomic plot`: MCAP, npz and CSV timelines to PNG."""
+"""`hri atomic demo` / `hri atomic plot`: MCAP, npz and CSV series to PNG."""
 from __future__ import annotations
 
 import subprocess
@@ -9,8 +9,7 @@ import pytest
 from hri_runtime.config.tree import load_robot_config
 
 from hri_atomic_motion import cli
-from hri_atomic_motion.lockstep import load_timeline
-from hri_atomic_motion.recording import read_mcap
+from hri_atomic_motion.plot import load_series, read_mcap, save_series
 
 
 def test_demo_writes_mcap_npz_png_and_plot_reads_each(tmp_path, capsys):
@@ -20,9 +19,9 @@ def test_demo_writes_mcap_npz_png_and_plot_reads_each(tmp_path, capsys):
         assert (tmp_path / name).stat().st_size > 1000
     topics = load_robot_config("tino")["atomic"]["topics"]
     s = read_mcap(tmp_path / "run.mcap", topics)
-    tl = load_timeline(tmp_path / "run.npz")
+    tl = load_series(tmp_path / "run.npz", topics)
     assert s["state"][:, 1].max() == 3 and set(np.unique(s["state"][:, 1])) == {0, 1, 3}
-    assert s["ticks"][:, 1].max() == pytest.approx(tl["ticks"].max(), abs=5)
+    assert s["ticks"][:, 1].max() == pytest.approx(tl["ticks"][:, 1].max(), abs=5)
     assert s["angular_rad_s"][:, 1].min() == pytest.approx(-0.6)
     for src in ("run.mcap", "run.npz"):
         out = tmp_path / f"{src}.png"
@@ -31,12 +30,11 @@ def test_demo_writes_mcap_npz_png_and_plot_reads_each(tmp_path, capsys):
 
 
 def test_plot_csv_and_missing_file(tmp_path):
-    from hri_atomic_motion.lockstep import Timeline
-
-    tl = Timeline()
-    for k in range(100):
-        tl.append((k * 0.01, 1 if 20 < k < 60 else 0, k, 10.0, 9.0, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
-    csv = tl.save(tmp_path / "run.csv")
+    t = np.arange(100) * 0.01
+    values = {"state": (t > 0.2) & (t < 0.6), "ticks": np.arange(100), "rpm_meas": 9.0, "rpm_cmd": 10.0,
+              "linear_m_s": 0.1, "angular_rad_s": 0.0}
+    csv = save_series({k: np.column_stack([t, np.broadcast_to(v, t.shape)]) for k, v in values.items()},
+                      tmp_path / "run.csv")
     assert cli.main(["plot", str(csv)]) == 0 and (tmp_path / "run.png").is_file()
     assert cli.main(["plot", str(tmp_path / "nope.mcap")]) == 2
     for bad in ("x", "5", "1,,2", "3q"):

@@ -1,4 +1,7 @@
-"""The atomic controller on the simulated Tino (headless MuJoCo, lockstep, simulated time only).
+"""The atomic controller on the simulated Tino: the atomic node on its embedded MuJoCo simulation
+with the stop supervisor, composed in-process and stepped by the lockstep runner at
+``atomic.control_period_s`` (``hri_atomic_motion.e2e.build_embedded``), simulated time only; pulses
+published on the node's topic.
 
 Tolerances stated here (and in docs/atomic.md):
 * neutral after states 0 / 1 / 3: |ticks - neutral| <= tolerance_ticks (50, the issue's);
@@ -16,10 +19,41 @@ import numpy as np
 import pytest
 from hri_runtime.config.tree import load_robot_config
 
-from hri_atomic_motion.lockstep import tino_sim_runner
+from hri_atomic_motion.e2e import build_embedded
+from hri_atomic_motion.messages import parse_leg_state
 
 HOLD_TOL_TICKS = 5        # ticks, |error| of the PID hold HOLD_SETTLE_S after the extension is reached
 HOLD_SETTLE_S = 0.5
+
+
+class SimRun:
+    """The composed node and what the assertions read every step: the leg state and the
+    commanded RPM as the node published them, the base pose of the simulation."""
+
+    def __init__(self, cfg):
+        self.chain = c = build_embedded(cfg)
+        self.sim, self.ctrl, self.lockstep = c.robot, c.atomic.ctrl, c.lockstep
+        self.rows, self._leg, self._rpm = [], None, 0.0
+        topics = cfg["atomic"]["topics"]
+        c.watch.create_subscription("sensor_msgs/msg/JointState", topics["leg_state"],
+                                    lambda m: setattr(self, "_leg", parse_leg_state(m)), qos=10)
+        c.watch.create_subscription("std_msgs/msg/Float64", topics["leg_rpm"],
+                                    lambda m: setattr(self, "_rpm", m.data), qos=10)
+        c.lockstep.every(self._sample)
+
+    def _sample(self, t: float) -> None:
+        if self._leg is not None:
+            self.rows.append((t, self._leg.ticks, self._rpm, self.sim.base_pose()[0]))
+
+    def array(self) -> dict:
+        a = np.array(self.rows, dtype=float).reshape(-1, 4)
+        return {k: a[:, i] for i, k in enumerate(("t_s", "ticks", "rpm_cmd", "x_m"))}
+
+    def run_for(self, duration_s: float) -> None:
+        self.lockstep.run_for(duration_s)
+
+    def pulse(self, state: int, direction: int = 0) -> None:
+        self.chain.pulse(state, direction)
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +63,10 @@ def cfg():
 
 @pytest.fixture
 def runner(cfg):
-    r = tino_sim_runner(cfg)
+    r = SimRun(cfg)
     r.run_for(0.1)
-    return r
+    yield r
+    r.chain.close()
 
 
 def _neutral_err(r):
@@ -40,14 +75,14 @@ def _neutral_err(r):
 
 @pytest.mark.parametrize("start_ticks", [300, -200, 40])
 def test_state0_auto_positions_into_the_zone(cfg, start_ticks):
-    r = tino_sim_runner(cfg)
+    r = SimRun(cfg)
     r.sim.set_leg_angle(r.sim.ticks_to_rad(start_ticks))
     r.run_for(0.5)
     r.pulse(0)
     r.run_for(1.5)
     assert _neutral_err(r) <= r.ctrl.params.leg.tolerance_ticks
     if abs(start_ticks) <= r.ctrl.params.leg.tolerance_ticks:          # inside the zone: never driven
-        assert np.all(r.timeline.array()["rpm_cmd"] == 0.0)
+        assert np.all(r.array()["rpm_cmd"] == 0.0)
     assert r.ctrl.fault is None
 
 
@@ -56,7 +91,7 @@ def test_state1_little_push_and_nudge(runner):
     x0 = r.sim.base_pose()[0]
     r.pulse(1)
     r.run_for(2.5)
-    a = r.timeline.array()
+    a = r.array()
     b = r.ctrl.params.base
     peak = a["x_m"].max() - x0
     assert peak == pytest.approx(b.nudge_linear_m_s * b.nudge_phases_s[1], rel=0.15)
@@ -71,10 +106,10 @@ def test_state1_little_push_and_nudge(runner):
 def test_state2_extension_held_then_state3_returns_home(runner):
     r = runner
     p = r.ctrl.params
-    t_start = r.sim.t_s
+    t_start = r.lockstep.now_s()
     r.pulse(2)
     r.run_for(3.0)
-    a = r.timeline.array()
+    a = r.array()
     reached = np.flatnonzero(np.abs(a["ticks"] - p.leg.max_extension_ticks) <= p.leg.extension_reached_ticks)
     t_reached = a["t_s"][reached[0]]
     assert t_reached - t_start < p.base.coordination_s                # extension inside the 1.5 s cycle
@@ -115,7 +150,7 @@ def test_burst_of_ten_pulses_runs_exactly_the_queued_number(cfg, depth):
 
     c = copy.deepcopy(cfg)
     c["atomic"]["queue_depth"] = depth
-    r = tino_sim_runner(c)
+    r = SimRun(c)
     r.run_for(0.1)
     r.pulse(3, 0)                          # the running movement (1.7 s)
     for i in range(10):                    # ten pulses while it runs, alternating values
@@ -138,13 +173,17 @@ def test_stall_on_the_sim_is_latched(runner):
     assert r.sim.leg_rpm_cmd == 0.0 and r.sim.twist_cmd == (0.0, 0.0)
 
 
-def test_timeline_saves_npz_and_csv(runner, tmp_path):
-    from hri_atomic_motion.lockstep import load_timeline
+def test_recording_saves_npz_and_csv(runner, tmp_path):
+    from hri_atomic_motion.plot import load_series, read_mcap, save_series
 
+    topics = runner.chain.cfg["atomic"]["topics"]
+    runner.chain.record(tmp_path / "run.mcap")
     runner.pulse(1)
     runner.run_for(0.3)
+    runner.chain.close()
+    series = read_mcap(tmp_path / "run.mcap", topics)
     for name in ("run.npz", "run.csv"):
-        path = runner.timeline.save(tmp_path / name)
-        back = load_timeline(path)
-        assert back["ticks"].shape == runner.timeline.array()["ticks"].shape
-        assert back["state"].max() == 1
+        path = save_series(series, tmp_path / name)
+        back = load_series(path, topics)
+        assert back["ticks"].shape == series["ticks"].shape
+        assert back["state"][:, 1].max() == 1

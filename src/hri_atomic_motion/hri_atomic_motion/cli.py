@@ -3,8 +3,10 @@
 ``demo`` (default ``--chain vr``): the whole chain of launch/tino.launch.yaml in one process on the
 simulated clock – emulated headset packets over real UDP -> vr_interface_node -> atomic_node ->
 tino_sim – runs a command sequence, then the headset stops (the link monitor's safe stop latches
-a fault and the robot stops); writes run.mcap and timeline.png. ``--chain lockstep``: controller +
-MuJoCo drivers at 1 ms without nodes; writes run.mcap, run.npz and timeline.png."""
+a fault and the robot stops); writes run.mcap and timeline.png. ``--chain lockstep``: the atomic
+node alone on its embedded MuJoCo simulation, one update per ``atomic.control_period_s``, pulses
+published on its topic; writes run.mcap, run.npz (the plot's series) and timeline.png. Both record
+through the runtime's bag recorder (``hri_atomic_motion.e2e``)."""
 from __future__ import annotations
 
 import argparse
@@ -39,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
                                  "a simulated demo run and the timeline plot of a run.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("plot", help="timeline PNG of a run (MCAP, npz or CSV)")
-    p.add_argument("run", help="a run: .mcap, .npz or .csv (as hri atomic demo writes)")
+    p.add_argument("run", help="a run: .mcap (hri atomic demo, hri record), .npz or .csv (the series, as the demo writes)")
     p.add_argument("-o", "--out", help="PNG path (default: <run>.png)")
     add_robot_argument(p, "tino")
     d = sub.add_parser("demo", help="simulated Tino runs a sequence; writes MCAP, npz, PNG")
@@ -48,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--out", default="runs/atomic", help="output directory")
     add_robot_argument(d, "tino")
     d.add_argument("--chain", choices=("vr", "lockstep"), default="vr",
-                   help="vr: headset UDP -> vr_interface -> atomic -> tino_sim nodes; lockstep: controller + sim only")
+                   help="vr: headset UDP -> vr_interface -> atomic -> tino_sim nodes; "
+                        "lockstep: the atomic node on its embedded simulation, 1 ms updates")
     d.add_argument("--keep-link", action="store_true", help="chain vr: the headset does not stop at the end")
     a = ap.parse_args(argv)
     cfg = _cfg(a.robot)
@@ -75,22 +78,26 @@ def main(argv: list[str] | None = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     if a.chain == "vr":
         return _demo_chain(cfg, a, seq, out_dir)
-    from .lockstep import tino_sim_runner
-    from .recording import write_mcap
+    from .e2e import build_embedded
+    from .plot import save_series
 
-    r = tino_sim_runner(cfg)
-    r.run_for(0.2)
-    for i, (s, dr) in enumerate(seq):
-        print(f"[{i + 1}/{len(seq)}] state {s} direction {dr}", file=sys.stderr)
-        r.pulse(s, dr)
-        r.run_for(a.gap_s)
-    tl = r.timeline.array()
-    npz = r.timeline.save(out_dir / "run.npz")
-    mcap = write_mcap(out_dir / "run.mcap", tl, cfg["atomic"]["topics"], decimate=5)
-    png = plot_series(load_series(mcap, cfg["atomic"]["topics"]), out_dir / "timeline.png", cfg["atomic"]["leg"],
-                      title=f"simulated Tino: {a.sequence}")
-    x, y, yaw = r.sim.base_pose()
-    print(f"movements {r.ctrl.movements}, fault {r.ctrl.fault}, final ticks {r.sim.leg_ticks()}, "
+    chain = build_embedded(cfg)
+    mcap = out_dir / "run.mcap"
+    chain.record(mcap)
+    try:
+        chain.lockstep.run_for(0.2)
+        for i, (s, dr) in enumerate(seq):
+            print(f"[{i + 1}/{len(seq)}] state {s} direction {dr}", file=sys.stderr)
+            chain.pulse(s, dr)
+            chain.lockstep.run_for(a.gap_s)
+    finally:
+        chain.close()
+    sim, ctrl = chain.robot, chain.atomic.ctrl
+    series = load_series(mcap, cfg["atomic"]["topics"])
+    npz = save_series(series, out_dir / "run.npz")
+    png = plot_series(series, out_dir / "timeline.png", cfg["atomic"]["leg"], title=f"simulated Tino: {a.sequence}")
+    x, y, yaw = sim.base_pose()
+    print(f"movements {ctrl.movements}, fault {ctrl.fault}, final ticks {sim.leg_ticks()}, "
           f"base x {x:.3f} m y {y:.3f} m yaw {yaw:.3f} rad")
     print(f"wrote {npz}, {mcap}, {png}")
     return 0

@@ -3,9 +3,12 @@ plans, what ``hri vr-emulate`` sends) over a real loopback UDP socket -> ``vr_in
 (hri_pulse) -> ``atomic_node`` (driver ``topic``) -> ``tino_sim`` (MuJoCo), i.e. the nodes of
 ``launch/tino.launch.yaml``, on the in-process context stepped by the runtime's lockstep runner
 (``hri_runtime.lockstep.Lockstep``, steps of config ``atomic.node.period_s``, the atomic node's
-own timer period), recorded by the runtime's bag recorder.
+own timer period), recorded by the runtime's bag recorder. :func:`build_embedded`: the same
+runner with the atomic node alone on its embedded simulation (driver ``sim``), pulses published
+by the probe, one controller update per ``atomic.control_period_s``.
 
-Used by ``hri atomic demo`` (the README's ``make run``) and ``tests/atomic/test_atomic_e2e.py``.
+Used by ``hri atomic demo`` (the README's ``make run``; ``--chain sim``: the embedded one),
+``tests/atomic/test_atomic_e2e.py`` and ``tests/atomic/test_atomic_sim.py``.
 """
 from __future__ import annotations
 
@@ -72,12 +75,14 @@ class Headset:
 
 
 class StateWatch(Node):
-    """The test's probe: atomic_state (as dicts), /diagnostics, and a publisher on ``reset``."""
+    """The test's probe: atomic_state (as dicts), /diagnostics, and publishers on ``reset`` and
+    ``pulse``."""
 
     def __init__(self, topics: dict, **kw):
         super().__init__("atomic_e2e_watch", **kw)
         self.states, self.diags = [], []
         self.reset_pub = self.create_publisher("std_msgs/msg/Bool", topics["reset"], qos=10)
+        self.pulse_pub = self.create_publisher("geometry_msgs/msg/Twist", topics["pulse"], qos=10)
         self.create_subscription("hri_interfaces/msg/AtomicState", topics["atomic_state"],
                                  lambda m: self.states.append(msgs.to_dict(m)), qos=10000)
         self.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics", self.diags.append, qos=100)
@@ -96,12 +101,17 @@ class StateWatch(Node):
 class Chain:
     cfg: dict
     lockstep: Lockstep
-    vr: Node
-    sim: Node
+    vr: Optional[Node]          # None: build_embedded
+    sim: Optional[Node]         # the tino_sim node; None: build_embedded (the atomic node's ``.sim``)
     atomic: Node
     watch: StateWatch
     supervisor: Optional[Node] = None
     extra: list = field(default_factory=list)
+
+    @property
+    def robot(self):
+        """The simulated Tino (``hri_sim.tino.TinoSim``)."""
+        return self.sim.sim if self.sim is not None else self.atomic.sim
 
     @property
     def ctx(self) -> InprocContext:
@@ -117,6 +127,16 @@ class Chain:
         hs = Headset(self.lockstep, self.vr, plan)
         self.extra.append(hs)
         return hs
+
+    def pulse(self, state: int, direction: int = 0, period_s: float = 0.04, repeats: int = 3) -> None:
+        """hri_pulse's pattern on the pulse topic: ``repeats`` identical messages ``period_s``
+        apart (the runner stepped in between), then state 0."""
+        from hri_pulse.messages import twist
+
+        for _ in range(repeats):
+            self.watch.pulse_pub.publish(twist(float(state), float(direction)))
+            self.lockstep.run_for(period_s)
+        self.watch.pulse_pub.publish(twist())
 
     def record(self, path: Path):
         """Record the plot topics (:data:`RECORDED`) with the runtime's bag recorder."""
@@ -148,6 +168,21 @@ def build(cfg: dict, start_time_s: float = 0.0) -> Chain:
     at = AtomicNode(cfg=cfg, context=ctx, parameters={"atomic.node.driver": "topic"})
     watch = StateWatch(cfg["atomic"]["topics"], context=ctx)
     return Chain(cfg, ls, vr, sim, at, watch, supervisor=sup)
+
+
+def build_embedded(cfg: dict) -> Chain:
+    """The stop supervisor, the atomic node on its embedded simulation (driver ``sim``, one
+    update per ``atomic.control_period_s``) and the probe on one in-process context with its
+    lockstep runner at that period."""
+    from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode
+
+    from hri_atomic_motion.nodes.atomic_node import AtomicNode
+
+    period = float(cfg["atomic"]["control_period_s"])
+    ls = Lockstep.inproc(period)
+    sup = StopSupervisorNode(cfg=cfg, context=ls.context)
+    at = AtomicNode(cfg=cfg, context=ls.context, parameters={"atomic.node.driver": "sim", "atomic.node.period_s": period})
+    return Chain(cfg, ls, None, None, at, StateWatch(cfg["atomic"]["topics"], context=ls.context), supervisor=sup)
 
 
 def run_sequence(cfg: dict, sequence: list[tuple[int, int]], gap_s: float, mcap: Optional[Path] = None,

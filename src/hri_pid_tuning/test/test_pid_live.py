@@ -1,5 +1,6 @@
 """The live path: the tuning node drives a robot running as another node (the MuJoCo
-``joint_robot`` node) over the runtime, in lockstep simulated time (InprocContext)."""
+``joint_robot`` node) over the runtime, composed in one process and stepped by the lockstep runner
+in simulated time (hri_pid_tuning.compose)."""
 import math
 
 import numpy as np
@@ -8,37 +9,20 @@ import pytest
 import mujoco  # noqa: F401  (required: a missing install fails here)
 
 from hri_runtime import msgs  # noqa: E402
-from hri_runtime.inproc import InprocContext  # noqa: E402
-from hri_safety.nodes.stop_supervisor_node import StopSupervisorNode  # noqa: E402
-from hri_sim.nodes.joint_robot_node import JointRobotNode  # noqa: E402
 
-from hri_pid_tuning.nodes.tuning_node import PidTuningNode  # noqa: E402
+from hri_pid_tuning.compose import compose  # noqa: E402
 from hri_pid_tuning.messages import TUNE_SRV  # noqa: E402
-from hri_sim.pid_plants_mujoco import load_pid_config  # noqa: E402
 
 
 def _live(robot="fr3", overrides=None):
-    ctx = InprocContext()
-    cfg = load_pid_config(robot, overrides=overrides)
-    StopSupervisorNode(cfg=cfg, context=ctx)                  # the stop authority: the robot holds without it
-    rn = JointRobotNode(robot=robot, setup="s2", cfg=cfg, context=ctx)
-    tn = PidTuningNode(context=ctx, cfg=cfg, parameters={"pid_tuning.node.robot": robot, "pid_tuning.node.live": True})
-    return ctx, rn, tn
-
-
-def _run(ctx, tn, fn):
-    out = {}
-    tn.run_job("test", fn, lambda r, e: out.update(r=r, e=e))
-    assert ctx.spin_until(lambda: "r" in out, 1e5)
-    if out["e"] is not None:
-        raise out["e"]
-    return out["r"]
+    st = compose(robot, "s2", overrides)          # stop supervisor, joint_robot and the tuning node (live)
+    return st, st.robot, st.tuner
 
 
 def test_every_fr3_joint_tunes_on_the_live_path_and_meets_the_step_bounds():
     """With the FR3's own default heuristic (config: Tyreus-Luyben; the humanoid arm, which reads
     the same config file, keeps its PD-Control: test_every_humanoid_arm_joint_tunes_...)."""
-    ctx, rn, tn = _live()
+    st, rn, tn = _live()
     s = tn.session
     acc = s.cfg["pid_tuning"]["acceptance"]
     assert s.autotuner.tuning_heuristic == s.cfg["pid_tuning"]["heuristics"]["default"] == "tyreus_luyben"
@@ -54,7 +38,7 @@ def test_every_fr3_joint_tunes_on_the_live_path_and_meets_the_step_bounds():
             out[j] = (data, run.motions[0].joint_evaluations[j], run.motions[0].aborted)
         return out
 
-    res = _run(ctx, tn, flow)
+    res = st.run_job("test", flow)
     assert list(res) == s.autotuner.joint_order and len(res) == 7
     for j, (data, ev, aborted) in res.items():
         assert data.relay.ok, (j, data.reason)
@@ -78,15 +62,15 @@ def test_every_fr3_joint_tunes_on_the_live_path_and_meets_the_step_bounds():
 
 def test_a_failed_relay_restores_gains_and_posture_with_one_reason_over_the_service():
     # an excursion bound the relay cannot meet: the identification aborts
-    ctx, rn, tn = _live(overrides=["pid_tuning.safe_tuning.excursion_max_deg=0.02"])
+    st, rn, tn = _live(overrides=["pid_tuning.safe_tuning.excursion_max_deg=0.02"])
     j = "fr3_joint4"
     i = rn.names.index(j)
     before = rn.pids[i].gains
-    ctx.spin_for(0.1)
+    st.lockstep.run_for(0.1)
     q0 = np.array(rn.plant.q_rad)
     cli = tn.create_client(TUNE_SRV, "/pid_tuning/auto_tune")
     fut = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint=j, heuristic=""))
-    assert ctx.spin_until(fut.done, 1e4)
+    assert st.run_until(fut.done, 1e4)
     r = fut.result()
     assert not r.success
     assert "gains restored" in r.message and j in r.message and "\n" not in r.message
@@ -95,11 +79,11 @@ def test_a_failed_relay_restores_gains_and_posture_with_one_reason_over_the_serv
     assert tn.server.rejected["relay_failed"] == 1
     # while a job runs a second request is refused at once (busy), never queued into the robot
     fut1 = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint=j, heuristic=""))
-    ctx.spin_once()
+    st.lockstep.step()                  # the first request is taken: its job runs
     fut2 = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint=j, heuristic=""))
-    assert ctx.spin_until(fut2.done, 0.01)
+    assert st.run_until(fut2.done, 0.01)
     assert not fut2.result().success and "busy" in fut2.result().message and not fut1.done()
-    assert ctx.spin_until(fut1.done, 1e4)
+    assert st.run_until(fut1.done, 1e4)
 
 
 def test_cli_runs_no_test_motion_after_a_failed_relay(tmp_path, capsys):
@@ -118,15 +102,11 @@ def test_cli_runs_no_test_motion_after_a_failed_relay(tmp_path, capsys):
 
 @pytest.mark.parametrize("setup", ["s1", "s2", "s3", "s4"])
 def test_every_humanoid_arm_joint_tunes_on_the_live_path(setup):
-    ctx = InprocContext()
-    cfg = load_pid_config("humanoid_arm")
-    StopSupervisorNode(cfg=cfg, context=ctx)
-    rn = JointRobotNode(robot="humanoid_arm", setup=setup, cfg=cfg, context=ctx)
-    tn = PidTuningNode(context=ctx, parameters={"pid_tuning.node.robot": "humanoid_arm", "pid_tuning.node.setup": setup,
-                                                "pid_tuning.node.live": True})
+    st = compose("humanoid_arm", setup)
+    cfg, rn, tn = st.cfg, st.robot, st.tuner
     cli = tn.create_client(TUNE_SRV, "/pid_tuning/auto_tune")
     fut = cli.call_async(msgs.new(TUNE_SRV + "_Request", joint="", heuristic=""))   # '' = every joint
-    assert ctx.spin_until(fut.done, 1e4)
+    assert st.run_until(fut.done, 1e4)
     r = fut.result()
     assert r.success, r.message
     import json
@@ -150,20 +130,15 @@ def test_flip_apply_all_and_replay_run_as_jobs_on_the_robot_node(tmp_path):
     from hri_pid_tuning.core.motion import MotionLibrary, RecordedMotion
     from hri_pid_tuning.messages import MOTION_SRV
 
-    ctx = InprocContext()
-    cfg = load_pid_config("humanoid_arm")
-    StopSupervisorNode(cfg=cfg, context=ctx)
-    rn = JointRobotNode(robot="humanoid_arm", setup="s2", cfg=cfg, context=ctx)
-    tn = PidTuningNode(context=ctx, parameters={"pid_tuning.node.robot": "humanoid_arm", "pid_tuning.node.setup": "s2",
-                                                "pid_tuning.node.live": True,
-                                                "pid_tuning.node.motions_dir": str(tmp_path)})
+    st = compose("humanoid_arm", "s2", parameters={"pid_tuning.node.motions_dir": str(tmp_path)})
+    cfg, rn, tn = st.cfg, st.robot, st.tuner
     seen = []                                   # the robot's hand angle as the robot reports it
     tn.create_subscription("sensor_msgs/msg/JointState", "/joint_states",
                            lambda m: seen.append(m.position[list(m.name).index("hand")]), qos=100)
 
     def call(srv, name, **fields):
         fut = tn.create_client(srv, f"/pid_tuning/{name}").call_async(msgs.new(srv + "_Request", **fields))
-        assert ctx.spin_until(fut.done, 1e4)
+        assert st.run_until(fut.done, 1e4)
         return fut.result()
 
     hold = cfg["pid_tuning"]["humanoid_arm"]["initial_gains"]

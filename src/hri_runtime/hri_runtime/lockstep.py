@@ -180,6 +180,19 @@ class Lockstep:
             self.step(before)
         return n
 
+    def step_until(self, predicate: Callable[[], bool], timeout_s: float,
+                   before: Optional[Callable[[float], Any]] = None) -> bool:
+        """Step until ``predicate()`` holds (checked before every step: a job's result, a
+        service's response) or ``timeout_s`` of simulated time have passed; returns
+        ``predicate()``."""
+        self._follow_context()
+        end_ns = self.clock.now_ns() + int(round(timeout_s * 1e9))
+        while not predicate():
+            if self.clock.now_ns() >= end_ns:
+                return bool(predicate())
+            self.step(before)
+        return True
+
 
 # ------------------------------------------------------------------------------------------------
 class JobCancelled(BaseException):

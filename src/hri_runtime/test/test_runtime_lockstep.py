@@ -125,3 +125,17 @@ def test_composed_nodes_script_at_t_and_recorded_by_the_bag_recorder(tmp_path):
     rec = [(m.topic, m.log_time_ns, m.msg.data) for m in rd.messages()]
     assert ("/cmd", 2_000_000, "0.002") in rec and ("/out", 4_000_000, "3") in rec
     assert sum(1 for r in rec if r[0] == "/cmd") == 3 and sum(1 for r in rec if r[0] == "/out") == 2
+
+
+def test_step_until_stops_at_the_first_step_boundary_where_the_predicate_holds():
+    """step_until: whole steps until the predicate holds (a timer's effect at t is seen before
+    the step at t + dt); a predicate that never holds returns False after timeout_s."""
+    ls = Lockstep.inproc(0.001)
+    node = Node("ticker", context=ls.context)
+    fired = []
+    node.create_timer(0.005, lambda: fired.append(ls.context.now_ns()))
+    assert ls.step_until(lambda: len(fired) == 2, 1.0)
+    assert fired == [5_000_000, 10_000_000] and ls.clock.now_ns() == 11_000_000
+    assert ls.step_until(lambda: True, 0.0) and ls.steps == 11
+    assert not ls.step_until(lambda: False, 0.003) and ls.clock.now_ns() == 14_000_000
+    ls.close()
