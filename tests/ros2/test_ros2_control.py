@@ -239,6 +239,9 @@ def test_update_allocates_nothing_holds_without_heartbeat_and_follows_with_it(tm
     # the FR3 (ros2_control.position_command none): effort commands only
     assert "ok: command interfaces claimed with ros2_control.position_command none: 7 effort, 0 position" in r.stderr
     assert "ok: deactivate: zero effort" in r.stderr
+    # the parameter file has the controller's gravity term off: the arm is stepped as the MuJoCo
+    # system steps it, g(q) added on the hardware side (docs/hardware.md)
+    assert "ok: gravity compensated by the system" in r.stderr
 
 
 def test_on_the_iiwa14_the_controller_writes_the_measured_positions_to_the_position_commands(tmp_path):
@@ -283,6 +286,113 @@ def test_an_unknown_law_is_refused_with_one_line(tmp_path):
                        env=dict(os.environ, ROS_DOMAIN_ID=str(20 + (os.getpid() + 5) % 80)))
     assert r.returncode == 1 and "FAILED: init" in r.stderr, r.stderr[-2000:]
     assert "interaction.law" in r.stderr and "pid" in r.stderr, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("who", ["hardware", "controller"])
+def test_the_mujoco_system_compensates_gravity_as_the_arms_drivers_do(tmp_path, who):
+    """The committed parameter file has the controller's interaction.gravity_compensation false:
+    the arms' drivers add g(q) themselves, and so does the MuJoCo system (docs/hardware.md). With
+    its compensation on (ros2_control.gravity_compensation hardware, the default) the arm holds its
+    home pose under the interaction controller (within 1 mm) and a zero effort command from the
+    standard effort controller holds the joints (the compensation is exact: g at the measured q);
+    with it off (the tag's gravity_compensation false, the controller's term still off) the same
+    arm sags under the controller and falls under zero effort: the compensation is real."""
+    if MISSING:
+        pytest.skip(MISSING)
+    import mujoco
+    from geometry_msgs.msg import PoseStamped
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    dom = str(20 + (os.getpid() + 17 + (who == "controller")) % 80)
+    env = dict(os.environ, HRI_TRANSPORT="rclpy", ROS_DOMAIN_ID=dom, PYTHONUNBUFFERED="1")
+    old = os.environ.get("ROS_DOMAIN_ID")
+    os.environ["ROS_DOMAIN_ID"] = dom
+    s = Stack(tmp_path, env)
+    try:
+        assert yaml_value(s.files["params"], "interaction_controller", "interaction", "gravity_compensation") is False
+        s.p.subscribe(PoseStamped, "/ee_pose", qos=1000)
+        s.p.subscribe(JointState, "/joint_states", qos=100)
+        s.start("robot_state", s.node("hri_sim", "robot_state", f"robot:={ROBOT}", "ros2_control.control:=ros2_control",
+                                      "ros2_control.hardware:=mujoco", f"ros2_control.dir:={tmp_path}",
+                                      f"ros2_control.gravity_compensation:={who}"))
+        s.start("controller_manager", [find_executable("controller_manager", "ros2_control_node"), "--ros-args",
+                                       "--params-file", str(s.files["params"]),
+                                       "-r", "~/robot_description:=/robot_description"])
+        wait_for(lambda: _has_service(s, "/controller_manager/list_controllers"), "the controller manager's services")
+        s.load_and_activate("joint_state_broadcaster")
+        spawner = subprocess.run([find_executable("controller_manager", "spawner"), "interaction_controller",
+                                  "--controller-manager", "/controller_manager", "--controller-ros-args",
+                                  f"--param model_file:={s.files['model']}"], env=env, capture_output=True, text=True,
+                                 timeout=WAIT_S)
+        assert spawner.returncode == 0, spawner.stdout[-2000:] + spawner.stderr[-2000:]
+        # the home pose's EE from the model (the brakes held the arm there until the controller took it)
+        model = mujoco.MjModel.from_binary_path(str(s.files["model"]))
+        data = mujoco.MjData(model)
+        names = s.cfg["joints"]["names"]
+        adr = [model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n)] for n in names]
+        data.qpos[adr] = np.radians(s.cfg["joints"]["named_positions_deg"]["home"])
+        mujoco.mj_forward(model, data)
+        home = data.site_xpos[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, s.cfg["interaction"]["ee_site"])].copy()
+        wait_for(lambda: len(_ee(s)) > 20, "/ee_pose")
+        time.sleep(1.5)
+        n = len(_ee(s))
+        time.sleep(1.0)
+        sag = float(np.linalg.norm(_ee(s)[n:] - home, axis=1).max())   # the EE's largest distance from home
+        # the standard effort controller, commanding zero torque (lbr's and franka's gravity
+        # compensation controllers send zeros)
+        from controller_manager_msgs.srv import ConfigureController, LoadController
+
+        assert s.call("load_controller", LoadController, name="effort_controller").ok
+        assert s.call("configure_controller", ConfigureController, name="effort_controller").ok
+        pub = s.p.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+        stop = threading.Event()
+
+        def zeros():
+            while not stop.is_set():
+                pub.publish(Float64MultiArray(data=[0.0] * len(names)))
+                time.sleep(0.01)
+
+        th = threading.Thread(target=zeros, daemon=True)
+        th.start()
+        try:
+            time.sleep(0.3)
+            assert s.switch(activate=["effort_controller"], deactivate=["interaction_controller"])
+
+            def q() -> np.ndarray:
+                m = s.p.messages("/joint_states")[-1]
+                return np.array([m.position[list(m.name).index(j)] for j in names])
+
+            time.sleep(0.3)
+            before = q()
+            time.sleep(1.0)
+            fell = float(np.abs(q() - before).max())
+        finally:
+            stop.set()
+            th.join(2.0)
+        print(f"{ROBOT}, ros2_control.gravity_compensation {who}: EE {sag * 1e3:.3f} mm from home under the "
+              f"interaction controller; joints moved {fell:.2e} rad in 1 s under zero effort")
+        if who == "hardware":
+            assert sag < 0.001 and fell < 1e-4, (sag, fell)
+        else:
+            assert sag > 0.003 and fell > 0.05, (sag, fell)
+    finally:
+        for name, text in s.close().items():
+            print(f"---- {name}\n{text[-2000:]}")
+        if old is None:
+            os.environ.pop("ROS_DOMAIN_ID", None)
+        else:
+            os.environ["ROS_DOMAIN_ID"] = old
+
+
+def yaml_value(path: Path, *keys: str):
+    """A value of a ROS parameter file (``<node>: ros__parameters: ...``) by its node and names."""
+    import yaml
+
+    v = yaml.safe_load(path.read_text())[keys[0]]["ros__parameters"]
+    for k in keys[1:]:
+        v = v[k]
+    return v
 
 
 def test_controller_manager_loads_and_activates_the_controller_on_the_mujoco_system(stack):
@@ -542,7 +652,6 @@ def test_safe_stop_holds_and_the_reset_releases(stack):
 
 
 def test_switch_to_the_effort_controller_and_back(stack):
-    import mujoco
     from std_msgs.msg import Float64MultiArray
 
     s = stack
@@ -550,15 +659,9 @@ def test_switch_to_the_effort_controller_and_back(stack):
 
     assert s.call("load_controller", LoadController, name="effort_controller").ok
     assert s.call("configure_controller", ConfigureController, name="effort_controller").ok
-    # the gravity torque at the current pose from the same model, held by the standard controller
-    model = mujoco.MjModel.from_binary_path(str(s.files["model"]))
-    data = mujoco.MjData(model)
-    js = s.p.messages("/joint_states")[-1]
-    names = s.cfg["joints"]["names"]
-    for n in names:
-        data.qpos[model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n)]] = js.position[list(js.name).index(n)]
-    mujoco.mj_forward(model, data)
-    g = [float(data.qfrc_bias[model.jnt_dofadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n)]]) for n in names]
+    # zero torque from the standard controller: the system adds g(q), as the arms' drivers do
+    # (franka's and lbr's gravity compensation controllers send zeros)
+    g = [0.0] * len(s.cfg["joints"]["names"])
     pub = s.p.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
     before = _ee(s)[-1]
     ticks = _state(s).ticks
@@ -592,6 +695,8 @@ def test_switch_to_the_effort_controller_and_back(stack):
     drift = float(np.linalg.norm(after[-1] - after[0]))
     stack.switched = {"moved_under_effort_m": float(np.linalg.norm(after[0] - before)), "drift_after_m": drift}
     assert drift < 0.001, stack.switched
+    # zero torque held the arm: the system compensated gravity
+    assert stack.switched["moved_under_effort_m"] < 0.001, stack.switched
 
 
 def test_heartbeat_silence_holds(stack):

@@ -196,10 +196,13 @@ def test_ros2_launch_starts_the_controller_manager_and_spawns_the_controllers(ro
 def _an_effort_only_controller_moves_nothing(p: Probe, cfg: dict, env: dict) -> None:
     """lbr_fri_ros2's rule, as the MuJoCo system applies it to a tag with position commands: the
     interaction controller deactivated sets them back to NaN, so the standard effort controller
-    (effort only, its first command zero) moves nothing: the joints stay where they were for 1 s
-    (without the rule the arm would fall under gravity with zero torque). Switched back, the
-    interaction controller is active again, writing the positions."""
+    (effort only), commanding 5 N·m on every joint, moves nothing: the joints stay where they were
+    for 1 s (without the rule that torque would move them; gravity is compensated by the system).
+    Switched back, the interaction controller is active again, writing the positions."""
+    import threading
+
     from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
 
     names = cfg["joints"]["names"]
     p.subscribe(JointState, "/joint_states", qos=100)
@@ -211,14 +214,28 @@ def _an_effort_only_controller_moves_nothing(p: Probe, cfg: dict, env: dict) -> 
     wait_for(lambda: p.messages("/joint_states"), "/joint_states")
     _ros2(env, "control", "load_controller", "--set-state", "inactive", "effort_controller", "--controller-manager",
           "/controller_manager", show=True)
-    _ros2(env, "control", "switch_controllers", "--deactivate", "interaction_controller", "--activate",
-          "effort_controller", "--strict", "--controller-manager", "/controller_manager", show=True)
-    c = _controllers(env, show=True)
-    assert c["effort_controller"][1] == "active" and c["interaction_controller"][1] == "inactive", c
-    time.sleep(0.3)
-    before = q()
-    time.sleep(1.0)
-    moved = float(np.abs(q() - before).max())
+    pub = p.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+    stop = threading.Event()
+
+    def push():
+        while not stop.is_set():
+            pub.publish(Float64MultiArray(data=[5.0] * len(names)))
+            time.sleep(0.01)
+
+    th = threading.Thread(target=push, daemon=True)
+    th.start()
+    try:
+        _ros2(env, "control", "switch_controllers", "--deactivate", "interaction_controller", "--activate",
+              "effort_controller", "--strict", "--controller-manager", "/controller_manager", show=True)
+        c = _controllers(env, show=True)
+        assert c["effort_controller"][1] == "active" and c["interaction_controller"][1] == "inactive", c
+        time.sleep(0.3)
+        before = q()
+        time.sleep(1.0)
+        moved = float(np.abs(q() - before).max())
+    finally:
+        stop.set()
+        th.join(2.0)
     print(f"{cfg['robot']['model']}: under the effort controller alone the joints moved {moved:.2e} rad in 1 s")
     assert moved < 1e-6, (before, q())
     _ros2(env, "control", "switch_controllers", "--deactivate", "effort_controller", "--activate",

@@ -35,6 +35,15 @@ CallbackReturn MujocoSystem::on_init(const hit::HardwareInfo& info) {
     return CallbackReturn::ERROR;
   }
   const std::string site = hp.count("ee_site") ? hp.at("ee_site") : "attachment_site";
+  // gravity compensated on the hardware side, as the vendors' drivers do (docs/hardware.md); default on
+  if (hp.count("gravity_compensation")) {
+    const std::string& g = hp.at("gravity_compensation");
+    if (g != "true" && g != "false" && g != "True" && g != "False") {
+      RCLCPP_ERROR(logger(), "hardware parameter gravity_compensation: true or false, not '%s'", g.c_str());
+      return CallbackReturn::ERROR;
+    }
+    gravity_compensation_ = g == "true" || g == "True";
+  }
   std::vector<std::string> names;
   std::vector<double> q0;
   for (size_t k = 0; k < info_.joints.size(); ++k) {
@@ -96,9 +105,11 @@ CallbackReturn MujocoSystem::on_init(const hit::HardwareInfo& info) {
   pos_cmd_.assign(n_, std::numeric_limits<double>::quiet_NaN());
   robot_->read(rs_);
   for (int j = 0; j < n_; ++j) pos_[j] = rs_.q(j);
-  RCLCPP_INFO(logger(), "MuJoCo arm: %d joints, site %s, timestep %.6f s, model %s, commands %s", n_, site.c_str(),
-              model_->opt.timestep, f.c_str(),
-              position_commands_ ? "position + effort (effort discarded while a position command is unset)" : "effort");
+  RCLCPP_INFO(logger(), "MuJoCo arm: %d joints, site %s, timestep %.6f s, model %s, commands %s, gravity %s",
+              n_, site.c_str(), model_->opt.timestep, f.c_str(),
+              position_commands_ ? "position + effort (effort discarded while a position command is unset)" : "effort",
+              gravity_compensation_ ? "compensated by the system (g(q) added to the effort command)"
+                                    : "not compensated (the effort command is the joint torque)");
   return CallbackReturn::SUCCESS;
 }
 
@@ -192,6 +203,9 @@ return_type MujocoSystem::write(const rclcpp::Time&, const rclcpp::Duration&) {
       tau_(j) = 0.0;
       ++nonfinite_;
     }
+    // the vendors' rule: the command is the torque without gravity; g(q) at the state read() saw
+    // (the model is not stepped in between, so this is g at the measured q, exact)
+    if (gravity_compensation_) tau_(j) += rs_.gravity(j);
   }
   hri_core::se3::Vec3 f(push_[0], push_[1], push_[2]);
   robot_->set_external_wrench(f, hri_core::se3::Vec3::Zero());

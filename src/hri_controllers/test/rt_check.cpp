@@ -9,6 +9,8 @@
 //   3. a heartbeat saying stopped holds the measured pose while the reference moves on;
 //   4. without a robot description (none is given here) the F/T sensor ft_sensor.name is absent:
 //      the controller claims the joints' interfaces only and runs (the admittance sees no wrench);
+//   (the arm is stepped as MujocoSystem steps it: g(q) at the measured q added to the effort where
+//   the parameter file has interaction.gravity_compensation false, the hardware's compensation)
 //   5. the command interfaces it claims: <joint>/effort, and with ros2_control.position_command
 //      measured <joint>/position as well, which after every update() (held, following, stopped)
 //      holds exactly the position read in that cycle; deactivate leaves zero effort and the
@@ -133,9 +135,13 @@ int main(int argc, char** argv) {
       vel[j] = rs.dq(j);
     }
   };
+  // gravity as MujocoSystem with its hardware parameter gravity_compensation: the system adds g(q)
+  // at the measured q where the controller does not (the vendors' drivers' rule, docs/hardware.md)
+  const bool controller_gravity = node->get_parameter("interaction.gravity_compensation").as_bool();
+  std::fprintf(stderr, "ok: gravity compensated by the %s\n", controller_gravity ? "controller" : "system");
+  hri_core::interaction::VecN tau(n);
   auto write = [&] {
-    hri_core::interaction::VecN tau(n);
-    for (int j = 0; j < n; ++j) tau(j) = eff[j];
+    for (int j = 0; j < n; ++j) tau(j) = eff[j] + (controller_gravity ? 0.0 : rs.gravity(j));
     robot.write(tau);
   };
   read();

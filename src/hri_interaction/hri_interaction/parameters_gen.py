@@ -457,7 +457,11 @@ class InteractionParams(Params):
     """controlled frame (MuJoCo site) — MuJoCo site / frame the controllers act on (flange)."""
 
     gravity_compensation: bool = True
-    """add g(q) to the torque — add g(q) (+qfrc_bias gravity) to the torque command."""
+    """add g(q) to the torque — add g(q) (+qfrc_bias gravity) to the torque command (our rt loop:
+    true, its MuJoCo arm has no vendor's compensation). Under ros2_control the generated parameter
+    file (config/ros2_control/<robot>.yaml) has it false while ros2_control.gravity_compensation is
+    hardware: the arms' drivers (libfranka, UR direct torque, KUKA FRI torque mode) and the MuJoCo
+    system add g(q) themselves."""
 
     reference_feedforward: bool = True
     """Lie law: feed the governed reference's own twist forward (damping acts on the tracking error

@@ -457,6 +457,24 @@ class Ros2ControlParams(Params):
     (lbr_fri_ros2 TorqueCommandInterface::buffered_command_to_fri,
     BaseCommandInterface::init_command). Read-only at run time."""
 
+    gravity_compensation: Literal['hardware', 'controller'] = 'hardware'
+    """who adds the gravity torque g(q) under ros2_control: hardware = the hardware interface, as
+    the vendors' drivers do (franka: libfranka's franka::Torques are "joint-level torque commands
+    without gravity and friction"; ur: direct torque control's target torques are given after
+    gravity compensation, a vector of zeros holds the position; iiwa: FRI's torque command mode
+    superposes the commanded torque on the robot's own gravity-compensated control), and
+    hri_controllers/MujocoSystem then does as they do (its hardware parameter gravity_compensation
+    true: g at the measured q added to the effort command), so the generated controller parameter
+    file (config/ros2_control/<robot>.yaml) has interaction.gravity_compensation false, else the arm
+    would get g(q) twice | controller = a hardware interface that takes the full joint torque: the
+    interaction controller adds g(q) (interaction.gravity_compensation as set) and the MuJoCo system
+    does not (docs/hardware.md). Our own rt loop is not affected: it simulates the arm without a
+    vendor's compensation and keeps interaction.gravity_compensation true. Source: libfranka
+    (franka::Torques, include/franka/control_types.h); Universal_Robots_Client_Library
+    (doc/architecture/reverse_interface.rst, direct torque control mode); lbr_fri_ros2_stack
+    (lbr_demos_cpp torque_sine_overlay); KUKA Sunrise FRI (torque command mode). Read-only at run
+    time."""
+
     franka: Ros2ControlFrankaParams = field(default_factory=Ros2ControlFrankaParams)
     """``ros2_control.franka``."""
 

@@ -225,6 +225,35 @@ def test_manager_parameters_name_the_controllers_and_the_sensor():
 
 
 @pytest.mark.parametrize("robot", list_arms())
+def test_under_ros2_control_the_hardware_compensates_gravity_and_the_controller_does_not(robot):
+    """The arms' drivers add g(q) themselves (libfranka's torques are "without gravity and friction",
+    UR direct torque's "after gravity compensation", KUKA FRI's torque mode superposed on the
+    robot's gravity compensation: docs/hardware.md), and so does the MuJoCo system, as they do: the
+    committed parameter file of every arm has the controller's interaction.gravity_compensation
+    false and the MuJoCo tag's gravity_compensation true, while the config (our rt loop, whose
+    MuJoCo arm has no vendor's compensation) keeps it true. With ros2_control.gravity_compensation
+    controller (a hardware taking the full joint torque) the two swap: g(q) is added exactly once."""
+    cfg = load_robot_config(robot)
+    assert cfg["interaction"]["gravity_compensation"] is True          # the rt loop's
+    assert cfg["ros2_control"]["gravity_compensation"] == "hardware"
+    committed = yaml.safe_load((REPO / "config" / "ros2_control" / f"{robot}.yaml").read_text())
+    assert committed["interaction_controller"]["ros__parameters"]["interaction"]["gravity_compensation"] is False
+    assert _tag(cfg, "mujoco").find("hardware/param[@name='gravity_compensation']").text == "true"
+    if cfg["ros2_control"]["vendor"] != "none":     # the vendor's tag: its driver compensates, no such parameter
+        vendor = _tag(load_robot_config(robot, overrides=["ros2_control.robot_ip=192.168.1.10"]), cfg["ros2_control"]["vendor"])
+        assert vendor.find("hardware/param[@name='gravity_compensation']") is None
+    full = load_robot_config(robot, overrides=["ros2_control.gravity_compensation=controller"])
+    values = {"interaction": {"gravity_compensation": True}}
+    ic = manager_parameters(full, values, 1000)["interaction_controller"]["ros__parameters"]
+    assert ic["interaction"]["gravity_compensation"] is True
+    assert _tag(full, "mujoco").find("hardware/param[@name='gravity_compensation']").text == "false"
+    off = load_robot_config(robot, overrides=["ros2_control.gravity_compensation=controller",
+                                              "interaction.gravity_compensation=false"])
+    assert manager_parameters(off, values, 1000)["interaction_controller"]["ros__parameters"]["interaction"][
+        "gravity_compensation"] is False
+
+
+@pytest.mark.parametrize("robot", list_arms())
 def test_the_committed_parameter_file_of_every_arm_is_the_generated_one(robot, tmp_path):
     """launch/ros2_control.launch.yaml passes config/ros2_control/<arm>.yaml to the controller
     manager: the config tree's values, no machine path (model_file comes from the launch file)."""

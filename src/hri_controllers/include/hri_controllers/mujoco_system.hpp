@@ -1,7 +1,7 @@
 // hri_controllers::MujocoSystem — the arm in MuJoCo as a ros2_control hardware_interface::SystemInterface,
 // with the interfaces of the real arm's driver (franka_hardware / ur_robot_driver / the iiwa driver):
 //   joints   command effort, and position where the tag lists it (the iiwa's, as lbr_ros2_control
-//            exports it); state position, velocity, effort (the last command)
+//            exports it); state position, velocity, effort (the applied joint torque)
 //   sensor   <ee_ft>: force.x/y/z, torque.x/y/z in the EE frame (the applied push: an ideal, tared
 //            wrist F/T, as hri_core::rt::MujocoRobot::read)
 //   gpio     <ee_push>: force.x/y/z (world frame, N), a scripted push on the EE (simulation only)
@@ -16,8 +16,14 @@
 // the effort commands are discarded while any joint's position command is NaN (the start value, as
 // lbr_ros2_control's): the arm is then held as by the brakes and the cycle counted
 // (discarded_cycles()); a finite position command is otherwise not used (no joint impedance here).
+// Gravity (hardware parameter gravity_compensation, default true): as franka_hardware (libfranka's
+// franka::Torques are "without gravity and friction"), ur_robot_driver (direct torque: target
+// torques "after gravity compensation") and lbr_ros2_control (FRI torque mode) do, write() adds the
+// gravity torque g(q) at the state read() saw (hri_core::rt::MujocoArmModel's mj_rne at zero
+// velocity) to the effort command, so a controller commands the torque without gravity; false: the
+// effort command is the whole joint torque (docs/hardware.md). The effort state is the applied torque.
 // Nothing is allocated in read()/write().
-// Hardware parameters (<hardware><param> of the ros2_control URDF tag): model_file, ee_site;
+// Hardware parameters (<hardware><param> of the ros2_control URDF tag): model_file, ee_site, gravity_compensation;
 // a joint's initial position: <state_interface name="position"><param name="initial_value">.
 #pragma once
 
@@ -57,6 +63,7 @@ class MujocoSystem : public hardware_interface::SystemInterface {
   int n_ = 0;
   std::vector<double> pos_, vel_, eff_, cmd_;
   bool position_commands_ = false;  // the tag lists <joint>/position commands
+  bool gravity_compensation_ = true; // write() adds g(q) at the measured q to the effort command
   std::vector<double> pos_cmd_;      // <joint>/position commands (NaN until written)
   uint64_t discarded_ = 0;           // cycles whose effort was discarded (a position command unset)
   double ft_[6]{};    // force.x/y/z, torque.x/y/z (EE frame)

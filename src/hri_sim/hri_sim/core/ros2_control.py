@@ -8,7 +8,9 @@ Hardware (``ros2_control.hardware``), each exposing the interfaces the controlle
 driver always exports and the MuJoCo and mock tags then export too):
 
 - ``mujoco``: ``hri_controllers/MujocoSystem`` on the arm's MuJoCo model with torque motors
-  (``model_file``, ``ee_site``), plus the EE force-torque sensor ``ros2_control.ft_sensor`` and the
+  (``model_file``, ``ee_site``, ``gravity_compensation``: it adds g(q) at the measured q to the
+  effort command, as the vendors' drivers do, while ``ros2_control.gravity_compensation`` is
+  ``hardware``), plus the EE force-torque sensor ``ros2_control.ft_sensor`` and the
   scripted-push GPIO ``ros2_control.push_gpio`` (simulation only);
 - ``mock``: ``mock_components/GenericSystem`` (plumbing check: the states stay at their initial
   values, effort commands are mirrored), with the same F/T sensor reading zero;
@@ -29,7 +31,8 @@ from typing import Any, Optional
 from xml.sax.saxutils import quoteattr
 
 __all__ = ["HARDWARE", "ros2_control_xml", "manager_parameters", "hardware_refusal", "files_dir", "description_tag",
-           "MODEL_FILE"]
+           "MODEL_FILE",
+           "hardware_compensates_gravity", "controller_gravity_compensation"]
 
 HARDWARE = ("mujoco", "mock", "franka", "ur", "iiwa")
 VENDORS = ("franka", "ur", "iiwa")
@@ -68,6 +71,19 @@ def hardware_refusal(cfg: dict, hardware: str) -> Optional[str]:
     return None
 
 
+def hardware_compensates_gravity(cfg: dict) -> bool:
+    """``ros2_control.gravity_compensation`` is ``hardware``: the hardware interface adds g(q), as
+    franka_hardware (libfranka), ur_robot_driver (direct torque) and lbr_ros2_control (FRI torque
+    mode) do, and the MuJoCo system (hardware parameter ``gravity_compensation``) does as they do."""
+    return cfg["ros2_control"]["gravity_compensation"] == "hardware"
+
+
+def controller_gravity_compensation(cfg: dict) -> bool:
+    """The interaction controller's ``interaction.gravity_compensation`` under ros2_control: false
+    where the hardware compensates gravity (else the arm gets g(q) twice), else the config's."""
+    return bool(cfg["interaction"]["gravity_compensation"]) and not hardware_compensates_gravity(cfg)
+
+
 def _param(name: str, value: Any) -> str:
     if isinstance(value, bool):
         value = "true" if value else "false"
@@ -79,7 +95,8 @@ def _hardware_params(cfg: dict, hardware: str, model_file: Optional[str]) -> lis
     if hardware == "mujoco":
         if not model_file:
             raise ValueError("hardware mujoco needs the model file (hri sim ros2-control writes it)")
-        return [("model_file", model_file), ("ee_site", cfg["interaction"]["ee_site"])]
+        return [("model_file", model_file), ("ee_site", cfg["interaction"]["ee_site"]),
+                ("gravity_compensation", hardware_compensates_gravity(cfg))]
     if hardware == "mock":
         return [("mock_sensor_commands", False)]
     ip = rc["robot_ip"]
@@ -209,9 +226,20 @@ def description_tag(cfg: dict, model_file: Optional[str]) -> Optional[str]:
     return ros2_control_xml(cfg, sec["hardware"], model_file)
 
 
+def _interaction_values(cfg: dict, controller_values: dict) -> dict:
+    """``interaction`` of ``controller_values`` with ``gravity_compensation`` as
+    :func:`controller_gravity_compensation` (the hardware's compensation decides it)."""
+    if "interaction" not in controller_values:
+        return {}
+    return {"interaction": {**controller_values["interaction"],
+                            "gravity_compensation": controller_gravity_compensation(cfg)}}
+
+
 def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) -> dict:
     """The ros2_control_node parameter file: the controller manager (update rate, the controller
-    types) and the interaction controller's parameters ``controller_values`` (the generated
+    types) and the interaction controller's parameters ``controller_values`` (with
+    ``interaction.gravity_compensation`` false where the hardware compensates gravity:
+    :func:`controller_gravity_compensation`; the generated
     library's names: hri_runtime.parameter_library.gpl.parameter_values; ``ft_sensor.name`` is
     ``ros2_control.ft_sensor``, read where the hardware has it, ``ft_sensor.frame`` its frame
     ``ros2_control.ft_frame``); besides it the standard
@@ -227,7 +255,7 @@ def manager_parameters(cfg: dict, controller_values: dict, update_rate_hz: int) 
             "effort_controller": {"type": "effort_controllers/JointGroupEffortController"},
             "push_controller": {"type": "forward_command_controller/MultiInterfaceForwardCommandController"},
         }},
-        rc["controller"]: {"ros__parameters": {**controller_values,
+        rc["controller"]: {"ros__parameters": {**controller_values, **_interaction_values(cfg, controller_values),
                                                   "ft_sensor": {"name": rc["ft_sensor"], "frame": rc["ft_frame"]}}},
         rc["joint_state_broadcaster"]: {"ros__parameters": {"joints": list(names),
                                                              "interfaces": ["position", "velocity", "effort"]}},
