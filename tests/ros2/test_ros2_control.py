@@ -133,7 +133,7 @@ def stack(tmp_path_factory):
         p.subscribe(InteractionState, "/interaction/state", qos=latched())
         p.subscribe(SafetyStop, "/safety/stop", qos=latched())
         p.subscribe(JointState, "/joint_states", qos=100)
-        p.subscribe(TeleopMode, "/teleop/mode", qos=100)
+        p.subscribe(TeleopMode, "/teleop/mode", qos=latched(100))
         s.start("stop_supervisor", s.node("hri_safety", "stop_supervisor", f"robot:={ROBOT}"))
         s.start("robot_state", s.node("hri_sim", "robot_state", f"robot:={ROBOT}", "ros2_control.control:=ros2_control",
                                       "ros2_control.hardware:=mujoco", f"ros2_control.dir:={s.files['model'].parent}"))
@@ -445,6 +445,8 @@ def test_square_through_arm_teleop_is_tracked_within_2_mm(stack):
     wait_for(lambda: "/arm_teleop" in s.p.node_names(), "arm_teleop in the graph")
     time.sleep(3.0)
     _released(s)
+    wait_for(lambda: ((m := s.p.messages("/teleop/mode")) and m[-1].mode == "HOLD") or starved_latch(s.p),
+             "arm_teleop out of its start-up STOP (/teleop/mode HOLD)")
     side = s.cfg["teleop"]["demo"]["side_m"]
 
     def square():

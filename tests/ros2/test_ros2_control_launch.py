@@ -41,7 +41,7 @@ import pytest
 from hri_runtime.config.tree import load_robot_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_ros2_control import MISSING as CONTROL_MISSING, operator_strokes  # noqa: E402
+from test_ros2_control import MISSING as CONTROL_MISSING, operator_strokes, starved_latch  # noqa: E402
 from test_ros2_e2e import REPO, WAIT_S, Probe, communicate, free_port, latched, wait_for  # noqa: E402
 
 pytestmark = [pytest.mark.ros2_control, pytest.mark.ros2_launch]
@@ -288,6 +288,10 @@ def _holds_home_and_follows_the_operator(p: Probe, cfg: dict, vr_port: int, mode
     print(f"{cfg['robot']['model']}: EE {np.round(start, 4).tolist()}, {np.linalg.norm(start - home) * 1e3:.3f} mm "
           f"from home's; largest deviation over 2 s {hold * 1e3:.3f} mm")
     assert hold < 0.001, (start, first[-1], second[-1])
+    # the operator starts once arm_teleop is out of its start-up STOP (a stroke streamed while it
+    # still holds is ignored, as on the real arm), or a starved node's latch is there to reset
+    wait_for(lambda: ((m := p.messages("/teleop/mode")) and m[-1].mode == "HOLD") or starved_latch(p),
+             "arm_teleop out of its start-up STOP (/teleop/mode HOLD)")
     resets: list = []
 
     def stroke():
