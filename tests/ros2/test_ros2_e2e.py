@@ -669,9 +669,11 @@ def test_arm_chain_on_rclpy_follows_the_emulated_operator(probe, domain_env, rob
         y0 = last_y()
         assert emulate(["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "3.2"]) == 0
         wait_for(lambda: y0 - last_y() > 0.08, "the EE following the -y stroke", 60.0)
-    except AssertionError as e:                 # with what the nodes said
+    except AssertionError as e:                 # with what the nodes said and what the probe saw
+        seen = (f"probe: {len(p.messages('/ee_pose'))} /ee_pose, y {y0 if 'y0' in locals() else None} -> "
+                f"{last_y()}; modes {[m.mode for m in p.messages('/teleop/mode')]}")
         text = stop_launcher(proc)
-        raise AssertionError(f"{e}\nlaunch output:\n{text[-8000:]}") from None
+        raise AssertionError(f"{e}\n{seen}\nlaunch output:\n{text[-8000:]}") from None
     finally:
         if text is None:
             text = stop_launcher(proc)
