@@ -13,6 +13,7 @@ Skipped, saying why, where ros2_control or hri_controllers is not installed (the
 timing is asserted; positions are."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -202,6 +203,29 @@ def operator_strokes(p: Probe, stroke, moved, what: str, resets: list):
     return out
 
 
+@contextlib.contextmanager
+def effort_commands(node, values: list):
+    """The standard effort controller's command topic fed ``values`` at 100 Hz from a thread for
+    the duration of the block (what an operator's effort source would publish)."""
+    from std_msgs.msg import Float64MultiArray
+
+    pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+    stop = threading.Event()
+
+    def feed():
+        while not stop.is_set():
+            pub.publish(Float64MultiArray(data=list(values)))
+            time.sleep(0.01)
+
+    th = threading.Thread(target=feed, daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join(2.0)
+
+
 def _released(s: Stack) -> None:
     """The controller follows (not held by the system stop). On a loaded machine the supervisor's
     heartbeat can arrive later than safety.stop.timeout_s: the controller then holds, latched, as
@@ -302,7 +326,6 @@ def test_the_mujoco_system_compensates_gravity_as_the_arms_drivers_do(tmp_path, 
     import mujoco
     from geometry_msgs.msg import PoseStamped
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
 
     dom = str(20 + (os.getpid() + 17 + (who == "controller")) % 80)
     env = dict(os.environ, HRI_TRANSPORT="rclpy", ROS_DOMAIN_ID=dom, PYTHONUNBUFFERED="1")
@@ -345,17 +368,7 @@ def test_the_mujoco_system_compensates_gravity_as_the_arms_drivers_do(tmp_path, 
 
         assert s.call("load_controller", LoadController, name="effort_controller").ok
         assert s.call("configure_controller", ConfigureController, name="effort_controller").ok
-        pub = s.p.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
-        stop = threading.Event()
-
-        def zeros():
-            while not stop.is_set():
-                pub.publish(Float64MultiArray(data=[0.0] * len(names)))
-                time.sleep(0.01)
-
-        th = threading.Thread(target=zeros, daemon=True)
-        th.start()
-        try:
+        with effort_commands(s.p.node, [0.0] * len(names)):
             time.sleep(0.3)
             assert s.switch(activate=["effort_controller"], deactivate=["interaction_controller"])
 
@@ -367,9 +380,6 @@ def test_the_mujoco_system_compensates_gravity_as_the_arms_drivers_do(tmp_path, 
             before = q()
             time.sleep(1.0)
             fell = float(np.abs(q() - before).max())
-        finally:
-            stop.set()
-            th.join(2.0)
         print(f"{ROBOT}, ros2_control.gravity_compensation {who}: EE {sag * 1e3:.3f} mm from home under the "
               f"interaction controller; joints moved {fell:.2e} rad in 1 s under zero effort")
         if who == "hardware":
@@ -654,8 +664,6 @@ def test_safe_stop_holds_and_the_reset_releases(stack):
 
 
 def test_switch_to_the_effort_controller_and_back(stack):
-    from std_msgs.msg import Float64MultiArray
-
     s = stack
     from controller_manager_msgs.srv import ConfigureController, LoadController
 
@@ -664,28 +672,15 @@ def test_switch_to_the_effort_controller_and_back(stack):
     # zero torque from the standard controller: the system adds g(q), as the arms' drivers do
     # (franka's and lbr's gravity compensation controllers send zeros)
     g = [0.0] * len(s.cfg["joints"]["names"])
-    pub = s.p.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
     before = _ee(s)[-1]
     ticks = _state(s).ticks
-    stop = threading.Event()
-
-    def hold():
-        while not stop.is_set():
-            pub.publish(Float64MultiArray(data=g))
-            time.sleep(0.01)
-
-    th = threading.Thread(target=hold, daemon=True)
-    th.start()
-    try:
+    with effort_commands(s.p.node, g):
         time.sleep(0.3)
         assert s.switch(activate=["effort_controller"], deactivate=["interaction_controller"])
         c = s.controllers()
         assert c["effort_controller"].state == "active" and c["interaction_controller"].state == "inactive"
         time.sleep(1.0)
         assert s.switch(activate=["interaction_controller"], deactivate=["effort_controller"])
-    finally:
-        stop.set()
-        th.join(2.0)
     c = s.controllers()
     assert c["interaction_controller"].state == "active" and c["effort_controller"].state == "inactive"
     # re-activated: its tick count starts again from 0

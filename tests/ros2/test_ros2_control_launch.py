@@ -41,7 +41,7 @@ import pytest
 from hri_runtime.config.tree import load_robot_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_ros2_control import MISSING as CONTROL_MISSING, operator_strokes, starved_latch  # noqa: E402
+from test_ros2_control import MISSING as CONTROL_MISSING, effort_commands, operator_strokes, starved_latch  # noqa: E402
 from test_ros2_e2e import REPO, WAIT_S, Probe, communicate, free_port, latched, wait_for  # noqa: E402
 
 pytestmark = [pytest.mark.ros2_control, pytest.mark.ros2_launch]
@@ -199,11 +199,7 @@ def _an_effort_only_controller_moves_nothing(p: Probe, cfg: dict, env: dict) -> 
     (effort only), commanding 5 N·m on every joint, moves nothing: the joints stay where they were
     for 1 s (without the rule that torque would move them; gravity is compensated by the system).
     Switched back, the interaction controller is active again, writing the positions."""
-    import threading
-
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-
     names = cfg["joints"]["names"]
     p.subscribe(JointState, "/joint_states", qos=100)
 
@@ -214,17 +210,7 @@ def _an_effort_only_controller_moves_nothing(p: Probe, cfg: dict, env: dict) -> 
     wait_for(lambda: p.messages("/joint_states"), "/joint_states")
     _ros2(env, "control", "load_controller", "--set-state", "inactive", "effort_controller", "--controller-manager",
           "/controller_manager", show=True)
-    pub = p.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
-    stop = threading.Event()
-
-    def push():
-        while not stop.is_set():
-            pub.publish(Float64MultiArray(data=[5.0] * len(names)))
-            time.sleep(0.01)
-
-    th = threading.Thread(target=push, daemon=True)
-    th.start()
-    try:
+    with effort_commands(p.node, [5.0] * len(names)):
         _ros2(env, "control", "switch_controllers", "--deactivate", "interaction_controller", "--activate",
               "effort_controller", "--strict", "--controller-manager", "/controller_manager", show=True)
         c = _controllers(env, show=True)
@@ -233,9 +219,6 @@ def _an_effort_only_controller_moves_nothing(p: Probe, cfg: dict, env: dict) -> 
         before = q()
         time.sleep(1.0)
         moved = float(np.abs(q() - before).max())
-    finally:
-        stop.set()
-        th.join(2.0)
     print(f"{cfg['robot']['model']}: under the effort controller alone the joints moved {moved:.2e} rad in 1 s")
     assert moved < 1e-6, (before, q())
     _ros2(env, "control", "switch_controllers", "--deactivate", "effort_controller", "--activate",
