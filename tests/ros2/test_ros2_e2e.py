@@ -667,8 +667,16 @@ def test_arm_chain_on_rclpy_follows_the_emulated_operator(probe, domain_env, rob
         # streamed before arm_teleop has seen the stop released, the stroke would be ignored
         wait_for(lambda: mode() == "HOLD", "arm_teleop out of its start-up STOP (/teleop/mode HOLD)")
         y0 = last_y()
-        assert emulate(["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "3.2"]) == 0
-        wait_for(lambda: y0 - last_y() > 0.08, "the EE following the -y stroke", 60.0)
+        # A relative clutch follows only the part of a stroke it sees: a starved arm_teleop that
+        # engages late follows less, as on a real arm, so the operator strokes again (up to 3).
+        for stroke in range(3):
+            assert emulate(["--host", "127.0.0.1", "--port", str(vr_port), "--seconds", "3.2"]) == 0
+            try:
+                wait_for(lambda: y0 - last_y() > 0.08, "the EE following the -y stroke", 20.0 if stroke < 2 else 60.0)
+                break
+            except AssertionError:
+                if stroke == 2:
+                    raise
     except AssertionError as e:                 # with what the nodes said and what the probe saw
         seen = (f"probe: {len(p.messages('/ee_pose'))} /ee_pose, y {y0 if 'y0' in locals() else None} -> "
                 f"{last_y()}; modes {[m.mode for m in p.messages('/teleop/mode')]}")
