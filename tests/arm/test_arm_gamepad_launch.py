@@ -19,7 +19,7 @@ from hri_pulse.core import evdev as ev  # noqa: E402
 from hri_runtime import msgs  # noqa: E402
 from hri_runtime.config.tree import load_robot_config  # noqa: E402
 
-from ..stack_launch import LaunchedStack, wait_for  # noqa: E402
+from ..stack_launch import LaunchedStack, safety_reset, wait_for  # noqa: E402
 from .test_arm_e2e_launch import Probe  # noqa: E402
 from ..pulse.test_pulse_gamepad_launch import PipeDevice  # noqa: E402
 
@@ -86,35 +86,60 @@ def test_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, robot, sou
                 assert wait_for(lambda: probe.last() is not None), "no /ee_pose from the stack"
                 if dev:
                     assert wait_for(dev.ready), "joy_evdev did not open the pipe"
-                pad.hold(False, 0.0)
-                assert wait_for(lambda: "HOLD" in probe.modes or "TRACK" in probe.modes), probe.modes   # stop released
-                assert wait_for(lambda: still(probe), 30.0), "the arm does not come to rest"   # starting up, loaded
-                p0 = probe.last()
-                pad.hold(False, 1.0)                                   # stick without the clutch: nothing moves
-                time.sleep(1.0)
-                assert np.linalg.norm(probe.last() - p0) < 0.002, (p0, probe.last())
-                def ref_x():
+
+                def ref_x(p0):
                     with refs_lock:
                         return refs[-1][0] - p0[0] if refs else 0.0
-                pad.hold(True, 1.0)                                    # clutch + stick up: +x
-                # released once the operator's target is 6 cm along (what the operator steers; a
-                # starved arm lags it, and waiting on the arm would let the target run on)
-                assert wait_for(lambda: ref_x() > 0.06, 30.0), (p0, ref_x(), probe.modes)
-                pad.hold(False, 0.0)                                   # release: the reference holds
-                time.sleep(0.3)
-                with refs_lock:
-                    n_ref = len(refs)
-                time.sleep(2.0)
-                with refs_lock:
-                    held = refs[n_ref:]
-                assert held and all(np.array_equal(r, held[0]) for r in held), (held[:3], probe.modes)   # the target does not move
-                assert held[0][0] - p0[0] < 0.2, (p0, held[0])         # released within a bounded stroke
-                # the arm follows and comes to rest (bounded waits: a loaded machine is slower)
-                assert wait_for(lambda: probe.last()[0] - p0[0] > 0.05, 30.0), (p0, probe.last(), held[0])
-                assert wait_for(lambda: still(probe, 2e-4), 30.0), "the arm does not settle on the held target"
-                p1 = probe.last()
-                time.sleep(1.0)
-                p2 = probe.last()                                      # and stays there
+
+                def stroke():
+                    """Stick without the clutch, then clutch + stick up, release; the figures."""
+                    pad.hold(False, 0.0)
+                    assert wait_for(lambda: mode() in ("HOLD", "TRACK")), probe.modes   # stop released
+                    assert wait_for(lambda: still(probe), 30.0), "the arm does not come to rest"   # starting up, loaded
+                    p0 = probe.last()
+                    pad.hold(False, 1.0)                               # stick without the clutch: nothing moves
+                    time.sleep(1.0)
+                    assert np.linalg.norm(probe.last() - p0) < 0.002, (p0, probe.last())
+                    pad.hold(True, 1.0)                                # clutch + stick up: +x
+                    # released once the operator's target is 6 cm along (what the operator steers;
+                    # a starved arm lags it, and waiting on the arm would let the target run on)
+                    assert wait_for(lambda: ref_x(p0) > 0.06, 30.0), (p0, ref_x(p0), probe.modes)
+                    pad.hold(False, 0.0)                               # release: the reference holds
+                    time.sleep(0.3)
+                    with refs_lock:
+                        n_ref = len(refs)
+                    time.sleep(2.0)
+                    with refs_lock:
+                        held = refs[n_ref:]
+                    assert held and all(np.array_equal(r, held[0]) for r in held), (held[:3], probe.modes)   # the target does not move
+                    assert held[0][0] - p0[0] < 0.2, (p0, held[0])     # released within a bounded stroke
+                    # the arm follows and comes to rest (bounded waits: a loaded machine is slower)
+                    assert wait_for(lambda: probe.last()[0] - p0[0] > 0.05, 30.0), (p0, probe.last(), held[0])
+                    assert wait_for(lambda: still(probe, 2e-4), 30.0), "the arm does not settle on the held target"
+                    p1 = probe.last()
+                    time.sleep(1.0)
+                    return p0, p1, probe.last(), held[0]               # and stays there
+
+                def mode():
+                    with probe.lock:
+                        return probe.modes[-1] if probe.modes else None
+
+                n_modes = 0
+                try:
+                    p0, p1, p2, target = stroke()
+                except AssertionError:
+                    # A node starved past safety.stop.timeout_s latches the heartbeat stop on its own
+                    # (docs/safety.md): arm_teleop reads STOP and holds until a reset. The operator
+                    # resets once at the console and does the whole stroke again, as in the other
+                    # launched-stack tests; any other failure, or a second stop, fails the test.
+                    if mode() != "STOP":
+                        raise
+                    pad.hold(False, 0.0)
+                    resp = safety_reset(probe)
+                    assert resp is not None and resp.success, resp
+                    with probe.lock:
+                        n_modes = len(probe.modes)
+                    p0, p1, p2, target = stroke()
                 assert abs(p1[1] - p0[1]) < 0.01 and abs(p1[2] - p0[2]) < 0.01, (p0, p1)   # along x only
                 st = probe.state()                                     # what the loop says, if it did not arrive
                 why = st and dict(modes=list(probe.modes), frozen=st.frozen, flags=list(st.flags), energy_j=st.energy_j,
@@ -123,10 +148,11 @@ def test_gamepad_clutch_and_stick_move_the_ee_release_holds(tmp_path, robot, sou
                                   events={c.name: c.count for c in st.events})
                 assert np.linalg.norm(p2 - p1) < 0.002, (p1, p2, why)
                 print(f"{robot}/{source}: stroke {np.round((p1 - p0) * 1e3, 2).tolist()} mm; at rest "
-                      f"{np.linalg.norm(p2 - held[0]) * 1e3:.3f} mm from the held target")
-                assert np.linalg.norm(p2 - held[0]) < 0.01, (p2, held[0], why)
+                      f"{np.linalg.norm(p2 - target) * 1e3:.3f} mm from the held target"
+                      + (" (after one reset)" if n_modes else ""))
+                assert np.linalg.norm(p2 - target) < 0.01, (p2, target, why)
                 with probe.lock:
-                    modes = list(probe.modes)
+                    modes = list(probe.modes[n_modes:])
                 assert "TRACK" in modes and "SAFETY_HOLD" not in modes, modes
             finally:
                 pad.close()                                        # its thread stops before the probe goes
