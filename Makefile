@@ -65,12 +65,11 @@ run: venv
 	$(HRI) teleop-demo $(RUN_ARGS)
 	$(HRI) atomic demo
 
-# The suite runs on pytest-xdist workers: each test file on one worker, so a module's fixtures
+# The suite runs on every core (pytest-xdist): each test file on one worker, so a module's fixtures
 # (routers, sims) are set up once; PYTEST_JOBS=0 runs it in this one process. One worker more than
-# the cores: the launched-stack tests wait on processes and routers, and the extra worker fills
-# that idle time (2 cores: 8 min 36 s with 2 workers, 6 min 05 s with 3, 6 min 07 s with 4 at
-# load 11; docs/benchmarks.md "Test suite").
-PYTEST_JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+# the cores is 26 % faster on 2 cores, but starves the launched-stack tests' nodes into their
+# safety latches (docs/benchmarks.md "Test suite"), so the default stays at the cores.
+PYTEST_JOBS ?= auto
 test: venv
 	$(PY) -m pytest -n $(PYTEST_JOBS) --dist loadfile
 
@@ -127,7 +126,7 @@ ros2-test: venv
 # build/asan/report.<pid> (pytest would swallow them with the aborted process's output), UBSan's to
 # stderr (GCC's combined runtime ignores log_path for them: pytest runs with --capture=sys and its
 # stderr is kept in build/asan/pytest.stderr); both are counted and any one fails the run, as does
-# any failed test. The tests run on the xdist workers `make test` uses (they inherit the
+# any failed test. The tests run on every core as `make test` does (xdist workers inherit the
 # preload, the options and the stderr that is scanned). Leak checking is off (CPython keeps its interned objects and arenas to the end).
 # cpp/test/test_sanitizer_live.py proves the sanitizers are live (instrumented extensions loaded,
 # a deliberately faulty canary reported). The extensions are rebuilt (every unit) when a source changes.
