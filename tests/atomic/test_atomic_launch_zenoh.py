@@ -57,44 +57,82 @@ class Watch(Node):
         return out
 
 
+# What a node starved of CPU latches on its own, by design (docs/safety.md, core/leg.py): the
+# heartbeat stop, or a stall when the leg's readings show no motion under a strong command.
+STARVED = re.compile(r"fault latched: (stall|system_stop \(system stop: stop_heartbeat_timeout)")
+# atomic times its movements on its 1 kHz loop: this many missed periods (its exit line's counter)
+# stretch a movement past the turn's 10 % tolerance
+MISSED = re.compile(r"\[atomic\].*loop counters: timer_periods_missed (\d+)")
+MISSED_LIMIT = 50
+
+
+def starved(text: str) -> str | None:
+    """Why a failed run was a starved one (the safety rules or the wall clock), or None."""
+    m = STARVED.search(text)
+    if m:
+        return m.group(0)
+    m = MISSED.search(text)
+    return f"atomic missed {m.group(1)} loop periods" if m and int(m.group(1)) >= MISSED_LIMIT else None
+
+
 @pytest.mark.parametrize("auth", [False, True], ids=["plain", "authenticated"])
 def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
     """``authenticated``: HRI_VR_AUTH=required, the key in HRI_VR_KEY_FILE: the launched
-    vr_interface and the emulator's sealed plan take it from the environment."""
+    vr_interface and the emulator's sealed plan take it from the environment. The nodes run on the
+    wall clock: a failed run in which a starved node latched the heartbeat stop or a stall before
+    the link loss (the safety rules working), or atomic missed enough loop periods to stretch the
+    turn (both seen at load 7 and above), is run once more on a new stack and must then pass; any
+    other failure, or a second failed run, fails the test."""
     if auth:
         request.getfixturevalue("vr_keys")            # sets HRI_VR_AUTH / HRI_VR_KEY_FILE
+    try:
+        run_tino_launch(auth)
+    except AssertionError as e:
+        why = starved(getattr(e, "launch_text", ""))
+        if why is None:
+            raise
+        print(f"starved run ({why}): one more run on a new stack")
+        run_tino_launch(auth)
+
+
+def run_tino_launch(auth: bool) -> None:
     cfg = load_robot_config("tino")
     assert (cfg["pulse"]["auth"]["mode"] == "required") == auth
     T, base = cfg["atomic"]["topics"], cfg["atomic"]["base"]
     udp = free_port(socket.SOCK_DGRAM)
-    with LaunchedStack("tino.launch.yaml", f"vr_port:={udp}") as stack:
-        ctx = stack.ctx
-        w = stack.add(Watch(T, context=ctx))
-        ctx.spin_in_background()
-        assert wait_for(lambda: w.states and w.base_cmd and w.legs and w.odom), "atomic, vr_interface and tino_sim"
-        assert wait_for(w.ready), "atomic hearing the stop supervisor, vr_interface's pulses and tino_sim's leg states"
-        plan = emulator.plan({"duration_s": 5.0, "actions": [{"at_s": 0.3, "state": 3, "angular": 1},
-                                                             {"at_s": 2.6, "state": 1}],
-                              "impairments": {"duplicate": 0.2, "stop_at_s": 4.6}},
-                             cfg["pulse"]["emulator"], seed=3)
-        if auth:                                      # what `hri vr-emulate` does with that config
-            from hri_pulse.core.auth import AuthParams, Sealer
+    stack = LaunchedStack("tino.launch.yaml", f"vr_port:={udp}")
+    try:
+        with stack:
+            ctx = stack.ctx
+            w = stack.add(Watch(T, context=ctx))
+            ctx.spin_in_background()
+            assert wait_for(lambda: w.states and w.base_cmd and w.legs and w.odom), "atomic, vr_interface and tino_sim"
+            assert wait_for(w.ready), "atomic hearing the stop supervisor, vr_interface's pulses and tino_sim's leg states"
+            plan = emulator.plan({"duration_s": 5.0, "actions": [{"at_s": 0.3, "state": 3, "angular": 1},
+                                                                 {"at_s": 2.6, "state": 1}],
+                                  "impairments": {"duplicate": 0.2, "stop_at_s": 4.6}},
+                                 cfg["pulse"]["emulator"], seed=3)
+            if auth:                                      # what `hri vr-emulate` does with that config
+                from hri_pulse.core.auth import AuthParams, Sealer
 
-            emulator.seal_plan(plan, Sealer.from_params(AuthParams.from_config(cfg["pulse"]["auth"])))
-        with open(os.devnull, "w") as devnull:
-            emulator.send_plan(plan, "127.0.0.1", udp, out=devnull)
-        # the link loss reaches atomic directly (/link/safe_stop: link_safe_stop) and through the
-        # stop supervisor (/safety/stop: system_stop); the first to arrive latches
-        assert wait_for(lambda: w.states and w.states[-1]["fault"] in ("link_safe_stop", "system_stop")), \
-            "the fault latched by the link loss"
-        assert w.movements() == [3, 1]
-        n_rpm, n_tw = len(w.rpm), len(w.twist)
-        assert wait_for(lambda: len(w.rpm) > n_rpm + 20 and len(w.twist) > n_tw + 20), "commands after the fault"
-        assert all(r == 0.0 for r in w.rpm[n_rpm:]) and all(t == (0.0, 0.0) for t in w.twist[n_tw:])
-        q = w.odom[-1].pose.pose.orientation
-        assert 2 * math.atan2(q.z, q.w) == pytest.approx(-base["move_angular_rad_s"] * base["move_s"], rel=0.1)
-        assert abs(w.odom[-1].twist.twist.linear.x) < 1e-3 and abs(w.odom[-1].twist.twist.angular.z) < 1e-3
-    text = stack.text
-    assert stack.returncode == 0, text
-    assert re.search(r"fault latched: (link_safe_stop|system_stop \(system stop: link_(safe_stop|loss):)", text), text
-    assert "pulse rejected_system_stop" not in text, "a press reached atomic before it was ready"
+                emulator.seal_plan(plan, Sealer.from_params(AuthParams.from_config(cfg["pulse"]["auth"])))
+            with open(os.devnull, "w") as devnull:
+                emulator.send_plan(plan, "127.0.0.1", udp, out=devnull)
+            # the link loss reaches atomic directly (/link/safe_stop: link_safe_stop) and through the
+            # stop supervisor (/safety/stop: system_stop); the first to arrive latches
+            assert wait_for(lambda: w.states and w.states[-1]["fault"] in ("link_safe_stop", "system_stop")), \
+                "the fault latched by the link loss"
+            assert w.movements() == [3, 1]
+            n_rpm, n_tw = len(w.rpm), len(w.twist)
+            assert wait_for(lambda: len(w.rpm) > n_rpm + 20 and len(w.twist) > n_tw + 20), "commands after the fault"
+            assert all(r == 0.0 for r in w.rpm[n_rpm:]) and all(t == (0.0, 0.0) for t in w.twist[n_tw:])
+            q = w.odom[-1].pose.pose.orientation
+            assert 2 * math.atan2(q.z, q.w) == pytest.approx(-base["move_angular_rad_s"] * base["move_s"], rel=0.1)
+            assert abs(w.odom[-1].twist.twist.linear.x) < 1e-3 and abs(w.odom[-1].twist.twist.angular.z) < 1e-3
+        text = stack.text
+        assert stack.returncode == 0, text
+        assert re.search(r"fault latched: (link_safe_stop|system_stop \(system stop: link_(safe_stop|loss):)", text), text
+        assert "pulse rejected_system_stop" not in text, "a press reached atomic before it was ready"
+    except AssertionError as e:
+        e.launch_text = stack.text                    # the nodes' log says whether a node starved
+        raise
