@@ -19,6 +19,7 @@ from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
 from ..stack_launch import LaunchedStack, free_port, wait_for  # noqa: E402
+from ..starvation import starved  # noqa: E402
 
 
 class Watch(Node):
@@ -57,32 +58,12 @@ class Watch(Node):
         return out
 
 
-# What a node starved of CPU latches on its own, by design (docs/safety.md, core/leg.py): the
-# heartbeat stop, or a stall when the leg's readings show no motion under a strong command.
-STARVED = re.compile(r"fault latched: (stall|system_stop \(system stop: stop_heartbeat_timeout)")
-# atomic times its movements on its 1 kHz loop: this many missed periods (its exit line's counter)
-# stretch a movement past the turn's 10 % tolerance
-MISSED = re.compile(r"\[atomic\].*loop counters: timer_periods_missed (\d+)")
-MISSED_LIMIT = 50
-
-
-def starved(text: str) -> str | None:
-    """Why a failed run was a starved one (the safety rules or the wall clock), or None."""
-    m = STARVED.search(text)
-    if m:
-        return m.group(0)
-    m = MISSED.search(text)
-    return f"atomic missed {m.group(1)} loop periods" if m and int(m.group(1)) >= MISSED_LIMIT else None
-
-
 @pytest.mark.parametrize("auth", [False, True], ids=["plain", "authenticated"])
 def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
     """``authenticated``: HRI_VR_AUTH=required, the key in HRI_VR_KEY_FILE: the launched
     vr_interface and the emulator's sealed plan take it from the environment. The nodes run on the
-    wall clock: a failed run in which a starved node latched the heartbeat stop or a stall before
-    the link loss (the safety rules working), or atomic missed enough loop periods to stretch the
-    turn (both seen at load 7 and above), is run once more on a new stack and must then pass; any
-    other failure, or a second failed run, fails the test."""
+    wall clock: a failed run that was a starved one (tests/starvation.py; seen at load 7 and above)
+    runs once more on a new stack and must then pass."""
     if auth:
         request.getfixturevalue("vr_keys")            # sets HRI_VR_AUTH / HRI_VR_KEY_FILE
     try:

@@ -37,6 +37,8 @@ from hri_runtime.config.tree import load_robot_config
 from hri_runtime.launch.frontend import parse_launch_file
 from hri_runtime.node import Node
 
+from ..starvation import starved
+
 REPO = Path(__file__).resolve().parents[2]
 HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
 ROBOTS = ["tino", "fr3", "ur5e", "iiwa14"]
@@ -421,6 +423,19 @@ def test_every_node_of_the_launch_file_runs_on_rclpy_and_is_in_the_graph(probe, 
 
 # ------------------------------------------------------------------------------ Tino
 def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, domain_env):
+    """The nodes run on the wall clock: a failed run that was a starved one (tests/starvation.py)
+    runs once more on a new stack with a new probe and must then pass."""
+    try:
+        tino_presses(probe("ros2_tino_probe"), domain_env)
+    except AssertionError as e:
+        why = starved(getattr(e, "launch_text", ""))
+        if why is None:
+            raise
+        print(f"starved run ({why}): one more run on a new stack")
+        tino_presses(probe("ros2_tino_probe_again"), domain_env)
+
+
+def tino_presses(p, domain_env) -> None:
     from diagnostic_msgs.msg import DiagnosticArray
     from hri_interfaces.msg import AtomicState, SafetyStop
     from nav_msgs.msg import Odometry
@@ -432,7 +447,6 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
     cfg = load_robot_config("tino")
     T = cfg["atomic"]["topics"]
     udp = free_port(socket.SOCK_DGRAM)
-    p = probe("ros2_tino_probe")
     states = p.subscribe(AtomicState, T["atomic_state"], qos=10000)
     odom = p.subscribe(Odometry, T["odom"], qos=100)
     stops = p.subscribe(SafetyStop, "/safety/stop", qos=latched())
@@ -515,14 +529,20 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
         assert got.values[0].bool_value is False and got.values[1].integer_value == udp
     except AssertionError as e:                 # with what the nodes said
         text = stop_launcher(proc)
-        raise AssertionError(f"{e}\nlaunch output:\n{text[-6000:]}") from None
+        err = AssertionError(f"{e}\nlaunch output:\n{text[-6000:]}")
+        err.launch_text = text
+        raise err from None
     finally:
         if text is None:
             text = stop_launcher(proc)
-    assert_clean_exit(proc, text)
-    assert "pulse rejected_system_stop" not in text, "a press reached atomic before it was ready"
-    assert re.search(r"fault latched: (link_safe_stop|system_stop \(system stop: link_(safe_stop|loss):)", text), \
-        text[-4000:]
+    try:
+        assert_clean_exit(proc, text)
+        assert "pulse rejected_system_stop" not in text, "a press reached atomic before it was ready"
+        assert re.search(r"fault latched: (link_safe_stop|system_stop \(system stop: link_(safe_stop|loss):)", text), \
+            text[-4000:]
+    except AssertionError as e:
+        e.launch_text = text
+        raise
 
 
 # ------------------------------------------------------------------------------ FR3 stack
