@@ -37,7 +37,9 @@ from hri_runtime.config.tree import load_robot_config
 from hri_runtime.launch.frontend import parse_launch_file
 from hri_runtime.node import Node
 
-from ..starvation import starved
+# tests/starvation.py, shared with the Zenoh stack tests (this module is also imported by path)
+sys.path.append(str(Path(__file__).resolve().parents[1]))
+from starvation import starved  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
