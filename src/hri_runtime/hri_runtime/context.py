@@ -217,6 +217,7 @@ class ThreadedContext(Context):
     def _make_executor(self) -> Executor:
         ex = Executor(wake=self._notify, on_error=self._on_error)
         ex.inline = self.inline_callbacks
+        ex.late_timers_first = True       # wall clock: a message flood never starves a timer
         return ex
 
     def _notify(self) -> None:

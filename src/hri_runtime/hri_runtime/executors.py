@@ -33,7 +33,13 @@ class Executor:
 
     Thread safety: ``enqueue``/``post`` may be called from any thread; ``run_one`` only from
     the one executor thread. Order: queued work first (FIFO over all subscriptions), then due
-    timers in (deadline, creation) order.
+    timers in (deadline, creation) order. With ``late_timers_first`` (the threaded, wall-clock
+    contexts) a timer late by a whole period or more runs before the queued work: a flood of
+    messages that the node cannot drain would otherwise starve its timers for good (seen: a Tino
+    simulation node whose 5 ms step never ran under atomic's 1 kHz commands on rclpy, so its leg
+    never moved), where rcl's wait set serves every ready timer once per round. In time, a late
+    timer fires once and skips its missed periods, so it cannot starve the queue in turn. The
+    in-process lockstep keeps the plain order (its results stay bit-identical).
 
     ``inline`` (threaded backends that opt in, e.g. Zenoh): a subscription's ``deliver`` (see
     :meth:`delivery`) runs the callback directly on the delivering (transport) thread when the
@@ -58,6 +64,7 @@ class Executor:
         self._seq = 0
         self._callbacks_run = 0
         self._thread_id: Optional[int] = None
+        self.late_timers_first = False   # see the class doc; set by ThreadedContext
         # what a delivering thread reads (C): run lock, ready deque, wake, on_error, flags
         self._inline = _cdr.Inline(self._ready, self._wake)
         self._inline.on_error = on_error
@@ -185,12 +192,23 @@ class Executor:
             finally:
                 self.callback_thread = None
 
+    def late_timer(self) -> Optional[Timer]:
+        """The earliest timer due by a whole period or more (starved behind queued work), or None."""
+        best = None
+        for t in list(self.timers):
+            if not t._canceled and t.clock.now_ns() - t.next_ns >= t.period_ns \
+                    and (best is None or (t.next_ns, t.seq) < (best.next_ns, best.seq)):
+                best = t
+        return best
+
     def _run_one(self) -> bool:
-        fn, args = self._pop()
-        if fn is not None:
-            self._run(fn, args, "callback")
-            return True
-        t = self.next_due_timer()
+        t = self.late_timer() if self.late_timers_first and self._ready else None
+        if t is None:
+            fn, args = self._pop()
+            if fn is not None:
+                self._run(fn, args, "callback")
+                return True
+            t = self.next_due_timer()
         if t is not None:
             self._run(t._fire, (), "timer")
             return True

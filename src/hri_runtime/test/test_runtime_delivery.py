@@ -179,3 +179,36 @@ def test_callback_can_be_replaced():
     assert other == ["z"] and s.got == []
     with pytest.raises(TypeError):
         s.deliver.callback = 3
+
+
+def test_a_timer_late_by_a_period_runs_before_a_flood_of_queued_work_on_a_threaded_executor():
+    """A node that cannot drain its messages still runs its timers (the threaded, wall-clock
+    contexts): a timer late by a whole period goes before the queue, once, skipping its missed
+    periods; a timer merely due waits for the queue, and without the rule (the in-process
+    lockstep) queued work always goes first."""
+    from hri_runtime.clock import Clock
+    from hri_runtime.timer import Timer
+
+    now = [0]
+    clock = Clock(lambda: now[0] * 1e-9, lambda: now[0])
+    for late_first in (True, False):
+        ex = Executor()
+        ex.late_timers_first = late_first
+        runs = []
+        ex.add_timer(Timer(ex, 0.005, lambda: runs.append("tick"), clock))
+        for i in range(100):
+            ex.post(lambda i=i: runs.append(i))
+        now[0] += 5_000_000                       # due, not late: the queue goes first
+        ex.run_one()
+        assert runs == [0]
+        now[0] += 5_000_000                       # late by a whole period
+        ex.run_one()
+        ex.run_one()
+        if late_first:
+            assert runs == [0, "tick", 1]
+            assert ex.timers[0].missed == 1       # the skipped period is counted
+        else:
+            assert runs == [0, 1, 2]
+        while ex.run_one():
+            pass
+        assert runs.count("tick") == 1 and [r for r in runs if r != "tick"] == list(range(100))
