@@ -19,7 +19,7 @@ from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
 from ..stack_launch import LaunchedStack, free_port, wait_for  # noqa: E402
-from ..starvation import starved  # noqa: E402
+from ..starvation import rerun, starved  # noqa: E402
 
 
 class Watch(Node):
@@ -72,7 +72,7 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
         why = starved(getattr(e, "launch_text", ""))
         if why is None:
             raise
-        print(f"starved run ({why}): one more run on a new stack")
+        rerun(why)
         run_tino_launch(auth)
 
 

@@ -39,7 +39,7 @@ from hri_runtime.node import Node
 
 # tests/starvation.py, shared with the Zenoh stack tests (this module is also imported by path)
 sys.path.append(str(Path(__file__).resolve().parents[1]))
-from starvation import starved  # noqa: E402
+from starvation import rerun, starved  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
@@ -433,7 +433,7 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
         why = starved(getattr(e, "launch_text", ""))
         if why is None:
             raise
-        print(f"starved run ({why}): one more run on a new stack")
+        rerun(why)
         tino_presses(probe("ros2_tino_probe_again"), domain_env)
 
 
