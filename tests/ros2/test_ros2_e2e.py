@@ -426,15 +426,18 @@ def test_every_node_of_the_launch_file_runs_on_rclpy_and_is_in_the_graph(probe, 
 # ------------------------------------------------------------------------------ Tino
 def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, domain_env):
     """The nodes run on the wall clock: a failed run that was a starved one (tests/starvation.py)
-    runs once more on a new stack with a new probe and must then pass."""
-    try:
-        tino_presses(probe("ros2_tino_probe"), domain_env)
-    except AssertionError as e:
-        why = starved(getattr(e, "launch_text", ""))
-        if why is None:
-            raise
-        rerun(why)
-        tino_presses(probe("ros2_tino_probe_again"), domain_env)
+    runs again on a new stack with a new probe, up to 3 runs in all (on rclpy the Tino simulation
+    node is the one starved most often: at times it takes ~85 % of a core and its leg starts late,
+    so atomic latches a stall); any other failure fails at once."""
+    for run in range(3):
+        try:
+            tino_presses(probe(f"ros2_tino_probe_{run}"), domain_env)
+            return
+        except AssertionError as e:
+            why = starved(getattr(e, "launch_text", ""))
+            if why is None or run == 2:
+                raise
+            rerun(why)
 
 
 def tino_presses(p, domain_env) -> None:
@@ -501,8 +504,9 @@ def tino_presses(p, domain_env) -> None:
             p.messages("/safety/stop")[-1]
         # the link loss reaches atomic twice: directly (/link/safe_stop: fault link_safe_stop) and
         # through the supervisor (/safety/stop: fault system_stop); the first to arrive latches
-        wait_for(lambda: p.messages(T["atomic_state"])[-1].fault in ("link_safe_stop", "system_stop"),
+        wait_for(lambda: p.messages(T["atomic_state"])[-1].fault in ("link_safe_stop", "system_stop", "stall"),
                  "atomic's fault latched by the link loss")
+        assert p.messages(T["atomic_state"])[-1].fault != "stall", "atomic latched a stall before the link loss"
         assert movements() == [3, 1]                        # two presses, one movement each
         q = p.messages(T["odom"])[-1].pose.pose.orientation
         assert abs(2 * math.atan2(q.z, q.w)) > 0.1          # the base turned
