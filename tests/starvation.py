@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from typing import Callable
 
 # the heartbeat stop (a node that missed the supervisor for safety.stop.timeout_s), or a stall (the
 # leg's readings showed no motion under a strong command: its command or readings arrived late)
@@ -32,5 +33,20 @@ class StarvedRun(UserWarning):
 def rerun(why: str) -> None:
     """Say that the test runs once more, and why: a warning, so the run's summary lists it even
     when the second run passes (CI's log shows how often a machine starves the stacks)."""
-    print(f"starved run ({why}): one more run on a new stack")
-    warnings.warn(StarvedRun(f"starved run ({why}): one more run on a new stack"), stacklevel=2)
+    line = f"starved run ({why}): one more run on a new stack"
+    print(line)
+    warnings.warn(StarvedRun(line), stacklevel=2)
+
+
+def runs(attempt: Callable[[int], None], most: int) -> None:
+    """``attempt(run)`` until it passes, at most ``most`` runs: a failed run goes again only when it
+    was a starved one (its AssertionError carries the launch output as ``launch_text``)."""
+    for run in range(most):
+        try:
+            attempt(run)
+            return
+        except AssertionError as e:
+            why = starved(getattr(e, "launch_text", ""))
+            if why is None or run == most - 1:
+                raise
+            rerun(why)

@@ -19,7 +19,7 @@ from hri_runtime.config.tree import load_robot_config  # noqa: E402
 from hri_runtime.node import Node  # noqa: E402
 
 from ..stack_launch import LaunchedStack, free_port, wait_for  # noqa: E402
-from ..starvation import rerun, starved  # noqa: E402
+from ..starvation import runs  # noqa: E402
 
 
 class Watch(Node):
@@ -66,14 +66,7 @@ def test_tino_launch_on_zenoh_with_the_emulator(tmp_path, auth, request):
     runs once more on a new stack and must then pass."""
     if auth:
         request.getfixturevalue("vr_keys")            # sets HRI_VR_AUTH / HRI_VR_KEY_FILE
-    try:
-        run_tino_launch(auth)
-    except AssertionError as e:
-        why = starved(getattr(e, "launch_text", ""))
-        if why is None:
-            raise
-        rerun(why)
-        run_tino_launch(auth)
+    runs(lambda _: run_tino_launch(auth), 2)
 
 
 def run_tino_launch(auth: bool) -> None:

@@ -39,7 +39,7 @@ from hri_runtime.node import Node
 
 # tests/starvation.py, shared with the Zenoh stack tests (this module is also imported by path)
 sys.path.append(str(Path(__file__).resolve().parents[1]))
-from starvation import rerun, starved  # noqa: E402
+from starvation import runs  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 HRI = [sys.executable, "-m", "hri_runtime.cli.main"]
@@ -429,15 +429,7 @@ def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, d
     runs again on a new stack with a new probe, up to 3 runs in all (on rclpy the Tino simulation
     node is the one starved most often: at times it takes ~85 % of a core and its leg starts late,
     so atomic latches a stall); any other failure fails at once."""
-    for run in range(3):
-        try:
-            tino_presses(probe(f"ros2_tino_probe_{run}"), domain_env)
-            return
-        except AssertionError as e:
-            why = starved(getattr(e, "launch_text", ""))
-            if why is None or run == 2:
-                raise
-            rerun(why)
+    runs(lambda run: tino_presses(probe(f"ros2_tino_probe_{run}"), domain_env), 3)
 
 
 def tino_presses(p, domain_env) -> None:

@@ -172,12 +172,13 @@ class Executor:
                 raise
             self.on_error(e, where)
 
-    def next_due_timer(self) -> Optional[Timer]:
+    def next_due_timer(self, late: bool = False) -> Optional[Timer]:
+        """The earliest due timer; ``late``: only one due by a whole period or more (starved)."""
         best, key = None, None
         for t in list(self.timers):
             if t._canceled or (key is not None and (t.next_ns, t.seq) >= key):
                 continue            # (the clock is read only for a timer that would come first)
-            if t.clock.now_ns() >= t.next_ns:
+            if t.clock.now_ns() >= t.next_ns + (t.period_ns if late else 0):
                 best, key = t, (t.next_ns, t.seq)
         return best
 
@@ -192,17 +193,8 @@ class Executor:
             finally:
                 self.callback_thread = None
 
-    def late_timer(self) -> Optional[Timer]:
-        """The earliest timer due by a whole period or more (starved behind queued work), or None."""
-        best = None
-        for t in list(self.timers):
-            if not t._canceled and t.clock.now_ns() - t.next_ns >= t.period_ns \
-                    and (best is None or (t.next_ns, t.seq) < (best.next_ns, best.seq)):
-                best = t
-        return best
-
     def _run_one(self) -> bool:
-        t = self.late_timer() if self.late_timers_first and self._ready else None
+        t = self.next_due_timer(late=True) if self.late_timers_first and self._ready else None
         if t is None:
             fn, args = self._pop()
             if fn is not None:
