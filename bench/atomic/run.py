@@ -13,7 +13,9 @@ Sections (all on the same scripted command sequence, same config numbers):
   no validation). Reported: ns per update (min and median over repeats) and the ratio ours/naive.
 * node: ``AtomicNode.tick`` on InprocContext with driver ``topic`` (read leg state, step the
   controller, publish leg_rpm, cmd_vel, atomic_state JSON; CDR on every hop) per 5 ms tick.
-* sim: ``TinoSim.step`` (MuJoCo, 1 ms physics step) for scale.
+* sim: ``TinoSim.step`` (MuJoCo, 1 ms physics step) for scale; and the same beside a busy Python
+  thread of the process (a node's middleware spin thread), stepped by ``mujoco.mj_step`` (which
+  releases the GIL on every call) and by ``hri_core.rt.mj_step`` (which holds it), side by side.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import os
 import platform
 import statistics
 import sys
+import threading
 import time
 
 from hri_runtime.config.tree import load_robot_config
@@ -189,6 +192,35 @@ def bench_sim(cfg, steps):
     return (time.perf_counter_ns() - t0) / steps
 
 
+def bench_sim_beside_busy_thread(cfg, steps, mj_step):
+    """ns per ``TinoSim.step`` while another Python thread of the process is runnable (what a
+    middleware's spin thread is in a node), the physics stepped by ``mj_step``."""
+    from hri_sim.tino import TinoSim, TinoSimParams
+    sim = TinoSim(TinoSimParams.from_config(cfg["atomic"]))
+    sim._step = mj_step
+    sim.set_twist(cfg["atomic"]["base"]["move_linear_m_s"], 0.0)
+    sim.set_leg_rpm(cfg["atomic"]["leg"]["rpm_forward"])
+    stop, running = threading.Event(), threading.Event()
+
+    def busy():
+        running.set()
+        x = 0
+        while not stop.is_set():
+            for i in range(1000):
+                x += i
+
+    th = threading.Thread(target=busy, daemon=True)
+    th.start()
+    running.wait()
+    try:
+        t0 = time.perf_counter_ns()
+        sim.step(steps)
+        return (time.perf_counter_ns() - t0) / steps
+    finally:
+        stop.set()
+        th.join()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -205,6 +237,12 @@ def main(argv=None):
         naive.append(ns_naive)
     node = [bench_node(cfg, 2.0) for _ in range(a.repeats)]
     sim = [bench_sim(cfg, 2000) for _ in range(a.repeats)]
+    import mujoco
+    from hri_core import rt
+    busy_mujoco, busy_core = [], []
+    for _ in range(2 * a.repeats):         # alternating; the GIL hand-over is bistable: see the page
+        busy_mujoco.append(bench_sim_beside_busy_thread(cfg, 200, mujoco.mj_step))
+        busy_core.append(bench_sim_beside_busy_thread(cfg, 200, rt.mj_step))
     load = os.getloadavg()[0]
     from hri_runtime import provenance  # commit, version, build flags
     print(f"# provenance: {provenance.line()}")
@@ -214,8 +252,15 @@ def main(argv=None):
     print("| what | min ns/update | median ns/update |")
     print("|---|---|---|")
     for name, xs in (("core ours (AtomicController.step)", ours), ("core naive (naive if/elif)", naive),
-                     ("node tick (AtomicNode.tick, inproc, 3 publishes)", node), ("TinoSim.step (1 ms MuJoCo)", sim)):
+                     ("node tick (AtomicNode.tick, inproc, 3 publishes)", node), ("TinoSim.step (1 ms MuJoCo)", sim),
+                     ("TinoSim.step beside a busy thread, mujoco.mj_step (GIL released)", busy_mujoco),
+                     ("TinoSim.step beside a busy thread, hri_core mj_step (GIL held)", busy_core)):
         print(f"| {name} | {min(xs):,.0f} | {statistics.median(xs):,.0f} |")
+    print(f"TinoSim.step beside a busy thread, {len(busy_core)} runs of 200 steps each: mean "
+          f"{statistics.mean(busy_mujoco) / 1e3:,.1f} us (mujoco.mj_step) vs {statistics.mean(busy_core) / 1e3:,.1f} us "
+          f"(hri_core mj_step), ratio {statistics.mean(busy_mujoco) / statistics.mean(busy_core):.1f}; worst run "
+          f"{max(busy_mujoco) / 1e3:,.1f} vs {max(busy_core) / 1e3:,.1f} us, ratio {max(busy_mujoco) / max(busy_core):.0f}; "
+          f"runs slower than the 1 ms step itself: {sum(x > 1e6 for x in busy_mujoco)} vs {sum(x > 1e6 for x in busy_core)}")
     print(f"ratio core ours/naive: min {min(ours) / min(naive):.2f}, median "
           f"{statistics.median(ours) / statistics.median(naive):.2f}")
     period_ns = cfg["atomic"]["node"]["period_s"] * 1e9

@@ -6,6 +6,9 @@ in lockstep on the caller's thread (``step(n)``); lock-free setters in, ``state(
 ``MujocoRobot(model, data, joint_names, ee_site)`` steps a python-mujoco model through MuJoCo's C
 API inside that loop (present when ``HAS_MUJOCO``); from Python its ``read()`` gives a
 ``RobotState``, ``write(tau)`` steps it (``hri_sim.arm_sim.ArmSim``, mode torque).
+``mj_step(model, data, nstep=1)`` is ``mujoco.mj_step`` holding the GIL (present when
+``HAS_MUJOCO``): the Python simulators step with it, so a busy middleware thread in their process
+does not make every physics step wait for the GIL (docs/realtime.md "Stepping from Python").
 """
 from ._hri_core import rt as _rt
 
@@ -16,5 +19,6 @@ RobotState = _rt.RobotState
 RtLoop = _rt.RtLoop
 HAS_MUJOCO = bool(_rt.HAS_MUJOCO)
 MujocoRobot = getattr(_rt, "MujocoRobot", None)
+mj_step = getattr(_rt, "mj_step", None)
 
-__all__ = ["TickParams", "LoopConfig", "RobotInterface", "RobotState", "RtLoop", "MujocoRobot", "HAS_MUJOCO"]
+__all__ = ["TickParams", "LoopConfig", "RobotInterface", "RobotState", "RtLoop", "MujocoRobot", "mj_step", "HAS_MUJOCO"]

@@ -136,6 +136,22 @@ py::dict state_dict(R::RtLoop& L, const R::LoopState& s, bool timing) {
 }
 
 #ifdef HRI_WITH_MUJOCO
+/// The mjModel*/mjData* of a python mujoco MjModel and MjData, checked: TypeError unless they are
+/// those types (of the mujoco module this process imported), ValueError unless `data` was made from
+/// `model` (stepping a data with another model's sizes writes past its arena).
+std::pair<const mjModel*, mjData*> mj_pointers(const py::object& model, const py::object& data,
+                                               const std::string& what) {
+  const py::module_ mujoco = py::module_::import("mujoco");
+  if (!py::isinstance(model, mujoco.attr("MjModel")))
+    throw py::type_error(what + ": model must be a mujoco.MjModel, got " + std::string(py::str(py::type::of(model).attr("__name__"))));
+  if (!py::isinstance(data, mujoco.attr("MjData")))
+    throw py::type_error(what + ": data must be a mujoco.MjData, got " + std::string(py::str(py::type::of(data).attr("__name__"))));
+  const auto mp = model.attr("_address").cast<uintptr_t>();
+  if (data.attr("model").attr("_address").cast<uintptr_t>() != mp)
+    throw py::value_error(what + ": data was made from another model (mujoco.MjData(model) of this model)");
+  return {reinterpret_cast<const mjModel*>(mp), reinterpret_cast<mjData*>(data.attr("_address").cast<uintptr_t>())};
+}
+
 /// ValueError unless an array has one value per joint of the robot (after py_check's <= kMaxDof).
 void dof_check(const R::RobotInterface& r, long n, const std::string& what) {
   if (n != r.dof())
@@ -202,6 +218,22 @@ void bind_rt(py::module_& root) {
       .def_property_readonly("dof", &R::RobotInterface::dof);
 
 #ifdef HRI_WITH_MUJOCO
+  // mujoco.mj_step releases the GIL on every call: with another Python thread of the process
+  // runnable (a middleware's spin thread), each step then waits for the GIL up to the interpreter's
+  // switch interval (5 ms), so a Python loop of 1 ms steps falls ever further behind its clock.
+  // This one holds the GIL: a Python loop of steps is preempted only between steps, as any Python.
+  m.def(
+      "mj_step",
+      [](const py::object& model, const py::object& data, int nstep) {
+        if (nstep < 0) throw py::value_error("mj_step: nstep must be >= 0, got " + std::to_string(nstep));
+        const auto [mp, dp] = mj_pointers(model, data, "mj_step");
+        R::mj_steps(mp, dp, nstep);
+      },
+      py::arg("model"), py::arg("data"), py::arg("nstep") = 1,
+      "mujoco.mj_step(model, data, nstep) holding the GIL (the simulators' stepping: hri_sim.tino, "
+      "hri_sim.arm_sim; docs/realtime.md \"Stepping from Python\"). TypeError unless a mujoco "
+      "MjModel and MjData, ValueError when data is another model's or nstep < 0.");
+
   py::class_<R::MujocoRobot, R::RobotInterface>(
       m, "MujocoRobot",
       "MujocoRobot(model, data, joint_names, ee_site): the python mujoco MjModel/MjData stepped "
@@ -209,8 +241,7 @@ void bind_rt(py::module_& root) {
       "While the loop thread runs it owns `data`.")
       .def(py::init([](py::object model, py::object data, const std::vector<std::string>& joints,
                        const std::string& site) {
-             const auto* mp = reinterpret_cast<const mjModel*>(model.attr("_address").cast<uintptr_t>());
-             auto* dp = reinterpret_cast<mjData*>(data.attr("_address").cast<uintptr_t>());
+             const auto [mp, dp] = mj_pointers(model, data, "MujocoRobot");
              return std::make_unique<R::MujocoRobot>(mp, dp, joints, site);
            }),
            py::arg("model"), py::arg("data"), py::arg("joint_names"), py::arg("ee_site"),

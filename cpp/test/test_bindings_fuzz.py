@@ -396,7 +396,7 @@ NO_ARRAYS = {
     "interaction.InteractionTick.reset_filter", "interaction.InteractionTick.set_frozen",
     "interaction.InteractionTick.set_mode", "interaction.InteractionTick.twist", "rt.LoopConfig", "rt.MujocoRobot",
     "interaction.InteractionTick.set_law", "interaction.InteractionTick.set_link_statistics",
-    "rt.MujocoRobot.read", "rt.RobotState",
+    "rt.MujocoRobot.read", "rt.RobotState", "rt.mj_step",
     "rt.RobotInterface", *(f"rt.RtLoop.{m}" for m in ("hold", "reset_filter", "reset_stats", "set_frozen", "set_law", "set_mode",
                                                       "start", "state", "state_after_step", "last_tau", "apply_pending", "step",
                                                       "stop", "trace")),

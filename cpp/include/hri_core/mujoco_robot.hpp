@@ -1,3 +1,4 @@
+// hri_core::rt::mj_steps — physics steps on the caller's thread (the bindings' mj_step).
 // hri_core::rt::MujocoRobot — the simulated arm behind rt::RobotInterface, stepped through
 // MuJoCo's C API on the loop's thread (needs <mujoco/mujoco.h>; built when the mujoco wheel is
 // found, see cpp/setup.py). MujocoArmModel — the same model terms at a *measured* (q, dq), never
@@ -24,6 +25,12 @@
 #include "hri_core/rt.hpp"
 
 namespace hri_core::rt {
+
+/// `n` physics steps of `d` (mj_step), on the caller's thread: the bindings' mj_step, which calls
+/// it holding the GIL (rt_bindings.cpp).
+inline void mj_steps(const mjModel* m, mjData* d, int n) {
+  for (int i = 0; i < n; ++i) mj_step(m, d);
+}
 
 /// Model terms of an arm from a MuJoCo model: world_T_ee of a site, J_b, V_b, g(q), c(q, dq).
 /// terms() reads the current position/velocity stages of `d`; update(q, dq) first sets the named

@@ -27,7 +27,8 @@ modes (docs/realtime.md "The simulated arm").
   :meth:`joint` is one joint as a ``JointPlant`` with the others held by their own PIDs.
 
 Torque mode steps through the C++ core (``mj_step2`` then ``mj_step1``: every read sees the state
-it reads); position and pid modes run their per-step joint law in Python around ``mj_step`` (their
+it reads); position and pid modes run their per-step joint law in Python around the core's
+``mj_step``, which holds the GIL (docs/realtime.md "Stepping from Python") (their
 models — the humanoid arm, Tino's leg, servo actuators — and laws are not the loop's; see the
 page). Models come from ``hri_sim.models`` (:meth:`of_robot`) or the PID plant builders.
 """
@@ -38,6 +39,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from hri_sim.models import core_mujoco
 from hri_sim.parameters_gen import SimArmParams
 
 MODES = ("torque", "position", "pid")
@@ -65,6 +67,7 @@ class ArmSim:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self._mj = mujoco
+        self._rt = core_mujoco()          # mj_step (holding the GIL), MujocoRobot
         self.mode = mode
         self.model = model
         self.data = mujoco.MjData(model)
@@ -163,13 +166,9 @@ class ArmSim:
 
     # ------------------------------------------------------------------ torque (C++ robot)
     def _init_torque(self, **_) -> None:
-        from hri_core import rt
-
-        if not rt.HAS_MUJOCO:
-            raise RuntimeError("hri_core built without the mujoco wheel (libmujoco + headers): rebuild it (make venv)")
         if self.site_id < 0:
             raise ValueError("mode torque needs ee_site")
-        self.robot = rt.MujocoRobot(self.model, self.data, list(self.joint_names),
+        self.robot = self._rt.MujocoRobot(self.model, self.data, list(self.joint_names),
                                     self.model.site(self.site_id).name)
 
     def state(self):
@@ -283,7 +282,7 @@ class ArmSim:
         before = self._instabilities()
         for _ in range(n):
             self._apply(self.data.time)
-            self._mj.mj_step(self.model, self.data)
+            self._rt.mj_step(self.model, self.data)
         self.steps += n
         if self._instabilities() != before:
             raise SimulationUnstable(
@@ -331,8 +330,7 @@ class ArmSim:
         if self.diverged:
             return
         before, t_before = self._instabilities(), self.data.time
-        for _ in range(self.substeps):
-            self._mj.mj_step(self.model, self.data)
+        self._rt.mj_step(self.model, self.data, self.substeps)
         # MuJoCo resets the state (time back to 0) when the simulation becomes unstable
         if self._instabilities() != before or self.data.time < t_before:
             self.diverged = True

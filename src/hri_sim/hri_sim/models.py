@@ -25,6 +25,17 @@ class ModelNotFoundError(FileNotFoundError):
     """A robot model is not installed on this machine; the message says how to get it."""
 
 
+def core_mujoco():
+    """``hri_core.rt`` with its MuJoCo parts (``MujocoRobot``; ``mj_step``, the stepping of every
+    simulator here, which holds the GIL: docs/realtime.md "Stepping from Python"); RuntimeError
+    when hri_core was built without the mujoco wheel's library and headers."""
+    from hri_core import rt
+
+    if not rt.HAS_MUJOCO:
+        raise RuntimeError("hri_core built without the mujoco wheel (libmujoco + headers): rebuild it (make venv)")
+    return rt
+
+
 def _package_dir(dist_module: str) -> Path | None:
     # find_spec on a top-level name locates the package without executing its __init__.
     try:

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from hri_runtime.parameter_library.typed import params_type
+from hri_sim.models import core_mujoco
 
 TINO_XML = Path(__file__).resolve().parent / "mjcf" / "tino.xml"
 RPM_TO_RAD_S = 2.0 * math.pi / 60.0
@@ -85,6 +86,7 @@ class TinoSim:
         import mujoco
 
         self._mj = mujoco
+        self._step = core_mujoco().mj_step    # holds the GIL: docs/realtime.md "Stepping from Python"
         self.p = params.sim
         self.leg = params.leg
         m = tino_model(params)
@@ -118,7 +120,7 @@ class TinoSim:
                 c = self.data.ctrl[a]
                 self.data.ctrl[a] = c + min(max(target - c, -dw), dw)   # wheel driver speed ramp
             self._impose_rolling()
-            self._mj.mj_step(self.model, self.data)
+            self._step(self.model, self.data)
 
     def step_for(self, duration_s: float) -> None:
         self.step(int(round(duration_s / self.model.opt.timestep)))

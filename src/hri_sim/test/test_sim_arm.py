@@ -140,6 +140,74 @@ def test_torque_mode_is_the_cpp_robot_read_write_push_and_measured_state():
         sim.command(q0)
 
 
+def test_core_mj_step_is_mujocos_step_and_checks_its_arguments():
+    """hri_core.rt.mj_step (the simulators' stepping) gives mujoco.mj_step's state bit for bit and
+    refuses what is not a model and its own data, and a negative count, touching nothing."""
+    import mujoco
+    from hri_core import rt
+
+    model = load_arm("fr3", actuation="torque")
+    ours, theirs = mujoco.MjData(model), mujoco.MjData(model)
+    for d in (ours, theirs):
+        d.ctrl[:] = np.linspace(-5.0, 5.0, model.nu)
+    rt.mj_step(model, ours, 300)
+    rt.mj_step(model, ours)
+    mujoco.mj_step(model, theirs, 301)
+    assert ours.time == pytest.approx(301 * model.opt.timestep)
+    for field in ("qpos", "qvel", "act", "qacc_warmstart"):
+        np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field))
+    assert np.max(np.abs(ours.qpos - mujoco.MjData(model).qpos)) > 1e-3      # it moved
+    other = mujoco.MjData(load_arm("fr3", actuation="torque"))
+    before = ours.qpos.copy(), ours.time
+    for args, error, text in (((model, other), ValueError, "another model"), ((model, ours, -1), ValueError, ">= 0"),
+                              ((ours, model), TypeError, "mujoco.MjModel"), ((model, None), TypeError, "mujoco.MjData"),
+                              ((None, ours), TypeError, "mujoco.MjModel")):
+        with pytest.raises(error, match=text):
+            rt.mj_step(*args)
+    np.testing.assert_array_equal(ours.qpos, before[0]) and ours.time == before[1]
+    assert other.time == 0.0
+
+
+def test_core_mj_step_holds_the_gil_while_it_steps():
+    """mujoco.mj_step releases the GIL on every call: with another Python thread runnable (a
+    middleware's spin thread), each 1 ms step of a Python loop can then wait up to the switch
+    interval for it (bench/atomic: the Tino node fell behind its clock for good). The core's holds
+    it: another thread that yields the GIL at every turn never runs while the core steps (the
+    interpreter's forced switch is put at 10 s, so only a release could let it in)."""
+    import sys
+    import threading
+    import time
+
+    import mujoco
+    from hri_core import rt
+
+    model = load_arm("fr3", actuation="torque")
+    data = mujoco.MjData(model)
+    turns, stop = [0], threading.Event()
+
+    def other():
+        while not stop.is_set():
+            turns[0] += 1
+            time.sleep(0)                      # gives the GIL away every turn
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(10.0)
+    t = threading.Thread(target=other, daemon=True)
+    try:
+        t.start()
+        while turns[0] < 10:
+            time.sleep(0.001)
+        before = turns[0]
+        rt.mj_step(model, data, 2000)
+        after = turns[0]
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        t.join()
+    assert data.time == pytest.approx(2000 * model.opt.timestep)
+    assert after == before
+
+
 def test_pid_mode_clips_holds_and_flags_divergence(tmp_path, monkeypatch):
     """mode pid: efforts clipped to effort_max and held for control_period_s (whole physics steps);
     a diverged simulation measures NaN until reset."""
