@@ -80,7 +80,8 @@ sys.exit(run_node(Stuck))           # argv None: a node executable's main
 def test_a_node_stuck_at_exit_prints_every_thread_on_the_launchers_sigterm():
     """After Ctrl-C a node process ignores further SIGINT/SIGTERM while it exits (it is stopping
     already); if the exit hangs (a thread the interpreter joins), the launcher's SIGTERM makes it
-    print where every thread stands, and only the SIGKILL ends it."""
+    print where every thread stands; the SIGKILL (or, later, its own runtime.node.stop_timeout_s)
+    ends it."""
     proc = subprocess.Popen([sys.executable, "-c", STUCK_AT_EXIT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, env=dict(os.environ, HRI_TRANSPORT="inproc"), start_new_session=True)
     try:
@@ -98,6 +99,55 @@ def test_a_node_stuck_at_exit_prints_every_thread_on_the_launchers_sigterm():
     dump = out[out.index("signal 2: shutting down"):]
     assert "in wait_forever" in dump and "in _shutdown" in dump, out     # the stuck thread and the joiner
     assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
+
+
+STUCK_IN_C = """
+import ctypes, sys
+from hri_runtime.node import Node, run_node
+
+libc = ctypes.PyDLL(None)               # PyDLL: the call keeps the GIL (no Python handler runs)
+
+class StuckInC(Node):
+    def __init__(self, **kw):
+        super().__init__("stuck_in_c", **kw)
+        self.create_timer(0.05, lambda: print("spinning", flush=True))
+    def destroy_node(self):
+        while True:
+            libc.sleep(1000)            # a signal ends one sleep; the loop takes the next
+
+sys.exit(run_node(StuckInC))
+"""
+
+
+def test_a_node_stuck_in_a_c_call_while_stopping_ends_after_its_stop_timeout():
+    """A shutdown stuck in a C call that holds the GIL runs no Python signal handler: the launcher's
+    SIGTERM and a killed launcher's PDEATHSIG change nothing. runtime.node.stop_timeout_s after the
+    SIGINT, faulthandler's thread prints every thread's stack and ends the process with code 1."""
+    cmd = [sys.executable, "-c", STUCK_IN_C, "--ros-args", "-p", "runtime.node.stop_timeout_s:=2.0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, HRI_TRANSPORT="inproc"), start_new_session=True)
+    try:
+        while proc.stdout.readline().strip() != "spinning":
+            assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)                    # the escalation: it only prints
+        rc = proc.wait(timeout=60)
+    finally:
+        proc.kill()
+        out, _ = proc.communicate(timeout=30)
+    assert rc == 1, out
+    dump = out[out.index("signal 2: shutting down"):]
+    assert "Timeout (0:00:02)!" in dump and "in destroy_node" in dump, out
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
+
+
+def test_a_bad_stop_timeout_is_one_line_and_exit_2():
+    for bad in ("0", "-1", "soon"):
+        r = subprocess.run([sys.executable, "-c", STUCK_IN_C, "--ros-args", "-p", f"runtime.node.stop_timeout_s:={bad}"],
+                           capture_output=True, text=True, timeout=60, env=dict(os.environ, HRI_TRANSPORT="inproc"))
+        assert r.returncode == 2 and r.stdout == "", (bad, r)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "runtime.node.stop_timeout_s" in lines[0], (bad, r.stderr)
 
 
 def test_a_stop_flag_set_by_a_signal_handler_ends_every_wait_and_never_blocks_the_handler():

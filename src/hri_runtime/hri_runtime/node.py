@@ -44,6 +44,7 @@ from hri_runtime.clock import Clock, SimClock, Time
 from hri_runtime.context import Context, get_default_context
 from hri_runtime.logging import NodeLogger, RosoutHandler
 from hri_runtime.names import fqn, resolve, validate_namespace, validate_node_name
+from hri_runtime.parameters_gen import RuntimeNodeParams
 from hri_runtime.parameter import (Parameter, ParameterDescriptor, ParameterError, ParameterNotDeclaredError,
                      RosArgs, SetParametersResult, check_value, param_type_of, parse_ros_args)
 from hri_runtime.publisher import Publisher
@@ -55,16 +56,14 @@ from hri_runtime.timer import Timer
 __all__ = ["Node", "run_node"]
 
 log = logging.getLogger("hri.runtime")
+STOP_TIMEOUT = "runtime.node.stop_timeout_s"
 _reject_interval_cache: list[float] = []
 
 
 def reject_log_interval_s() -> float:
     """``runtime.node.reject_log_interval_s`` of the declared defaults (read once)."""
     if not _reject_interval_cache:
-        import hri_runtime.config.tree as cfgmod
-
-        data = cfgmod.declared_defaults()
-        _reject_interval_cache.append(float(data["runtime"]["node"]["reject_log_interval_s"]))
+        _reject_interval_cache.append(RuntimeNodeParams.defaults().reject_log_interval_s)
     return _reject_interval_cache[0]
 
 
@@ -459,6 +458,15 @@ def _setup_logging(level: Optional[str]) -> None:
         root.setLevel((level or "INFO").upper())
 
 
+def _stop_deadline(timeout_s: float) -> None:
+    """A node process that is stopping gets ``timeout_s`` (``runtime.node.stop_timeout_s``) to end:
+    then faulthandler's own thread (no GIL needed) prints the stack of every thread and exits with
+    code 1. A shutdown stuck in a C call that holds the GIL (seen: rclpy's ``destroy_when_not_in_use``
+    spinning at 95 % of a core) runs no Python signal handler, so neither a launcher's SIGTERM nor
+    the PDEATHSIG of a killed launcher would end it; only SIGKILL would."""
+    faulthandler.dump_traceback_later(timeout_s, exit=True)
+
+
 def _process_exit(rc: int, as_process: bool) -> int:
     """A node executable (``main()`` with no argv) that fails ends its process with ``rc`` even when
     its ``main`` drops the return value of run_node (a console script then exits 0)."""
@@ -479,7 +487,7 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
     parameters or names, with one clear line on stderr instead of a traceback)."""
     as_process = argv is None  # the node executable's main: the exit code ends the process
     argv = list(sys.argv[1:] if argv is None else argv)
-    holder: dict = {}
+    holder: dict = {"stop_timeout_s": RuntimeNodeParams.defaults().stop_timeout_s}
 
     def on_signal(signum, _frame):
         # installed before anything else (the context's import of rclpy/zenoh takes a while): a
@@ -492,6 +500,7 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
             # stopping: from now on a launcher's SIGTERM also prints every thread's stack at the C
             # level, even while the main thread is blocked inside a C call (then this handler cannot run)
             faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
+            _stop_deadline(holder["stop_timeout_s"])
         n, c = holder.get("node"), holder.get("ctx")
         (n.get_logger().info if n is not None else log.info)(f"signal {signum}: shutting down")
         if c is not None:
@@ -529,6 +538,8 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
 
     try:
         args = parse_ros_args(argv)
+        if STOP_TIMEOUT in args.params:    # -p runtime.node.stop_timeout_s:=... (checked as declared)
+            holder["stop_timeout_s"] = RuntimeNodeParams(stop_timeout_s=args.params[STOP_TIMEOUT]).stop_timeout_s
     except ValueError as e:
         restore()
         print(f"error: {errors.one_line(e)}", file=sys.stderr)
@@ -592,6 +603,8 @@ def run_node(node_class: Callable[..., Node], argv: Optional[list[str]] = None,
     except KeyboardInterrupt:
         pass
     finally:
+        if as_process and "signal" not in holder:
+            _stop_deadline(holder["stop_timeout_s"])    # the spin ended without a signal: stopping all the same
         logging.getLogger().removeHandler(rosout_handler)
         try:
             try:

@@ -310,6 +310,12 @@ class RuntimeNodeParams(Params):
     """a dropped-input cause of an endpoint is logged at most once per interval. Unit: s. Bounds: >=
     0."""
 
+    stop_timeout_s: float = 30.0
+    """a node process still stopping this long after its first SIGINT/SIGTERM (or after its spin
+    ended) prints the stack of every thread and exits with code 1 — a watchdog outside the
+    interpreter (faulthandler), so a shutdown stuck in a C call that holds the GIL ends too; without
+    it such a node outlives a killed launcher. Unit: s. Bounds: > 0."""
+
 
 @dataclass(frozen=True)
 class RuntimeParams(Params):
