@@ -16,8 +16,8 @@ backend and rclpy's generated message classes are used only to tell rmw the type
   (with the 4-byte CDR header, as hri_runtime.msgs expects) and only queues them (``deliver``);
 * service: rclpy has no raw services, so a request (an rclpy message) is turned into our CDR
   (``_cdr_of``: its fields, then hri_runtime.msgs) and handed to the node's executor; the rclpy
-  callback (in a reentrant group of a MultiThreadedExecutor) waits for the response bytes,
-  deserializes them into the response class and returns it;
+  callback (in a reentrant group, run on the executor's service pool: ``_executor_class``) waits
+  for the response bytes, deserializes them into the response class and returns it;
 * client: request bytes -> ``deserialize_message`` -> ``call_async``; the result goes back to
   bytes for the node layer the same way.
 
@@ -35,6 +35,7 @@ from __future__ import annotations
 import atexit
 import importlib
 import logging
+import os
 import threading
 import time
 import weakref
@@ -61,6 +62,50 @@ def _import_rclpy():
             "HRI_TRANSPORT=rclpy needs a ROS 2 installation (source /opt/ros/<distro>/setup.bash); "
             f"rclpy is not importable here ({e}). Use HRI_TRANSPORT=zenoh without ROS.") from e
     return rclpy, get_message, get_service, ReentrantCallbackGroup
+
+
+def _executor_class(rclpy):
+    """The backend's rclpy executor (a class made once rclpy is imported): rclpy's
+    ``SingleThreadedExecutor``, except that a service's callback runs on a pool of
+    ``workers`` threads.
+
+    Every handler here only hands bytes over, except a service callback, which waits for the
+    node's answer (a node's service may itself call a service, whose response this thread
+    delivers). rclpy's ``MultiThreadedExecutor`` sends every ready callback to its pool. Per
+    spin it then scans the list of every callback not yet finished. When the pool fell behind (its
+    threads wait for the GIL), that list grew, and each scan cost more: a spiral. It was seen on
+    ``tino_sim``: 92 % of a core while idle, its simulation starved, atomic's stall latched
+    (docs/ros2-interop.md "The rclpy backend's executor"). Here a callback runs on this thread at
+    once, which is what rclpy's single-threaded executor does."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rclpy.executors import (ConditionReachedException, ExternalShutdownException, ShutdownException,
+                                 TimeoutException)
+    from rclpy.service import Service
+
+    class _Executor(rclpy.executors.Executor):
+        def __init__(self, *, context, workers: int):
+            super().__init__(context=context)
+            self._pool = ThreadPoolExecutor(workers, thread_name_prefix="hri-rclpy-service")
+
+        def spin_once(self, timeout_sec: Optional[float] = None) -> None:
+            try:
+                handler, entity, _node = self.wait_for_ready_callbacks(timeout_sec=timeout_sec)
+            except (ShutdownException, ExternalShutdownException, TimeoutException, ConditionReachedException):
+                return
+            if isinstance(entity, Service):
+                self._pool.submit(handler)
+                return
+            handler()
+            if handler.exception() is not None:
+                raise handler.exception()
+
+        def shutdown(self, timeout_sec: Optional[float] = None) -> bool:
+            done = super().shutdown(timeout_sec)
+            self._pool.shutdown(wait=False)
+            return done
+
+    return _Executor
 
 
 def interface_class(type_name: str, kind: str):
@@ -186,7 +231,7 @@ class RclpyContext(ThreadedContext):
         self._group = Reentrant()
         self._rcl_ctx = rclpy.context.Context()
         rclpy.init(args=[], context=self._rcl_ctx)      # names are already resolved by hri
-        self._rcl_exec = rclpy.executors.MultiThreadedExecutor(context=self._rcl_ctx)
+        self._rcl_exec = _executor_class(rclpy)(context=self._rcl_ctx, workers=max(2, os.cpu_count() or 2))
         self._rcl_nodes: dict[int, object] = {}
         self._lock = threading.Lock()
         self.service_timeout_s = service_timeout_s
