@@ -426,9 +426,9 @@ def test_every_node_of_the_launch_file_runs_on_rclpy_and_is_in_the_graph(probe, 
 # ------------------------------------------------------------------------------ Tino
 def test_tino_presses_move_once_each_and_the_link_loss_latches_the_stop(probe, domain_env):
     """The nodes run on the wall clock: a failed run that was a starved one (tests/starvation.py)
-    runs again on a new stack with a new probe, up to 3 runs in all (on rclpy the Tino simulation
-    node is the one starved most often: at times it takes ~85 % of a core and its leg starts late,
-    so atomic latches a stall); any other failure fails at once."""
+    runs again on a new stack with a new probe, up to 3 runs in all, and says so (a StarvedRun
+    warning); any other failure fails at once. (The Tino simulation node used to be starved on
+    rclpy by rclpy's MultiThreadedExecutor: docs/ros2-interop.md "The rclpy backend's executor".)"""
     runs(lambda run: tino_presses(probe(f"ros2_tino_probe_{run}"), domain_env), 3)
 
 
