@@ -132,8 +132,10 @@ ros2-test: venv
 # a deliberately faulty canary reported). The extensions are rebuilt (every unit) when a source changes.
 ASAN := build/asan
 SANITIZE ?= address,undefined
+# The simulators' tests drive the MuJoCo bindings (MujocoRobot, mj_step) from Python.
 ASAN_TESTS ?= cpp/test src/hri_runtime/test/test_runtime_cdr_cpp.py src/hri_runtime/test/test_runtime_cdr_args_fuzz.py \
-  src/hri_runtime/test/test_runtime_wire.py src/hri_runtime/test/test_runtime_delivery.py
+  src/hri_runtime/test/test_runtime_wire.py src/hri_runtime/test/test_runtime_delivery.py \
+  src/hri_sim/test/test_sim_arm.py src/hri_sim/test/test_sim_tino.py
 ASAN_ENV = HRI_SANITIZE=$(SANITIZE) HRI_ASAN_LIB=$(CURDIR)/$(ASAN)/lib PYTHONPATH=$(CURDIR)/cpp/tools/asan \
   LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so):$$($(CXX) -print-file-name=libstdc++.so) PYTHONMALLOC=malloc \
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:check_initialization_order=1:log_path=$(CURDIR)/$(ASAN)/report \
