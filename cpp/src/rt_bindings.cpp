@@ -141,10 +141,15 @@ py::dict state_dict(R::RtLoop& L, const R::LoopState& s, bool timing) {
 /// `model` (stepping a data with another model's sizes writes past its arena).
 std::pair<const mjModel*, mjData*> mj_pointers(const py::object& model, const py::object& data,
                                                const std::string& what) {
-  const py::module_ mujoco = py::module_::import("mujoco");
-  if (!py::isinstance(model, mujoco.attr("MjModel")))
+  // the two classes, looked up once per process (mj_step is called at every physics step)
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<std::pair<py::object, py::object>> types;
+  const auto& [model_t, data_t] = types.call_once_and_store_result([] {
+    const py::module_ mujoco = py::module_::import("mujoco");
+    return std::make_pair(py::object(mujoco.attr("MjModel")), py::object(mujoco.attr("MjData")));
+  }).get_stored();
+  if (!py::isinstance(model, model_t))
     throw py::type_error(what + ": model must be a mujoco.MjModel, got " + std::string(py::str(py::type::of(model).attr("__name__"))));
-  if (!py::isinstance(data, mujoco.attr("MjData")))
+  if (!py::isinstance(data, data_t))
     throw py::type_error(what + ": data must be a mujoco.MjData, got " + std::string(py::str(py::type::of(data).attr("__name__"))));
   const auto mp = model.attr("_address").cast<uintptr_t>();
   if (data.attr("model").attr("_address").cast<uintptr_t>() != mp)
