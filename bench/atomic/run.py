@@ -182,11 +182,17 @@ def bench_node(cfg, seconds):
     return ns
 
 
-def bench_sim(cfg, steps):
+def moving_tino(cfg):
+    """A TinoSim with the leg and the base moving (the steps the benches time)."""
     from hri_sim.tino import TinoSim, TinoSimParams
     sim = TinoSim(TinoSimParams.from_config(cfg["atomic"]))
     sim.set_twist(cfg["atomic"]["base"]["move_linear_m_s"], 0.0)
     sim.set_leg_rpm(cfg["atomic"]["leg"]["rpm_forward"])
+    return sim
+
+
+def bench_sim(cfg, steps):
+    sim = moving_tino(cfg)
     t0 = time.perf_counter_ns()
     sim.step(steps)
     return (time.perf_counter_ns() - t0) / steps
@@ -195,11 +201,8 @@ def bench_sim(cfg, steps):
 def bench_sim_beside_busy_thread(cfg, steps, mj_step):
     """ns per ``TinoSim.step`` while another Python thread of the process is runnable (what a
     middleware's spin thread is in a node), the physics stepped by ``mj_step``."""
-    from hri_sim.tino import TinoSim, TinoSimParams
-    sim = TinoSim(TinoSimParams.from_config(cfg["atomic"]))
+    sim = moving_tino(cfg)
     sim._step = mj_step
-    sim.set_twist(cfg["atomic"]["base"]["move_linear_m_s"], 0.0)
-    sim.set_leg_rpm(cfg["atomic"]["leg"]["rpm_forward"])
     stop, running = threading.Event(), threading.Event()
 
     def busy():
