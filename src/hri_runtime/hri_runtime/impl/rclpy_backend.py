@@ -33,6 +33,7 @@ process' ``--ros-args`` (they would be applied twice).
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib
 import logging
 import os
@@ -64,8 +65,9 @@ def _import_rclpy():
     return rclpy, get_message, get_service, ReentrantCallbackGroup
 
 
+@functools.lru_cache(maxsize=None)
 def _executor_class(rclpy):
-    """The backend's rclpy executor (a class made once rclpy is imported): rclpy's
+    """The backend's rclpy executor (a class made once, when rclpy is first imported): rclpy's
     ``SingleThreadedExecutor``, except that a service's callback runs on a pool of
     ``workers`` threads.
 
