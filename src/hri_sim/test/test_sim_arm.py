@@ -164,7 +164,8 @@ def test_core_mj_step_is_mujocos_step_and_checks_its_arguments():
                               ((None, ours), TypeError, "mujoco.MjModel")):
         with pytest.raises(error, match=text):
             rt.mj_step(*args)
-    np.testing.assert_array_equal(ours.qpos, before[0]) and ours.time == before[1]
+    np.testing.assert_array_equal(ours.qpos, before[0])
+    assert ours.time == before[1]
     assert other.time == 0.0
 
 
