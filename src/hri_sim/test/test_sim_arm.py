@@ -131,7 +131,8 @@ def test_torque_mode_is_the_cpp_robot_read_write_push_and_measured_state():
     q1 = q0 + 0.1
     sim.set_joint_state(q1, np.full(7, 0.2))
     st = sim.state()
-    np.testing.assert_allclose(st.q, q1) and np.testing.assert_allclose(st.dq, np.full(7, 0.2))
+    np.testing.assert_allclose(st.q, q1)
+    np.testing.assert_allclose(st.dq, np.full(7, 0.2))
     with pytest.raises(ValueError, match="7 joints"):
         sim.step(np.zeros(6))
     with pytest.raises(ValueError, match="finite"):
